@@ -1,0 +1,37 @@
+# svc-ingest — every target installs what it needs first (only Node 20+ and npm are assumed).
+SHELL := /bin/bash
+export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
+STAMP := node_modules/.installed
+
+.PHONY: setup build typecheck lint format test demo bench clean
+
+setup: $(STAMP)
+
+$(STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	@node -e 'const [M,m]=process.versions.node.split(".").map(Number); if (M<23 && !(M===22 && m>=18)) { console.error("project Node is " + process.version + "; expected >= 22.18"); process.exit(1) }'
+	@touch $(STAMP)
+
+build: typecheck
+
+typecheck: $(STAMP)
+	tsc --noEmit -p tsconfig.json
+
+lint: $(STAMP)
+	biome check src test
+	tsc --noEmit -p tsconfig.json
+
+format: $(STAMP)
+	biome format --write src test
+
+test: $(STAMP)
+	vitest run --config test/vitest.config.ts $(VITEST_ARGS)
+
+demo: $(STAMP)
+	node src/cli/demo.ts
+
+bench: $(STAMP)
+	node test/bench/run.ts $(BENCH_ARGS)
+
+clean:
+	rm -rf node_modules ledger .out test/bench/.data test/bench/results
