@@ -17,6 +17,7 @@ export type ErrorCode =
   | 'SEND_TIMEOUT'
   | 'SEND_LIMIT'
   | 'SEND_SESSION'
+  | 'SEND_OUTAGE'
   | 'LEDGER_LOCKED'
   | 'LEDGER_WRITE'
   | 'LEDGER_READ';

@@ -139,7 +139,10 @@ export interface Assets {
   largeRectangle?: { type: 'IMAGE_URL'; value: { large?: Image; small?: Image } };
   smallRectangle?: { type: 'IMAGE_URL'; value: { small?: Image } };
   copy?: { type: 'AD_COPY'; value: Record<string, string> };
-  callsToAction?: { type: 'CALL_TO_ACTION_LINKS'; value: Record<string, { type: 'WEB_LINK'; value: string }> };
+  callsToAction?: {
+    type: 'CALL_TO_ACTION_LINKS';
+    value: Record<string, { type: 'WEB_LINK'; value: string }>;
+  };
   [k: string]: unknown;
 }
 export interface Ad {

@@ -1,0 +1,52 @@
+// Batching: valid records, in input order, into batches of at most `size` (the service takes 50).
+import type { TransactionNotification } from '../client/models.ts';
+
+/** One valid record with where it came from. */
+export interface BatchItem {
+  tx: TransactionNotification;
+  source: string;
+  line: number;
+}
+
+/**
+ * A batch: one request's worth of records.
+ * @example { id: 'r1a2b3c4-17', items: [{ tx, source: 'a.csv', line: 2 }, …] }
+ */
+export interface Batch {
+  id: string;
+  items: BatchItem[];
+}
+
+export interface Batcher {
+  /** Add a record; returns a full batch when one is complete. */
+  push(item: BatchItem): Batch | null;
+  /** The partial batch left at the end, if any. */
+  flush(): Batch | null;
+  /** Records held in the partial batch. */
+  readonly pending: number;
+}
+
+export function createBatcher(size: number, runId: string): Batcher {
+  if (!Number.isInteger(size) || size < 1 || size > 50) {
+    throw new TypeError(`Expected batch size to be an integer 1..50, got ${size}`);
+  }
+  let seq = 0;
+  let items: BatchItem[] = [];
+  const take = (): Batch => {
+    const batch = { id: `${runId}-${++seq}`, items };
+    items = [];
+    return batch;
+  };
+  return {
+    push(item) {
+      items.push(item);
+      return items.length >= size ? take() : null;
+    },
+    flush() {
+      return items.length > 0 ? take() : null;
+    },
+    get pending() {
+      return items.length;
+    },
+  };
+}

@@ -1,0 +1,362 @@
+// The shared service client: one method per endpoint, limits checked before sending, typed errors, no retry.
+import { randomUUID } from 'node:crypto';
+import { type HTTPError, isHTTPError, isNetworkError, isTimeoutError } from 'ky';
+import { readSecret } from '../config/secret.ts';
+import type { Config } from '../config/types.ts';
+import type { Logger } from '../log.ts';
+import { checkLookback, checkTicket, checkTransactionCount, normalizeStoreRequest } from './checks.ts';
+import { createEnumWarner, warnRedemptionEnums, warnTicketEnums } from './enums.ts';
+import {
+  parseRetryAfter,
+  type RequestInfo,
+  SvcHttpError,
+  SvcNetworkError,
+  SvcTimeoutError,
+} from './errors.ts';
+import {
+  type CreateTicketRequest,
+  type ErrorEnvelope,
+  INSTITUTION_ID_HEADER,
+  PATHS,
+  REQUEST_ID_HEADER,
+  type RedemptionsResponse,
+  SESSION_TOKEN_HEADER,
+  type StartSessionResponse,
+  type StoreLocationsRequest,
+  type StoreLocationsResponse,
+  type Ticket,
+  type TransactionNotification,
+} from './models.ts';
+import {
+  commandProvider,
+  createSessionCache,
+  type SessionCache,
+  type SessionProvider,
+  staticProvider,
+} from './session.ts';
+import { createTransport, type TransportOptions } from './transport.ts';
+
+/**
+ * The service, one method per endpoint. Never retries (callers do), except one session re-start on a 401 from
+ * getRedemptions.
+ * @example const client = createClient(cfg, { logger }); const { requestId } = await client.postTransactions(batch, { requestId: randomUUID() }); await client.close()
+ */
+export interface SvcClient {
+  /** POST /v2/data/transactions; 1..50 items (checked before sending, SEND_LIMIT error naming the limit). Resolves only on HTTP 200 with a requestId. */
+  postTransactions(
+    transactions: TransactionNotification[],
+    opts: { requestId: string; signal?: AbortSignal },
+  ): Promise<{ requestId: string; httpStatus: number }>;
+  getRedemptions(
+    sourceCustomerId: string,
+    opts?: { lookbackWindowInDays?: number; requestId?: string },
+  ): Promise<RedemptionsResponse>;
+  getStoreLocations(
+    req: StoreLocationsRequest,
+    opts?: { requestId?: string },
+  ): Promise<StoreLocationsResponse>;
+  createTicket(
+    req: CreateTicketRequest,
+    opts?: { requestId?: string },
+  ): Promise<{ requestId?: string; httpStatus: number }>;
+  getTicket(sourceTicketId: string, opts?: { requestId?: string }): Promise<Ticket>;
+  /** Starts a new session for the customer (through the configured provider) and caches its token. */
+  startSession(sourceCustomerId: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+/** Options of createClient. */
+export interface ClientOptions extends TransportOptions {
+  logger?: Logger;
+}
+
+interface Call {
+  method: 'GET' | 'POST';
+  path: string;
+  requestId?: string;
+  json?: unknown;
+  searchParams?: Record<string, string | number>;
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+}
+
+interface Answer {
+  status: number;
+  body: unknown;
+  requestId: string;
+  info: RequestInfo;
+}
+
+const SECRET_PARAM = /token|key|secret|sig|pass|auth|session/i;
+
+/** The URL for messages and logs: query values that could be secrets are masked. */
+export function displayUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    for (const k of [...u.searchParams.keys()]) if (SECRET_PARAM.test(k)) u.searchParams.set(k, '***');
+    return u.toString();
+  } catch {
+    return url.split('?')[0] ?? url;
+  }
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+/** A 2xx body that still carries error detail (FACTS.md): an envelope `type` or `validationErrors`. */
+function bodyError(body: unknown): ErrorEnvelope | undefined {
+  if (!isObject(body)) return undefined;
+  if (typeof body.type === 'string' || Array.isArray(body.validationErrors)) return body as ErrorEnvelope;
+  return undefined;
+}
+
+function parseJson(text: string): unknown {
+  if (text.trim() === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return { unparsable: text.slice(0, 200) };
+  }
+}
+
+export function createClient(config: Config, opts: ClientOptions = {}): SvcClient {
+  const { logger } = opts;
+  const transport = createTransport(config, opts);
+  const token = readSecret(config);
+  const authValue =
+    token === undefined ? undefined : config.auth.scheme ? `${config.auth.scheme} ${token}` : token;
+  const warn = createEnumWarner(logger);
+
+  async function call(c: Call): Promise<Answer> {
+    const requestId = c.requestId ?? randomUUID();
+    const url = `${config.baseUrl}${c.path}`;
+    const info: RequestInfo = { method: c.method, url: displayUrl(url), requestId };
+    if (c.signal?.aborted) throw new SvcNetworkError({ ...info, aborted: true }, { cause: c.signal.reason });
+    const headers: Record<string, string> = { [REQUEST_ID_HEADER]: requestId, ...c.headers };
+    if (authValue) headers[config.auth.header] = authValue;
+    if (config.institutionId) headers[INSTITUTION_ID_HEADER] = config.institutionId;
+    // One deadline for the whole exchange, body included (ky's timeout covers the headers only).
+    const deadline = AbortSignal.timeout(config.timeoutMs);
+    const signal = c.signal ? AbortSignal.any([c.signal, deadline]) : deadline;
+    const started = performance.now();
+    try {
+      const res = await transport.ky(c.path, {
+        method: c.method,
+        headers,
+        json: c.json,
+        searchParams: c.searchParams,
+        signal,
+      });
+      const body = parseJson(await res.text());
+      const answered = isObject(body) && typeof body.requestId === 'string' ? body.requestId : undefined;
+      logger?.debug(
+        {
+          method: c.method,
+          url: info.url,
+          status: res.status,
+          requestId,
+          ms: Math.round(performance.now() - started),
+        },
+        'http.response',
+      );
+      return {
+        status: res.status,
+        body,
+        requestId: answered ?? res.headers.get(REQUEST_ID_HEADER) ?? requestId,
+        info,
+      };
+    } catch (err) {
+      const mapped = mapError(err, info, c.signal, deadline);
+      logger?.debug(
+        {
+          method: c.method,
+          url: info.url,
+          requestId,
+          err: mapped.message,
+          ms: Math.round(performance.now() - started),
+        },
+        'http.error',
+      );
+      throw mapped;
+    }
+  }
+
+  function mapError(
+    err: unknown,
+    info: RequestInfo,
+    userSignal: AbortSignal | undefined,
+    deadline: AbortSignal,
+  ): Error {
+    if (isHTTPError(err)) {
+      const e = err as HTTPError;
+      const data = typeof e.data === 'string' ? parseJson(e.data) : e.data;
+      const envelope = isObject(data) ? (data as ErrorEnvelope) : undefined;
+      const requestId =
+        (typeof envelope?.requestId === 'string' ? envelope.requestId : undefined) ??
+        e.response.headers.get(REQUEST_ID_HEADER) ??
+        info.requestId;
+      const retryAfterMs = parseRetryAfter(e.response.headers.get('retry-after'));
+      return new SvcHttpError(
+        {
+          ...info,
+          requestId,
+          status: e.response.status,
+          ...(envelope ? { envelope } : {}),
+          ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+        },
+        { cause: err },
+      );
+    }
+    if (userSignal?.aborted) return new SvcNetworkError({ ...info, aborted: true }, { cause: err });
+    if (isTimeoutError(err) || deadline.aborted) {
+      return new SvcTimeoutError({ ...info, timeoutMs: config.timeoutMs }, { cause: err });
+    }
+    if (isNetworkError(err)) return new SvcNetworkError(info, { cause: err.cause ?? err });
+    return new SvcNetworkError(info, { cause: err });
+  }
+
+  /** Refuses a success status whose body is an error, or that lacks what the caller needs. */
+  function expectOk(a: Answer, statuses: number[], need?: (body: unknown) => string | undefined): void {
+    const envelope = bodyError(a.body);
+    const problem = !statuses.includes(a.status)
+      ? `expected HTTP ${statuses.join(' or ')}`
+      : envelope
+        ? 'the body carries error detail'
+        : need?.(a.body);
+    if (problem) {
+      throw new SvcHttpError({
+        ...a.info,
+        requestId: a.requestId,
+        status: a.status,
+        detail: problem,
+        ...(envelope ? { envelope } : isObject(a.body) ? { envelope: a.body as ErrorEnvelope } : {}),
+      });
+    }
+  }
+
+  const provider: SessionProvider =
+    config.session.provider === 'static'
+      ? staticProvider(config)
+      : config.session.provider === 'command'
+        ? commandProvider(config.session.command ?? '', config.timeoutMs)
+        : {
+            kind: 'startSession',
+            async start(sourceCustomerId) {
+              const a = await call({
+                method: 'POST',
+                path: PATHS.startSession,
+                json: {
+                  sourceCustomerId,
+                  scopes: config.session.scopes,
+                  organizationId: config.session.organizationId,
+                },
+              });
+              expectOk(a, [200, 201], (b) =>
+                isObject(b) && typeof b.sessionToken === 'string' && b.sessionToken !== ''
+                  ? undefined
+                  : 'no sessionToken in the answer',
+              );
+              return (a.body as StartSessionResponse).sessionToken;
+            },
+          };
+  const sessions: SessionCache = createSessionCache(provider, {
+    refreshBeforeMs: config.session.refreshBeforeMs,
+    ...(logger ? { logger } : {}),
+  });
+
+  return {
+    async postTransactions(transactions, o) {
+      checkTransactionCount(transactions.length);
+      const a = await call({
+        method: 'POST',
+        path: PATHS.transactions,
+        requestId: o.requestId,
+        json: { transactions },
+        ...(o.signal ? { signal: o.signal } : {}),
+      });
+      expectOk(a, [200], (b) =>
+        isObject(b) && typeof b.requestId === 'string' && b.requestId !== ''
+          ? undefined
+          : 'no requestId in the answer',
+      );
+      return { requestId: (a.body as { requestId: string }).requestId, httpStatus: a.status };
+    },
+
+    async getRedemptions(sourceCustomerId, o = {}) {
+      checkLookback(o.lookbackWindowInDays);
+      const attempt = async (sessionToken: string): Promise<Answer> =>
+        call({
+          method: 'GET',
+          path: PATHS.redemptions,
+          headers: { [SESSION_TOKEN_HEADER]: sessionToken },
+          ...(o.requestId ? { requestId: o.requestId } : {}),
+          ...(o.lookbackWindowInDays !== undefined
+            ? { searchParams: { lookbackWindowInDays: o.lookbackWindowInDays } }
+            : {}),
+        });
+      let a: Answer;
+      try {
+        a = await attempt(await sessions.get(sourceCustomerId));
+      } catch (err) {
+        if (!(err instanceof SvcHttpError && err.status === 401)) throw err;
+        // The one retry the client does: an expired session gets a new one (FACTS.md).
+        logger?.info({ requestId: err.requestId }, 'session.expired');
+        sessions.drop(sourceCustomerId);
+        a = await attempt(await sessions.renew(sourceCustomerId));
+      }
+      expectOk(a, [200], (b) =>
+        isObject(b) && Array.isArray(b.redemptions) ? undefined : 'no redemptions array in the answer',
+      );
+      const res = a.body as RedemptionsResponse;
+      res.ads = isObject(res.ads) ? res.ads : {};
+      warnRedemptionEnums(res, warn);
+      return res;
+    },
+
+    async getStoreLocations(req, o = {}) {
+      const body = normalizeStoreRequest(req);
+      const a = await call({
+        method: 'POST',
+        path: PATHS.storeLocations,
+        json: body,
+        ...(o.requestId ? { requestId: o.requestId } : {}),
+      });
+      expectOk(a, [200], (b) =>
+        isObject(b) && isObject(b.adStoreLocations) ? undefined : 'no adStoreLocations in the answer',
+      );
+      return a.body as StoreLocationsResponse;
+    },
+
+    async createTicket(req, o = {}) {
+      checkTicket(req);
+      const a = await call({
+        method: 'POST',
+        path: PATHS.tickets,
+        json: req,
+        ...(o.requestId ? { requestId: o.requestId } : {}),
+      });
+      expectOk(a, [200, 201, 202]);
+      return { requestId: a.requestId, httpStatus: a.status };
+    },
+
+    async getTicket(sourceTicketId, o = {}) {
+      if (sourceTicketId.trim() === '') checkTicket({ sourceTicketId } as CreateTicketRequest);
+      const a = await call({
+        method: 'GET',
+        path: `${PATHS.tickets}/${encodeURIComponent(sourceTicketId)}`,
+        ...(o.requestId ? { requestId: o.requestId } : {}),
+      });
+      expectOk(a, [200], (b) =>
+        isObject(b) && 'sourceTicketId' in b ? undefined : 'no ticket in the answer',
+      );
+      const ticket = a.body as Ticket;
+      warnTicketEnums(ticket, warn);
+      return ticket;
+    },
+
+    startSession: (sourceCustomerId) => sessions.renew(sourceCustomerId),
+
+    close: () => transport.close(),
+  };
+}

@@ -1,0 +1,88 @@
+// The one ky instance of a client: base URL, timeout, user agent, no retry, and an undici Agent (keep-alive, mTLS).
+import { readFileSync } from 'node:fs';
+import ky, { type KyInstance } from 'ky';
+import { Agent, fetch as undiciFetch } from 'undici';
+import { readTlsPassphrase } from '../config/secret.ts';
+import type { Config } from '../config/types.ts';
+import { SvcIngestError } from '../errors.ts';
+
+/**
+ * HTTP plumbing shared by all endpoints of one client.
+ * @example const t = createTransport(cfg, { connections: 8 }); await t.ky.get('v2/…'); await t.close()
+ */
+export interface Transport {
+  ky: KyInstance;
+  close(): Promise<void>;
+}
+
+export interface TransportOptions {
+  /** Cap on sockets per origin (send sizes it to its concurrency). Default: send.concurrency + 2. */
+  connections?: number;
+  /** Replaces the undici-backed fetch (no Agent is created then). */
+  fetch?: typeof fetch;
+}
+
+function readTlsFile(path: string, key: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (err) {
+    throw new SvcIngestError(
+      'CONFIG_INVALID',
+      `config key ${key}: cannot read ${path}: ${(err as Error).message}`,
+      {
+        field: key,
+      },
+    );
+  }
+}
+
+/** Builds the undici Agent with keep-alive, the connection cap and the mutual-TLS material. */
+export function createAgent(config: Config, connections: number): Agent {
+  const { certFile, keyFile, caFile } = config.tls;
+  const connect: Record<string, unknown> = {};
+  if (certFile) connect.cert = readTlsFile(certFile, 'tls.certFile');
+  if (keyFile) connect.key = readTlsFile(keyFile, 'tls.keyFile');
+  if (caFile) connect.ca = readTlsFile(caFile, 'tls.caFile');
+  const passphrase = readTlsPassphrase(config);
+  if (passphrase) connect.passphrase = passphrase;
+  return new Agent({ connections, keepAliveTimeout: 10_000, keepAliveMaxTimeout: 60_000, connect });
+}
+
+export function createTransport(config: Config, opts: TransportOptions = {}): Transport {
+  let agent: Agent | undefined;
+  let fetchImpl: typeof fetch;
+  if (opts.fetch) {
+    fetchImpl = opts.fetch;
+  } else {
+    const a = createAgent(config, opts.connections ?? config.send.concurrency + 2);
+    agent = a;
+    // ky hands over a global Request; undici's own fetch wants plain parts (bodies here are small JSON).
+    fetchImpl = async (input, init) => {
+      const req = input instanceof Request ? input : new Request(input, init);
+      const body = req.method === 'GET' || req.method === 'HEAD' ? undefined : await req.arrayBuffer();
+      const res = await undiciFetch(req.url, {
+        method: req.method,
+        headers: [...req.headers],
+        body,
+        signal: req.signal,
+        dispatcher: a,
+      });
+      return res as unknown as Response;
+    };
+  }
+  const headers: Record<string, string> = { 'user-agent': config.userAgent, accept: 'application/json' };
+  const instance = ky.create({
+    prefix: config.baseUrl,
+    retry: 0,
+    timeout: config.timeoutMs,
+    throwHttpErrors: true,
+    headers,
+    fetch: fetchImpl,
+  });
+  return {
+    ky: instance,
+    async close() {
+      await agent?.close();
+    },
+  };
+}

@@ -1,0 +1,277 @@
+// Loads the configuration in layers (defaults, config files, env SVC_*, flags) and validates it once.
+import { accessSync, constants, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { SvcIngestError } from '../errors.ts';
+import { CONFIG_FILE_ENV, CONFIG_KEYS, type KeySpec, LOG_LEVELS, SESSION_PROVIDERS } from './schema.ts';
+import type { Config, ConfigFlags } from './types.ts';
+
+const DEFAULT_FILE = fileURLToPath(new URL('../../config/default.json', import.meta.url));
+const DEFAULT_SOURCE = 'config/default.json';
+
+/** A value with where it came from, for error messages. */
+interface Sourced {
+  value: unknown;
+  source: string;
+  /** True when the value is raw text (env, flag) to be parsed by kind. */
+  text: boolean;
+}
+
+const KEY_BY_PATH = new Map(CONFIG_KEYS.map((k) => [k.path, k]));
+const GROUPS = new Set(CONFIG_KEYS.filter((k) => k.path.includes('.')).map((k) => k.path.split('.')[0]!));
+
+function invalid(path: string, source: string, expected: string, got?: unknown): SvcIngestError {
+  const shown = got === undefined ? '' : `, got ${JSON.stringify(got)}`;
+  return new SvcIngestError(
+    'CONFIG_INVALID',
+    `config key ${path} (from ${source}): expected ${expected}${shown}`,
+    {
+      field: path,
+      source,
+    },
+  );
+}
+
+function readJsonFile(file: string, source: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new SvcIngestError(
+      'CONFIG_FILE_UNREADABLE',
+      `cannot read config file ${file}: ${(err as Error).message}`,
+      {
+        source,
+      },
+    );
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    throw new SvcIngestError(
+      'CONFIG_INVALID',
+      `config file ${file} is not valid JSON: ${(err as Error).message}`,
+      {
+        source,
+      },
+    );
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new SvcIngestError(
+      'CONFIG_INVALID',
+      `config file ${file}: expected a JSON object at the top level`,
+      {
+        source,
+      },
+    );
+  }
+  return parsed as Record<string, unknown>;
+}
+
+/** Flattens a config object into dotted leaf paths; unknown keys are an error (typos must not pass silently). */
+function flattenFile(obj: Record<string, unknown>, source: string, into: Map<string, Sourced>): void {
+  for (const [key, value] of Object.entries(obj)) {
+    if (KEY_BY_PATH.has(key)) {
+      into.set(key, { value, source, text: false });
+    } else if (GROUPS.has(key) && value !== null && typeof value === 'object' && !Array.isArray(value)) {
+      for (const [sub, subValue] of Object.entries(value as Record<string, unknown>)) {
+        const path = `${key}.${sub}`;
+        if (!KEY_BY_PATH.has(path)) throw invalid(path, source, 'a known configuration key (see README)');
+        into.set(path, { value: subValue, source, text: false });
+      }
+    } else if (GROUPS.has(key)) {
+      throw invalid(key, source, 'an object', value);
+    } else {
+      throw invalid(key, source, 'a known configuration key (see README)');
+    }
+  }
+}
+
+function parseValue(spec: KeySpec, s: Sourced): unknown {
+  const { value, source } = s;
+  const { path } = spec;
+  if (value === null || value === undefined) {
+    if (spec.optional) return undefined;
+    throw invalid(path, source, 'a value');
+  }
+  switch (spec.kind) {
+    case 'int': {
+      const n = typeof value === 'string' && s.text && /^\s*-?\d+\s*$/.test(value) ? Number(value) : value;
+      const range = `an integer from ${spec.min} to ${spec.max}`;
+      if (typeof n !== 'number' || !Number.isInteger(n)) throw invalid(path, source, range, value);
+      if ((spec.min !== undefined && n < spec.min) || (spec.max !== undefined && n > spec.max)) {
+        throw invalid(path, source, range, value);
+      }
+      return n;
+    }
+    case 'bool': {
+      if (typeof value === 'boolean') return value;
+      if (typeof value === 'string' && s.text) {
+        const v = value.trim().toLowerCase();
+        if (['true', '1', 'yes', 'on'].includes(v)) return true;
+        if (['false', '0', 'no', 'off', ''].includes(v)) return false;
+      }
+      throw invalid(path, source, 'true or false', value);
+    }
+    case 'list': {
+      if (typeof value === 'string' && s.text) {
+        return value
+          .split(',')
+          .map((x) => x.trim())
+          .filter((x) => x !== '');
+      }
+      if (Array.isArray(value) && value.every((x) => typeof x === 'string' && x !== '')) return [...value];
+      throw invalid(path, source, 'an array of non-empty strings (env/flag: comma-separated)', value);
+    }
+    case 'level': {
+      if (typeof value === 'string' && (LOG_LEVELS as readonly string[]).includes(value)) return value;
+      throw invalid(path, source, `one of ${LOG_LEVELS.join(', ')}`, value);
+    }
+    case 'provider': {
+      if (typeof value === 'string' && (SESSION_PROVIDERS as readonly string[]).includes(value)) return value;
+      throw invalid(path, source, `one of ${SESSION_PROVIDERS.join(', ')}`, value);
+    }
+    case 'url':
+    case 'string': {
+      if (typeof value !== 'string') throw invalid(path, source, 'a string', value);
+      if (spec.optional && value === '' && s.text) return undefined;
+      if (spec.nonEmpty && value.trim() === '') throw invalid(path, source, 'a non-empty string', value);
+      if (spec.file) {
+        try {
+          accessSync(value, constants.R_OK);
+        } catch {
+          throw invalid(path, source, 'a readable file', value);
+        }
+      }
+      return value;
+    }
+  }
+}
+
+const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\]|\[::ffff:127(\.\d{1,3}){3}\])$/i;
+
+/** True for hosts that never leave the machine (plain http is fine there). */
+export function isLoopbackHost(hostname: string): boolean {
+  return LOOPBACK.test(hostname);
+}
+
+function setPath(target: Record<string, unknown>, path: string, value: unknown): void {
+  const [head, tail] = path.split('.') as [string, string | undefined];
+  if (tail === undefined) {
+    if (value !== undefined) target[head] = value;
+    return;
+  }
+  const group = (target[head] ??= {}) as Record<string, unknown>;
+  if (value !== undefined) group[tail] = value;
+}
+
+/**
+ * Loads and validates the configuration: config/default.json, then the file named by env SVC_CONFIG,
+ * then `opts.file` (--config), then env SVC_* (see CONFIG_KEYS), then `opts.flags`.
+ * @throws SvcIngestError CONFIG_INVALID naming the key, the source of its value and what was expected.
+ */
+export function loadConfig(
+  opts: { file?: string; env?: NodeJS.ProcessEnv; flags?: ConfigFlags } = {},
+): Config {
+  const env = opts.env ?? process.env;
+  const layers = new Map<string, Sourced>();
+  flattenFile(readJsonFile(DEFAULT_FILE, DEFAULT_SOURCE), DEFAULT_SOURCE, layers);
+  const envFile = env[CONFIG_FILE_ENV];
+  if (envFile) flattenFile(readJsonFile(envFile, `env ${CONFIG_FILE_ENV}`), `file ${envFile}`, layers);
+  if (opts.file) flattenFile(readJsonFile(opts.file, 'flag --config'), `file ${opts.file}`, layers);
+  for (const spec of CONFIG_KEYS) {
+    const v = env[spec.env];
+    if (v !== undefined) layers.set(spec.path, { value: v, source: `env ${spec.env}`, text: true });
+  }
+  for (const [path, { value, flag }] of Object.entries(opts.flags ?? {})) {
+    if (value === undefined) continue;
+    if (!KEY_BY_PATH.has(path)) throw invalid(path, `flag ${flag}`, 'a known configuration key');
+    layers.set(path, { value, source: `flag ${flag}`, text: true });
+  }
+
+  const out: Record<string, unknown> = {};
+  const sourceOf = (path: string): string => layers.get(path)?.source ?? DEFAULT_SOURCE;
+  for (const spec of CONFIG_KEYS) {
+    const s = layers.get(spec.path);
+    const value = s ? parseValue(spec, s) : spec.optional ? undefined : parseValue(spec, missing(spec));
+    setPath(out, spec.path, value);
+  }
+  for (const group of GROUPS) out[group] ??= {};
+  const cfg = out as unknown as Config;
+  crossCheck(cfg, sourceOf);
+  return cfg;
+}
+
+function missing(spec: KeySpec): Sourced {
+  return { value: undefined, source: DEFAULT_SOURCE, text: false };
+}
+
+/** Checks that involve more than one key. */
+function crossCheck(cfg: Config, sourceOf: (path: string) => string): void {
+  let url: URL;
+  try {
+    url = new URL(cfg.baseUrl);
+  } catch {
+    throw invalid('baseUrl', sourceOf('baseUrl'), 'an absolute http(s) URL', cfg.baseUrl);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw invalid('baseUrl', sourceOf('baseUrl'), 'an http: or https: URL', cfg.baseUrl);
+  }
+  if (url.username || url.password) {
+    throw invalid(
+      'baseUrl',
+      sourceOf('baseUrl'),
+      'a URL without credentials (use auth.tokenEnv or auth.tokenFile)',
+    );
+  }
+  if (url.search || url.hash) {
+    throw invalid('baseUrl', sourceOf('baseUrl'), 'a URL without query or fragment', cfg.baseUrl);
+  }
+  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname) && !cfg.allowInsecureHttp) {
+    throw invalid(
+      'baseUrl',
+      sourceOf('baseUrl'),
+      'an https URL for a non-loopback host (plain http needs allowInsecureHttp: --insecure-http or SVC_ALLOW_INSECURE_HTTP=true)',
+      cfg.baseUrl,
+    );
+  }
+  // A trailing slash would double up with the endpoint paths.
+  cfg.baseUrl = cfg.baseUrl.replace(/\/+$/, '');
+  if (cfg.auth.tokenEnv && cfg.auth.tokenFile) {
+    throw invalid(
+      'auth.tokenFile',
+      sourceOf('auth.tokenFile'),
+      'only one of auth.tokenEnv and auth.tokenFile',
+    );
+  }
+  if (Boolean(cfg.tls.certFile) !== Boolean(cfg.tls.keyFile)) {
+    const path = cfg.tls.certFile ? 'tls.keyFile' : 'tls.certFile';
+    throw invalid(
+      path,
+      sourceOf(cfg.tls.certFile ? 'tls.certFile' : 'tls.keyFile'),
+      'tls.certFile and tls.keyFile together',
+    );
+  }
+  if (cfg.session.provider === 'static' && !cfg.session.tokenEnv) {
+    throw invalid(
+      'session.tokenEnv',
+      sourceOf('session.provider'),
+      'an env variable name when session.provider is static',
+    );
+  }
+  if (cfg.session.provider === 'command' && !cfg.session.command) {
+    throw invalid(
+      'session.command',
+      sourceOf('session.provider'),
+      'a shell command when session.provider is command',
+    );
+  }
+  if (cfg.send.retryMaxMs < cfg.send.retryBaseMs) {
+    throw invalid(
+      'send.retryMaxMs',
+      sourceOf('send.retryMaxMs'),
+      `a value >= send.retryBaseMs (${cfg.send.retryBaseMs})`,
+      cfg.send.retryMaxMs,
+    );
+  }
+}

@@ -1,0 +1,72 @@
+// The table of every configuration key: its type, its range, and the env variable that sets it.
+
+/** How a key's value is parsed from a string (env, flag) and checked. */
+export type KeyKind = 'string' | 'url' | 'int' | 'bool' | 'list' | 'level' | 'provider';
+
+/**
+ * One configuration key.
+ * @example { path: 'send.concurrency', kind: 'int', min: 1, max: 256, env: 'SVC_SEND_CONCURRENCY' }
+ */
+export interface KeySpec {
+  path: string;
+  kind: KeyKind;
+  env: string;
+  min?: number;
+  max?: number;
+  /** Absent is allowed (no default). */
+  optional?: boolean;
+  /** Non-empty string required. */
+  nonEmpty?: boolean;
+  /** Names a file that must be readable. */
+  file?: boolean;
+}
+
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+export const SESSION_PROVIDERS = ['startSession', 'static', 'command'] as const;
+
+/** Every key, in documentation order; the env names are the documented table (README). */
+export const CONFIG_KEYS: readonly KeySpec[] = [
+  { path: 'baseUrl', kind: 'url', env: 'SVC_BASE_URL' },
+  { path: 'allowInsecureHttp', kind: 'bool', env: 'SVC_ALLOW_INSECURE_HTTP' },
+  { path: 'timeoutMs', kind: 'int', min: 1, max: 2_147_483_647, env: 'SVC_TIMEOUT_MS' },
+  { path: 'userAgent', kind: 'string', nonEmpty: true, env: 'SVC_USER_AGENT' },
+  { path: 'institutionId', kind: 'string', optional: true, nonEmpty: true, env: 'SVC_INSTITUTION_ID' },
+  { path: 'auth.header', kind: 'string', nonEmpty: true, env: 'SVC_AUTH_HEADER' },
+  { path: 'auth.scheme', kind: 'string', env: 'SVC_AUTH_SCHEME' },
+  { path: 'auth.tokenEnv', kind: 'string', optional: true, nonEmpty: true, env: 'SVC_AUTH_TOKEN_ENV' },
+  { path: 'auth.tokenFile', kind: 'string', optional: true, file: true, env: 'SVC_AUTH_TOKEN_FILE' },
+  { path: 'tls.certFile', kind: 'string', optional: true, file: true, env: 'SVC_TLS_CERT_FILE' },
+  { path: 'tls.keyFile', kind: 'string', optional: true, file: true, env: 'SVC_TLS_KEY_FILE' },
+  { path: 'tls.caFile', kind: 'string', optional: true, file: true, env: 'SVC_TLS_CA_FILE' },
+  {
+    path: 'tls.passphraseEnv',
+    kind: 'string',
+    optional: true,
+    nonEmpty: true,
+    env: 'SVC_TLS_PASSPHRASE_ENV',
+  },
+  { path: 'session.provider', kind: 'provider', env: 'SVC_SESSION_PROVIDER' },
+  { path: 'session.tokenEnv', kind: 'string', optional: true, nonEmpty: true, env: 'SVC_SESSION_TOKEN_ENV' },
+  { path: 'session.command', kind: 'string', optional: true, nonEmpty: true, env: 'SVC_SESSION_COMMAND' },
+  { path: 'session.organizationId', kind: 'string', nonEmpty: true, env: 'SVC_SESSION_ORGANIZATION_ID' },
+  { path: 'session.scopes', kind: 'list', env: 'SVC_SESSION_SCOPES' },
+  {
+    path: 'session.refreshBeforeMs',
+    kind: 'int',
+    min: 0,
+    max: 86_400_000,
+    env: 'SVC_SESSION_REFRESH_BEFORE_MS',
+  },
+  { path: 'send.concurrency', kind: 'int', min: 1, max: 256, env: 'SVC_SEND_CONCURRENCY' },
+  { path: 'send.batchSize', kind: 'int', min: 1, max: 50, env: 'SVC_SEND_BATCH_SIZE' },
+  { path: 'send.maxRetries', kind: 'int', min: 0, max: 100, env: 'SVC_SEND_MAX_RETRIES' },
+  { path: 'send.retryBaseMs', kind: 'int', min: 0, max: 3_600_000, env: 'SVC_SEND_RETRY_BASE_MS' },
+  { path: 'send.retryMaxMs', kind: 'int', min: 0, max: 3_600_000, env: 'SVC_SEND_RETRY_MAX_MS' },
+  { path: 'send.ledgerPath', kind: 'string', nonEmpty: true, env: 'SVC_LEDGER_PATH' },
+  { path: 'send.rejectsPath', kind: 'string', nonEmpty: true, env: 'SVC_REJECTS_PATH' },
+  { path: 'send.resume', kind: 'bool', env: 'SVC_SEND_RESUME' },
+  { path: 'log.level', kind: 'level', env: 'SVC_LOG_LEVEL' },
+];
+
+/** Env variable naming an extra JSON config file merged over the defaults. */
+export const CONFIG_FILE_ENV = 'SVC_CONFIG';

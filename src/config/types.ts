@@ -1,0 +1,47 @@
+// The one typed configuration of svc-ingest (defaults < SVC_CONFIG / --config file < env SVC_* < flags).
+
+/**
+ * The validated configuration every command runs with.
+ * @example const cfg = loadConfig({ flags: { 'send.concurrency': { value: '8', flag: '--concurrency' } } }); cfg.send.concurrency === 8
+ */
+export interface Config {
+  /** env SVC_BASE_URL */
+  baseUrl: string;
+  /** A non-loopback base URL must be https unless this is true (env SVC_ALLOW_INSECURE_HTTP). */
+  allowInsecureHttp: boolean;
+  /** Per request (SVC_TIMEOUT_MS), default 30000. */
+  timeoutMs: number;
+  userAgent: string;
+  /** Sent as X-SVC-Institution-Id (SVC_INSTITUTION_ID). */
+  institutionId?: string;
+  /** header 'Authorization', scheme 'Bearer' ('' = raw token); token from env var `tokenEnv` or file `tokenFile`; none = no auth header. */
+  auth: { header: string; scheme: string; tokenEnv?: string; tokenFile?: string };
+  /** Mutual TLS (SVC_TLS_CERT_FILE, SVC_TLS_KEY_FILE, SVC_TLS_CA_FILE, SVC_TLS_PASSPHRASE_ENV). */
+  tls: { certFile?: string; keyFile?: string; caFile?: string; passphraseEnv?: string };
+  session: {
+    provider: 'startSession' | 'static' | 'command';
+    tokenEnv?: string;
+    command?: string;
+    organizationId: string;
+    scopes: string[];
+    refreshBeforeMs: number;
+  };
+  send: {
+    concurrency: number;
+    batchSize: number;
+    maxRetries: number;
+    retryBaseMs: number;
+    retryMaxMs: number;
+    ledgerPath: string;
+    rejectsPath: string;
+    resume: boolean;
+  };
+  /** SVC_LOG_LEVEL */
+  log: { level: string };
+}
+
+/**
+ * A value given on the command line, keyed by dotted config path, with the flag's name for messages.
+ * @example { 'send.concurrency': { value: '8', flag: '--concurrency' } }
+ */
+export type ConfigFlags = Record<string, { value: unknown; flag: string }>;

@@ -1,0 +1,272 @@
+// Dispatcher: sends batches with bounded concurrency (p-limit) and retry (p-retry, the only retry in the tool),
+// splits a batch that keeps failing while the service is otherwise healthy (poison isolation), and stops
+// taking batches when every recent batch fails (outage breaker). It records each outcome before freeing a slot.
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pLimit from 'p-limit';
+import pRetry from 'p-retry';
+import type { Batch, BatchItem } from '../batch/batcher.ts';
+import type { TransactionNotification } from '../client/models.ts';
+import { SvcIngestError } from '../errors.ts';
+import { classifyFailure, type FailureClass } from './classify.ts';
+
+/** The one network call the dispatcher needs (the shared client's postTransactions). */
+export type PostTransactions = (
+  transactions: TransactionNotification[],
+  opts: { requestId: string; signal?: AbortSignal },
+) => Promise<{ requestId: string; httpStatus: number }>;
+
+/**
+ * The final outcome of one batch (or of one part of a split batch): exactly one ledger line.
+ * @example { batchId: 'r1-7', items, status: 'acked', requestId: '…', attempts: 2, httpStatus: 200, retries: 1 }
+ */
+export interface BatchOutcome {
+  batchId: string;
+  items: BatchItem[];
+  status: 'acked' | 'failed';
+  requestId: string | null;
+  clientRequestId: string;
+  attempts: number;
+  httpStatus: number | null;
+  error?: string;
+}
+
+export interface DispatcherOptions {
+  post: PostTransactions;
+  concurrency: number;
+  maxRetries: number;
+  retryBaseMs: number;
+  retryMaxMs: number;
+  /** Retries for each part of a split batch (default 1). */
+  splitRetries?: number;
+  /** Consecutive failed batches that open the breaker (default max(3, concurrency)). */
+  breakerThreshold?: number;
+  /** Longest time the breaker probes before giving up (default 120000 ms). */
+  outageMaxMs?: number;
+  /** Called once per outcome, inside the batch's slot; must persist it (the ledger). A throw is fatal. */
+  onOutcome(outcome: BatchOutcome): Promise<void>;
+  /** Called for every retry scheduled (for counters / logs). */
+  onRetry?(info: { batchId: string; attempt: number; failure: FailureClass; delayMs: number }): void;
+  onSplit?(info: { batchId: string; size: number; failure: FailureClass }): void;
+  onBreaker?(info: { state: 'open' | 'probe' | 'closed' | 'gave-up'; waitMs?: number }): void;
+}
+
+export interface Dispatcher {
+  /** Hand over a batch; resolves once it is running (back-pressure), rejects if the run must stop. */
+  submit(batch: Batch): Promise<void>;
+  /** Wait for every batch handed over to settle. Rejects with the fatal error, if any. */
+  drain(): Promise<void>;
+  /** Stop scheduling retries and probes (a signal arrived); requests in flight finish or fail. */
+  stop(): void;
+  /** Record a batch that will not be sent as failed in the ledger (so a rerun sends it). */
+  abandon(batch: Batch, reason: string): Promise<void>;
+  readonly inFlight: number;
+}
+
+/** The breaker gave up: the service has been down longer than outageMaxMs. */
+export class OutageError extends SvcIngestError {
+  constructor(ms: number) {
+    super('SEND_OUTAGE', `service unavailable: every batch failed for ${Math.round(ms / 1000)} s; stopped sending`);
+    this.name = 'OutageError';
+  }
+}
+
+interface AttemptResult {
+  ok: boolean;
+  requestId: string | null;
+  clientRequestId: string;
+  httpStatus: number | null;
+  attempts: number;
+  failure?: FailureClass;
+}
+
+export function createDispatcher(o: DispatcherOptions): Dispatcher {
+  const concurrency = o.concurrency;
+  const limit = pLimit(concurrency);
+  const splitRetries = o.splitRetries ?? 1;
+  const threshold = o.breakerThreshold ?? Math.max(3, concurrency);
+  const outageMaxMs = o.outageMaxMs ?? 120_000;
+  const stopCtl = new AbortController();
+  const running = new Set<Promise<void>>();
+  const slotWaiters: Array<() => void> = [];
+  let fatal: Error | null = null;
+  let consecutiveFailed = 0;
+  let lastAckAt = 0;
+  let breakerOpenedAt = 0;
+  let probeWait = o.retryBaseMs;
+
+  async function attempt(batchId: string, items: BatchItem[], retries: number): Promise<AttemptResult> {
+    const txs = items.map((i) => i.tx);
+    let attempts = 0;
+    let clientRequestId = '';
+    let lastFailure: FailureClass | undefined;
+    try {
+      const res = await pRetry(
+        async (n) => {
+          attempts = n;
+          clientRequestId = randomUUID();
+          return o.post(txs, { requestId: clientRequestId });
+        },
+        {
+          retries,
+          minTimeout: o.retryBaseMs,
+          maxTimeout: o.retryMaxMs,
+          factor: 2,
+          randomize: true,
+          signal: stopCtl.signal,
+          shouldRetry: ({ error }) => classifyFailure(error).retry,
+          onFailedAttempt: async ({ error, retriesLeft, retryDelay, attemptNumber }) => {
+            lastFailure = classifyFailure(error);
+            if (retriesLeft <= 0 || !lastFailure.retry || stopCtl.signal.aborted) return;
+            const extra = Math.max(0, (lastFailure.retryAfterMs ?? 0) - retryDelay);
+            o.onRetry?.({ batchId, attempt: attemptNumber, failure: lastFailure, delayMs: retryDelay + extra });
+            // Retry-After is honoured by waiting the difference on top of p-retry's own delay.
+            if (extra > 0) await sleep(extra, undefined, { signal: stopCtl.signal }).catch(() => {});
+          },
+        },
+      );
+      return { ok: true, requestId: res.requestId, clientRequestId, httpStatus: res.httpStatus, attempts };
+    } catch (err) {
+      const failure = stopCtl.signal.aborted && err === stopCtl.signal.reason ? lastFailure : classifyFailure(err);
+      return {
+        ok: false,
+        requestId: failure?.requestId ?? null,
+        clientRequestId,
+        httpStatus: failure?.httpStatus ?? null,
+        attempts,
+        failure: failure ?? { retry: false, httpStatus: null, message: 'interrupted', aborted: true },
+      };
+    }
+  }
+
+  /** Send items; on final failure, split in halves while the service is otherwise healthy. */
+  async function deliver(batchId: string, items: BatchItem[], retries: number): Promise<boolean> {
+    const startedAt = performance.now();
+    const r = await attempt(batchId, items, retries);
+    if (r.ok) {
+      lastAckAt = performance.now();
+      await o.onOutcome({
+        batchId,
+        items,
+        status: 'acked',
+        requestId: r.requestId,
+        clientRequestId: r.clientRequestId,
+        attempts: r.attempts,
+        httpStatus: r.httpStatus,
+      });
+      return true;
+    }
+    const failure = r.failure!;
+    // Split only when the failure looks specific to this batch: the service refused it (4xx), or it
+    // acknowledged other batches since this one started. During an outage nothing is split.
+    const batchSpecific =
+      (failure.httpStatus !== null && failure.httpStatus >= 400 && failure.httpStatus < 500 && failure.httpStatus !== 429) ||
+      lastAckAt > startedAt;
+    if (items.length > 1 && batchSpecific && !stopCtl.signal.aborted && !failure.aborted) {
+      o.onSplit?.({ batchId, size: items.length, failure });
+      const mid = Math.ceil(items.length / 2);
+      const a = await deliver(`${batchId}.1`, items.slice(0, mid), splitRetries);
+      const b = await deliver(`${batchId}.2`, items.slice(mid), splitRetries);
+      return a || b;
+    }
+    await o.onOutcome({
+      batchId,
+      items,
+      status: 'failed',
+      requestId: r.requestId,
+      clientRequestId: r.clientRequestId,
+      attempts: r.attempts,
+      httpStatus: r.httpStatus,
+      error: failure.message,
+    });
+    return false;
+  }
+
+  async function deliverTop(batch: Batch, retries: number): Promise<void> {
+    const anyAcked = await deliver(batch.id, batch.items, retries);
+    if (anyAcked) {
+      if (breakerOpenedAt !== 0) o.onBreaker?.({ state: 'closed' });
+      consecutiveFailed = 0;
+      breakerOpenedAt = 0;
+    } else if (++consecutiveFailed >= threshold && breakerOpenedAt === 0) {
+      breakerOpenedAt = performance.now();
+      probeWait = Math.max(1, o.retryBaseMs);
+      o.onBreaker?.({ state: 'open' });
+    }
+  }
+
+  function track(p: Promise<void>): void {
+    const tracked = p
+      .catch((err: unknown) => {
+        fatal ??= err instanceof Error ? err : new Error(String(err));
+      })
+      .finally(() => {
+        running.delete(tracked);
+        slotWaiters.shift()?.();
+      });
+    running.add(tracked);
+  }
+
+  async function waitForSlot(): Promise<void> {
+    while (limit.activeCount + limit.pendingCount >= concurrency) {
+      await new Promise<void>((r) => slotWaiters.push(r));
+    }
+  }
+
+  /** Record a batch that will not be sent (stop, outage) as failed, so a rerun sends it. */
+  function abandon(batch: Batch, reason: string): Promise<void> {
+    return o.onOutcome({
+      batchId: batch.id,
+      items: batch.items,
+      status: 'failed',
+      requestId: null,
+      clientRequestId: '',
+      attempts: 0,
+      httpStatus: null,
+      error: reason,
+    });
+  }
+
+  /** While the breaker is open, send batches one at a time as probes, with growing waits. */
+  async function probe(batch: Batch): Promise<void> {
+    while (running.size > 0) await Promise.race(running);
+    if (fatal) throw fatal;
+    if (breakerOpenedAt === 0) return void track(limit(() => deliverTop(batch, o.maxRetries)));
+    const openFor = performance.now() - breakerOpenedAt;
+    if (openFor + probeWait > outageMaxMs) {
+      o.onBreaker?.({ state: 'gave-up' });
+      await abandon(batch, 'not sent: the service was unavailable');
+      throw new OutageError(openFor);
+    }
+    o.onBreaker?.({ state: 'probe', waitMs: probeWait });
+    await sleep(probeWait, undefined, { signal: stopCtl.signal }).catch(() => {});
+    if (stopCtl.signal.aborted) return abandon(batch, 'not sent: interrupted while the service was unavailable');
+    await limit(() => deliverTop(batch, 0));
+    if (breakerOpenedAt !== 0) probeWait = Math.min(probeWait * 2, o.retryMaxMs);
+  }
+
+  return {
+    async submit(batch) {
+      if (fatal) throw fatal;
+      if (breakerOpenedAt !== 0) {
+        await probe(batch);
+        if (fatal) throw fatal;
+        return;
+      }
+      await waitForSlot();
+      if (fatal) throw fatal;
+      track(limit(() => deliverTop(batch, o.maxRetries)));
+    },
+    async drain() {
+      while (running.size > 0) await Promise.all([...running]);
+      if (fatal) throw fatal;
+    },
+    stop() {
+      stopCtl.abort(new Error('stopped'));
+    },
+    abandon,
+    get inFlight() {
+      return limit.activeCount;
+    },
+  };
+}

@@ -1,0 +1,177 @@
+// Strict check of a POST /v2/data/transactions body: shape, the 1..50 limit, and every field of every item.
+import currencyCodes from 'currency-codes';
+import countries from 'i18n-iso-countries';
+import { LIMITS, REQUIRED_TRANSACTION_FIELDS, TRANSACTION_FIELDS } from '../client/models.ts';
+import type { TransactionNotification } from '../client/models.ts';
+import type { FieldProblem } from './http.ts';
+import { isObject, typeOf } from './http.ts';
+
+const COUNTRIES: ReadonlySet<string> = new Set(Object.keys(countries.getAlpha2Codes()));
+const CURRENCIES: ReadonlySet<string> = new Set(currencyCodes.codes());
+const FIELD_TYPES: Readonly<Record<string, string>> = TRANSACTION_FIELDS;
+const REQUIRED: readonly string[] = REQUIRED_TRANSACTION_FIELDS;
+
+const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})\.\d{3}Z$/;
+const MINOR_UNITS = /^(0|[1-9]\d{0,14})$/;
+const MCC = /^\d{4}$/;
+const STATE = /^[A-Z]{2,3}$/;
+const IIN = /^\d{6,8}$/;
+const LAST4 = /^\d{4}$/;
+const CURRENCY = /^[A-Z]{3}$/;
+
+/**
+ * Outcome of checking a transactions body.
+ * @example { kind: 'ok', transactions: [...] } | { kind: 'unreadable', detail: 'transactions: expected an array, got string' }
+ */
+export type TransactionsCheck =
+  | { kind: 'ok'; transactions: TransactionNotification[] }
+  | { kind: 'unreadable'; detail: string; size?: number }
+  | { kind: 'invalid'; problems: FieldProblem[]; title: string; size: number };
+
+/** The `transactions` array of a body when it has the right outer shape (for fault identity), else undefined. */
+export function transactionsOf(body: unknown): unknown[] | undefined {
+  if (!isObject(body)) return undefined;
+  const list = body.transactions;
+  return Array.isArray(list) ? list : undefined;
+}
+
+/** Check a parsed body. Hand-written loop: nothing is allocated for a valid transaction. */
+export function checkTransactionsBody(body: unknown): TransactionsCheck {
+  if (!isObject(body)) return { kind: 'unreadable', detail: `body: expected an object, got ${typeOf(body)}` };
+  const list = body.transactions;
+  if (!Array.isArray(list)) {
+    return {
+      kind: 'unreadable',
+      detail: `transactions: expected an array, got ${list === undefined ? 'nothing' : typeOf(list)}`,
+    };
+  }
+  for (const key in body) {
+    if (key !== 'transactions') {
+      return {
+        kind: 'invalid',
+        title: 'Unknown field',
+        size: list.length,
+        problems: [{ field: key, message: 'unknown field' }],
+      };
+    }
+  }
+  if (list.length === 0 || list.length > LIMITS.transactionsPerRequestMax) {
+    return {
+      kind: 'invalid',
+      title: `At most ${LIMITS.transactionsPerRequestMax} transactions per request`,
+      size: list.length,
+      problems: [
+        {
+          field: 'transactions',
+          message: `must hold 1 to ${LIMITS.transactionsPerRequestMax} transactions (limit transactions per request = ${LIMITS.transactionsPerRequestMax}), got ${list.length}`,
+        },
+      ],
+    };
+  }
+  let problems: FieldProblem[] | undefined;
+  let seen: Set<string> | undefined;
+  for (let i = 0; i < list.length; i++) {
+    const tx: unknown = list[i];
+    if (!isObject(tx)) {
+      return { kind: 'unreadable', size: list.length, detail: `transactions[${i}]: expected an object, got ${typeOf(tx)}` };
+    }
+    const found = checkTransaction(tx, i);
+    if (found) {
+      problems ??= [];
+      for (const p of found) problems.push(p);
+    }
+    const id = tx.transactionId;
+    if (typeof id === 'string') {
+      seen ??= new Set();
+      if (seen.has(id)) {
+        problems ??= [];
+        problems.push({ field: `transactions[${i}].transactionId`, message: 'duplicate transactionId within the request' });
+      } else seen.add(id);
+    }
+  }
+  if (problems) return { kind: 'invalid', title: 'Validation failed', size: list.length, problems };
+  return { kind: 'ok', transactions: list as TransactionNotification[] };
+}
+
+/** Every problem of one transaction, or undefined when it is valid. */
+export function checkTransaction(tx: Record<string, unknown>, index: number): FieldProblem[] | undefined {
+  let out: FieldProblem[] | undefined;
+  const add = (field: string, message: string): void => {
+    out ??= [];
+    out.push({ field: `transactions[${index}].${field}`, message });
+  };
+  for (const key in tx) {
+    const want = FIELD_TYPES[key];
+    const v = tx[key];
+    if (want === undefined) {
+      add(key, 'unknown field');
+      continue;
+    }
+    if (want === 'string') {
+      if (typeof v !== 'string') add(key, `expected a string, got ${typeOf(v)}`);
+      else checkFormat(key, v, add);
+    } else if (want === 'boolean') {
+      if (typeof v !== 'boolean') add(key, `expected a boolean, got ${typeOf(v)}`);
+    } else if (!Number.isInteger(v)) {
+      add(key, `expected an integer, got ${typeOf(v)}`);
+    } else if (key === 'cardNetworkIdentifier' && ((v as number) < 0 || (v as number) > 9)) {
+      add(key, `expected a single digit 0..9 (first digit of the card number), got ${v}`);
+    }
+  }
+  for (let r = 0; r < REQUIRED.length; r++) {
+    const key = REQUIRED[r] as string;
+    if (tx[key] === undefined) add(key, 'required field is missing');
+  }
+  return out;
+}
+
+function checkFormat(key: string, v: string, add: (field: string, message: string) => void): void {
+  switch (key) {
+    case 'transactionTimestamp':
+    case 'transactionPostingTimestamp':
+      if (!isUtcMillis(v)) add(key, `expected ISO 8601 UTC with milliseconds (YYYY-MM-DDTHH:mm:ss.sssZ), got "${clip(v)}"`);
+      return;
+    case 'authorizationAmount':
+    case 'postedAmount':
+      if (!MINOR_UNITS.test(v) || v === '0') add(key, `expected a positive integer of minor units as a string, got "${clip(v)}"`);
+      return;
+    case 'cashBackAtPointOfSaleAmount':
+      if (!MINOR_UNITS.test(v)) add(key, `expected an integer of minor units as a string ("0" allowed), got "${clip(v)}"`);
+      return;
+    case 'paymentNetworkMCC':
+      if (!MCC.test(v)) add(key, `expected 4 digits, got "${clip(v)}"`);
+      return;
+    case 'paymentNetworkMerchantCountryCode':
+      if (!COUNTRIES.has(v)) add(key, `expected an ISO 3166-1 alpha-2 country code, got "${clip(v)}"`);
+      return;
+    case 'paymentNetworkMerchantState':
+      if (!STATE.test(v)) add(key, `expected an abbreviated state (2-3 capital letters), got "${clip(v)}"`);
+      return;
+    case 'currencyCode':
+      if (!CURRENCY.test(v) || !CURRENCIES.has(v)) add(key, `expected an ISO 4217 alpha-3 currency code, got "${clip(v)}"`);
+      return;
+    case 'iin':
+      if (!IIN.test(v)) add(key, 'expected 6 to 8 digits');
+      return;
+    case 'last4':
+      if (!LAST4.test(v)) add(key, 'expected 4 digits');
+      return;
+    default:
+      if (v.length === 0 && REQUIRED.includes(key)) add(key, 'required field is empty');
+  }
+}
+
+/** True for `YYYY-MM-DDTHH:mm:ss.sssZ` naming a real instant (no 2025-02-30). */
+export function isUtcMillis(v: string): boolean {
+  const m = TIMESTAMP.exec(v);
+  if (!m) return false;
+  const t = Date.parse(v);
+  return Number.isFinite(t) && new Date(t).toISOString() === v;
+}
+
+// Values are echoed in messages: shortened so a huge value cannot bloat the answer, and any long digit run
+// hidden so a card number put in the wrong column is never sent back (and then logged by a client).
+function clip(v: string): string {
+  const short = v.length > 40 ? `${v.slice(0, 40)}…` : v;
+  return short.replace(/\d{12,}/g, (d) => `${'#'.repeat(d.length)}`);
+}

@@ -1,0 +1,134 @@
+// The simulator's memory: counters, deliveries, per-batch attempts, enrolments and earned redemptions.
+import type { Redemption, TransactionNotification } from '../client/models.ts';
+import type { Catalog } from './catalog.ts';
+import { rewardFor } from './catalog.ts';
+import { fnv1a } from './rng.ts';
+
+/**
+ * Counters of one simulator since start (or the last reset).
+ * @example sim.stats().faults.failFirst === 2 * distinctBatches // with failFirst: 2
+ */
+export interface SimulatorStats {
+  requests: { total: number; byPath: Record<string, number>; byStatus: Record<string, number> };
+  faults: { fail500: number; failFirst: number; reset: number; hang: number; rate429: number; poison: number };
+  transactions: { accepted: number; distinct: number; duplicates: number }; // accepted = tx count over all 200 batches; duplicates = accepted - distinct
+  largestBatch: number;
+  maxInFlight: number; // most requests in flight at once (all paths)
+  inFlight: number;
+}
+
+/** A transaction id earns a redemption when its FNV-1a 32-bit hash is 0 mod 10 (about one in ten). */
+export function earnsRedemption(transactionId: string): boolean {
+  return fnv1a(transactionId) % 10 === 0;
+}
+
+export interface SimState {
+  requests: { total: number; byPath: Map<string, number>; byStatus: Map<string, number> };
+  faults: SimulatorStats['faults'];
+  accepted: number;
+  largestBatch: number;
+  maxInFlight: number;
+  inFlight: number;
+  deliveries: Map<string, number>;
+  kept: TransactionNotification[];
+  /** Attempts per batch identity (fault draws are keyed by identity + attempt number). */
+  attempts: Map<string, number>;
+  /** Attempts per batch identity that reached the failFirst stage. */
+  failFirstSeen: Map<string, number>;
+  /** Customers enrolled by their first accepted transaction. */
+  enrolled: Map<string, { sourceAccountId: string }>;
+  earned: Map<string, Redemption[]>;
+}
+
+export function createState(): SimState {
+  return {
+    requests: { total: 0, byPath: new Map(), byStatus: new Map() },
+    faults: { fail500: 0, failFirst: 0, reset: 0, hang: 0, rate429: 0, poison: 0 },
+    accepted: 0,
+    largestBatch: 0,
+    maxInFlight: 0,
+    inFlight: 0,
+    deliveries: new Map(),
+    kept: [],
+    attempts: new Map(),
+    failFirstSeen: new Map(),
+    enrolled: new Map(),
+    earned: new Map(),
+  };
+}
+
+/** Forget everything but the in-flight gauge (requests still open stay counted until they end). */
+export function clearState(s: SimState): void {
+  const fresh = createState();
+  fresh.inFlight = s.inFlight;
+  fresh.maxInFlight = s.inFlight;
+  Object.assign(s, fresh);
+}
+
+export function bump(map: Map<string, number>, key: string): number {
+  const n = (map.get(key) ?? 0) + 1;
+  map.set(key, n);
+  return n;
+}
+
+export function snapshot(s: SimState): SimulatorStats {
+  return {
+    requests: {
+      total: s.requests.total,
+      byPath: Object.fromEntries(s.requests.byPath),
+      byStatus: Object.fromEntries(s.requests.byStatus),
+    },
+    faults: { ...s.faults },
+    transactions: { accepted: s.accepted, distinct: s.deliveries.size, duplicates: s.accepted - s.deliveries.size },
+    largestBatch: s.largestBatch,
+    maxInFlight: s.maxInFlight,
+    inFlight: s.inFlight,
+  };
+}
+
+/** Is this customer known (seeded, or enrolled by a transaction)? */
+export function knownCustomer(s: SimState, catalog: Catalog, id: string): boolean {
+  return catalog.customers.has(id) || s.enrolled.has(id);
+}
+
+/** Record an accepted batch: deliveries, kept copies, enrolments and earned redemptions. */
+export function recordAccepted(s: SimState, catalog: Catalog, txs: TransactionNotification[], keepMax: number): void {
+  s.accepted += txs.length;
+  for (let i = 0; i < txs.length; i++) {
+    const tx = txs[i] as TransactionNotification;
+    const id = tx.transactionId;
+    const n = (s.deliveries.get(id) ?? 0) + 1;
+    s.deliveries.set(id, n);
+    if (n > 1) continue;
+    if (s.kept.length < keepMax) s.kept.push(tx);
+    const customer = tx.sourceCustomerId;
+    if (!catalog.customers.has(customer) && !s.enrolled.has(customer)) {
+      s.enrolled.set(customer, { sourceAccountId: tx.sourceAccountId });
+    }
+    if (earnsRedemption(id) && catalog.ongoingAdIds.length > 0) earn(s, catalog, tx);
+  }
+}
+
+function earn(s: SimState, catalog: Catalog, tx: TransactionNotification): void {
+  const h = fnv1a(tx.transactionId);
+  const adId = catalog.ongoingAdIds[Math.floor(h / 10) % catalog.ongoingAdIds.length] as string;
+  const ad = catalog.ads.get(adId)?.ad;
+  if (!ad) return;
+  const minor = Number(tx.postedAmount ?? tx.authorizationAmount ?? '0');
+  const spend = minor / 100;
+  const posted = Date.parse(tx.transactionPostingTimestamp);
+  const redemption: Redemption = {
+    redemptionId: `rdm-${h.toString(16).padStart(8, '0')}`,
+    adId,
+    amount: rewardFor(ad, spend),
+    redemptionDate: tx.transactionPostingTimestamp,
+    sourceCustomerId: tx.sourceCustomerId,
+    sourceAccountId: tx.sourceAccountId,
+    redeemingTransactionAmount: spend,
+    transactionId: tx.transactionId,
+    rewardSettlementRunDate: new Date(posted + 7 * 86_400_000).toISOString(),
+  };
+  const list = s.earned.get(tx.sourceCustomerId);
+  if (list) list.push(redemption);
+  else s.earned.set(tx.sourceCustomerId, [redemption]);
+}

@@ -1,0 +1,154 @@
+// Validation of one TransactionNotification against the interface's types and our enforced formats.
+import { REQUIRED_TRANSACTION_FIELDS, TRANSACTION_FIELDS } from '../client/models.ts';
+import type { TransactionField } from '../client/models.ts';
+import { isCountryAlpha2, isCurrencyCode } from '../map/codes.ts';
+import { maskCardNumbers } from '../mask.ts';
+
+/**
+ * One problem with one field of a record.
+ * @example { field: 'postedAmount', message: 'expected minor units (digits, no leading zero, at most 15), got "12.34"' }
+ */
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+/**
+ * Fields we require: the service's own list (FACTS.md) plus postedAmount and currencyCode, because
+ * an offer cannot be matched without the amount and its currency.
+ */
+export const REQUIRED_FIELDS: readonly TransactionField[] = [
+  ...REQUIRED_TRANSACTION_FIELDS,
+  'postedAmount',
+  'currencyCode',
+];
+
+/** A format check of one string field: undefined = fine, else the expectation (for the message). */
+type StringCheck = (v: string) => string | undefined;
+
+const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const POSITIVE_MINOR = /^[1-9][0-9]{0,14}$/;
+const MINOR = /^(?:0|[1-9][0-9]{0,14})$/;
+const MCC = /^[0-9]{4}$/;
+const STATE = /^[A-Z]{2,3}$/;
+const IIN = /^[0-9]{6,8}$/;
+const LAST4 = /^[0-9]{4}$/;
+const TRANSACTION_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+const CODE_TOKEN = /^[A-Z][A-Z0-9_]{0,31}$/;
+const POSTAL = /^[A-Za-z0-9][A-Za-z0-9 -]{1,9}$/;
+const SHORT_TOKEN = /^[A-Za-z0-9_]{1,16}$/;
+const SEQUENCE = /^[0-9]{1,4}$/;
+const ALNUM_32 = /^[A-Za-z0-9]{1,32}$/;
+
+const DAYS_IN_MONTH = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+function num2(s: string, i: number): number {
+  return (s.charCodeAt(i) - 48) * 10 + (s.charCodeAt(i + 1) - 48);
+}
+
+/** A calendar-valid `YYYY-MM-DDTHH:mm:ss.sssZ` (shape already checked by TIMESTAMP). */
+function realTimestamp(s: string): boolean {
+  const year = num2(s, 0) * 100 + num2(s, 2);
+  const month = num2(s, 5);
+  const day = num2(s, 8);
+  if (year < 1970 || month < 1 || month > 12 || day < 1) return false;
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  const max = month === 2 && !leap ? 28 : (DAYS_IN_MONTH[month - 1] as number);
+  return day <= max && num2(s, 11) <= 23 && num2(s, 14) <= 59 && num2(s, 17) <= 59;
+}
+
+function pattern(re: RegExp, expected: string): StringCheck {
+  return (v) => (re.test(v) ? undefined : expected);
+}
+function text(max: number): StringCheck {
+  const expected = `expected 1..${max} characters`;
+  return (v) => (v.length <= max ? undefined : expected);
+}
+
+const timestamp: StringCheck = (v) =>
+  TIMESTAMP.test(v) && realTimestamp(v) ? undefined : 'expected a real UTC time as YYYY-MM-DDTHH:mm:ss.sssZ';
+
+const CHECKS: Partial<Record<TransactionField, StringCheck>> = {
+  transactionId: pattern(TRANSACTION_ID, 'expected 1..64 characters of A-Z a-z 0-9 . _ : -'),
+  transactionType: pattern(CODE_TOKEN, 'expected an uppercase code such as AUTHORIZED'),
+  sourceCustomerId: text(64),
+  sourceAccountId: text(64),
+  paymentType: pattern(CODE_TOKEN, 'expected an uppercase code such as DEBIT'),
+  paymentMethodEntryType: pattern(CODE_TOKEN, 'expected an uppercase code such as APPLE_PAY'),
+  transactionTimestamp: timestamp,
+  transactionPostingTimestamp: timestamp,
+  paymentNetworkMCC: pattern(MCC, 'expected a 4-digit merchant category code'),
+  paymentNetworkMerchantIdType: pattern(CODE_TOKEN, 'expected an uppercase code such as MID'),
+  paymentNetworkMerchant: text(100),
+  paymentNetworkMerchantAddress1: text(100),
+  paymentNetworkMerchantAddress2: text(100),
+  paymentNetworkMerchantCity: text(50),
+  paymentNetworkMerchantState: pattern(STATE, 'expected an abbreviated state: 2-3 uppercase letters'),
+  paymentNetworkMerchantPostalCode: pattern(POSTAL, 'expected a postal code: 2-10 letters, digits, spaces or dashes'),
+  paymentNetworkMerchantCountryCode: (v) =>
+    v.length === 2 && isCountryAlpha2(v) ? undefined : 'expected an ISO 3166-1 alpha-2 country code',
+  paymentNetworkMerchantId: text(64),
+  walletDescription: text(64),
+  iin: pattern(IIN, 'expected 6-8 digits'),
+  last4: pattern(LAST4, 'expected 4 digits'),
+  cardPresentIndicator: pattern(SHORT_TOKEN, 'expected 1..16 letters, digits or _'),
+  authorizationAmount: pattern(POSITIVE_MINOR, 'expected positive minor units: digits, no leading zero, at most 15'),
+  cashBackAtPointOfSaleAmount: pattern(MINOR, 'expected minor units: digits, no leading zero, at most 15'),
+  postedAmount: pattern(POSITIVE_MINOR, 'expected positive minor units: digits, no leading zero, at most 15'),
+  currencyCode: (v) => (v.length === 3 && isCurrencyCode(v) ? undefined : 'expected an ISO 4217 alpha-3 currency code'),
+  onlineIndicator: pattern(CODE_TOKEN, 'expected an uppercase code such as NOT_ONLINE'),
+  multipleClearingSequenceNumber: pattern(SEQUENCE, 'expected 1-4 digits'),
+  multipleClearingSequenceCount: pattern(SEQUENCE, 'expected 1-4 digits'),
+  authorizationApprovalCode: pattern(SHORT_TOKEN, 'expected 1..16 letters, digits or _'),
+  acquirerReferenceNumber: pattern(ALNUM_32, 'expected 1..32 letters or digits'),
+};
+
+const TYPES: Record<string, 'string' | 'boolean' | 'integer'> = TRANSACTION_FIELDS;
+
+/** A value quoted for a message: short, and never a card number. */
+function show(v: unknown): string {
+  const s = typeof v === 'string' ? v : typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v);
+  return JSON.stringify(maskCardNumbers(s.length > 40 ? `${s.slice(0, 40)}…` : s));
+}
+
+/**
+ * Check one TransactionNotification; [] = valid. Every problem of every field is reported at once.
+ * Pure and allocation-free on the valid path.
+ * @example validateTransaction({ transactionId: 't 1' }) // [{ field: 'transactionId', ... }, { field: 'transactionType', message: 'required' }, ...]
+ */
+export function validateTransaction(tx: Record<string, unknown>): FieldError[] {
+  let errors: FieldError[] | undefined;
+  for (const field in tx) {
+    const v = tx[field];
+    const type = Object.hasOwn(TYPES, field) ? TYPES[field] : undefined;
+    let message: string | undefined;
+    if (type === undefined) {
+      message = 'unknown field';
+    } else if (v === undefined) {
+      continue;
+    } else if (type === 'string') {
+      if (typeof v !== 'string') message = `expected a string, got ${show(v)}`;
+      else if (v.length === 0) message = 'expected a non-empty string (leave an absent field out)';
+      else {
+        const check = CHECKS[field as TransactionField];
+        const expected = check === undefined ? undefined : check(v);
+        if (expected !== undefined) message = `${expected}, got ${show(v)}`;
+      }
+    } else if (type === 'boolean') {
+      if (typeof v !== 'boolean') message = `expected true or false, got ${show(v)}`;
+    } else if (!(typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= 9)) {
+      // The only integer field is cardNetworkIdentifier: the card number's first digit.
+      message = `expected an integer 1..9, got ${show(v)}`;
+    }
+    if (message !== undefined) (errors ??= []).push({ field, message });
+  }
+  for (let i = 0; i < REQUIRED_FIELDS.length; i++) {
+    const field = REQUIRED_FIELDS[i] as string;
+    if (tx[field] === undefined) (errors ??= []).push({ field, message: 'required' });
+  }
+  return errors ?? NO_ERRORS;
+}
+
+// Shared empty answer; callers only read it.
+const NO_ERRORS: FieldError[] = [];
+Object.freeze(NO_ERRORS);
