@@ -43,7 +43,7 @@ const THIRTEEN_DIGITS = /(?:\d[ -]?){13}/;
 export function maskCardNumbers(text: string): string {
   if (text.length < 13 || !THIRTEEN_DIGITS.test(text)) return text;
   return text.replace(DIGIT_RUN, (run) => {
-    const digits = run.length > 19 ? run.replace(/[ -]/g, '') : run;
+    const digits = run.length > 13 && /[ -]/.test(run) ? run.replace(/[ -]/g, '') : run;
     const n = digits.length;
     if (n < 13 || n > 19 || !luhnValid(digits)) return run;
     return maskPan(digits);
@@ -69,7 +69,8 @@ export function maskDeep(value: unknown): unknown {
     if (Number.isInteger(value) && Math.abs(value) >= 1e12) {
       const s = String(Math.abs(value));
       // An unsafe integer has lost digits already: mask it rather than guess.
-      if (s.length >= 13 && s.length <= 19 && (!Number.isSafeInteger(value) || luhnValid(s))) return maskPan(s);
+      if (s.length >= 13 && s.length <= 19 && (!Number.isSafeInteger(value) || luhnValid(s)))
+        return maskPan(s);
     }
     return value;
   }

@@ -128,7 +128,11 @@ type Counters = {
   batched: number;
 };
 
-async function runSend(o: SendOptions, c: Counters, exposeInFlight: (f: () => number) => void): Promise<RunSummary> {
+async function runSend(
+  o: SendOptions,
+  c: Counters,
+  exposeInFlight: (f: () => number) => void,
+): Promise<RunSummary> {
   const started = performance.now();
   const runId = randomBytes(4).toString('hex');
   const log = o.logger;
@@ -149,7 +153,8 @@ async function runSend(o: SendOptions, c: Counters, exposeInFlight: (f: () => nu
     }
   };
   for (const spec of specs) {
-    if (spec.format === 'csv' && spec.path !== '-') checkHeader(await readCsvHeader(spec, { delimiter }), spec.path);
+    if (spec.format === 'csv' && spec.path !== '-')
+      checkHeader(await readCsvHeader(spec, { delimiter }), spec.path);
   }
 
   let lock: LedgerLock | null = null;
@@ -160,9 +165,11 @@ async function runSend(o: SendOptions, c: Counters, exposeInFlight: (f: () => nu
   try {
     if (!o.dryRun) {
       lock = await acquireLedgerLock(o.ledgerPath);
-      if (lock.tookOver) log.warn({ event: 'ledger.lock.takeover', pid: lock.tookOver.pid }, 'took over a stale ledger lock');
+      if (lock.tookOver)
+        log.warn({ event: 'ledger.lock.takeover', pid: lock.tookOver.pid }, 'took over a stale ledger lock');
       ledger = await openLedgerWriter(o.ledgerPath);
-      if (ledger.repairedTornLine) log.warn({ event: 'ledger.torn' }, 'the ledger ended in a torn line (earlier crash); it is skipped');
+      if (ledger.repairedTornLine)
+        log.warn({ event: 'ledger.torn' }, 'the ledger ended in a torn line (earlier crash); it is skipped');
     }
     if (o.resume) {
       const loaded = await loadAckedIndex(o.ledgerPath);
@@ -174,7 +181,10 @@ async function runSend(o: SendOptions, c: Counters, exposeInFlight: (f: () => nu
           'ledger has unreadable lines (a torn write after a crash); they are skipped',
         );
       }
-      log.info({ event: 'ledger.loaded', acked: loaded.stats.acked, lines: loaded.stats.lines }, 'resume index loaded');
+      log.info(
+        { event: 'ledger.loaded', acked: loaded.stats.acked, lines: loaded.stats.lines },
+        'resume index loaded',
+      );
     }
     if (!o.dryRun || o.rejectsExplicit) rejects = await openRejectsWriter(o.rejectsPath);
 
@@ -209,26 +219,55 @@ async function runSend(o: SendOptions, c: Counters, exposeInFlight: (f: () => nu
         if (out.status === 'acked') {
           c.sent += ids.length;
           for (const id of ids) acked.add(id);
-          log.debug({ event: 'batch.acked', batchId: out.batchId, requestId: out.requestId, attempts: out.attempts }, 'batch acked');
+          log.debug(
+            { event: 'batch.acked', batchId: out.batchId, requestId: out.requestId, attempts: out.attempts },
+            'batch acked',
+          );
         } else {
           c.failed += ids.length;
           c.failedBatches++;
           log.warn(
-            { event: 'batch.failed', batchId: out.batchId, httpStatus: out.httpStatus, attempts: out.attempts, error: line.error },
+            {
+              event: 'batch.failed',
+              batchId: out.batchId,
+              httpStatus: out.httpStatus,
+              attempts: out.attempts,
+              error: line.error,
+            },
             'batch failed after retries',
           );
         }
       },
       onRetry(info) {
         c.retries++;
-        log.debug({ event: 'batch.retry', batchId: info.batchId, attempt: info.attempt, httpStatus: info.failure.httpStatus, delayMs: info.delayMs }, 'retrying batch');
+        log.debug(
+          {
+            event: 'batch.retry',
+            batchId: info.batchId,
+            attempt: info.attempt,
+            httpStatus: info.failure.httpStatus,
+            delayMs: info.delayMs,
+          },
+          'retrying batch',
+        );
       },
       onSplit(info) {
         c.splits++;
-        log.info({ event: 'batch.split', batchId: info.batchId, size: info.size, httpStatus: info.failure.httpStatus }, 'batch keeps failing; splitting it to isolate the bad record');
+        log.info(
+          {
+            event: 'batch.split',
+            batchId: info.batchId,
+            size: info.size,
+            httpStatus: info.failure.httpStatus,
+          },
+          'batch keeps failing; splitting it to isolate the bad record',
+        );
       },
       onBreaker(info) {
-        log.warn({ event: `breaker.${info.state}`, waitMs: info.waitMs }, `service looks down: breaker ${info.state}`);
+        log.warn(
+          { event: `breaker.${info.state}`, waitMs: info.waitMs },
+          `service looks down: breaker ${info.state}`,
+        );
       },
     });
     exposeInFlight(() => dispatcher.inFlight);
@@ -236,7 +275,12 @@ async function runSend(o: SendOptions, c: Counters, exposeInFlight: (f: () => nu
 
     const batcher = createBatcher(o.batchSize, runId);
     const seen = new Set<string>();
-    const reject = (source: string, line: number, errors: Array<{ field: string; message: string }>, record: unknown) => {
+    const reject = (
+      source: string,
+      line: number,
+      errors: Array<{ field: string; message: string }>,
+      record: unknown,
+    ) => {
       c.rejected++;
       rejects.write({ source, line, errors, record, runId });
     };
@@ -264,7 +308,12 @@ async function runSend(o: SendOptions, c: Counters, exposeInFlight: (f: () => nu
             c.read++;
             if (item.kind === 'reject') {
               const r = item.reject;
-              reject(r.source, r.line, [{ field: '(record)', message: r.message }], r.raw === undefined ? undefined : { raw: r.raw });
+              reject(
+                r.source,
+                r.line,
+                [{ field: '(record)', message: r.message }],
+                r.raw === undefined ? undefined : { raw: r.raw },
+              );
               continue;
             }
             const rec = item.record;
@@ -281,7 +330,17 @@ async function runSend(o: SendOptions, c: Counters, exposeInFlight: (f: () => nu
             }
             const id = tx.transactionId;
             if (seen.has(id)) {
-              reject(rec.source, rec.line, [{ field: 'transactionId', message: `duplicate transactionId ${id} within this run; the first one is sent` }], profile.maskRecord(rec.fields));
+              reject(
+                rec.source,
+                rec.line,
+                [
+                  {
+                    field: 'transactionId',
+                    message: `duplicate transactionId ${id} within this run; the first one is sent`,
+                  },
+                ],
+                profile.maskRecord(rec.fields),
+              );
               continue;
             }
             seen.add(id);

@@ -12,9 +12,18 @@ const outDir = join(root, 'ledger/demo');
 const runs: Array<{ title: string; args: string[] }> = [
   { title: 'canonical CSV', args: ['samples/canonical.csv'] },
   { title: 'canonical NDJSON', args: ['samples/canonical.ndjson'] },
-  { title: 'Northwind processor CSV (cents, America/Chicago, PAN, Y/N)', args: ['--mapping', 'northwind-csv', 'samples/northwind.csv'] },
-  { title: 'Harbor processor NDJSON (nested merchant, signed decimals, derived ids)', args: ['--mapping', 'harbor-ndjson', 'samples/harbor.ndjson'] },
-  { title: 'rerun of the canonical CSV (resume: everything already acknowledged is skipped)', args: ['samples/canonical.csv.gz'] },
+  {
+    title: 'Northwind processor CSV (cents, America/Chicago, PAN, Y/N)',
+    args: ['--mapping', 'northwind-csv', 'samples/northwind.csv'],
+  },
+  {
+    title: 'Harbor processor NDJSON (nested merchant, signed decimals, derived ids)',
+    args: ['--mapping', 'harbor-ndjson', 'samples/harbor.ndjson'],
+  },
+  {
+    title: 'rerun of the canonical CSV (resume: everything already acknowledged is skipped)',
+    args: ['samples/canonical.csv.gz'],
+  },
 ];
 
 function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string }> {
@@ -29,7 +38,14 @@ function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number;
   });
 }
 
-const sim = await startSimulator({ seed: 7, latencyMs: 15, jitterMs: 10, failRate: 0.15, rate429: 0.03, retryAfterS: 0 });
+const sim = await startSimulator({
+  seed: 7,
+  latencyMs: 15,
+  jitterMs: 10,
+  failRate: 0.15,
+  rate429: 0.03,
+  retryAfterS: 0,
+});
 try {
   await rm(outDir, { recursive: true, force: true });
   await mkdir(outDir, { recursive: true });
@@ -56,7 +72,9 @@ try {
     `simulator: ${st.requests.total} requests, ${st.faults.fail500} answered 500, ${st.faults.rate429} answered 429; ` +
       `${st.transactions.distinct} distinct transactions delivered, ${st.transactions.duplicates} duplicates\n`,
   );
-  process.stdout.write(`ledger:  ${join(outDir, 'transactions.ndjson')}\nrejects: ${join(outDir, 'rejects.ndjson')}\n`);
+  process.stdout.write(
+    `ledger:  ${join(outDir, 'transactions.ndjson')}\nrejects: ${join(outDir, 'rejects.ndjson')}\n`,
+  );
 } finally {
   await sim.close();
 }

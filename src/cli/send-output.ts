@@ -32,7 +32,11 @@ export function formatSummary(s: RunSummary): string {
   if (s.ledger) lines.push(`ledger:  ${s.ledger}`);
   if (s.rejects && s.rejected > 0) lines.push(`rejects: ${s.rejects}`);
   if (s.interrupted) lines.push(`interrupted by ${s.interrupted}: rerun the same command to resume`);
-  else if (s.outage) lines.push('the service looked down; sending stopped. Rerun later: failed and unread records are sent then');
-  else if (s.failed > 0) lines.push(`${s.failed} records failed after retries; rerun the same command to resend them`);
+  else if (s.outage)
+    lines.push(
+      'the service looked down; sending stopped. Rerun later: failed and unread records are sent then',
+    );
+  else if (s.failed > 0)
+    lines.push(`${s.failed} records failed after retries; rerun the same command to resend them`);
   return `${lines.join('\n')}\n`;
 }

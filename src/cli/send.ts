@@ -35,16 +35,27 @@ export function define(program: Command): void {
     )
     .argument('[input...]', "input files; '-' or none reads standard input")
     .option('--base-url <url>', 'service base URL (env SVC_BASE_URL)')
-    .addOption(new Option('--format <format>', 'input format (default: from the extension)').choices(['csv', 'ndjson']))
+    .addOption(
+      new Option('--format <format>', 'input format (default: from the extension)').choices([
+        'csv',
+        'ndjson',
+      ]),
+    )
     .option('--mapping <file|name>', 'mapping profile (a file, or a name in config/mappings/)', 'canonical')
     .option('--delimiter <char>', 'CSV delimiter (default: the profile\'s, else ",")')
     .option('--concurrency <n>', 'batches in flight at once (default 4)')
     .option('--batch-size <n>', 'records per request, 1..50 (default 50)')
     .option('--max-retries <n>', 'retries of one batch before it is marked failed (default 5)')
-    .option('--retry-base-ms <ms>', 'wait before the first retry; doubles each retry, with jitter (default 500)')
+    .option(
+      '--retry-base-ms <ms>',
+      'wait before the first retry; doubles each retry, with jitter (default 500)',
+    )
     .option('--retry-max-ms <ms>', 'cap on one retry wait (default 30000)')
     .option('--split-retries <n>', 'retries of each half when a failing batch is split (default 1)')
-    .option('--outage-max-ms <ms>', 'how long to probe a service that looks down before giving up (default 120000)')
+    .option(
+      '--outage-max-ms <ms>',
+      'how long to probe a service that looks down before giving up (default 120000)',
+    )
     .option('--timeout <ms>', 'per-request timeout (default 30000)')
     .option('--ledger <path>', 'batch ledger, NDJSON, append-only (default ledger/transactions.ndjson)')
     .option('--rejects <path>', 'rejected records, NDJSON (default ledger/rejects.ndjson)')
@@ -99,19 +110,23 @@ function nonNegInt(value: string | undefined, flag: string, fallback: number): n
 }
 
 async function runSendCommand(inputs: string[], flags: SendFlags): Promise<number> {
-  const [{ loadConfig }, { createLogger }, { startSend }, { formatSummary, startProgress }] = await Promise.all([
-    import('../config/index.ts'),
-    import('../log.ts'),
-    import('../pipeline.ts'),
-    import('./send-output.ts'),
-  ]);
+  const [{ loadConfig }, { createLogger }, { startSend }, { formatSummary, startProgress }] =
+    await Promise.all([
+      import('../config/index.ts'),
+      import('../log.ts'),
+      import('../pipeline.ts'),
+      import('./send-output.ts'),
+    ]);
   const config = loadConfig({ file: flags.config, flags: flagMap(flags) });
   const logger = createLogger({ level: config.log.level });
   const splitRetries = nonNegInt(flags.splitRetries, '--split-retries', 1);
   const outageMaxMs = nonNegInt(flags.outageMaxMs, '--outage-max-ms', 120_000);
   const paths = inputs.length === 0 ? ['-'] : inputs;
 
-  let client: { postTransactions: import('../send/dispatcher.ts').PostTransactions; close(): Promise<void> } | null = null;
+  let client: {
+    postTransactions: import('../send/dispatcher.ts').PostTransactions;
+    close(): Promise<void>;
+  } | null = null;
   if (!flags.dryRun) {
     const { createClient } = await import('../client/index.ts');
     client = createClient(config, { logger, connections: config.send.concurrency });
@@ -121,11 +136,17 @@ async function runSendCommand(inputs: string[], flags: SendFlags): Promise<numbe
   let stopDispatch: () => void = () => {};
   const onSignal = (sig: NodeJS.Signals) => {
     if (stopSignal) {
-      logger.error({ event: 'run.abort', signal: sig }, 'second signal: exiting without waiting for requests in flight');
+      logger.error(
+        { event: 'run.abort', signal: sig },
+        'second signal: exiting without waiting for requests in flight',
+      );
       process.exit(sig === 'SIGINT' ? EXIT.SIGINT : EXIT.SIGTERM);
     }
     stopSignal = sig;
-    logger.warn({ event: 'run.stopping', signal: sig }, 'stopping: no more input is read; waiting for batches in flight');
+    logger.warn(
+      { event: 'run.stopping', signal: sig },
+      'stopping: no more input is read; waiting for batches in flight',
+    );
     stopDispatch();
     if (paths.includes('-')) process.stdin.destroy();
   };
@@ -157,7 +178,8 @@ async function runSendCommand(inputs: string[], flags: SendFlags): Promise<numbe
       stopDispatch = stop;
     },
   });
-  const stopProgress = flags.progress !== false && process.stderr.isTTY ? startProgress(run.progress) : () => {};
+  const stopProgress =
+    flags.progress !== false && process.stderr.isTTY ? startProgress(run.progress) : () => {};
   let summary: Awaited<typeof run.done>;
   try {
     summary = await run.done;
@@ -177,4 +199,3 @@ async function runSendCommand(inputs: string[], flags: SendFlags): Promise<numbe
   if (summary.rejected > 0) return EXIT.REJECTED;
   return EXIT.OK;
 }
-

@@ -1,6 +1,178 @@
-// `svc-ingest simulate`: placeholder until the command lands.
+// `svc-ingest simulate`: run the embedded service simulator on loopback until SIGINT/SIGTERM; its URL is stdout's first line.
+import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
+import { SvcIngestError } from '../errors.ts';
+import { createLogger } from '../log.ts';
+import type { SimulatorOptions } from '../simulator/index.ts';
+import { startSimulator } from '../simulator/index.ts';
+
+/**
+ * Raw flag values as commander hands them over (all strings until checked).
+ * @example { port: '0', seed: '1', failRate: '0.1', poison: 'tx-1,tx-2' }
+ */
+export interface SimulateFlags {
+  port: string;
+  host: string;
+  seed: string;
+  latencyMs: string;
+  jitterMs: string;
+  failRate: string;
+  failFirst: string;
+  resetRate: string;
+  hangRate: string;
+  rate429: string;
+  retryAfterS: string;
+  poison?: string;
+  webhookUrl?: string;
+  ticketDelayMs: string;
+  sessionTtlMs: string;
+  requireToken?: string;
+  tlsCert?: string;
+  tlsKey?: string;
+  tlsCa?: string;
+  tlsRequestCert?: boolean;
+  logLevel: string;
+}
+
+function usage(message: string): SvcIngestError {
+  return new SvcIngestError('USAGE_INVALID', message);
+}
+
+function int(flag: string, raw: string, min: number, max: number): number {
+  const n = /^-?\d+$/.test(raw.trim()) ? Number(raw) : Number.NaN;
+  if (!Number.isSafeInteger(n) || n < min || n > max) {
+    throw usage(`${flag}: expected an integer from ${min} to ${max}, got "${raw}"`);
+  }
+  return n;
+}
+
+function rate(flag: string, raw: string): number {
+  const n = /^\s*(\d+(\.\d*)?|\.\d+)\s*$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!(n >= 0 && n <= 1)) throw usage(`${flag}: expected a fraction from 0 to 1, got "${raw}"`);
+  return n;
+}
+
+function readPem(flag: string, path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (err) {
+    throw usage(`${flag}: cannot read "${path}" (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+}
+
+/** Turn the flags into SimulatorOptions, checking each with a one-line message naming the flag. */
+export function simulatorOptionsFromFlags(f: SimulateFlags): SimulatorOptions {
+  const o: SimulatorOptions = {
+    port: int('--port', f.port, 0, 65_535),
+    host: f.host,
+    seed: int('--seed', f.seed, -(2 ** 31), 2 ** 31 - 1),
+    latencyMs: int('--latency-ms', f.latencyMs, 0, 600_000),
+    jitterMs: int('--jitter-ms', f.jitterMs, 0, 600_000),
+    failRate: rate('--fail-rate', f.failRate),
+    failFirst: int('--fail-first', f.failFirst, 0, 1_000),
+    resetRate: rate('--reset-rate', f.resetRate),
+    hangRate: rate('--hang-rate', f.hangRate),
+    rate429: rate('--rate429', f.rate429),
+    retryAfterS: int('--retry-after-s', f.retryAfterS, 0, 86_400),
+    ticketDelayMs: int('--ticket-delay-ms', f.ticketDelayMs, 0, 3_600_000),
+    sessionTtlMs: int('--session-ttl-ms', f.sessionTtlMs, 1, 2 ** 31 - 1),
+  };
+  if (f.host.trim() === '') throw usage('--host: expected a host name or address, got ""');
+  if (f.poison !== undefined) {
+    const ids = f.poison.split(',').map((s) => s.trim());
+    if (ids.some((s) => s === ''))
+      throw usage(`--poison: expected comma-separated transactionIds, got "${f.poison}"`);
+    o.poison = ids;
+  }
+  if (f.webhookUrl !== undefined) {
+    let ok = false;
+    try {
+      ok = ['http:', 'https:'].includes(new URL(f.webhookUrl).protocol);
+    } catch {}
+    if (!ok) throw usage(`--webhook-url: expected an http(s) URL, got "${f.webhookUrl}"`);
+    o.webhookUrl = f.webhookUrl;
+  }
+  if (f.requireToken !== undefined) {
+    if (f.requireToken === '') throw usage('--require-token: expected a non-empty token');
+    o.requireToken = f.requireToken;
+  }
+  if (f.tlsCert !== undefined || f.tlsKey !== undefined) {
+    if (f.tlsCert === undefined || f.tlsKey === undefined)
+      throw usage('--tls-cert and --tls-key go together');
+    o.tls = { cert: readPem('--tls-cert', f.tlsCert), key: readPem('--tls-key', f.tlsKey) };
+    if (f.tlsCa !== undefined) o.tls.ca = readPem('--tls-ca', f.tlsCa);
+    if (f.tlsRequestCert) o.tls.requestCert = true;
+  } else if (f.tlsCa !== undefined || f.tlsRequestCert) {
+    throw usage('--tls-ca and --tls-request-cert need --tls-cert and --tls-key');
+  }
+  return o;
+}
+
+export async function runSimulate(flags: SimulateFlags): Promise<void> {
+  const options = simulatorOptionsFromFlags(flags);
+  const logger = createLogger({ level: flags.logLevel });
+  // Handlers go on before the URL is printed: whoever reads the URL may signal us at once.
+  const stop = new Promise<NodeJS.Signals>((resolve) => {
+    process.once('SIGINT', () => resolve('SIGINT'));
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+  });
+  const sim = await startSimulator({
+    ...options,
+    log: (event, fields) => {
+      if (event === 'webhook.failed' || event === 'simulator.error') logger.warn(fields, event);
+      else logger.info(fields, event);
+    },
+  });
+  process.stdout.write(`${sim.url}\n`);
+  const signal = await stop;
+  logger.info({ signal, stats: sim.stats() }, 'simulator.stopping');
+  await sim.close();
+}
 
 export function define(program: Command): void {
-  program.command('simulate').description('(not implemented yet)');
+  program
+    .command('simulate')
+    .description('Run the embedded simulator of the whole service on loopback until SIGINT/SIGTERM.')
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Prints the base URL as the first line of stdout; logs go to stderr. Faults hit POST /v2/data/transactions.',
+        'Control API: GET /__sim/stats, GET /__sim/deliveries (NDJSON), POST /__sim/faults (JSON of fault',
+        'options, e.g. {"failRate":0.2,"poison":["t-9"]}), POST /__sim/reset.',
+      ].join('\n'),
+    )
+    .option('--port <n>', 'TCP port; 0 picks a free one', '0')
+    .option('--host <addr>', 'address to listen on', '127.0.0.1')
+    .option('--seed <n>', 'seed of all data, ids and fault draws', '1')
+    .option('--latency-ms <ms>', 'fixed latency added to every request', '0')
+    .option('--jitter-ms <ms>', 'plus a uniform random 0..ms', '0')
+    .option('--fail-rate <fraction>', 'fraction of transaction requests answered 500', '0')
+    .option('--fail-first <k>', 'answer 500 to the first K attempts of each distinct batch', '0')
+    .option('--reset-rate <fraction>', 'fraction of transaction requests whose connection is reset', '0')
+    .option('--hang-rate <fraction>', 'fraction of transaction requests never answered', '0')
+    .option('--rate429 <fraction>', 'fraction of transaction requests answered 429 with Retry-After', '0')
+    .option('--retry-after-s <s>', 'Retry-After seconds of a 429', '1')
+    .option(
+      '--poison <ids>',
+      'comma-separated transactionIds; a batch holding one always gets 500 (default: none)',
+    )
+    .option(
+      '--webhook-url <url>',
+      'where ticket updates are POSTed (default: none; the lifecycle still runs)',
+    )
+    .option('--ticket-delay-ms <ms>', 'delay before each ticket webhook update', '100')
+    .option('--session-ttl-ms <ms>', 'lifetime of session tokens', '3600000')
+    .option(
+      '--require-token <token>',
+      'demand Authorization: Bearer <token> except on startSession (default: off)',
+    )
+    .option('--tls-cert <file>', 'serve https with this PEM certificate (with --tls-key; default: http)')
+    .option('--tls-key <file>', 'PEM private key for --tls-cert')
+    .option('--tls-ca <file>', 'PEM CA bundle for client certificates (default: none)')
+    .option('--tls-request-cert', 'demand a client certificate signed by --tls-ca (mutual TLS; default: off)')
+    .option('--log-level <level>', 'log level on stderr', 'info')
+    .action(async (flags: SimulateFlags) => {
+      await runSimulate(flags);
+    });
 }

@@ -1,6 +1,170 @@
-// `svc-ingest tickets`: placeholder until the command lands.
+// `svc-ingest tickets create|get|listen`: open a customer-issue ticket, read it back, receive its webhook updates.
 import type { Command } from 'commander';
+import { createEnumWarner, warnTicketEnums } from '../client/enums.ts';
+import { startWebhookReceiver } from '../client/index.ts';
+import type { CreateTicketRequest, Ticket, TicketWebhookUpdate } from '../client/models.ts';
+import { EXIT, ExitError } from '../errors.ts';
+import { createLogger } from '../log.ts';
+import {
+  addConnectionOptions,
+  type CommonOptions,
+  loadCommandConfig,
+  parseIntOption,
+  printJson,
+  printText,
+  withContext,
+} from './common.ts';
+
+interface CreateOptions extends CommonOptions {
+  ticketId: string;
+  customer: string;
+  offer: string;
+  transaction: string[];
+  description: string;
+  author?: string;
+  json?: boolean;
+}
+
+interface GetOptions extends CommonOptions {
+  json?: boolean;
+}
+
+interface ListenOptions extends CommonOptions {
+  port: string;
+  host: string;
+  path: string;
+  untilClosed?: string;
+}
+
+export async function runCreate(opts: CreateOptions): Promise<void> {
+  const req: CreateTicketRequest = {
+    sourceTicketId: opts.ticketId,
+    sourceCustomerId: opts.customer,
+    offerId: parseIntOption(opts.offer, '--offer'),
+    transactionIds: opts.transaction.map((t) => parseIntOption(t, '--transaction')),
+    description: opts.description,
+    ...(opts.author ? { authorEmailAddress: opts.author } : {}),
+  };
+  await withContext(opts, async ({ client }) => {
+    const res = await client.createTicket(req);
+    if (opts.json) printJson({ sourceTicketId: req.sourceTicketId, ...res });
+    else {
+      printText([
+        `ticket ${req.sourceTicketId} accepted (HTTP ${res.httpStatus}) [requestId ${res.requestId ?? '-'}]; ` +
+          'whether it was created arrives on the webhook (svc-ingest tickets listen)',
+      ]);
+    }
+  });
+}
+
+/** Text form of a ticket. */
+export function formatTicket(t: Ticket): string[] {
+  const lines = [
+    `ticket ${t.sourceTicketId} (svc ${t.svcTicketId}): ${t.status}`,
+    `  customer ${t.sourceCustomerId}, offer ${t.offerId}, transactions ${(t.transactionIds ?? []).join(', ')}`,
+    `  created ${t.ticketCreatedDate}${t.ticketSolvedDate ? `, solved ${t.ticketSolvedDate}` : ''}`,
+    `  description: ${t.description}`,
+  ];
+  if (t.resolutionType) lines.push(`  resolution: ${t.resolutionType}`);
+  if (t.svcResponse) lines.push(`  response: ${t.svcResponse}`);
+  return lines;
+}
+
+export async function runGet(id: string, opts: GetOptions): Promise<void> {
+  await withContext(opts, async ({ client }) => {
+    const ticket = await client.getTicket(id);
+    if (opts.json) printJson(ticket);
+    else printText(formatTicket(ticket));
+  });
+}
+
+/** True when an update is the last one a ticket gets: created-with-error, or closed. */
+export function isFinalUpdate(u: TicketWebhookUpdate): boolean {
+  return u.processingStatus === 'Error' || u.status === 'Closed';
+}
+
+export async function runListen(opts: ListenOptions): Promise<void> {
+  const config = loadCommandConfig(opts);
+  const logger = createLogger({ level: config.log.level });
+  const warn = createEnumWarner(logger);
+  const port = parseIntOption(opts.port, '--port');
+  const path = opts.path.startsWith('/') ? opts.path : `/${opts.path}`;
+  let settle: (code: number) => void = () => {};
+  const done = new Promise<number>((resolve) => {
+    settle = resolve;
+  });
+  const receiver = await startWebhookReceiver({
+    port,
+    host: opts.host,
+    path,
+    onUpdate(u) {
+      printJson(u);
+      warnTicketEnums(
+        {
+          status: u.status ?? 'In Process',
+          resolutionType: u.resolutionType,
+          sourceTicketId: u.sourceTicketId,
+        },
+        warn,
+      );
+      logger.info(
+        { sourceTicketId: u.sourceTicketId, processingStatus: u.processingStatus, status: u.status },
+        'ticket.update',
+      );
+      if (
+        opts.untilClosed !== undefined &&
+        String(u.sourceTicketId) === opts.untilClosed &&
+        isFinalUpdate(u)
+      ) {
+        settle(u.processingStatus === 'Error' ? EXIT.REJECTED : EXIT.OK);
+      }
+    },
+    onBadRequest: (reason) => logger.warn({ reason }, 'webhook.bad_request'),
+  });
+  process.stderr.write(`svc-ingest: listening on ${receiver.url}\n`);
+  // Without --until-closed a signal is the normal way to stop (exit 0); with it, an interrupt is not an answer.
+  const onSignal = (signal: NodeJS.Signals) => {
+    settle(opts.untilClosed === undefined ? EXIT.OK : signal === 'SIGINT' ? EXIT.SIGINT : EXIT.SIGTERM);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  const code = await done;
+  process.off('SIGINT', onSignal);
+  process.off('SIGTERM', onSignal);
+  await receiver.close();
+  if (code !== EXIT.OK) throw new ExitError(code);
+}
 
 export function define(program: Command): void {
-  program.command('tickets').description('(not implemented yet)');
+  const tickets = program
+    .command('tickets')
+    .description('customer-issue tickets: create, get, listen for updates');
+  addConnectionOptions(
+    tickets
+      .command('create')
+      .description('open a ticket (202 = received; the outcome arrives on the webhook)')
+      .requiredOption('--ticket-id <id>', 'sourceTicketId: your own ticket id')
+      .requiredOption('--customer <id>', 'sourceCustomerId')
+      .requiredOption('--offer <n>', 'offerId (the ad id, a number)')
+      .requiredOption('--transaction <n...>', 'transaction id(s), numbers, up to 10, all for the same offer')
+      .requiredOption('--description <text>', 'expected versus observed behaviour')
+      .option('--author <email>', 'authorEmailAddress')
+      .option('--json', 'print the answer as JSON on stdout'),
+  ).action(async (opts: CreateOptions) => runCreate(opts));
+  addConnectionOptions(
+    tickets
+      .command('get')
+      .description('read a ticket back by your ticket id')
+      .argument('<id>', 'sourceTicketId')
+      .option('--json', 'print the ticket as JSON on stdout'),
+  ).action(async (id: string, opts: GetOptions) => runGet(id, opts));
+  addConnectionOptions(
+    tickets
+      .command('listen')
+      .description('receive ticket updates on a webhook; prints each update as one NDJSON line on stdout')
+      .requiredOption('--port <n>', 'port to listen on (0 = any free port; the URL is printed on stderr)')
+      .option('--host <addr>', 'address to bind', '127.0.0.1')
+      .option('--path <path>', 'webhook path', '/webhook')
+      .option('--until-closed <id>', 'exit after the final update of this ticket (0 closed, 2 not created)'),
+  ).action(async (opts: ListenOptions) => runListen(opts));
 }

@@ -205,14 +205,14 @@ export function createClient(config: Config, opts: ClientOptions = {}): SvcClien
           ...(envelope ? { envelope } : {}),
           ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
         },
-        { cause: err },
+        // No ky error as cause: it holds the request, auth header included.
       );
     }
-    if (userSignal?.aborted) return new SvcNetworkError({ ...info, aborted: true }, { cause: err });
-    if (isTimeoutError(err) || deadline.aborted) {
-      return new SvcTimeoutError({ ...info, timeoutMs: config.timeoutMs }, { cause: err });
-    }
-    if (isNetworkError(err)) return new SvcNetworkError(info, { cause: err.cause ?? err });
+    if (userSignal?.aborted)
+      return new SvcNetworkError({ ...info, aborted: true }, { cause: userSignal.reason });
+    if (isTimeoutError(err) || deadline.aborted)
+      return new SvcTimeoutError({ ...info, timeoutMs: config.timeoutMs });
+    if (isNetworkError(err)) return new SvcNetworkError(info, { cause: err.cause });
     return new SvcNetworkError(info, { cause: err });
   }
 

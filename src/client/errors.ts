@@ -26,7 +26,14 @@ export class SvcHttpError extends SvcIngestError {
   ) {
     const what = info.envelope?.type ? ` ${info.envelope.type}` : '';
     const title = info.envelope?.title ? `: ${info.envelope.title}` : '';
-    const detail = info.detail ? ` (${info.detail})` : '';
+    const problems = (info.envelope?.validationErrors ?? [])
+      .slice(0, 3)
+      .map((v) => `${v.field ?? '?'}: ${v.message ?? '?'}`)
+      .join('; ');
+    const detail = [info.detail, problems]
+      .filter(Boolean)
+      .map((d) => ` (${d})`)
+      .join('');
     super(
       'SEND_HTTP',
       `${info.method} ${info.url} answered HTTP ${info.status}${what}${title}${detail} [requestId ${info.requestId}]`,

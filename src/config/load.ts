@@ -161,7 +161,8 @@ function setPath(target: Record<string, unknown>, path: string, value: unknown):
     if (value !== undefined) target[head] = value;
     return;
   }
-  const group = (target[head] ??= {}) as Record<string, unknown>;
+  if (target[head] === undefined) target[head] = {};
+  const group = target[head] as Record<string, unknown>;
   if (value !== undefined) group[tail] = value;
 }
 
@@ -193,7 +194,7 @@ export function loadConfig(
   const sourceOf = (path: string): string => layers.get(path)?.source ?? DEFAULT_SOURCE;
   for (const spec of CONFIG_KEYS) {
     const s = layers.get(spec.path);
-    const value = s ? parseValue(spec, s) : spec.optional ? undefined : parseValue(spec, missing(spec));
+    const value = s ? parseValue(spec, s) : spec.optional ? undefined : parseValue(spec, missing());
     setPath(out, spec.path, value);
   }
   for (const group of GROUPS) out[group] ??= {};
@@ -202,7 +203,7 @@ export function loadConfig(
   return cfg;
 }
 
-function missing(spec: KeySpec): Sourced {
+function missing(): Sourced {
   return { value: undefined, source: DEFAULT_SOURCE, text: false };
 }
 

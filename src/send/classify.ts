@@ -32,7 +32,12 @@ export function classifyFailure(err: unknown): FailureClass {
   const e = (err ?? {}) as ErrorShape;
   const message = typeof e.message === 'string' ? e.message : String(err);
   if (e.aborted || e.name === 'AbortError') {
-    return { retry: false, httpStatus: null, message: 'interrupted before the service answered', aborted: true };
+    return {
+      retry: false,
+      httpStatus: null,
+      message: 'interrupted before the service answered',
+      aborted: true,
+    };
   }
   switch (e.code) {
     case 'SEND_HTTP': {

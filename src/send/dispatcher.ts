@@ -66,7 +66,10 @@ export interface Dispatcher {
 /** The breaker gave up: the service has been down longer than outageMaxMs. */
 export class OutageError extends SvcIngestError {
   constructor(ms: number) {
-    super('SEND_OUTAGE', `service unavailable: every batch failed for ${Math.round(ms / 1000)} s; stopped sending`);
+    super(
+      'SEND_OUTAGE',
+      `service unavailable: every batch failed for ${Math.round(ms / 1000)} s; stopped sending`,
+    );
     this.name = 'OutageError';
   }
 }
@@ -100,12 +103,14 @@ export function createDispatcher(o: DispatcherOptions): Dispatcher {
     let attempts = 0;
     let clientRequestId = '';
     let lastFailure: FailureClass | undefined;
+    let answer: { requestId: string; httpStatus: number } | undefined;
     try {
       const res = await pRetry(
         async (n) => {
           attempts = n;
           clientRequestId = randomUUID();
-          return o.post(txs, { requestId: clientRequestId });
+          answer = await o.post(txs, { requestId: clientRequestId });
+          return answer;
         },
         {
           retries,
@@ -119,7 +124,12 @@ export function createDispatcher(o: DispatcherOptions): Dispatcher {
             lastFailure = classifyFailure(error);
             if (retriesLeft <= 0 || !lastFailure.retry || stopCtl.signal.aborted) return;
             const extra = Math.max(0, (lastFailure.retryAfterMs ?? 0) - retryDelay);
-            o.onRetry?.({ batchId, attempt: attemptNumber, failure: lastFailure, delayMs: retryDelay + extra });
+            o.onRetry?.({
+              batchId,
+              attempt: attemptNumber,
+              failure: lastFailure,
+              delayMs: retryDelay + extra,
+            });
             // Retry-After is honoured by waiting the difference on top of p-retry's own delay.
             if (extra > 0) await sleep(extra, undefined, { signal: stopCtl.signal }).catch(() => {});
           },
@@ -127,7 +137,17 @@ export function createDispatcher(o: DispatcherOptions): Dispatcher {
       );
       return { ok: true, requestId: res.requestId, clientRequestId, httpStatus: res.httpStatus, attempts };
     } catch (err) {
-      const failure = stopCtl.signal.aborted && err === stopCtl.signal.reason ? lastFailure : classifyFailure(err);
+      // A stop aborts p-retry, which then rejects even if the attempt in flight was acknowledged: trust the answer.
+      if (answer)
+        return {
+          ok: true,
+          requestId: answer.requestId,
+          clientRequestId,
+          httpStatus: answer.httpStatus,
+          attempts,
+        };
+      const failure =
+        stopCtl.signal.aborted && err === stopCtl.signal.reason ? lastFailure : classifyFailure(err);
       return {
         ok: false,
         requestId: failure?.requestId ?? null,
@@ -140,8 +160,12 @@ export function createDispatcher(o: DispatcherOptions): Dispatcher {
   }
 
   /** Send items; on final failure, split in halves while the service is otherwise healthy. */
-  async function deliver(batchId: string, items: BatchItem[], retries: number): Promise<boolean> {
-    const startedAt = performance.now();
+  async function deliver(
+    batchId: string,
+    items: BatchItem[],
+    retries: number,
+    startedAt: number,
+  ): Promise<boolean> {
     const r = await attempt(batchId, items, retries);
     if (r.ok) {
       lastAckAt = performance.now();
@@ -158,15 +182,19 @@ export function createDispatcher(o: DispatcherOptions): Dispatcher {
     }
     const failure = r.failure!;
     // Split only when the failure looks specific to this batch: the service refused it (4xx), or it
-    // acknowledged other batches since this one started. During an outage nothing is split.
+    // acknowledged other batches (or other parts of this one) since this batch was taken. During an
+    // outage nothing is split.
     const batchSpecific =
-      (failure.httpStatus !== null && failure.httpStatus >= 400 && failure.httpStatus < 500 && failure.httpStatus !== 429) ||
+      (failure.httpStatus !== null &&
+        failure.httpStatus >= 400 &&
+        failure.httpStatus < 500 &&
+        failure.httpStatus !== 429) ||
       lastAckAt > startedAt;
     if (items.length > 1 && batchSpecific && !stopCtl.signal.aborted && !failure.aborted) {
       o.onSplit?.({ batchId, size: items.length, failure });
       const mid = Math.ceil(items.length / 2);
-      const a = await deliver(`${batchId}.1`, items.slice(0, mid), splitRetries);
-      const b = await deliver(`${batchId}.2`, items.slice(mid), splitRetries);
+      const a = await deliver(`${batchId}.1`, items.slice(0, mid), splitRetries, startedAt);
+      const b = await deliver(`${batchId}.2`, items.slice(mid), splitRetries, startedAt);
       return a || b;
     }
     await o.onOutcome({
@@ -183,7 +211,7 @@ export function createDispatcher(o: DispatcherOptions): Dispatcher {
   }
 
   async function deliverTop(batch: Batch, retries: number): Promise<void> {
-    const anyAcked = await deliver(batch.id, batch.items, retries);
+    const anyAcked = await deliver(batch.id, batch.items, retries, performance.now());
     if (anyAcked) {
       if (breakerOpenedAt !== 0) o.onBreaker?.({ state: 'closed' });
       consecutiveFailed = 0;
@@ -240,7 +268,8 @@ export function createDispatcher(o: DispatcherOptions): Dispatcher {
     }
     o.onBreaker?.({ state: 'probe', waitMs: probeWait });
     await sleep(probeWait, undefined, { signal: stopCtl.signal }).catch(() => {});
-    if (stopCtl.signal.aborted) return abandon(batch, 'not sent: interrupted while the service was unavailable');
+    if (stopCtl.signal.aborted)
+      return abandon(batch, 'not sent: interrupted while the service was unavailable');
     await limit(() => deliverTop(batch, 0));
     if (breakerOpenedAt !== 0) probeWait = Math.min(probeWait * 2, o.retryMaxMs);
   }

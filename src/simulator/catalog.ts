@@ -1,7 +1,7 @@
 // Seeded fixture data of the simulated service: customers, ads with offer end dates, redemptions, stores.
 import type { Ad, Redemption, StoreLocation } from '../client/models.ts';
-import { createPrng } from './rng.ts';
 import type { Prng } from './rng.ts';
+import { createPrng } from './rng.ts';
 
 const DAY_MS = 86_400_000;
 
@@ -164,7 +164,10 @@ function makeAd(rnd: Prng, adId: string, merchantName: string, offerEndMs: numbe
     visibilityState: 'VISIBLE',
     redemptionState: 'PROCESSING',
     assets: {
-      logo: { type: 'IMAGE_URL', value: { large: image(adId, 'logo-large', 256, 256), small: image(adId, 'logo-small', 64, 64) } },
+      logo: {
+        type: 'IMAGE_URL',
+        value: { large: image(adId, 'logo-large', 256, 256), small: image(adId, 'logo-small', 64, 64) },
+      },
       largeRectangle: {
         type: 'IMAGE_URL',
         value: { large: image(adId, 'rect-large', 1200, 628), small: image(adId, 'rect-small', 600, 314) },

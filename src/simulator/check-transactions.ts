@@ -1,8 +1,8 @@
 // Strict check of a POST /v2/data/transactions body: shape, the 1..50 limit, and every field of every item.
 import currencyCodes from 'currency-codes';
 import countries from 'i18n-iso-countries';
-import { LIMITS, REQUIRED_TRANSACTION_FIELDS, TRANSACTION_FIELDS } from '../client/models.ts';
 import type { TransactionNotification } from '../client/models.ts';
+import { LIMITS, REQUIRED_TRANSACTION_FIELDS, TRANSACTION_FIELDS } from '../client/models.ts';
 import type { FieldProblem } from './http.ts';
 import { isObject, typeOf } from './http.ts';
 
@@ -73,7 +73,11 @@ export function checkTransactionsBody(body: unknown): TransactionsCheck {
   for (let i = 0; i < list.length; i++) {
     const tx: unknown = list[i];
     if (!isObject(tx)) {
-      return { kind: 'unreadable', size: list.length, detail: `transactions[${i}]: expected an object, got ${typeOf(tx)}` };
+      return {
+        kind: 'unreadable',
+        size: list.length,
+        detail: `transactions[${i}]: expected an object, got ${typeOf(tx)}`,
+      };
     }
     const found = checkTransaction(tx, i);
     if (found) {
@@ -85,7 +89,10 @@ export function checkTransactionsBody(body: unknown): TransactionsCheck {
       seen ??= new Set();
       if (seen.has(id)) {
         problems ??= [];
-        problems.push({ field: `transactions[${i}].transactionId`, message: 'duplicate transactionId within the request' });
+        problems.push({
+          field: `transactions[${i}].transactionId`,
+          message: 'duplicate transactionId within the request',
+        });
       } else seen.add(id);
     }
   }
@@ -129,14 +136,17 @@ function checkFormat(key: string, v: string, add: (field: string, message: strin
   switch (key) {
     case 'transactionTimestamp':
     case 'transactionPostingTimestamp':
-      if (!isUtcMillis(v)) add(key, `expected ISO 8601 UTC with milliseconds (YYYY-MM-DDTHH:mm:ss.sssZ), got "${clip(v)}"`);
+      if (!isUtcMillis(v))
+        add(key, `expected ISO 8601 UTC with milliseconds (YYYY-MM-DDTHH:mm:ss.sssZ), got "${clip(v)}"`);
       return;
     case 'authorizationAmount':
     case 'postedAmount':
-      if (!MINOR_UNITS.test(v) || v === '0') add(key, `expected a positive integer of minor units as a string, got "${clip(v)}"`);
+      if (!MINOR_UNITS.test(v) || v === '0')
+        add(key, `expected a positive integer of minor units as a string, got "${clip(v)}"`);
       return;
     case 'cashBackAtPointOfSaleAmount':
-      if (!MINOR_UNITS.test(v)) add(key, `expected an integer of minor units as a string ("0" allowed), got "${clip(v)}"`);
+      if (!MINOR_UNITS.test(v))
+        add(key, `expected an integer of minor units as a string ("0" allowed), got "${clip(v)}"`);
       return;
     case 'paymentNetworkMCC':
       if (!MCC.test(v)) add(key, `expected 4 digits, got "${clip(v)}"`);
@@ -148,7 +158,8 @@ function checkFormat(key: string, v: string, add: (field: string, message: strin
       if (!STATE.test(v)) add(key, `expected an abbreviated state (2-3 capital letters), got "${clip(v)}"`);
       return;
     case 'currencyCode':
-      if (!CURRENCY.test(v) || !CURRENCIES.has(v)) add(key, `expected an ISO 4217 alpha-3 currency code, got "${clip(v)}"`);
+      if (!CURRENCY.test(v) || !CURRENCIES.has(v))
+        add(key, `expected an ISO 4217 alpha-3 currency code, got "${clip(v)}"`);
       return;
     case 'iin':
       if (!IIN.test(v)) add(key, 'expected 6 to 8 digits');

@@ -49,7 +49,11 @@ export function errorReply(
 }
 
 /** 400 ValidationException naming each field. */
-export function validationReply(requestId: string, problems: FieldProblem[], title = 'Validation failed'): Reply {
+export function validationReply(
+  requestId: string,
+  problems: FieldProblem[],
+  title = 'Validation failed',
+): Reply {
   return errorReply(400, 'ValidationException', title, requestId, { validationErrors: problems });
 }
 
@@ -87,7 +91,9 @@ export function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
       }
       chunks.push(chunk);
     });
-    req.on('end', () => resolve(tooBig ? undefined : chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
+    req.on('end', () =>
+      resolve(tooBig ? undefined : chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)),
+    );
     req.on('error', reject);
   });
 }

@@ -32,7 +32,15 @@ export interface SimulatorOptions {
 /** The fault knobs that can change while the simulator runs. */
 export type FaultOptions = Pick<
   SimulatorOptions,
-  'latencyMs' | 'jitterMs' | 'failRate' | 'failFirst' | 'resetRate' | 'hangRate' | 'rate429' | 'retryAfterS' | 'poison'
+  | 'latencyMs'
+  | 'jitterMs'
+  | 'failRate'
+  | 'failFirst'
+  | 'resetRate'
+  | 'hangRate'
+  | 'rate429'
+  | 'retryAfterS'
+  | 'poison'
 >;
 
 /** Faults with every default filled in. */
@@ -92,7 +100,8 @@ function bad(name: string, expected: string, got: unknown): SvcIngestError {
 }
 
 function checkRate(name: string, v: unknown): void {
-  if (v !== undefined && (typeof v !== 'number' || !(v >= 0 && v <= 1))) throw bad(name, 'a number from 0 to 1', v);
+  if (v !== undefined && (typeof v !== 'number' || !(v >= 0 && v <= 1)))
+    throw bad(name, 'a number from 0 to 1', v);
 }
 
 function checkCount(name: string, v: unknown, max = Number.MAX_SAFE_INTEGER): void {
@@ -104,7 +113,8 @@ function checkCount(name: string, v: unknown, max = Number.MAX_SAFE_INTEGER): vo
 /** Check fault knobs (unknown keys refused); throws USAGE_INVALID naming the key. */
 export function checkFaults(f: Record<string, unknown>): void {
   for (const key of Object.keys(f)) {
-    if (!(FAULT_KEYS as readonly string[]).includes(key)) throw bad(key, `one of ${FAULT_KEYS.join(', ')}`, 'unknown key');
+    if (!(FAULT_KEYS as readonly string[]).includes(key))
+      throw bad(key, `one of ${FAULT_KEYS.join(', ')}`, 'unknown key');
   }
   checkCount('latencyMs', f.latencyMs, 600_000);
   checkCount('jitterMs', f.jitterMs, 600_000);
@@ -122,10 +132,22 @@ export function checkFaults(f: Record<string, unknown>): void {
 
 /** Check every option once, at the boundary. */
 export function checkOptions(o: SimulatorOptions): void {
-  const { port, host, seed, webhookUrl, ticketDelayMs, sessionTtlMs, requireToken, tls, keepTransactions, log, ...faults } =
-    o;
+  const {
+    port,
+    host,
+    seed,
+    webhookUrl,
+    ticketDelayMs,
+    sessionTtlMs,
+    requireToken,
+    tls,
+    keepTransactions,
+    log,
+    ...faults
+  } = o;
   checkCount('port', port, 65_535);
-  if (host !== undefined && (typeof host !== 'string' || host.length === 0)) throw bad('host', 'a host name', host);
+  if (host !== undefined && (typeof host !== 'string' || host.length === 0))
+    throw bad('host', 'a host name', host);
   if (seed !== undefined && !Number.isSafeInteger(seed)) throw bad('seed', 'an integer', seed);
   checkFaults(faults);
   if (webhookUrl !== undefined) {

@@ -29,10 +29,15 @@ export function mintToken(secret: Buffer, claims: SessionClaims): string {
   return `${body}.${createHmac('sha256', secret).update(body).digest('base64url')}`;
 }
 
-export function verifyToken(secret: Buffer, token: string | undefined, nowMs: number): SessionClaims | SessionProblem {
+export function verifyToken(
+  secret: Buffer,
+  token: string | undefined,
+  nowMs: number,
+): SessionClaims | SessionProblem {
   if (!token) return { title: 'Invalid session token', detail: 'the X-SVC-Session-Token header is missing' };
   const parts = token.split('.');
-  if (parts.length !== 3) return { title: 'Invalid session token', detail: 'not a JWT (three dot-separated parts)' };
+  if (parts.length !== 3)
+    return { title: 'Invalid session token', detail: 'not a JWT (three dot-separated parts)' };
   const [h, p, sig] = parts as [string, string, string];
   const expected = createHmac('sha256', secret).update(`${h}.${p}`).digest();
   const given = Buffer.from(sig, 'base64url');
@@ -49,7 +54,8 @@ export function verifyToken(secret: Buffer, token: string | undefined, nowMs: nu
   if (typeof c.sourceCustomerId !== 'string' || typeof c.exp !== 'number') {
     return { title: 'Invalid session token', detail: 'payload lacks sourceCustomerId or exp' };
   }
-  if (c.exp <= nowMs) return { title: 'Session Expired', detail: `token expired at ${new Date(c.exp).toISOString()}` };
+  if (c.exp <= nowMs)
+    return { title: 'Session Expired', detail: `token expired at ${new Date(c.exp).toISOString()}` };
   return c as SessionClaims;
 }
 

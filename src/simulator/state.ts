@@ -10,7 +10,14 @@ import { fnv1a } from './rng.ts';
  */
 export interface SimulatorStats {
   requests: { total: number; byPath: Record<string, number>; byStatus: Record<string, number> };
-  faults: { fail500: number; failFirst: number; reset: number; hang: number; rate429: number; poison: number };
+  faults: {
+    fail500: number;
+    failFirst: number;
+    reset: number;
+    hang: number;
+    rate429: number;
+    poison: number;
+  };
   transactions: { accepted: number; distinct: number; duplicates: number }; // accepted = tx count over all 200 batches; duplicates = accepted - distinct
   largestBatch: number;
   maxInFlight: number; // most requests in flight at once (all paths)
@@ -38,6 +45,8 @@ export interface SimState {
   /** Customers enrolled by their first accepted transaction. */
   enrolled: Map<string, { sourceAccountId: string }>;
   earned: Map<string, Redemption[]>;
+  /** Requests whose body had no batch identity (they key their fault draws by this counter). */
+  anonymous: number;
 }
 
 export function createState(): SimState {
@@ -54,6 +63,7 @@ export function createState(): SimState {
     failFirstSeen: new Map(),
     enrolled: new Map(),
     earned: new Map(),
+    anonymous: 0,
   };
 }
 
@@ -79,7 +89,11 @@ export function snapshot(s: SimState): SimulatorStats {
       byStatus: Object.fromEntries(s.requests.byStatus),
     },
     faults: { ...s.faults },
-    transactions: { accepted: s.accepted, distinct: s.deliveries.size, duplicates: s.accepted - s.deliveries.size },
+    transactions: {
+      accepted: s.accepted,
+      distinct: s.deliveries.size,
+      duplicates: s.accepted - s.deliveries.size,
+    },
     largestBatch: s.largestBatch,
     maxInFlight: s.maxInFlight,
     inFlight: s.inFlight,
@@ -92,7 +106,12 @@ export function knownCustomer(s: SimState, catalog: Catalog, id: string): boolea
 }
 
 /** Record an accepted batch: deliveries, kept copies, enrolments and earned redemptions. */
-export function recordAccepted(s: SimState, catalog: Catalog, txs: TransactionNotification[], keepMax: number): void {
+export function recordAccepted(
+  s: SimState,
+  catalog: Catalog,
+  txs: TransactionNotification[],
+  keepMax: number,
+): void {
   s.accepted += txs.length;
   for (let i = 0; i < txs.length; i++) {
     const tx = txs[i] as TransactionNotification;

@@ -2,7 +2,7 @@
 import { REQUIRED_TRANSACTION_FIELDS, TRANSACTION_FIELDS } from '../client/models.ts';
 import type { TransactionField } from '../client/models.ts';
 import { isCountryAlpha2, isCurrencyCode } from '../map/codes.ts';
-import { maskCardNumbers } from '../mask.ts';
+import { quote as show } from '../map/fail.ts';
 
 /**
  * One problem with one field of a record.
@@ -84,7 +84,10 @@ const CHECKS: Partial<Record<TransactionField, StringCheck>> = {
   paymentNetworkMerchantAddress2: text(100),
   paymentNetworkMerchantCity: text(50),
   paymentNetworkMerchantState: pattern(STATE, 'expected an abbreviated state: 2-3 uppercase letters'),
-  paymentNetworkMerchantPostalCode: pattern(POSTAL, 'expected a postal code: 2-10 letters, digits, spaces or dashes'),
+  paymentNetworkMerchantPostalCode: pattern(
+    POSTAL,
+    'expected a postal code: 2-10 letters, digits, spaces or dashes',
+  ),
   paymentNetworkMerchantCountryCode: (v) =>
     v.length === 2 && isCountryAlpha2(v) ? undefined : 'expected an ISO 3166-1 alpha-2 country code',
   paymentNetworkMerchantId: text(64),
@@ -92,10 +95,14 @@ const CHECKS: Partial<Record<TransactionField, StringCheck>> = {
   iin: pattern(IIN, 'expected 6-8 digits'),
   last4: pattern(LAST4, 'expected 4 digits'),
   cardPresentIndicator: pattern(SHORT_TOKEN, 'expected 1..16 letters, digits or _'),
-  authorizationAmount: pattern(POSITIVE_MINOR, 'expected positive minor units: digits, no leading zero, at most 15'),
+  authorizationAmount: pattern(
+    POSITIVE_MINOR,
+    'expected positive minor units: digits, no leading zero, at most 15',
+  ),
   cashBackAtPointOfSaleAmount: pattern(MINOR, 'expected minor units: digits, no leading zero, at most 15'),
   postedAmount: pattern(POSITIVE_MINOR, 'expected positive minor units: digits, no leading zero, at most 15'),
-  currencyCode: (v) => (v.length === 3 && isCurrencyCode(v) ? undefined : 'expected an ISO 4217 alpha-3 currency code'),
+  currencyCode: (v) =>
+    v.length === 3 && isCurrencyCode(v) ? undefined : 'expected an ISO 4217 alpha-3 currency code',
   onlineIndicator: pattern(CODE_TOKEN, 'expected an uppercase code such as NOT_ONLINE'),
   multipleClearingSequenceNumber: pattern(SEQUENCE, 'expected 1-4 digits'),
   multipleClearingSequenceCount: pattern(SEQUENCE, 'expected 1-4 digits'),
@@ -104,12 +111,6 @@ const CHECKS: Partial<Record<TransactionField, StringCheck>> = {
 };
 
 const TYPES: Record<string, 'string' | 'boolean' | 'integer'> = TRANSACTION_FIELDS;
-
-/** A value quoted for a message: short, and never a card number. */
-function show(v: unknown): string {
-  const s = typeof v === 'string' ? v : typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v);
-  return JSON.stringify(maskCardNumbers(s.length > 40 ? `${s.slice(0, 40)}…` : s));
-}
 
 /**
  * Check one TransactionNotification; [] = valid. Every problem of every field is reported at once.

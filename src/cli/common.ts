@@ -1,0 +1,115 @@
+// Shared by every command: the common connection flags, config loading from them, logger and client set-up.
+import type { Command } from 'commander';
+import { createClient, type SvcClient } from '../client/index.ts';
+import { type Config, type ConfigFlags, loadConfig } from '../config/index.ts';
+import { SvcIngestError } from '../errors.ts';
+import { createLogger, type Logger } from '../log.ts';
+
+/**
+ * Values of the common flags as commander parses them.
+ * @example { baseUrl: 'https://svc.example', timeout: '5000', config: 'prod.json', insecureHttp: undefined, logLevel: 'debug' }
+ */
+export interface CommonOptions {
+  baseUrl?: string;
+  timeout?: string;
+  config?: string;
+  insecureHttp?: boolean;
+  logLevel?: string;
+}
+
+/** Adds --base-url, --timeout, --config, --insecure-http and --log-level to a command. */
+export function addConnectionOptions(cmd: Command): Command {
+  return cmd
+    .option('--base-url <url>', 'service base URL (env SVC_BASE_URL)')
+    .option('--timeout <ms>', 'per-request timeout in ms (env SVC_TIMEOUT_MS)')
+    .option('--config <file>', 'JSON config file merged over config/default.json (env SVC_CONFIG)')
+    .option('--insecure-http', 'allow plain http to a non-loopback host (env SVC_ALLOW_INSECURE_HTTP)')
+    .option('--log-level <level>', 'trace, debug, info, warn, error, fatal or silent (env SVC_LOG_LEVEL)');
+}
+
+/** The config flags of the common options, keyed by dotted config path. */
+export function commonFlags(opts: CommonOptions): ConfigFlags {
+  const flags: ConfigFlags = {};
+  if (opts.baseUrl !== undefined) flags.baseUrl = { value: opts.baseUrl, flag: '--base-url' };
+  if (opts.timeout !== undefined) flags.timeoutMs = { value: opts.timeout, flag: '--timeout' };
+  if (opts.insecureHttp) flags.allowInsecureHttp = { value: true, flag: '--insecure-http' };
+  if (opts.logLevel !== undefined) flags['log.level'] = { value: opts.logLevel, flag: '--log-level' };
+  return flags;
+}
+
+/** Loads the config for a command: defaults < files < env < the common flags < `extra` (command flags). */
+export function loadCommandConfig(opts: CommonOptions, extra: ConfigFlags = {}, env = process.env): Config {
+  return loadConfig({
+    ...(opts.config ? { file: opts.config } : {}),
+    env,
+    flags: { ...commonFlags(opts), ...extra },
+  });
+}
+
+/**
+ * What a command runs with.
+ * @example const ctx = setUp(opts); try { … ctx.client … } finally { await ctx.close() }
+ */
+export interface CommandContext {
+  config: Config;
+  logger: Logger;
+  client: SvcClient;
+  close(): Promise<void>;
+}
+
+/** Loads config, creates the logger and the client; `close()` releases the client's sockets. */
+export function setUp(
+  opts: CommonOptions,
+  extra: ConfigFlags = {},
+  clientOpts: { connections?: number } = {},
+): CommandContext {
+  const config = loadCommandConfig(opts, extra);
+  const logger = createLogger({ level: config.log.level });
+  const client = createClient(config, { logger, ...clientOpts });
+  return { config, logger, client, close: () => client.close() };
+}
+
+/** Runs `fn` with a context and always closes it. */
+export async function withContext<T>(
+  opts: CommonOptions,
+  fn: (ctx: CommandContext) => Promise<T>,
+  extra: ConfigFlags = {},
+): Promise<T> {
+  const ctx = setUp(opts, extra);
+  try {
+    return await fn(ctx);
+  } finally {
+    await ctx.close();
+  }
+}
+
+/** Writes one JSON document (one line) on stdout. */
+export function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value)}\n`);
+}
+
+/** Writes human-readable text on stdout. */
+export function printText(lines: string[]): void {
+  if (lines.length > 0) process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+/** Parses an integer option value; a usage error names the flag. */
+export function parseIntOption(value: string, flag: string): number {
+  if (!/^\s*-?\d+\s*$/.test(value)) {
+    throw new SvcIngestError('USAGE_INVALID', `${flag}: expected an integer, got ${JSON.stringify(value)}`, {
+      field: flag,
+    });
+  }
+  return Number(value);
+}
+
+/** Parses a decimal option value; a usage error names the flag. */
+export function parseNumberOption(value: string, flag: string): number {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n)) {
+    throw new SvcIngestError('USAGE_INVALID', `${flag}: expected a number, got ${JSON.stringify(value)}`, {
+      field: flag,
+    });
+  }
+  return n;
+}

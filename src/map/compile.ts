@@ -1,0 +1,655 @@
+// Compiles a checked mapping-profile document into one fast closure per field (no per-record interpretation).
+import { createHash } from 'node:crypto';
+import { TRANSACTION_FIELDS } from '../client/models.ts';
+import type { TransactionField, TransactionNotification } from '../client/models.ts';
+import { SvcIngestError } from '../errors.ts';
+import type { InputFormat } from '../read/open.ts';
+import { luhnValid, maskCardNumbers, maskDeep, maskPan } from '../mask.ts';
+import type { FieldError } from '../validate/validate.ts';
+import { REQUIRED_FIELDS, validateTransaction } from '../validate/validate.ts';
+import { toMinorUnits } from './amount.ts';
+import { currencyExponent, toCountryAlpha2, toCurrencyAlpha3, toStateCode } from './codes.ts';
+import { MapFail, quote } from './fail.ts';
+import { compileTimestamp } from './timestamp.ts';
+import type { CompiledProfile } from './profile.ts';
+
+type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
+type Getter = (rec: Record<string, unknown>) => unknown;
+type Convert = (v: unknown, tx: Record<string, unknown>) => unknown;
+interface Step {
+  field: TransactionField;
+  run: (rec: Record<string, unknown>, tx: Record<string, unknown>) => unknown;
+}
+
+const RULE_KEYS = [
+  'from',
+  'template',
+  'const',
+  'hash',
+  'default',
+  'else',
+  'trim',
+  'maxLength',
+  'case',
+  'zeroPad',
+  'slice',
+  'amount',
+  'timestamp',
+  'boolean',
+  'integer',
+  'currency',
+  'country',
+  'state',
+  'enum',
+  'description',
+] as const;
+const SOURCES = ['from', 'template', 'const', 'hash'] as const;
+const CONVERSIONS = [
+  'amount',
+  'timestamp',
+  'boolean',
+  'integer',
+  'currency',
+  'country',
+  'state',
+  'enum',
+] as const;
+const PROFILE_KEYS = ['$schema', 'name', 'description', 'format', 'delimiter', 'timeZone', 'pan', 'fields'];
+// Free text where a card number typed by a clerk could hide; ids are left alone (a 16-digit id is legal).
+const FREE_TEXT = new Set<string>([
+  'paymentNetworkMerchant',
+  'paymentNetworkMerchantAddress1',
+  'paymentNetworkMerchantAddress2',
+  'paymentNetworkMerchantCity',
+]);
+const TRUE_WORDS = new Set(['y', 'yes', 'true', 't', '1']);
+const FALSE_WORDS = new Set(['n', 'no', 'false', 'f', '0']);
+const INTEGER = /^[+-]?\d{1,15}$/;
+const MASKED_PAN = /^(\d{6,8})[*Xx#•]+(\d{4})$/;
+
+/** Throws MAPPING_INVALID with the JSON path of the bad key. */
+function bad(source: string, path: string, expected: string, got: unknown): never {
+  const shown = got === undefined ? 'nothing' : JSON.stringify(got);
+  throw new SvcIngestError('MAPPING_INVALID', `${path}: expected ${expected}, got ${shown}`, {
+    source,
+    path,
+  });
+}
+
+function isObject(v: unknown): v is Record<string, Json> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Getter of a column or a dotted path into nested NDJSON objects (a literal key with dots wins). */
+export function compileGetter(path: string): Getter {
+  if (!path.includes('.')) return (rec) => rec[path];
+  const parts = path.split('.');
+  return (rec) => {
+    const literal = rec[path];
+    if (literal !== undefined) return literal;
+    let o: unknown = rec;
+    for (let i = 0; i < parts.length; i++) {
+      if (typeof o !== 'object' || o === null) return undefined;
+      o = (o as Record<string, unknown>)[parts[i] as string];
+    }
+    return o;
+  };
+}
+
+function isEmpty(v: unknown): boolean {
+  return (
+    v === undefined || v === null || (typeof v === 'string' && (v.length === 0 || v.trim().length === 0))
+  );
+}
+
+function scalarToString(v: unknown): string {
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number' && Number.isFinite(v)) return String(v);
+  if (typeof v === 'boolean') return v ? 'true' : 'false';
+  throw new MapFail(`expected a text or number, got ${quote(v)}`);
+}
+
+/** A profile's context while compiling. */
+interface Env {
+  source: string;
+  timeZone?: string;
+}
+
+function checkOutputValue(env: Env, path: string, field: TransactionField, value: unknown): void {
+  // null is the way to say "leave the field out".
+  if (value === null) return;
+  const errors = validateTransaction({ [field]: value }).filter(
+    (e) => e.field === field && e.message !== 'required',
+  );
+  if (errors.length > 0) bad(env.source, path, `a valid ${field} (${errors[0]?.message})`, value);
+}
+
+function compileSource(
+  env: Env,
+  path: string,
+  rule: Record<string, Json>,
+): { get: Getter; columns: string[] } {
+  const present = SOURCES.filter((k) => rule[k] !== undefined);
+  if (present.length > 1) bad(env.source, path, 'one of from, template, const, hash', present);
+  if (rule.from !== undefined) {
+    const from = rule.from;
+    if (typeof from !== 'string' || from === '')
+      bad(env.source, `${path}.from`, 'a column name or dotted path', from);
+    return { get: compileGetter(from), columns: [from] };
+  }
+  if (rule.template !== undefined) {
+    const t = rule.template;
+    if (typeof t !== 'string') bad(env.source, `${path}.template`, 'a string like "{DATE} {TIME}"', t);
+    const literals: string[] = [];
+    const getters: Getter[] = [];
+    const columns: string[] = [];
+    const re = /\{([^{}]+)\}/g;
+    let last = 0;
+    for (let m = re.exec(t); m !== null; m = re.exec(t)) {
+      literals.push(t.slice(last, m.index));
+      const col = m[1] as string;
+      columns.push(col);
+      getters.push(compileGetter(col));
+      last = m.index + m[0].length;
+    }
+    if (getters.length === 0) bad(env.source, `${path}.template`, 'at least one {column}', t);
+    const tail = t.slice(last);
+    return {
+      columns,
+      get: (rec) => {
+        let out = literals[0] as string;
+        for (let i = 0; i < getters.length; i++) {
+          const v = (getters[i] as Getter)(rec);
+          // Any missing part makes the whole value missing: "2025-10-09 " is not half a timestamp.
+          if (isEmpty(v)) return undefined;
+          out += scalarToString(v).trim() + (i + 1 < literals.length ? (literals[i + 1] as string) : tail);
+        }
+        return out;
+      },
+    };
+  }
+  if (rule.hash !== undefined) {
+    const h = rule.hash;
+    if (!isObject(h)) bad(env.source, `${path}.hash`, 'an object {"of": [columns], ...}', h);
+    for (const k of Object.keys(h)) {
+      if (!['of', 'separator', 'length', 'prefix'].includes(k))
+        bad(env.source, `${path}.hash.${k}`, 'of, separator, length or prefix', k);
+    }
+    const of = h.of;
+    if (!Array.isArray(of) || of.length === 0 || !of.every((c) => typeof c === 'string' && c !== '')) {
+      bad(env.source, `${path}.hash.of`, 'a non-empty array of column names', of);
+    }
+    const sep = h.separator ?? '|';
+    if (typeof sep !== 'string') bad(env.source, `${path}.hash.separator`, 'a string', sep);
+    const length = h.length ?? 32;
+    if (typeof length !== 'number' || !Number.isInteger(length) || length < 8 || length > 64) {
+      bad(env.source, `${path}.hash.length`, 'integer 8..64', length);
+    }
+    const prefix = h.prefix ?? '';
+    if (typeof prefix !== 'string' || !/^[A-Za-z0-9._:-]{0,31}$/.test(prefix)) {
+      bad(env.source, `${path}.hash.prefix`, 'up to 31 characters of A-Z a-z 0-9 . _ : -', prefix);
+    }
+    const cols = of as string[];
+    const getters = cols.map(compileGetter);
+    return {
+      columns: cols,
+      get: (rec) => {
+        let joined = '';
+        for (let i = 0; i < getters.length; i++) {
+          const v = (getters[i] as Getter)(rec);
+          if (i > 0) joined += sep;
+          if (!isEmpty(v)) joined += typeof v === 'object' ? JSON.stringify(v) : String(v).trim();
+        }
+        return prefix + createHash('sha256').update(joined).digest('hex').slice(0, length);
+      },
+    };
+  }
+  return { get: () => undefined, columns: [] };
+}
+
+function compileConversion(
+  env: Env,
+  path: string,
+  field: TransactionField,
+  rule: Record<string, Json>,
+): Convert {
+  const present = CONVERSIONS.filter((k) => rule[k] !== undefined);
+  if (present.length > 1) bad(env.source, path, 'at most one conversion', present);
+  const kind =
+    present[0] ??
+    (TRANSACTION_FIELDS[field] === 'boolean'
+      ? 'boolean'
+      : TRANSACTION_FIELDS[field] === 'integer'
+        ? 'integer'
+        : 'string');
+  const opt = kind === 'string' ? undefined : rule[kind];
+  const p = `${path}.${kind}`;
+  const optionsOf = (allowed: string[]): Record<string, Json> => {
+    // Implied by the field's type (no conversion key given): no options.
+    if (opt === true || opt === undefined) return {};
+    if (!isObject(opt)) bad(env.source, p, 'true or an options object', opt);
+    for (const k of Object.keys(opt))
+      if (!allowed.includes(k))
+        bad(env.source, `${p}.${k}`, `one of ${allowed.join(', ') || '(no options)'}`, k);
+    return opt;
+  };
+  switch (kind) {
+    case 'string':
+      return compileString(env, path, field, rule);
+    case 'amount': {
+      const o = optionsOf(['units', 'abs', 'currency', 'exponent']);
+      const units = o.units ?? 'major';
+      if (units !== 'major' && units !== 'minor') bad(env.source, `${p}.units`, '"major" or "minor"', units);
+      const abs = o.abs ?? false;
+      if (typeof abs !== 'boolean') bad(env.source, `${p}.abs`, 'true or false', abs);
+      let fixed: number | undefined;
+      if (o.exponent !== undefined) {
+        const e = o.exponent;
+        if (typeof e !== 'number' || !Number.isInteger(e) || e < 0 || e > 4)
+          bad(env.source, `${p}.exponent`, 'integer 0..4', e);
+        fixed = e;
+      } else if (o.currency !== undefined) {
+        const c = typeof o.currency === 'string' ? toCurrencyAlpha3(o.currency) : undefined;
+        if (c === undefined) bad(env.source, `${p}.currency`, 'an ISO 4217 currency code', o.currency);
+        fixed = currencyExponent(c);
+      }
+      const opts = { units, abs } as const;
+      if (units === 'minor') return (v) => toMinorUnits(v, 0, opts);
+      if (fixed !== undefined) {
+        const exponent = fixed;
+        return (v) => toMinorUnits(v, exponent, opts);
+      }
+      return (v, tx) => {
+        const code = tx.currencyCode;
+        const exponent = typeof code === 'string' ? currencyExponent(code) : undefined;
+        if (exponent === undefined) throw new MapFail('no valid currencyCode to scale the amount by');
+        return toMinorUnits(v, exponent, opts);
+      };
+    }
+    case 'timestamp': {
+      const o = optionsOf(['format', 'zone']);
+      const format = o.format ?? 'auto';
+      if (typeof format !== 'string' || format === '')
+        bad(env.source, `${p}.format`, '"auto", "iso", "unix-s", "unix-ms" or a pattern', format);
+      const zone = o.zone ?? env.timeZone;
+      if (zone !== undefined && typeof zone !== 'string')
+        bad(env.source, `${p}.zone`, 'an IANA zone name or an offset', zone);
+      try {
+        const conv = compileTimestamp({ format, zone });
+        return (v) => conv(v);
+      } catch (err) {
+        return bad(
+          env.source,
+          o.zone === undefined && zone !== undefined ? 'timeZone' : p,
+          'a valid format and zone',
+          `${(err as Error).message}`,
+        );
+      }
+    }
+    case 'boolean':
+      optionsOf([]);
+      return (v) => {
+        if (typeof v === 'boolean') return v;
+        if (v === 1 || v === 0) return v === 1;
+        if (typeof v === 'string') {
+          const w = v.trim().toLowerCase();
+          if (TRUE_WORDS.has(w)) return true;
+          if (FALSE_WORDS.has(w)) return false;
+        }
+        throw new MapFail(`expected Y/N, yes/no, true/false, T/F or 1/0, got ${quote(v)}`);
+      };
+    case 'integer':
+      optionsOf([]);
+      return (v) => {
+        if (typeof v === 'number' && Number.isSafeInteger(v)) return v;
+        if (typeof v === 'string' && INTEGER.test(v.trim())) return Number(v.trim());
+        throw new MapFail(`expected an integer, got ${quote(v)}`);
+      };
+    case 'currency':
+    case 'country':
+    case 'state': {
+      optionsOf([]);
+      const convert =
+        kind === 'currency' ? toCurrencyAlpha3 : kind === 'country' ? toCountryAlpha2 : toStateCode;
+      const what =
+        kind === 'currency'
+          ? 'an ISO 4217 currency (alpha or numeric)'
+          : kind === 'country'
+            ? 'an ISO 3166 country (alpha-2, alpha-3 or numeric)'
+            : 'a state abbreviation or name';
+      return (v) => {
+        const r = convert(scalarToString(v).trim());
+        if (r === undefined) throw new MapFail(`expected ${what}, got ${quote(v)}`);
+        return r;
+      };
+    }
+    case 'enum': {
+      if (!isObject(opt) || Object.keys(opt).length === 0)
+        bad(env.source, p, 'an object mapping source values to output values', opt);
+      const exact = new Map<string, Json>();
+      const folded = new Map<string, Json>();
+      for (const [k, out] of Object.entries(opt)) {
+        checkOutputValue(env, `${p}.${k}`, field, out);
+        exact.set(k, out);
+        if (!folded.has(k.toLowerCase())) folded.set(k.toLowerCase(), out);
+      }
+      const hasElse = rule.else !== undefined || rule.default !== undefined;
+      const otherwise = rule.else !== undefined ? rule.else : rule.default;
+      if (rule.else !== undefined) checkOutputValue(env, `${path}.else`, field, rule.else);
+      const known = [...exact.keys()].slice(0, 8).join(', ');
+      return (v) => {
+        const key = scalarToString(v).trim();
+        const hit = exact.get(key) ?? folded.get(key.toLowerCase());
+        if (hit !== undefined) return hit;
+        if (hasElse) return otherwise;
+        throw new MapFail(`unknown value ${quote(v)} (known: ${known})`);
+      };
+    }
+  }
+  return bad(env.source, path, 'a conversion', kind);
+}
+
+function compileString(env: Env, path: string, field: TransactionField, rule: Record<string, Json>): Convert {
+  const trim = rule.trim ?? true;
+  if (typeof trim !== 'boolean') bad(env.source, `${path}.trim`, 'true or false', trim);
+  const maxLength = rule.maxLength;
+  if (
+    maxLength !== undefined &&
+    (typeof maxLength !== 'number' || !Number.isInteger(maxLength) || maxLength < 1)
+  ) {
+    bad(env.source, `${path}.maxLength`, 'a positive integer', maxLength);
+  }
+  const caseOpt = rule.case;
+  if (caseOpt !== undefined && caseOpt !== 'upper' && caseOpt !== 'lower')
+    bad(env.source, `${path}.case`, '"upper" or "lower"', caseOpt);
+  const zeroPad = rule.zeroPad;
+  if (
+    zeroPad !== undefined &&
+    (typeof zeroPad !== 'number' || !Number.isInteger(zeroPad) || zeroPad < 1 || zeroPad > 32)
+  ) {
+    bad(env.source, `${path}.zeroPad`, 'integer 1..32', zeroPad);
+  }
+  const mask = FREE_TEXT.has(field);
+  if (TRANSACTION_FIELDS[field] !== 'string')
+    bad(
+      env.source,
+      path,
+      `a conversion for a ${TRANSACTION_FIELDS[field]} field (e.g. "${TRANSACTION_FIELDS[field]}": true)`,
+      rule,
+    );
+  if (trim && maxLength === undefined && caseOpt === undefined && zeroPad === undefined && !mask) {
+    return (v) => (typeof v === 'string' ? v.trim() : scalarToString(v));
+  }
+  return (v) => {
+    let s = scalarToString(v);
+    if (trim) s = s.trim();
+    if (caseOpt === 'upper') s = s.toUpperCase();
+    else if (caseOpt === 'lower') s = s.toLowerCase();
+    if (zeroPad !== undefined && s.length < zeroPad) s = s.padStart(zeroPad, '0');
+    if (maxLength !== undefined && s.length > maxLength)
+      s = trim ? s.slice(0, maxLength).trimEnd() : s.slice(0, maxLength);
+    if (mask) s = maskCardNumbers(s);
+    return s;
+  };
+}
+
+function compileRule(
+  env: Env,
+  field: TransactionField,
+  rule: Json,
+): { step: Step; columns: string[]; hasDefault: boolean } {
+  const path = `fields.${field}`;
+  const r: Record<string, Json> =
+    typeof rule === 'string'
+      ? { from: rule }
+      : isObject(rule)
+        ? rule
+        : bad(env.source, path, 'a column name or a rule object', rule);
+  for (const k of Object.keys(r)) {
+    if (!(RULE_KEYS as readonly string[]).includes(k))
+      bad(env.source, `${path}.${k}`, `one of ${RULE_KEYS.join(', ')}`, k);
+  }
+  if (r.else !== undefined && r.enum === undefined)
+    bad(env.source, `${path}.else`, 'else only together with enum', r.else);
+  const source = compileSource(env, path, r);
+  const columns = source.columns;
+  let get = source.get;
+  if (r.slice !== undefined) {
+    const sl = r.slice;
+    if (
+      !Array.isArray(sl) ||
+      sl.length < 1 ||
+      sl.length > 2 ||
+      !sl.every((n) => typeof n === 'number' && Number.isInteger(n))
+    ) {
+      bad(
+        env.source,
+        `${path}.slice`,
+        '[start] or [start, end] (integers, negative counts from the end)',
+        sl,
+      );
+    }
+    const [a, b] = sl as number[];
+    const inner = get;
+    get = (rec) => {
+      const v = inner(rec);
+      return isEmpty(v) ? v : scalarToString(v).trim().slice(a, b);
+    };
+  }
+  if (r.const !== undefined) {
+    checkOutputValue(env, `${path}.const`, field, r.const);
+    const value = r.const;
+    return { step: { field, run: () => value }, columns: [], hasDefault: true };
+  }
+  if (r.default !== undefined) checkOutputValue(env, `${path}.default`, field, r.default);
+  const dflt = r.default === null ? undefined : r.default;
+  if (r.hash !== undefined) {
+    return { step: { field, run: get }, columns, hasDefault: false };
+  }
+  if (r.from === undefined && r.template === undefined) {
+    if (dflt === undefined) bad(env.source, path, 'a source: from, template, const, hash (or a default)', r);
+    return { step: { field, run: () => dflt }, columns: [], hasDefault: true };
+  }
+  const convert = compileConversion(env, path, field, r);
+  const step: Step = {
+    field,
+    run: (rec, tx) => {
+      const v = get(rec);
+      if (v === undefined || v === null || v === '' || (typeof v === 'string' && v.trim() === ''))
+        return dflt;
+      const out = convert(v, tx);
+      return out === '' ? dflt : out;
+    },
+  };
+  return { step, columns, hasDefault: dflt !== undefined };
+}
+
+/** A card-number column turned into iin, last4 and cardNetworkIdentifier. */
+interface PanRule {
+  from: string;
+  get: Getter;
+  iinLength: number;
+}
+
+function compilePan(env: Env, v: Json): PanRule {
+  if (!isObject(v)) bad(env.source, 'pan', 'an object {"from": column, "iinLength": 6 or 8}', v);
+  for (const k of Object.keys(v))
+    if (k !== 'from' && k !== 'iinLength') bad(env.source, `pan.${k}`, 'from or iinLength', k);
+  if (typeof v.from !== 'string' || v.from === '')
+    bad(env.source, 'pan.from', 'a column name or dotted path', v.from);
+  const iinLength = v.iinLength ?? 6;
+  if (iinLength !== 6 && iinLength !== 8) bad(env.source, 'pan.iinLength', '6 or 8', iinLength);
+  return { from: v.from, get: compileGetter(v.from), iinLength };
+}
+
+function applyPan(
+  pan: PanRule,
+  rec: Record<string, unknown>,
+  tx: Record<string, unknown>,
+  explicit: Set<string>,
+): FieldError | undefined {
+  const raw = pan.get(rec);
+  if (isEmpty(raw)) return undefined;
+  const s = typeof raw === 'number' ? String(raw) : typeof raw === 'string' ? raw.replace(/[\s-]/g, '') : '';
+  let iin: string;
+  let last4: string;
+  if (/^\d{12,19}$/.test(s)) {
+    if (!luhnValid(s))
+      return { field: 'iin', message: `card number in ${pan.from} fails the Luhn check (${maskPan(s)})` };
+    iin = s.slice(0, pan.iinLength);
+    last4 = s.slice(-4);
+  } else {
+    const m = MASKED_PAN.exec(s);
+    if (m === null || (m[1] as string).length < pan.iinLength) {
+      return {
+        field: 'iin',
+        message: `expected a card number of 12-19 digits in ${pan.from}, got ${quote(s.length > 4 ? maskPan(s) : s)}`,
+      };
+    }
+    iin = (m[1] as string).slice(0, pan.iinLength);
+    last4 = m[2] as string;
+  }
+  if (!explicit.has('iin') && tx.iin === undefined) tx.iin = iin;
+  if (!explicit.has('last4') && tx.last4 === undefined) tx.last4 = last4;
+  if (!explicit.has('cardNetworkIdentifier') && tx.cardNetworkIdentifier === undefined)
+    tx.cardNetworkIdentifier = iin.charCodeAt(0) - 48;
+  return undefined;
+}
+
+function setPath(obj: Record<string, unknown>, path: string, f: (v: unknown) => unknown): void {
+  if (Object.hasOwn(obj, path)) {
+    obj[path] = f(obj[path]);
+    return;
+  }
+  const parts = path.split('.');
+  let o: unknown = obj;
+  for (let i = 0; i < parts.length - 1; i++) {
+    if (typeof o !== 'object' || o === null) return;
+    o = (o as Record<string, unknown>)[parts[i] as string];
+  }
+  const last = parts[parts.length - 1] as string;
+  if (typeof o === 'object' && o !== null && Object.hasOwn(o, last)) {
+    (o as Record<string, unknown>)[last] = f((o as Record<string, unknown>)[last]);
+  }
+}
+
+/**
+ * Compile a parsed profile document. `source` names the file in error messages.
+ * @example compileProfile({ fields: { transactionId: 'TXN_ID' } }, 'x.json', 'x') // throws MAPPING_INVALID: required fields have no rule
+ */
+export function compileProfile(doc: unknown, source: string, defaultName: string): CompiledProfile {
+  const env: Env = { source };
+  if (!isObject(doc)) bad(source, '(top)', 'a JSON object', doc);
+  for (const k of Object.keys(doc))
+    if (!PROFILE_KEYS.includes(k)) bad(source, k, `one of ${PROFILE_KEYS.join(', ')}`, k);
+  const name = doc.name ?? defaultName;
+  if (typeof name !== 'string' || name === '') bad(source, 'name', 'a non-empty string', name);
+  const format = doc.format;
+  if (format !== undefined && format !== 'csv' && format !== 'ndjson')
+    bad(source, 'format', '"csv" or "ndjson"', format);
+  const delimiter = doc.delimiter;
+  if (
+    delimiter !== undefined &&
+    (typeof delimiter !== 'string' || delimiter.length !== 1 || /["\r\n]/.test(delimiter))
+  ) {
+    bad(source, 'delimiter', 'one character (not a quote or newline)', delimiter);
+  }
+  if (doc.timeZone !== undefined) {
+    if (typeof doc.timeZone !== 'string')
+      bad(source, 'timeZone', 'an IANA zone name such as "America/Chicago"', doc.timeZone);
+    try {
+      compileTimestamp({ format: 'auto', zone: doc.timeZone });
+    } catch (err) {
+      bad(source, 'timeZone', 'an IANA zone name such as "America/Chicago"', (err as Error).message);
+    }
+    env.timeZone = doc.timeZone;
+  }
+  const pan = doc.pan === undefined ? undefined : compilePan(env, doc.pan);
+  const fields = doc.fields;
+  if (!isObject(fields)) bad(source, 'fields', 'an object of TransactionNotification field → rule', fields);
+  const steps: Step[] = [];
+  const requiredColumns = new Set<string>();
+  const explicit = new Set<string>();
+  for (const [field, rule] of Object.entries(fields)) {
+    if (!Object.hasOwn(TRANSACTION_FIELDS, field))
+      bad(source, `fields.${field}`, 'a TransactionNotification field name', field);
+    const f = field as TransactionField;
+    const { step, columns, hasDefault } = compileRule(env, f, rule);
+    explicit.add(f);
+    // The currency must be known before any amount is scaled by its exponent.
+    if (f === 'currencyCode') steps.unshift(step);
+    else steps.push(step);
+    if (REQUIRED_FIELDS.includes(f) && !hasDefault) for (const c of columns) requiredColumns.add(c);
+  }
+  const missing = REQUIRED_FIELDS.filter((f) => !explicit.has(f));
+  if (missing.length > 0)
+    bad(
+      source,
+      'fields',
+      `a rule for every required field (missing ${missing.join(', ')})`,
+      Object.keys(fields),
+    );
+  return buildProfile({
+    name,
+    format,
+    delimiter,
+    requiredColumns: [...requiredColumns],
+    steps,
+    pan,
+    explicit,
+  });
+}
+
+/** Assemble the CompiledProfile around compiled steps (shared by files and the canonical profile). */
+export function buildProfile(p: {
+  name: string;
+  format?: InputFormat;
+  delimiter?: string;
+  requiredColumns: string[];
+  steps: Step[];
+  pan?: PanRule;
+  explicit: Set<string>;
+}): CompiledProfile {
+  const { steps, pan, explicit } = p;
+  const n = steps.length;
+  return {
+    name: p.name,
+    ...(p.format ? { format: p.format } : {}),
+    ...(p.delimiter ? { delimiter: p.delimiter } : {}),
+    requiredColumns: p.requiredColumns,
+    map(rec) {
+      const tx: Record<string, unknown> = {};
+      let errors: FieldError[] | undefined;
+      for (let i = 0; i < n; i++) {
+        const step = steps[i] as Step;
+        try {
+          const v = step.run(rec, tx);
+          if (v !== undefined && v !== null) tx[step.field] = v;
+        } catch (err) {
+          if (!(err instanceof MapFail)) throw err;
+          (errors ??= []).push({ field: step.field, message: err.message });
+        }
+      }
+      if (pan !== undefined) {
+        const e = applyPan(pan, rec, tx, explicit);
+        if (e) (errors ??= []).push(e);
+      }
+      return errors ? { ok: false, errors } : { ok: true, tx: tx as unknown as TransactionNotification };
+    },
+    maskRecord(rec) {
+      const out = maskDeep(rec) as Record<string, unknown>;
+      if (pan !== undefined) {
+        // maskDeep already masked a Luhn-valid number; this catches the rest (typos, short numbers).
+        setPath(out, pan.from, (v) =>
+          (typeof v === 'string' && !v.includes('*')) || typeof v === 'number' ? maskPan(String(v)) : v,
+        );
+      }
+      return out;
+    },
+  };
+}
+
+/** Compile one canonical rule (field read from the same-named column, type conversion only). */
+export function canonicalStep(field: TransactionField): Step {
+  return compileRule({ source: 'canonical' }, field, { from: field }).step;
+}

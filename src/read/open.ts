@@ -1,0 +1,247 @@
+// Input resolution and reading: paths + --format → specs; one spec → chunks of records or rejects, in order.
+import { createReadStream } from 'node:fs';
+import { open, stat } from 'node:fs/promises';
+import { Readable, pipeline } from 'node:stream';
+import { createGunzip } from 'node:zlib';
+import { SvcIngestError } from '../errors.ts';
+import { readCsv } from './csv.ts';
+import { readNdjson } from './ndjson.ts';
+import type { RecordChunks } from './types.ts';
+
+export type InputFormat = 'csv' | 'ndjson';
+
+/**
+ * One input to read. For standard input without --format, `sniff` is set and `format` is only a
+ * placeholder: readInput decides from the first bytes.
+ * @example { path: 'exports/a.csv.gz', format: 'csv', gzip: true }
+ */
+export interface InputSpec {
+  /** '-' = standard input. */
+  path: string;
+  format: InputFormat;
+  gzip: boolean;
+  /** Standard input whose format readInput sniffs ('{' → ndjson, a letter, digit or quote → csv). */
+  sniff?: boolean;
+}
+
+/** Options of readInput. */
+export interface ReadOptions {
+  /** CSV field delimiter, one character (default ','). */
+  delimiter?: string;
+  /** Longest NDJSON line (and CSV record) accepted, in bytes; longer ones become rejects. Default 1 MiB. */
+  maxLineBytes?: number;
+  stdin?: NodeJS.ReadableStream;
+  /** Called once per CSV input with its header, before any record of it; may throw to stop the run. */
+  onHeader?: (columns: string[], source: string) => void;
+}
+
+export const DEFAULT_MAX_LINE_BYTES = 1024 * 1024;
+const EXTENSIONS: Record<string, InputFormat> = { csv: 'csv', ndjson: 'ndjson', jsonl: 'ndjson' };
+
+/** The name a spec is shown under in records and messages. */
+export function sourceName(spec: InputSpec): string {
+  return spec.path === '-' ? 'stdin' : spec.path;
+}
+
+function unreadable(file: string, err: unknown): SvcIngestError {
+  const code = (err as NodeJS.ErrnoException)?.code;
+  const why =
+    code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : (code ?? String(err));
+  return new SvcIngestError(
+    'INPUT_UNREADABLE',
+    `cannot read ${file}: ${why}`,
+    { source: file },
+    { cause: err },
+  );
+}
+
+/**
+ * Resolve paths + --format into specs. Format: --format if given, else the extension (.csv, .ndjson,
+ * .jsonl, each optionally .gz); gzip by extension or magic bytes. '-' or no path = standard input.
+ * Unreadable file → INPUT_UNREADABLE; unknown extension without --format → INPUT_FORMAT_UNKNOWN.
+ * @example await resolveInputs(['a.csv.gz', '-'], { format: undefined })
+ */
+export async function resolveInputs(paths: string[], opts: { format?: InputFormat }): Promise<InputSpec[]> {
+  const list = paths.length === 0 ? ['-'] : paths;
+  if (list.filter((p) => p === '-').length > 1) {
+    throw new SvcIngestError('USAGE_INVALID', 'standard input (-) can be read only once');
+  }
+  const specs: InputSpec[] = [];
+  for (const p of list) {
+    if (p === '-') {
+      specs.push(
+        opts.format
+          ? { path: p, format: opts.format, gzip: false }
+          : { path: p, format: 'csv', gzip: false, sniff: true },
+      );
+      continue;
+    }
+    try {
+      const st = await stat(p);
+      if (!st.isFile()) throw Object.assign(new Error('not a regular file'), { code: 'not a regular file' });
+    } catch (err) {
+      throw unreadable(p, err);
+    }
+    let magic: Buffer;
+    try {
+      const fh = await open(p, 'r');
+      try {
+        const { buffer, bytesRead } = await fh.read(Buffer.alloc(2), 0, 2, 0);
+        magic = buffer.subarray(0, bytesRead);
+      } finally {
+        await fh.close();
+      }
+    } catch (err) {
+      throw unreadable(p, err);
+    }
+    const lower = p.toLowerCase();
+    const gzExt = lower.endsWith('.gz');
+    const base = gzExt ? lower.slice(0, -3) : lower;
+    const ext = base.slice(base.lastIndexOf('.') + 1);
+    const format = opts.format ?? (Object.hasOwn(EXTENSIONS, ext) ? EXTENSIONS[ext] : undefined);
+    if (format === undefined) {
+      throw new SvcIngestError(
+        'INPUT_FORMAT_UNKNOWN',
+        `cannot tell the format of ${p}: expected .csv, .ndjson or .jsonl (optionally .gz), or --format`,
+        { source: p },
+      );
+    }
+    specs.push({ path: p, format, gzip: gzExt || (magic[0] === 0x1f && magic[1] === 0x8b) });
+  }
+  return specs;
+}
+
+/** Bytes of one input, gunzipped when needed; standard input is sniffed for gzip. */
+async function* inputBytes(
+  spec: InputSpec,
+  stdin: NodeJS.ReadableStream | undefined,
+): AsyncGenerator<Buffer> {
+  const source = sourceName(spec);
+  let raw: AsyncIterable<Buffer | string>;
+  let gzip = spec.gzip;
+  if (spec.path === '-') {
+    const it = (stdin ?? process.stdin)[Symbol.asyncIterator]() as AsyncIterator<Buffer | string>;
+    const first = await it.next();
+    if (first.done) return;
+    const head = typeof first.value === 'string' ? Buffer.from(first.value) : first.value;
+    gzip = head[0] === 0x1f && head[1] === 0x8b;
+    raw = (async function* () {
+      yield head;
+      for (let r = await it.next(); !r.done; r = await it.next()) yield r.value;
+    })();
+  } else {
+    raw = createReadStream(spec.path, { highWaterMark: 256 * 1024 });
+  }
+  try {
+    if (!gzip) {
+      for await (const chunk of raw) yield typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+      return;
+    }
+    const gunzip = createGunzip();
+    // pipeline forwards a source error into gunzip and closes the source when reading stops early.
+    pipeline(Readable.from(raw), gunzip, () => {});
+    try {
+      for await (const chunk of gunzip) yield chunk as Buffer;
+    } catch (err) {
+      if (err instanceof SvcIngestError) throw err;
+      if ((err as NodeJS.ErrnoException).code?.startsWith('Z_')) {
+        throw new SvcIngestError(
+          'INPUT_PARSE',
+          `${source}: not valid gzip data (${(err as Error).message})`,
+          { source },
+        );
+      }
+      throw err;
+    }
+  } catch (err) {
+    if (err instanceof SvcIngestError) throw err;
+    throw unreadable(source, err);
+  }
+}
+
+/** Peek the first non-empty chunk of a byte stream and hand back a stream that still starts with it. */
+async function peek(
+  bytes: AsyncGenerator<Buffer>,
+): Promise<{ head: Buffer | undefined; all: AsyncGenerator<Buffer> }> {
+  let first = await bytes.next();
+  while (!first.done && first.value.length === 0) first = await bytes.next();
+  if (first.done) return { head: undefined, all: bytes };
+  const head = first.value;
+  return {
+    head,
+    all: (async function* () {
+      yield head;
+      yield* bytes;
+    })(),
+  };
+}
+
+/** '{' → ndjson; a letter, digit, quote or underscore → csv (after a BOM and whitespace); else undefined. */
+export function sniffFormat(head: Buffer): InputFormat | undefined {
+  let i = head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf ? 3 : 0;
+  while (i < head.length && (head[i] === 0x20 || head[i] === 0x09 || head[i] === 0x0a || head[i] === 0x0d))
+    i++;
+  const c = head[i];
+  if (c === undefined) return undefined;
+  if (c === 0x7b) return 'ndjson';
+  const ch = String.fromCharCode(c);
+  return /[A-Za-z0-9"_]/.test(ch) ? 'csv' : undefined;
+}
+
+/**
+ * Read one input as chunks of items in order (records and parse rejects). CSV: header row, RFC 4180
+ * quotes, BOM, CRLF, delimiter; values stay strings; a ragged row is a reject. NDJSON: blank lines
+ * skipped, a bad line or a non-object is a reject, an overlong line is rejected without being kept
+ * in memory. Each record carries its source and the 1-based line where it starts.
+ * @example for await (const items of readInput(spec, {})) for (const it of items) if (it.kind === 'record') use(it.record)
+ */
+export async function* readInput(spec: InputSpec, opts: ReadOptions): RecordChunks {
+  const source = sourceName(spec);
+  const maxLineBytes = opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
+  let bytes = inputBytes(spec, opts.stdin);
+  let format = spec.format;
+  if (spec.sniff) {
+    const { head, all } = await peek(bytes);
+    if (head === undefined) return;
+    const sniffed = sniffFormat(head);
+    if (sniffed === undefined) {
+      throw new SvcIngestError(
+        'INPUT_FORMAT_UNKNOWN',
+        'cannot tell the format of standard input: use --format csv|ndjson',
+        {
+          source,
+        },
+      );
+    }
+    format = sniffed;
+    bytes = all;
+  }
+  if (format === 'ndjson') yield* readNdjson(bytes, source, maxLineBytes);
+  else
+    yield* readCsv(bytes, source, {
+      delimiter: opts.delimiter ?? ',',
+      maxLineBytes,
+      onHeader: opts.onHeader,
+    });
+}
+
+/**
+ * Read just the header row of a CSV input (to check every file before anything is sent).
+ * An empty file gives [].
+ * @example await readCsvHeader({ path: 'a.csv', format: 'csv', gzip: false }, {}) // ['transactionId', ...]
+ */
+export async function readCsvHeader(spec: InputSpec, opts: { delimiter?: string }): Promise<string[]> {
+  let columns: string[] = [];
+  const onHeader = (c: string[]): void => {
+    columns = c;
+  };
+  for await (const _items of readCsv(inputBytes(spec, undefined), sourceName(spec), {
+    delimiter: opts.delimiter ?? ',',
+    maxLineBytes: DEFAULT_MAX_LINE_BYTES,
+    onHeader,
+    headerOnly: true,
+  })) {
+    break;
+  }
+  return columns;
+}

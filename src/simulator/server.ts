@@ -1,0 +1,404 @@
+// The simulator's HTTP(S) server: routing, request ids, auth, latency, stats, the /__sim/* control API, start/close.
+import { timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer as createHttpServer } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { TransactionNotification } from '../client/models.ts';
+import { INSTITUTION_ID_HEADER, PATHS, REQUEST_ID_HEADER, SESSION_TOKEN_HEADER } from '../client/models.ts';
+import { SvcIngestError } from '../errors.ts';
+import { anchorDay, buildCatalog } from './catalog.ts';
+import type { EndpointDeps } from './endpoints.ts';
+import { getRedemptions, getStoreLocations, startSession } from './endpoints.ts';
+import type { Reply } from './http.ts';
+import {
+  errorReply,
+  MAX_BODY_BYTES,
+  parseJson,
+  readBody,
+  unreadableReply,
+  validationReply,
+  writeReply,
+} from './http.ts';
+import type { FaultOptions, SimulatorOptions } from './options.ts';
+import { applyFaults, checkFaults, checkOptions, DEFAULTS, defaultFaults } from './options.ts';
+import { createIdSource } from './rng.ts';
+import { sessionSecret } from './session.ts';
+import type { SimulatorStats } from './state.ts';
+import { bump, clearState, createState, snapshot } from './state.ts';
+import { createTicketDesk } from './tickets.ts';
+import type { TransactionsDeps } from './transactions.ts';
+import { handleTransactions } from './transactions.ts';
+
+/**
+ * A running simulator.
+ * @example const sim = await startSimulator({ seed: 3 }); await fetch(`${sim.url}/__sim/stats`); await sim.close();
+ */
+export interface Simulator {
+  url: string; // e.g. http://127.0.0.1:41234 (no trailing slash)
+  port: number;
+  stats(): SimulatorStats;
+  deliveries(): Map<string, number>; // transactionId -> times accepted in a 200 batch
+  transactions(): Iterable<TransactionNotification>; // first accepted copy of each
+  setFaults(f: FaultOptions): void;
+  reset(): void; // forget deliveries, stats, tickets
+  close(): Promise<void>; // also destroys hung sockets
+}
+
+type Route =
+  | 'transactions'
+  | 'startSession'
+  | 'redemptions'
+  | 'storeLocations'
+  | 'createTicket'
+  | 'getTicket'
+  | 'notFound'
+  | 'methodNotAllowed';
+
+const TICKET_PREFIX = `${PATHS.tickets}/`;
+const ROUTE_METHOD: Record<string, [Route, string]> = {
+  [PATHS.transactions]: ['transactions', 'POST'],
+  [PATHS.startSession]: ['startSession', 'POST'],
+  [PATHS.redemptions]: ['redemptions', 'GET'],
+  [PATHS.storeLocations]: ['storeLocations', 'POST'],
+  [PATHS.tickets]: ['createTicket', 'POST'],
+};
+const REQUEST_ID = REQUEST_ID_HEADER.toLowerCase();
+const SESSION_TOKEN = SESSION_TOKEN_HEADER.toLowerCase();
+const INSTITUTION_ID = INSTITUTION_ID_HEADER.toLowerCase();
+
+/** Route of a request, and the path key its stats are counted under (ticket ids collapsed). */
+function route(method: string, pathname: string): { route: Route; statKey: string; allow?: string } {
+  const hit = ROUTE_METHOD[pathname];
+  if (hit) {
+    return method === hit[1]
+      ? { route: hit[0], statKey: pathname }
+      : { route: 'methodNotAllowed', statKey: pathname, allow: hit[1] };
+  }
+  if (
+    pathname.startsWith(TICKET_PREFIX) &&
+    pathname.length > TICKET_PREFIX.length &&
+    !pathname.includes('/', TICKET_PREFIX.length)
+  ) {
+    const statKey = `${PATHS.tickets}/{sourceTicketId}`;
+    return method === 'GET'
+      ? { route: 'getTicket', statKey }
+      : { route: 'methodNotAllowed', statKey, allow: 'GET' };
+  }
+  return { route: 'notFound', statKey: '(unknown)' };
+}
+
+function header(req: IncomingMessage, name: string): string | undefined {
+  const v = req.headers[name];
+  return typeof v === 'string' && v.length > 0 ? v : undefined;
+}
+
+function tokenMatches(given: string | undefined, wanted: Buffer): boolean {
+  if (!given?.startsWith('Bearer ')) return false;
+  const b = Buffer.from(given.slice(7));
+  return b.length === wanted.length && timingSafeEqual(b, wanted);
+}
+
+export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simulator> {
+  checkOptions(opts);
+  const seed = opts.seed ?? DEFAULTS.seed;
+  const host = opts.host ?? DEFAULTS.host;
+  const keepTransactions = opts.keepTransactions ?? DEFAULTS.keepTransactions;
+  const log = opts.log ?? (() => {});
+  const faults = defaultFaults();
+  applyFaults(faults, opts);
+  const state = createState();
+  const catalog = buildCatalog(seed, anchorDay(Date.now()));
+  const wantedToken = opts.requireToken === undefined ? undefined : Buffer.from(opts.requireToken);
+  const hung = new Set<ServerResponse>();
+
+  const ctx: EndpointDeps & TransactionsDeps = {
+    seed,
+    faults,
+    state,
+    catalog,
+    keepTransactions,
+    secret: sessionSecret(seed),
+    ids: createIdSource(seed),
+    sessionTtlMs: opts.sessionTtlMs ?? DEFAULTS.sessionTtlMs,
+    now: Date.now,
+  };
+  let jitter = createIdSource(seed, 'jitter');
+
+  const desk = createTicketDesk({
+    seed,
+    delayMs: opts.ticketDelayMs ?? DEFAULTS.ticketDelayMs,
+    webhookUrl: opts.webhookUrl,
+    now: Date.now,
+    log,
+    knownCustomer: (id) => catalog.customers.has(id) || state.enrolled.has(id),
+    adActivation: (adId) => {
+      const entry = catalog.ads.get(adId);
+      return entry ? (entry.ad.activationDate ?? null) : undefined;
+    },
+    redemptionIdsFor: (customer, adId) =>
+      [...catalog.redemptions, ...(state.earned.get(customer) ?? [])]
+        .filter((r) => r.sourceCustomerId === customer && r.adId === adId)
+        .map((r) => r.redemptionId),
+  });
+
+  async function serve(
+    req: IncomingMessage,
+    res: ServerResponse,
+    pathname: string,
+    query: string,
+  ): Promise<void> {
+    const method = req.method ?? 'GET';
+    const given = header(req, REQUEST_ID);
+    const requestId = given !== undefined && given.length <= 200 ? given : ctx.ids.uuid();
+    const r = route(method, pathname);
+    state.requests.total++;
+    bump(state.requests.byPath, r.statKey);
+    state.inFlight++;
+    if (state.inFlight > state.maxInFlight) state.maxInFlight = state.inFlight;
+    res.once('close', () => {
+      state.inFlight--;
+      hung.delete(res);
+    });
+
+    const body =
+      method === 'POST' || method === 'PUT' || method === 'PATCH'
+        ? await readBody(req)
+        : (req.resume(), undefined);
+    let outcome: Reply | 'reset' | 'hang';
+    if (r.route === 'notFound') {
+      outcome = errorReply(404, 'NotFound', 'No such endpoint', requestId, {
+        detail: `${method} ${pathname}`,
+      });
+    } else if (r.route === 'methodNotAllowed') {
+      outcome = errorReply(405, 'MethodNotAllowed', 'Method not allowed', requestId, {
+        detail: `${method} ${pathname}; allowed: ${r.allow}`,
+        headers: { allow: r.allow ?? '' },
+      });
+    } else if (
+      wantedToken &&
+      r.route !== 'startSession' &&
+      !tokenMatches(header(req, 'authorization'), wantedToken)
+    ) {
+      outcome = errorReply(401, 'Unauthorized', 'Missing or invalid bearer token', requestId);
+    } else if (method === 'POST' && body === undefined) {
+      outcome = errorReply(413, 'PayloadTooLarge', 'Request body too large', requestId, {
+        detail: `at most ${MAX_BODY_BYTES} bytes`,
+      });
+    } else if (
+      method === 'POST' &&
+      !(header(req, 'content-type') ?? '').toLowerCase().includes('application/json')
+    ) {
+      outcome = errorReply(
+        415,
+        'HttpMediaTypeNotSupported',
+        'Content-Type must be application/json',
+        requestId,
+      );
+    } else {
+      outcome = dispatch(r.route, req, body, query, requestId);
+    }
+
+    const wait =
+      faults.latencyMs + (faults.jitterMs > 0 ? Math.floor(jitter.next() * (faults.jitterMs + 1)) : 0);
+    if (wait > 0) await sleep(wait);
+    if (outcome === 'reset') {
+      req.socket.resetAndDestroy();
+    } else if (outcome === 'hang') {
+      hung.add(res);
+    } else if (!res.destroyed) {
+      bump(state.requests.byStatus, String(outcome.status));
+      writeReply(res, outcome, requestId);
+    }
+  }
+
+  function dispatch(
+    which: Route,
+    req: IncomingMessage,
+    body: Buffer | undefined,
+    query: string,
+    requestId: string,
+  ) {
+    switch (which) {
+      case 'transactions':
+        return handleTransactions(ctx, body, requestId);
+      case 'redemptions':
+        return getRedemptions(ctx, new URLSearchParams(query), header(req, SESSION_TOKEN), requestId);
+      case 'getTicket': {
+        const raw = (req.url ?? '').split('?')[0]?.slice(TICKET_PREFIX.length) ?? '';
+        let id: string;
+        try {
+          id = decodeURIComponent(raw);
+        } catch {
+          return validationReply(requestId, [
+            { field: 'sourceTicketId', message: 'not a valid URL path segment' },
+          ]);
+        }
+        const ticket = desk.get(id);
+        return ticket
+          ? { status: 200, body: ticket }
+          : errorReply(404, 'TicketNotFound', 'Ticket not found', requestId, {
+              detail: `no ticket with sourceTicketId "${id.slice(0, 64)}" (unknown, not created, or still being processed)`,
+            });
+      }
+      default: {
+        const parsed = parseJson(body);
+        if (!parsed.ok) return unreadableReply(requestId, 'body is not JSON');
+        if (which === 'startSession') return startSession(ctx, parsed.value, requestId);
+        if (which === 'storeLocations') return getStoreLocations(ctx, parsed.value, requestId);
+        const result = desk.create(parsed.value, header(req, INSTITUTION_ID));
+        if (!result) return { status: 202, body: { requestId } };
+        return 'unreadable' in result
+          ? unreadableReply(requestId, result.unreadable)
+          : validationReply(requestId, result.problems);
+      }
+    }
+  }
+
+  async function control(req: IncomingMessage, res: ServerResponse, pathname: string): Promise<void> {
+    const method = req.method ?? 'GET';
+    const requestId = header(req, REQUEST_ID) ?? ctx.ids.uuid();
+    const body = method === 'POST' ? await readBody(req) : (req.resume(), undefined);
+    if (pathname === '/__sim/stats' && method === 'GET')
+      return writeReply(res, { status: 200, body: snapshot(state) }, requestId);
+    if (pathname === '/__sim/deliveries' && method === 'GET') {
+      res.writeHead(200, { 'content-type': 'application/x-ndjson', [REQUEST_ID]: requestId });
+      let chunk = '';
+      for (const [transactionId, count] of state.deliveries) {
+        chunk += `${JSON.stringify({ transactionId, count })}\n`;
+        if (chunk.length > 65_536) {
+          res.write(chunk);
+          chunk = '';
+        }
+      }
+      res.end(chunk);
+      return;
+    }
+    if (pathname === '/__sim/faults' && method === 'POST') {
+      const parsed = parseJson(body);
+      if (
+        !parsed.ok ||
+        typeof parsed.value !== 'object' ||
+        parsed.value === null ||
+        Array.isArray(parsed.value)
+      ) {
+        return writeReply(
+          res,
+          unreadableReply(requestId, 'expected a JSON object of fault options'),
+          requestId,
+        );
+      }
+      try {
+        sim.setFaults(parsed.value as FaultOptions);
+      } catch (err) {
+        const message = err instanceof Error ? err.message : String(err);
+        return writeReply(
+          res,
+          errorReply(400, 'ValidationException', 'Invalid fault options', requestId, { detail: message }),
+          requestId,
+        );
+      }
+      return writeReply(
+        res,
+        { status: 200, body: { ...faults, poison: [...faults.poison], requestId } },
+        requestId,
+      );
+    }
+    if (pathname === '/__sim/reset' && method === 'POST') {
+      sim.reset();
+      return writeReply(res, { status: 200, body: { reset: true, requestId } }, requestId);
+    }
+    writeReply(
+      res,
+      errorReply(404, 'NotFound', 'No such simulator control endpoint', requestId, {
+        detail: `${method} ${pathname}`,
+      }),
+      requestId,
+    );
+  }
+
+  const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const pathname = q < 0 ? url : url.slice(0, q);
+    const query = q < 0 ? '' : url.slice(q + 1);
+    const work = pathname.startsWith('/__sim/')
+      ? control(req, res, pathname)
+      : serve(req, res, pathname, query);
+    work.catch((err: unknown) => {
+      log('simulator.error', { error: err instanceof Error ? err.message : String(err), path: pathname });
+      if (!res.headersSent && !res.destroyed) {
+        writeReply(res, errorReply(500, 'InternalServerError', 'Simulator error', 'unknown'), 'unknown');
+      }
+    });
+  };
+
+  const server: Server = opts.tls
+    ? createHttpsServer(
+        {
+          cert: opts.tls.cert,
+          key: opts.tls.key,
+          ...(opts.tls.ca !== undefined ? { ca: opts.tls.ca } : {}),
+          requestCert: opts.tls.requestCert === true,
+          rejectUnauthorized: opts.tls.requestCert === true,
+        },
+        onRequest,
+      )
+    : createHttpServer(onRequest);
+  server.keepAliveTimeout = 10_000;
+
+  await new Promise<void>((resolve, reject) => {
+    const onError = (err: NodeJS.ErrnoException): void => {
+      reject(
+        new SvcIngestError(
+          'USAGE_INVALID',
+          `simulator cannot listen on ${host}:${opts.port ?? 0}: ${err.code ?? err.message}`,
+          {},
+          { cause: err },
+        ),
+      );
+    };
+    server.once('error', onError);
+    server.listen(opts.port ?? DEFAULTS.port, host, () => {
+      server.off('error', onError);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const url = `${opts.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
+
+  let closed: Promise<void> | undefined;
+  const sim: Simulator = {
+    url,
+    port,
+    stats: () => snapshot(state),
+    deliveries: () => new Map(state.deliveries),
+    transactions: () => state.kept.values(),
+    setFaults(f) {
+      checkFaults(f as Record<string, unknown>);
+      applyFaults(faults, f);
+      log('simulator.faults', { ...f });
+    },
+    reset() {
+      clearState(state);
+      desk.clear();
+      ctx.ids = createIdSource(seed);
+      jitter = createIdSource(seed, 'jitter');
+      log('simulator.reset', {});
+    },
+    close() {
+      closed ??= (async () => {
+        await desk.close();
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        });
+        log('simulator.closed', {});
+      })();
+      return closed;
+    },
+  };
+  log('simulator.started', { url, seed });
+  return sim;
+}

@@ -1,0 +1,365 @@
+// Mapping profiles: one test per language feature, profile errors with JSON paths, masking.
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { compileProfile } from '../../src/map/compile.ts';
+import { canonicalProfile, loadProfile } from '../../src/map/profile.ts';
+import type { CompiledProfile } from '../../src/map/profile.ts';
+import { luhnValid, maskCardNumbers, maskPan } from '../../src/mask.ts';
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'svc-map-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+// Every required field gets a constant unless the test overrides it.
+const BASE: Record<string, unknown> = {
+  transactionId: { const: 't-1' },
+  transactionType: { const: 'AUTHORIZED' },
+  sourceCustomerId: { const: 'c' },
+  sourceAccountId: { const: 'a' },
+  paymentType: { const: 'DEBIT' },
+  paymentMethodEntryType: { const: 'CHIP' },
+  transactionTimestamp: { const: '2025-10-09T18:20:33.000Z' },
+  transactionPostingTimestamp: { const: '2025-10-09T18:20:33.000Z' },
+  paymentNetworkMCC: { const: '5411' },
+  paymentNetworkMerchantIdType: { const: 'MID' },
+  paymentNetworkMerchant: { const: 'Shop' },
+  paymentNetworkMerchantCity: { const: 'Tempe' },
+  paymentNetworkMerchantState: { const: 'AZ' },
+  paymentNetworkMerchantPostalCode: { const: '85281' },
+  paymentNetworkMerchantCountryCode: { const: 'US' },
+  paymentNetworkMerchantId: { const: 'm-1' },
+  postedAmount: { const: '100' },
+  currencyCode: { const: 'USD' },
+};
+function profile(fields: Record<string, unknown>, extra: Record<string, unknown> = {}): CompiledProfile {
+  return compileProfile({ ...extra, fields: { ...BASE, ...fields } }, 'test.json', 'test');
+}
+function one(
+  fields: Record<string, unknown>,
+  rec: Record<string, unknown>,
+  extra: Record<string, unknown> = {},
+) {
+  return profile(fields, extra).map(rec);
+}
+function value(
+  field: string,
+  rule: unknown,
+  rec: Record<string, unknown>,
+  extra: Record<string, unknown> = {},
+): unknown {
+  const r = one({ [field]: rule }, rec, extra);
+  if (!r.ok) throw new Error(JSON.stringify(r.errors));
+  return (r.tx as unknown as Record<string, unknown>)[field];
+}
+function errorOf(field: string, rule: unknown, rec: Record<string, unknown>): string | undefined {
+  const r = one({ [field]: rule }, rec);
+  return r.ok ? undefined : r.errors.find((e) => e.field === field)?.message;
+}
+function invalid(doc: unknown): string {
+  try {
+    compileProfile(doc, 'bad.json', 'bad');
+  } catch (err) {
+    return `${(err as { code: string }).code}: ${(err as Error).message}`;
+  }
+  return 'no error';
+}
+
+describe('sources', () => {
+  it('reads a column under another name (string shorthand too)', () => {
+    expect(value('paymentNetworkMerchant', { from: 'MERCHANT_NAME' }, { MERCHANT_NAME: ' Joe ' })).toBe(
+      'Joe',
+    );
+    expect(value('paymentNetworkMerchant', 'NAME', { NAME: 'Ann' })).toBe('Ann');
+  });
+  it('reads nested NDJSON keys, a literal dotted key first', () => {
+    expect(value('paymentNetworkMerchantCity', 'merchant.city', { merchant: { city: 'Mesa' } })).toBe('Mesa');
+    expect(value('paymentNetworkMerchantCity', 'merchant.city', { 'merchant.city': 'Flat' })).toBe('Flat');
+  });
+  it('sets constants and defaults; empty strings are absent', () => {
+    expect(value('paymentType', { from: 'F', default: 'DEBIT' }, { F: '  ' })).toBe('DEBIT');
+    expect(value('paymentType', { from: 'F', default: 'DEBIT' }, { F: 'CREDIT' })).toBe('CREDIT');
+    const r = one({ paymentNetworkMerchantAddress1: 'ADDR' }, { ADDR: '' });
+    expect(r.ok && 'paymentNetworkMerchantAddress1' in r.tx).toBe(false);
+  });
+  it('combines columns with a template; a missing part makes the value missing', () => {
+    expect(value('sourceAccountId', { template: '{first}-{second}' }, { first: 'A', second: '7' })).toBe(
+      'A-7',
+    );
+    expect(value('sourceAccountId', { template: '{first}-{second}', default: 'none' }, { first: 'A' })).toBe(
+      'none',
+    );
+  });
+  it('derives a stable transactionId by hashing columns', () => {
+    const rule = { hash: { of: ['a', 'b.c'], separator: '|', length: 32, prefix: 'x-' } };
+    const id = value('transactionId', rule, { a: '1', b: { c: 2 } });
+    expect(id).toMatch(/^x-[0-9a-f]{32}$/);
+    expect(value('transactionId', rule, { a: '1', b: { c: 2 } })).toBe(id);
+    expect(value('transactionId', rule, { a: '2', b: { c: 2 } })).not.toBe(id);
+    expect(id).toBe(`x-${createHash('sha256').update('1|2').digest('hex').slice(0, 32)}`);
+  });
+  it('trims, truncates, changes case, pads and slices strings', () => {
+    expect(value('paymentNetworkMerchant', { from: 'N', maxLength: 5 }, { N: 'ABCDEFGH' })).toBe('ABCDE');
+    expect(value('paymentNetworkMerchant', { from: 'N', trim: false }, { N: ' a ' })).toBe(' a ');
+    expect(value('paymentNetworkMerchantPostalCode', { from: 'Z', case: 'upper' }, { Z: 'sw1a 1aa' })).toBe(
+      'SW1A 1AA',
+    );
+    expect(value('paymentNetworkMCC', { from: 'M', zeroPad: 4 }, { M: 742 })).toBe('0742');
+    expect(value('cardNetworkIdentifier', { from: 'B', slice: [0, 1], integer: true }, { B: '511111' })).toBe(
+      5,
+    );
+  });
+  it('turns a number into a string (cardPresentIndicator sent as a number)', () => {
+    expect(value('cardPresentIndicator', 'C', { C: 1 })).toBe('1');
+  });
+});
+
+describe('timestamps', () => {
+  const f = 'transactionTimestamp';
+  it('parses Unix seconds and milliseconds', () => {
+    expect(value(f, { from: 'T', timestamp: { format: 'unix-s' } }, { T: '1760034033' })).toBe(
+      '2025-10-09T18:20:33.000Z',
+    );
+    expect(value(f, { from: 'T', timestamp: { format: 'unix-ms' } }, { T: 1760034033123 })).toBe(
+      '2025-10-09T18:20:33.123Z',
+    );
+    expect(value(f, { from: 'T', timestamp: true }, { T: 1760034033 })).toBe('2025-10-09T18:20:33.000Z');
+  });
+  it('parses ISO 8601 with an offset', () => {
+    expect(value(f, { from: 'T', timestamp: true }, { T: '2025-10-09T11:20:33.5-07:00' })).toBe(
+      '2025-10-09T18:20:33.500Z',
+    );
+  });
+  it('parses local time in an IANA zone (rule zone or profile timeZone)', () => {
+    const rule = { from: 'T', timestamp: { format: 'YYYY-MM-DD HH:mm:ss', zone: 'America/Phoenix' } };
+    expect(value(f, rule, { T: '2025-10-09 11:20:33' })).toBe('2025-10-09T18:20:33.000Z');
+    expect(
+      value(f, { from: 'T', timestamp: true }, { T: '2025-01-09 11:20:33' }, { timeZone: 'America/Chicago' }),
+    ).toBe('2025-01-09T17:20:33.000Z');
+  });
+  it('parses a zone abbreviation from the value', () => {
+    expect(value(f, { from: 'T', timestamp: true }, { T: '2025-10-09 11:20:33 MST' })).toBe(
+      '2025-10-09T18:20:33.000Z',
+    );
+    expect(errorOf(f, { from: 'T', timestamp: true }, { T: '2025-10-09 11:20:33 XYZ' })).toMatch(
+      /unknown zone abbreviation/,
+    );
+  });
+  it('combines a date and a time column, 12-hour clock included', () => {
+    const rule = {
+      template: '{D} {T}',
+      timestamp: { format: 'MM/DD/YYYY hh:mm:ss A', zone: 'America/Chicago' },
+    };
+    expect(value(f, rule, { D: '10/09/2025', T: '01:20:33 PM' })).toBe('2025-10-09T18:20:33.000Z');
+  });
+  it('refuses unreal dates and local times without a zone', () => {
+    expect(errorOf(f, { from: 'T', timestamp: true }, { T: '2025-02-30T10:00:00Z' })).toMatch(
+      /not a real date/,
+    );
+    expect(errorOf(f, { from: 'T', timestamp: true }, { T: '2025-02-03 10:00:00' })).toMatch(/no UTC offset/);
+  });
+});
+
+describe('amounts', () => {
+  const amt = (v: unknown, opts: unknown = true, currency = 'USD') =>
+    one(
+      { postedAmount: { from: 'A', amount: opts }, currencyCode: { from: 'C', currency: true } },
+      { A: v, C: currency },
+    );
+  const ok = (v: unknown, opts?: unknown, currency?: string) => {
+    const r = amt(v, opts, currency);
+    return r.ok ? r.tx.postedAmount : `ERR ${r.errors[0]?.message}`;
+  };
+  it('converts decimals to minor units by the currency exponent, exactly', () => {
+    expect(ok('12.34')).toBe('1234');
+    expect(ok('-5', { abs: true })).toBe('500');
+    expect(ok('1,234.50')).toBe('123450');
+    expect(ok('12.3')).toBe('1230');
+    expect(ok(12.34)).toBe('1234');
+    expect(ok(0.1 + 0.7)).toMatch(/^ERR .*more decimals/);
+    expect(ok('1200', undefined, 'JPY')).toBe('1200');
+    expect(ok('1200.00', undefined, 'JPY')).toBe('1200');
+    expect(ok('1.005', undefined, 'KWD')).toBe('1005');
+    expect(ok('9.99', undefined, '840')).toBe('999');
+  });
+  it('passes minor units through', () => {
+    expect(ok('0500', { units: 'minor' })).toBe('500');
+    expect(ok('5.5', { units: 'minor' })).toMatch(/^ERR/);
+  });
+  it('refuses extra decimals, non-numbers, 1e309, 30 digits, negatives without abs', () => {
+    expect(ok('12.345')).toBe('ERR "12.345" has more decimals than the currency allows (2)');
+    expect(ok('12.5x')).toMatch(/^ERR expected a decimal number/);
+    expect(ok('1e309')).toMatch(/^ERR expected a decimal number/);
+    expect(ok(Number.POSITIVE_INFINITY)).toMatch(/^ERR expected a finite number/);
+    expect(ok('123456789012345678901234567890')).toMatch(/too large/);
+    expect(ok('-5')).toMatch(/negative amount/);
+  });
+  it('needs a known currency to scale by, unless the rule fixes one', () => {
+    expect(ok('1.00', undefined, 'XXQ')).toMatch(/^ERR/);
+    const r = one({ postedAmount: { from: 'A', amount: { currency: 'JPY' } } }, { A: '15' });
+    expect(r.ok && r.tx.postedAmount).toBe('15');
+    expect(invalid({ fields: { ...BASE, postedAmount: { from: 'A', amount: { exponent: 'x' } } } })).toBe(
+      'MAPPING_INVALID: fields.postedAmount.amount.exponent: expected integer 0..4, got "x"',
+    );
+  });
+});
+
+describe('codes, booleans, integers, enums', () => {
+  it('currency: lowercase, numeric or alpha → alpha-3', () => {
+    expect(value('currencyCode', { from: 'C', currency: true }, { C: 'usd' })).toBe('USD');
+    expect(value('currencyCode', { from: 'C', currency: true }, { C: 840 })).toBe('USD');
+    expect(errorOf('currencyCode', { from: 'C', currency: true }, { C: 'ZZZ' })).toMatch(/ISO 4217/);
+  });
+  it('country: alpha-3 or numeric → alpha-2', () => {
+    const rule = { from: 'C', country: true };
+    expect(value('paymentNetworkMerchantCountryCode', rule, { C: 'USA' })).toBe('US');
+    expect(value('paymentNetworkMerchantCountryCode', rule, { C: '840' })).toBe('US');
+    expect(value('paymentNetworkMerchantCountryCode', rule, { C: 'ca' })).toBe('CA');
+    expect(errorOf('paymentNetworkMerchantCountryCode', rule, { C: 'constructor' })).toMatch(/ISO 3166/);
+  });
+  it('state names → abbreviations', () => {
+    expect(value('paymentNetworkMerchantState', { from: 'S', state: true }, { S: 'Arizona' })).toBe('AZ');
+    expect(value('paymentNetworkMerchantState', { from: 'S', state: true }, { S: 'new  york' })).toBe('NY');
+    expect(errorOf('paymentNetworkMerchantState', { from: 'S', state: true }, { S: 'Atlantis' })).toMatch(
+      /state/,
+    );
+  });
+  it('booleans from Y/N, 1/0, yes/no, true/false, T/F', () => {
+    const b = (v: unknown) => value('mobileIndicator', { from: 'M', boolean: true }, { M: v });
+    expect(['Y', 'yes', 'TRUE', 't', '1', 1, true].map(b)).toEqual(Array(7).fill(true));
+    expect(['n', 'No', 'false', 'F', '0', 0, false].map(b)).toEqual(Array(7).fill(false));
+    expect(errorOf('mobileIndicator', { from: 'M', boolean: true }, { M: 'maybe' })).toMatch(/expected Y\/N/);
+  });
+  it('integers', () => {
+    expect(value('cardNetworkIdentifier', 'N', { N: ' 4 ' })).toBe(4);
+    expect(errorOf('cardNetworkIdentifier', 'N', { N: '4.5' })).toMatch(/integer/);
+  });
+  it('enumerations via a map, case-insensitive fallback, else/default, or an error', () => {
+    const rule = { from: 'W', enum: { ApplePay: 'APPLE_PAY', apple_pay: 'APPLE_PAY' } };
+    expect(value('paymentMethodEntryType', rule, { W: 'apple_pay' })).toBe('APPLE_PAY');
+    expect(value('paymentMethodEntryType', rule, { W: 'APPLEPAY' })).toBe('APPLE_PAY');
+    expect(errorOf('paymentMethodEntryType', rule, { W: 'card' })).toMatch(/unknown value "card"/);
+    expect(value('paymentMethodEntryType', { ...rule, else: 'OTHER' }, { W: 'card' })).toBe('OTHER');
+    expect(value('paymentMethodEntryType', { ...rule, default: 'CHIP' }, { W: 'card' })).toBe('CHIP');
+    expect(value('paymentMethodEntryType', { ...rule, default: 'CHIP' }, {})).toBe('CHIP');
+  });
+});
+
+describe('card numbers', () => {
+  const p = profile({}, { pan: { from: 'PAN', iinLength: 8 } });
+  it('derives iin (6 or 8), last4 and cardNetworkIdentifier and drops the PAN', () => {
+    const r = p.map({ PAN: '5500 0055 5555 5559' });
+    expect(r.ok && [r.tx.iin, r.tx.last4, r.tx.cardNetworkIdentifier]).toEqual(['55000055', '5559', 5]);
+    expect(JSON.stringify(r)).not.toMatch(/5500005555555559|5500 0055/);
+    const six = profile({}, { pan: { from: 'PAN' } }).map({ PAN: '4111111111111111' });
+    expect(six.ok && six.tx.iin).toBe('411111');
+  });
+  it('rejects a card number failing Luhn without showing it', () => {
+    const r = p.map({ PAN: '4111111111111112' });
+    expect(r.ok).toBe(false);
+    expect(JSON.stringify(r)).not.toContain('4111111111111112');
+  });
+  it('maskRecord masks the PAN column and any Luhn-valid run anywhere, nested too', () => {
+    const masked = p.maskRecord({
+      PAN: '4111111111111111',
+      note: 'call re 5500-0055-5555-5559 today',
+      n: { x: 4012888888881881 },
+    });
+    expect(masked).toEqual({
+      PAN: '411111******1111',
+      note: 'call re 550000******5559 today',
+      n: { x: '401288******1881' },
+    });
+    const text = JSON.stringify(masked);
+    for (const run of text.match(/\d{13,19}/g) ?? []) expect(luhnValid(run)).toBe(false);
+  });
+  it('masks a card number typed into free text of the mapped transaction', () => {
+    const r = one({ paymentNetworkMerchant: 'N' }, { N: 'Refund 4111 1111 1111 1111' });
+    expect(r.ok && r.tx.paymentNetworkMerchant).toBe('Refund 411111******1111');
+  });
+  it('maskPan and maskCardNumbers', () => {
+    expect(maskPan('4111111111111111')).toBe('411111******1111');
+    expect(maskPan('378282246310005')).toBe('378282*****0005');
+    expect(maskCardNumbers('arn 74567890123456789012345 ok')).toBe('arn 74567890123456789012345 ok');
+    expect(maskCardNumbers('id 4111111111111112')).toBe('id 4111111111111112');
+  });
+});
+
+describe('profiles', () => {
+  it('canonical: names as fields, type conversion only', () => {
+    const r = canonicalProfile().map({
+      transactionId: ' t-1 ',
+      mobileIndicator: 'Y',
+      cardNetworkIdentifier: '4',
+      cardPresentIndicator: 1,
+      iin: '079271',
+      extra: 'x',
+    });
+    expect(r).toEqual({
+      ok: true,
+      tx: {
+        transactionId: 't-1',
+        mobileIndicator: true,
+        cardNetworkIdentifier: 4,
+        cardPresentIndicator: '1',
+        iin: '079271',
+      },
+    });
+    expect(canonicalProfile().requiredColumns).toContain('postedAmount');
+  });
+  it('reports every conversion error of a record at once', () => {
+    const r = canonicalProfile().map({
+      mobileIndicator: 'x',
+      recurringTransactionIndicator: 'maybe',
+      cardNetworkIdentifier: 'z',
+    });
+    expect(r.ok === false && r.errors.map((e) => e.field)).toEqual([
+      'mobileIndicator',
+      'cardNetworkIdentifier',
+      'recurringTransactionIndicator',
+    ]);
+  });
+  it('names the JSON path of a bad key', () => {
+    expect(invalid({ fields: { ...BASE, nope: 'X' } })).toBe(
+      'MAPPING_INVALID: fields.nope: expected a TransactionNotification field name, got "nope"',
+    );
+    expect(invalid({ fields: { ...BASE, postedAmount: { from: 'A', amount: { units: 'cents' } } } })).toMatch(
+      /fields\.postedAmount\.amount\.units/,
+    );
+    expect(
+      invalid({
+        fields: { ...BASE, transactionTimestamp: { from: 'T', timestamp: { zone: 'Mars/Olympus' } } },
+      }),
+    ).toMatch(/fields\.transactionTimestamp\.timestamp: .*unknown time zone/);
+    expect(invalid({ fields: { ...BASE, transactionType: { const: 'auth orized' } } })).toMatch(
+      /fields\.transactionType\.const/,
+    );
+    expect(invalid({ fields: { transactionId: 'ID' } })).toMatch(
+      /^MAPPING_INVALID: fields: expected a rule for every required field/,
+    );
+    expect(invalid({ fields: BASE, pan: { from: 'P', iinLength: 7 } })).toMatch(
+      /pan\.iinLength: expected 6 or 8/,
+    );
+    expect(invalid({ fields: BASE, colour: 1 })).toMatch(/^MAPPING_INVALID: colour:/);
+  });
+  it('lists required columns the header must have', () => {
+    const p = profile({
+      transactionId: 'ID',
+      paymentType: { from: 'PT', default: 'DEBIT' },
+      postedAmount: { template: '{A}{B}' },
+    });
+    expect(p.requiredColumns.sort()).toEqual(['A', 'B', 'ID']);
+  });
+  it('loads by bare name or path; missing file → MAPPING_UNREADABLE, bad JSON → MAPPING_INVALID', async () => {
+    expect((await loadProfile('northwind-csv')).name).toBe('northwind-csv');
+    expect((await loadProfile()).name).toBe('canonical');
+    await expect(loadProfile('no-such-profile')).rejects.toMatchObject({ code: 'MAPPING_UNREADABLE' });
+    const bad = path.join(dir, 'bad.json');
+    writeFileSync(bad, '{ "fields": ');
+    await expect(loadProfile(bad)).rejects.toMatchObject({ code: 'MAPPING_INVALID' });
+    const good = path.join(dir, 'mine.json');
+    writeFileSync(good, JSON.stringify({ fields: BASE }));
+    expect((await loadProfile(good)).name).toBe('mine');
+  });
+});

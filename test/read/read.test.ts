@@ -1,0 +1,221 @@
+// Readers: CSV and NDJSON edge cases, gzip, stdin, format sniffing, csv-spectrum, on real temp files.
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { gzipSync } from 'node:zlib';
+import { afterAll, describe, expect, it } from 'vitest';
+import { SvcIngestError } from '../../src/errors.ts';
+import { readCsvHeader, readInput, resolveInputs } from '../../src/read/open.ts';
+import type { InputSpec, ReadOptions } from '../../src/read/open.ts';
+import type { ParseReject, RawRecord } from '../../src/read/types.ts';
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'svc-read-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let n = 0;
+function file(name: string, content: string | Buffer): string {
+  const p = path.join(dir, `${n++}-${name}`);
+  writeFileSync(p, content);
+  return p;
+}
+
+async function readAll(spec: InputSpec, opts: ReadOptions = {}) {
+  const records: RawRecord[] = [];
+  const rejects: ParseReject[] = [];
+  for await (const items of readInput(spec, opts)) {
+    for (const it of items)
+      if (it.kind === 'record') records.push(it.record);
+      else rejects.push(it.reject);
+  }
+  return { records, rejects };
+}
+async function readFile(name: string, content: string | Buffer, opts: ReadOptions = {}) {
+  const [spec] = await resolveInputs([file(name, content)], {});
+  return readAll(spec as InputSpec, opts);
+}
+
+describe('CSV', () => {
+  it('handles quoted commas, doubled quotes and newlines inside fields, with correct start lines', async () => {
+    const { records } = await readFile('q.csv', 'a,b\n"x, y","say ""hi"""\n"multi\nline\nvalue",2\nlast,3\n');
+    expect(records.map((r) => [r.line, r.fields])).toEqual([
+      [2, { a: 'x, y', b: 'say "hi"' }],
+      [3, { a: 'multi\nline\nvalue', b: '2' }],
+      [6, { a: 'last', b: '3' }],
+    ]);
+  });
+  it('strips a BOM and reads CRLF, also with CRLF inside quoted fields', async () => {
+    const { records } = await readFile('crlf.csv', '\uFEFFid,v\r\n1,"a\r\nb"\r\n\r\n2,c\r\n');
+    expect(records.map((r) => [r.line, r.fields])).toEqual([
+      [2, { id: '1', v: 'a\r\nb' }],
+      [5, { id: '2', v: 'c' }],
+    ]);
+  });
+  it('uses a configurable delimiter', async () => {
+    const { records } = await readFile('semi.csv', 'a;b\n1,5;2\n', { delimiter: ';' });
+    expect(records[0]?.fields).toEqual({ a: '1,5', b: '2' });
+  });
+  it('keeps every value a string, leading zeros included', async () => {
+    const { records } = await readFile(
+      'zeros.csv',
+      'iin,paymentNetworkMerchantPostalCode,paymentNetworkMCC\n079271,02134,0742\n',
+    );
+    expect(records[0]?.fields).toEqual({
+      iin: '079271',
+      paymentNetworkMerchantPostalCode: '02134',
+      paymentNetworkMCC: '0742',
+    });
+  });
+  it('turns ragged rows into rejects with their line and goes on', async () => {
+    const { records, rejects } = await readFile('ragged.csv', 'a,b\n1,2\n3\n4,5,6\n7,8\n');
+    expect(records.map((r) => r.line)).toEqual([2, 5]);
+    expect(rejects.map((r) => [r.line, r.message])).toEqual([
+      [3, 'expected 2 fields as in the header, got 1'],
+      [4, 'expected 2 fields as in the header, got 3'],
+    ]);
+  });
+  it('masks card numbers in the raw text of a reject', async () => {
+    const { rejects } = await readFile('pan.csv', 'a,b\n4111111111111111\n');
+    expect(rejects[0]?.raw).toBe('411111******1111');
+  });
+  it('calls onHeader once before any record, and a throwing onHeader stops the read', async () => {
+    const seen: string[] = [];
+    const { records } = await readFile('h.csv', 'x,y\n1,2\n', {
+      onHeader: (c, s) => seen.push(`${c.join('|')}@${path.basename(s)}`),
+    });
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).toMatch(/^x\|y@/);
+    expect(records).toHaveLength(1);
+    await expect(
+      readFile('h2.csv', 'x,y\n1,2\n', {
+        onHeader: () => {
+          throw new SvcIngestError('INPUT_HEADER_MISSING_COLUMN', 'missing z');
+        },
+      }),
+    ).rejects.toMatchObject({ code: 'INPUT_HEADER_MISSING_COLUMN' });
+  });
+  it('reads just the header with readCsvHeader', async () => {
+    const p = file('hdr.csv', 'transactionId,postedAmount\n1,2\n');
+    expect(await readCsvHeader({ path: p, format: 'csv', gzip: false }, {})).toEqual([
+      'transactionId',
+      'postedAmount',
+    ]);
+  });
+  it('reads csv-spectrum cases as the expected records', async () => {
+    const require = createRequire(import.meta.url);
+    const root = path.dirname(require.resolve('csv-spectrum'));
+    const names = readdirSync(path.join(root, 'csvs')).map((f) => f.replace(/\.csv$/, ''));
+    expect(names.length).toBeGreaterThanOrEqual(10);
+    for (const name of names) {
+      const expected = JSON.parse(readFileSync(path.join(root, 'json', `${name}.json`), 'utf8'));
+      const spec: InputSpec = { path: path.join(root, 'csvs', `${name}.csv`), format: 'csv', gzip: false };
+      const { records, rejects } = await readAll(spec);
+      expect(rejects, name).toEqual([]);
+      if (name === 'location_coordinates') {
+        // The package's expected JSON for this case is a lone object with another phone number.
+        expect(records.map((r) => r.fields['Location Coordinates'])).toEqual([
+          expected['Location Coordinates'],
+        ]);
+        continue;
+      }
+      expect(
+        records.map((r) => r.fields),
+        name,
+      ).toEqual(expected);
+    }
+  });
+});
+
+describe('NDJSON', () => {
+  it('skips blank lines and rejects bad lines and non-objects with their line numbers', async () => {
+    const { records, rejects } = await readFile('a.ndjson', '{"a":1}\n\n  \n{bad\n[1,2]\n"s"\n{"b":2}\r\n');
+    expect(records.map((r) => [r.line, r.fields])).toEqual([
+      [1, { a: 1 }],
+      [7, { b: 2 }],
+    ]);
+    expect(rejects.map((r) => r.line)).toEqual([4, 5, 6]);
+    expect(rejects[0]?.message).toMatch(/^not valid JSON/);
+    expect(rejects[1]?.message).toBe('expected a JSON object, got an array');
+  });
+  it('keeps nested objects and reads a last line without newline', async () => {
+    const { records } = await readFile('n.jsonl', '{"merchant":{"city":"Chicago"}}\n{"x":1}');
+    expect(records.map((r) => r.fields)).toEqual([{ merchant: { city: 'Chicago' } }, { x: 1 }]);
+  });
+  it('rejects an overlong line without holding it, then goes on', async () => {
+    const long = `{"a":"${'x'.repeat(5000)}"}`;
+    const { records, rejects } = await readFile('long.ndjson', `{"a":1}\n${long}\n{"a":2}\n`, {
+      maxLineBytes: 1000,
+    });
+    expect(records.map((r) => r.line)).toEqual([1, 3]);
+    expect(rejects).toEqual([
+      { source: expect.any(String), line: 2, message: 'line longer than 1000 bytes' },
+    ]);
+  });
+  it('stays bounded on a 100 MB line with no newline (streamed, never buffered)', async () => {
+    const chunk = Buffer.alloc(1024 * 1024, 0x78);
+    let sent = 0;
+    const stdin = new Readable({
+      read() {
+        if (sent === 0) this.push('{"a":1}\n');
+        if (sent++ < 100) this.push(chunk);
+        else this.push(null);
+      },
+    });
+    const before = process.memoryUsage().rss;
+    const { records, rejects } = await readAll({ path: '-', format: 'ndjson', gzip: false }, { stdin });
+    const grown = process.memoryUsage().rss - before;
+    expect(records).toHaveLength(1);
+    expect(rejects.map((r) => [r.line, r.message])).toEqual([[2, 'line longer than 1048576 bytes']]);
+    expect(grown).toBeLessThan(60 * 1024 * 1024);
+  });
+});
+
+describe('inputs', () => {
+  it('resolves formats from extensions, gzip from extension or magic bytes', async () => {
+    const a = file('x.csv', 'a\n1\n');
+    const b = file('x.jsonl.gz', gzipSync('{"a":1}\n'));
+    const c = file('y.ndjson', gzipSync('{"a":1}\n'));
+    expect(await resolveInputs([a, b, c], {})).toEqual([
+      { path: a, format: 'csv', gzip: false },
+      { path: b, format: 'ndjson', gzip: true },
+      { path: c, format: 'ndjson', gzip: true },
+    ]);
+  });
+  it('reads .gz files', async () => {
+    const { records } = await readFile('z.csv.gz', gzipSync('a,b\n1,2\n'));
+    expect(records[0]).toMatchObject({ line: 2, fields: { a: '1', b: '2' } });
+  });
+  it('names unreadable files and unknown formats', async () => {
+    await expect(resolveInputs([path.join(dir, 'nope.csv')], {})).rejects.toMatchObject({
+      code: 'INPUT_UNREADABLE',
+    });
+    await expect(resolveInputs([dir], {})).rejects.toMatchObject({ code: 'INPUT_UNREADABLE' });
+    const t = file('x.txt', 'a\n');
+    await expect(resolveInputs([t], {})).rejects.toMatchObject({ code: 'INPUT_FORMAT_UNKNOWN' });
+    expect(await resolveInputs([t], { format: 'csv' })).toEqual([{ path: t, format: 'csv', gzip: false }]);
+    await expect(resolveInputs(['-', '-'], {})).rejects.toMatchObject({ code: 'USAGE_INVALID' });
+  });
+  it('reads stdin (a Readable) and sniffs its format and gzip', async () => {
+    const [spec] = await resolveInputs([], {});
+    expect(spec).toMatchObject({ path: '-', sniff: true });
+    const nd = await readAll(spec as InputSpec, {
+      stdin: Readable.from([Buffer.from('{"a":1}\n{"a":2}\n')]),
+    });
+    expect(nd.records.map((r) => [r.source, r.line, r.fields])).toEqual([
+      ['stdin', 1, { a: 1 }],
+      ['stdin', 2, { a: 2 }],
+    ]);
+    const csv = await readAll(spec as InputSpec, { stdin: Readable.from([gzipSync('a,b\n1,2\n')]) });
+    expect(csv.records.map((r) => r.fields)).toEqual([{ a: '1', b: '2' }]);
+    await expect(
+      readAll(spec as InputSpec, { stdin: Readable.from([Buffer.from('[1,2]')]) }),
+    ).rejects.toMatchObject({
+      code: 'INPUT_FORMAT_UNKNOWN',
+    });
+    const forced = await readAll(
+      { path: '-', format: 'csv', gzip: false },
+      { stdin: Readable.from(['{x}\n1\n']) },
+    );
+    expect(forced.records.map((r) => r.fields)).toEqual([{ '{x}': '1' }]);
+  });
+});

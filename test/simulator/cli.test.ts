@@ -1,0 +1,102 @@
+// `svc-ingest simulate` as a real child process: first stdout line is a live URL, flags apply, SIGTERM exits 0.
+import { spawn, spawnSync } from 'node:child_process';
+import { resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { describe, expect, it } from 'vitest';
+import { call, makeTx, postTx } from './helpers.ts';
+
+const root = resolve(import.meta.dirname, '../..');
+const bin = resolve(root, 'src/bin/svc-ingest');
+
+function startCli(args: string[]) {
+  const child = spawn(bin, ['simulate', ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (d: string) => {
+    stderr += d;
+  });
+  const firstLine = new Promise<string>((ok, fail) => {
+    const rl = createInterface({ input: child.stdout });
+    rl.once('line', ok);
+    child.once('exit', (code) => fail(new Error(`exited ${code} before printing a URL: ${stderr}`)));
+  });
+  const exited = new Promise<number | null>((ok) => child.once('exit', (code) => ok(code)));
+  return { child, firstLine, exited, stderr: () => stderr };
+}
+
+describe('svc-ingest simulate', () => {
+  it('prints a URL that answers, applies its flags, and exits 0 on SIGTERM', async () => {
+    const run = startCli([
+      '--port',
+      '0',
+      '--seed',
+      '3',
+      '--fail-first',
+      '1',
+      '--poison',
+      'tx-000009,tx-000010',
+    ]);
+    const url = await run.firstLine;
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect((await postTx(url, [makeTx(1)])).status).toBe(500);
+    expect((await postTx(url, [makeTx(1)])).status).toBe(200);
+    expect((await postTx(url, [makeTx(9)])).status).toBe(500);
+    const stats = (await call(`${url}/__sim/stats`)).body;
+    expect(stats).toMatchObject({ faults: { failFirst: 1, poison: 1 }, transactions: { accepted: 1 } });
+    run.child.kill('SIGTERM');
+    expect(await run.exited).toBe(0);
+    expect(run.stderr()).toContain('simulator.started');
+    expect(run.stderr()).not.toMatch(/\n\s+at /); // no stack trace
+  });
+
+  it('exits 0 on SIGINT too', async () => {
+    const run = startCli([]);
+    await run.firstLine;
+    run.child.kill('SIGINT');
+    expect(await run.exited).toBe(0);
+  });
+
+  it.each([
+    [['--fail-rate', '2'], '--fail-rate'],
+    [['--port', 'abc'], '--port'],
+    [['--fail-first', '-1'], '--fail-first'],
+    [['--webhook-url', 'not a url'], '--webhook-url'],
+    [['--poison', 'a,,b'], '--poison'],
+    [['--tls-cert', '/nonexistent.pem'], '--tls-cert'],
+  ])('refuses %j with a one-line error and exit 1', (args, flag) => {
+    const r = spawnSync(bin, ['simulate', ...args], { cwd: root, encoding: 'utf8', timeout: 10_000 });
+    expect(r.status).toBe(1);
+    expect(r.stdout).toBe('');
+    const lines = r.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain('USAGE_INVALID');
+    expect(lines[0]).toContain(flag);
+  });
+
+  it('documents every option with its default in --help', () => {
+    const r = spawnSync(bin, ['simulate', '--help'], { cwd: root, encoding: 'utf8', timeout: 10_000 });
+    expect(r.status).toBe(0);
+    const flags = [
+      '--port',
+      '--seed',
+      '--latency-ms',
+      '--jitter-ms',
+      '--fail-rate',
+      '--fail-first',
+      '--reset-rate',
+      '--hang-rate',
+      '--rate429',
+      '--retry-after-s',
+      '--poison',
+      '--webhook-url',
+      '--ticket-delay-ms',
+      '--session-ttl-ms',
+      '--require-token',
+    ];
+    const text = r.stdout.replace(/\s+/g, ' ');
+    for (const f of flags) {
+      const at = text.indexOf(`${f} `);
+      expect(at, f).toBeGreaterThanOrEqual(0);
+      expect(text.slice(at, text.indexOf(' --', at + 2)), f).toMatch(/default/);
+    }
+  });
+});
