@@ -2,17 +2,17 @@
 // Every record read settles in exactly one counter: rejected, skipped, sent or failed.
 import { randomBytes } from 'node:crypto';
 import { createBatcher } from './batch/batcher.ts';
-import type { Logger } from './log.ts';
-import { acquireLedgerLock, type LedgerLock } from './ledger/lock.ts';
+import { SvcIngestError } from './errors.ts';
 import { type AckedIndex, createAckedIndex, loadAckedIndex } from './ledger/acked-index.ts';
+import { acquireLedgerLock, type LedgerLock } from './ledger/lock.ts';
 import { nullRejectsWriter, openRejectsWriter, type RejectsWriter } from './ledger/rejects.ts';
 import type { LedgerLine } from './ledger/types.ts';
 import { type LedgerWriter, openLedgerWriter } from './ledger/writer.ts';
+import type { Logger } from './log.ts';
 import { loadProfile } from './map/profile.ts';
 import { maskCardNumbers } from './mask.ts';
 import { type InputFormat, readCsvHeader, readInput, resolveInputs } from './read/open.ts';
 import { createDispatcher, OutageError, type PostTransactions } from './send/dispatcher.ts';
-import { SvcIngestError } from './errors.ts';
 import { validateTransaction } from './validate/validate.ts';
 
 export interface SendOptions {

@@ -1,17 +1,17 @@
 // Compiles a checked mapping-profile document into one fast closure per field (no per-record interpretation).
 import { createHash } from 'node:crypto';
-import { TRANSACTION_FIELDS } from '../client/models.ts';
 import type { TransactionField, TransactionNotification } from '../client/models.ts';
+import { TRANSACTION_FIELDS } from '../client/models.ts';
 import { SvcIngestError } from '../errors.ts';
-import type { InputFormat } from '../read/open.ts';
 import { luhnValid, maskCardNumbers, maskDeep, maskPan } from '../mask.ts';
+import type { InputFormat } from '../read/open.ts';
 import type { FieldError } from '../validate/validate.ts';
-import { REQUIRED_FIELDS, validateTransaction } from '../validate/validate.ts';
+import { addError, REQUIRED_FIELDS, validateTransaction } from '../validate/validate.ts';
 import { toMinorUnits } from './amount.ts';
 import { currencyExponent, toCountryAlpha2, toCurrencyAlpha3, toStateCode } from './codes.ts';
 import { MapFail, quote } from './fail.ts';
-import { compileTimestamp } from './timestamp.ts';
 import type { CompiledProfile } from './profile.ts';
+import { compileTimestamp } from './timestamp.ts';
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 type Getter = (rec: Record<string, unknown>) => unknown;
@@ -627,12 +627,12 @@ export function buildProfile(p: {
           if (v !== undefined && v !== null) tx[step.field] = v;
         } catch (err) {
           if (!(err instanceof MapFail)) throw err;
-          (errors ??= []).push({ field: step.field, message: err.message });
+          errors = addError(errors, { field: step.field, message: err.message });
         }
       }
       if (pan !== undefined) {
         const e = applyPan(pan, rec, tx, explicit);
-        if (e) (errors ??= []).push(e);
+        if (e) errors = addError(errors, e);
       }
       return errors ? { ok: false, errors } : { ok: true, tx: tx as unknown as TransactionNotification };
     },

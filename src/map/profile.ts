@@ -8,8 +8,8 @@
 // currency / country / state / enum. `const`, `default` and `else` are output values.
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { TRANSACTION_FIELDS } from '../client/models.ts';
 import type { TransactionField, TransactionNotification } from '../client/models.ts';
+import { TRANSACTION_FIELDS } from '../client/models.ts';
 import { SvcIngestError } from '../errors.ts';
 import type { InputFormat } from '../read/open.ts';
 import type { FieldError } from '../validate/validate.ts';

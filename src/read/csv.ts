@@ -1,6 +1,7 @@
 // CSV reader: csv-parse streaming (values stay strings), header row, ragged rows and bad quoting as rejects.
-import { parse } from 'csv-parse';
+
 import type { CsvError, InfoRecord } from 'csv-parse';
+import { parse } from 'csv-parse';
 import { SvcIngestError } from '../errors.ts';
 import { maskCardNumbers } from '../mask.ts';
 import type { ReadItem, RecordChunks } from './types.ts';

@@ -1,7 +1,7 @@
 // Input resolution and reading: paths + --format → specs; one spec → chunks of records or rejects, in order.
 import { createReadStream } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
-import { Readable, pipeline } from 'node:stream';
+import { pipeline, Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { SvcIngestError } from '../errors.ts';
 import { readCsv } from './csv.ts';

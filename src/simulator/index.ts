@@ -50,7 +50,7 @@
 // - Stats count service requests only (not /__sim/*); byPath collapses ticket ids to {sourceTicketId};
 //   byStatus counts answered statuses (resets and hangs are only in faults). largestBatch is the longest
 //   transactions array seen in a parsable body, accepted or not.
-// - transactions() keeps the first keepTransactions (default 200,000) accepted transactions whole; deliveries
+// - transactions() keeps the first keepTransactions (default 100,000) accepted transactions whole; deliveries
 //   are counted without limit. reset() forgets deliveries, stats, tickets, enrolments, earned redemptions and
 //   attempt counters, and restarts the id sequences; the fault settings stay.
 

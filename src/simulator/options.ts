@@ -23,7 +23,7 @@ export interface SimulatorOptions {
   sessionTtlMs?: number; // lifetime of minted session tokens (default 3_600_000)
   requireToken?: string; // if set, every endpoint except startSession and /__sim/* demands `Authorization: Bearer <token>` (401 otherwise)
   tls?: { cert: string; key: string; ca?: string; requestCert?: boolean }; // PEM contents; https, mTLS when requestCert
-  /** Most accepted transactions kept whole for `transactions()` (deliveries are always counted). Default 200_000. */
+  /** Most accepted transactions kept whole for `transactions()` (deliveries are always counted). Default 100_000. */
   keepTransactions?: number;
   /** Receives the simulator's events (start, faults changed, webhook sent or failed); default: none. */
   log?: (event: string, fields: Record<string, unknown>) => void;
@@ -75,7 +75,7 @@ export const DEFAULTS = {
   retryAfterS: 1,
   ticketDelayMs: 100,
   sessionTtlMs: 3_600_000,
-  keepTransactions: 200_000,
+  keepTransactions: 100_000,
 } as const;
 
 export function defaultFaults(): Faults {

@@ -1,6 +1,7 @@
 // Validation of one TransactionNotification against the interface's types and our enforced formats.
-import { REQUIRED_TRANSACTION_FIELDS, TRANSACTION_FIELDS } from '../client/models.ts';
+
 import type { TransactionField } from '../client/models.ts';
+import { REQUIRED_TRANSACTION_FIELDS, TRANSACTION_FIELDS } from '../client/models.ts';
 import { isCountryAlpha2, isCurrencyCode } from '../map/codes.ts';
 import { quote as show } from '../map/fail.ts';
 
@@ -112,9 +113,17 @@ const CHECKS: Partial<Record<TransactionField, StringCheck>> = {
 
 const TYPES: Record<string, 'string' | 'boolean' | 'integer'> = TRANSACTION_FIELDS;
 
+/** Append to a list created on first use, so the valid path allocates nothing. */
+export function addError(list: FieldError[] | undefined, error: FieldError): FieldError[] {
+  if (list === undefined) return [error];
+  list.push(error);
+  return list;
+}
+
 /**
  * Check one TransactionNotification; [] = valid. Every problem of every field is reported at once.
- * Pure and allocation-free on the valid path.
+ * Pure and allocation-free on the valid path: the [] returned for a valid record is shared and
+ * frozen, so copy it before adding errors of your own.
  * @example validateTransaction({ transactionId: 't 1' }) // [{ field: 'transactionId', ... }, { field: 'transactionType', message: 'required' }, ...]
  */
 export function validateTransaction(tx: Record<string, unknown>): FieldError[] {
@@ -141,11 +150,11 @@ export function validateTransaction(tx: Record<string, unknown>): FieldError[] {
       // The only integer field is cardNetworkIdentifier: the card number's first digit.
       message = `expected an integer 1..9, got ${show(v)}`;
     }
-    if (message !== undefined) (errors ??= []).push({ field, message });
+    if (message !== undefined) errors = addError(errors, { field, message });
   }
   for (let i = 0; i < REQUIRED_FIELDS.length; i++) {
     const field = REQUIRED_FIELDS[i] as string;
-    if (tx[field] === undefined) (errors ??= []).push({ field, message: 'required' });
+    if (tx[field] === undefined) errors = addError(errors, { field, message: 'required' });
   }
   return errors ?? NO_ERRORS;
 }

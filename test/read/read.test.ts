@@ -7,8 +7,8 @@ import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SvcIngestError } from '../../src/errors.ts';
-import { readCsvHeader, readInput, resolveInputs } from '../../src/read/open.ts';
 import type { InputSpec, ReadOptions } from '../../src/read/open.ts';
+import { readCsvHeader, readInput, resolveInputs } from '../../src/read/open.ts';
 import type { ParseReject, RawRecord } from '../../src/read/types.ts';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'svc-read-'));

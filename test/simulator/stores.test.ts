@@ -1,8 +1,8 @@
 // POST /v2/ads/getstorelocations: latlong and postal code, haversine radius filter and order, every limit.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { anchorDay, buildCatalog } from '../../src/simulator/catalog.ts';
 import type { Simulator } from '../../src/simulator/index.ts';
 import { haversineMeters, POSTAL_CODES, startSimulator } from '../../src/simulator/index.ts';
-import { anchorDay, buildCatalog } from '../../src/simulator/catalog.ts';
 import { call, fields } from './helpers.ts';
 
 let sim: Simulator;

@@ -1,0 +1,143 @@
+// Validation: one test per rule, every error reported at once.
+import { describe, expect, it } from 'vitest';
+import { REQUIRED_FIELDS, validateTransaction } from '../../src/validate/validate.ts';
+
+const VALID: Record<string, unknown> = {
+  transactionId: 'nw-2025.10:0001_a',
+  transactionType: 'AUTHORIZED',
+  sourceCustomerId: 'c-1',
+  sourceAccountId: 'a-1',
+  paymentType: 'DEBIT',
+  paymentMethodEntryType: 'APPLE_PAY',
+  transactionTimestamp: '2024-02-29T23:59:59.999Z',
+  transactionPostingTimestamp: '2024-03-01T00:00:00.000Z',
+  paymentNetworkMCC: '0742',
+  paymentNetworkMerchantIdType: 'MID',
+  paymentNetworkMerchant: 'Paws & Claws',
+  paymentNetworkMerchantAddress1: '12 Elm Ave',
+  paymentNetworkMerchantCity: 'Phoenix',
+  paymentNetworkMerchantState: 'AZ',
+  paymentNetworkMerchantPostalCode: '02134',
+  paymentNetworkMerchantCountryCode: 'US',
+  paymentNetworkMerchantId: '445566000000001',
+  mobileIndicator: true,
+  walletDescription: '40010030273',
+  cardNetworkIdentifier: 4,
+  iin: '41111111',
+  last4: '1111',
+  cardPresentIndicator: '1',
+  recurringTransactionIndicator: false,
+  authorizationAmount: '500',
+  cashBackAtPointOfSaleAmount: '0',
+  postedAmount: '500',
+  currencyCode: 'USD',
+  onlineIndicator: 'NOT_ONLINE',
+  multipleClearingSequenceNumber: '1',
+  multipleClearingSequenceCount: '2',
+  authorizationApprovalCode: '0A12B3',
+  acquirerReferenceNumber: '74567890123456789012345',
+};
+function errors(patch: Record<string, unknown>): string[] {
+  return validateTransaction({ ...VALID, ...patch }).map((e) => e.field);
+}
+function bad(field: string, ...values: unknown[]): void {
+  for (const v of values) expect(errors({ [field]: v }), `${field}=${JSON.stringify(v)}`).toEqual([field]);
+}
+function good(field: string, ...values: unknown[]): void {
+  for (const v of values) expect(errors({ [field]: v }), `${field}=${JSON.stringify(v)}`).toEqual([]);
+}
+
+describe('validateTransaction', () => {
+  it('accepts a full valid transaction', () => {
+    expect(validateTransaction(VALID)).toEqual([]);
+  });
+  it('requires the service list plus postedAmount and currencyCode, all reported at once', () => {
+    expect(validateTransaction({}).map((e) => [e.field, e.message])).toEqual(
+      REQUIRED_FIELDS.map((f) => [f, 'required']),
+    );
+    expect(REQUIRED_FIELDS).toContain('postedAmount');
+    expect(REQUIRED_FIELDS).toContain('currencyCode');
+    const many = validateTransaction({
+      ...VALID,
+      postedAmount: '1.5',
+      paymentNetworkMCC: '58',
+      paymentNetworkMerchantCity: undefined,
+    });
+    expect(many.map((e) => e.field)).toEqual([
+      'paymentNetworkMCC',
+      'postedAmount',
+      'paymentNetworkMerchantCity',
+    ]);
+  });
+  it('refuses unknown fields', () => {
+    expect(validateTransaction({ ...VALID, pan: 'x' })).toEqual([{ field: 'pan', message: 'unknown field' }]);
+  });
+  it('checks JSON types: string, boolean, integer', () => {
+    bad('postedAmount', 500, null);
+    bad('mobileIndicator', 'Y', 1);
+    bad('cardNetworkIdentifier', '4', 4.5, 0, 10);
+    good('cardNetworkIdentifier', 1, 9);
+    bad('paymentNetworkMerchant', '');
+  });
+  it('timestamps: YYYY-MM-DDTHH:mm:ss.sssZ and a real date', () => {
+    bad(
+      'transactionTimestamp',
+      '2025-10-09T18:20:33Z',
+      '2025-10-09 18:20:33.000Z',
+      '2025-02-29T10:00:00.000Z',
+      '2025-10-09T24:00:00.000Z',
+      '2025-13-01T00:00:00.000Z',
+    );
+    good('transactionPostingTimestamp', '2024-02-29T10:00:00.000Z');
+  });
+  it('amounts: minor units, no leading zero, at most 15 digits, 0 only for cash back', () => {
+    bad('postedAmount', '0', '05', '12.34', '-5', '1234567890123456');
+    bad('authorizationAmount', '0');
+    good('postedAmount', '1', '123456789012345');
+    good('cashBackAtPointOfSaleAmount', '0', '250');
+    bad('cashBackAtPointOfSaleAmount', '00');
+  });
+  it('MCC: 4 digits', () => {
+    bad('paymentNetworkMCC', '742', '58a2', '54111');
+  });
+  it('currency: ISO 4217 alpha-3 known to currency-codes', () => {
+    bad('currencyCode', 'usd', 'US', '840', 'XYZ');
+    good('currencyCode', 'JPY', 'KWD');
+  });
+  it('country: ISO 3166 alpha-2 known', () => {
+    bad('paymentNetworkMerchantCountryCode', 'USA', 'us', 'XX');
+    good('paymentNetworkMerchantCountryCode', 'CA');
+  });
+  it('state: 2-3 uppercase letters', () => {
+    bad('paymentNetworkMerchantState', 'Arizona', 'az', 'A');
+    good('paymentNetworkMerchantState', 'NSW');
+  });
+  it('iin 6-8 digits, last4 4 digits', () => {
+    bad('iin', '41111', '411111111', '41111a');
+    good('iin', '079271');
+    bad('last4', '111', '11111');
+  });
+  it('transactionId: 1..64 of A-Z a-z 0-9 . _ : -', () => {
+    bad('transactionId', 'has space', 'x'.repeat(65), 'a/b');
+    good('transactionId', 'x'.repeat(64));
+  });
+  it('free text max lengths (merchant 100, city 50, ids 64)', () => {
+    bad('paymentNetworkMerchant', 'm'.repeat(101));
+    good('paymentNetworkMerchant', 'm'.repeat(100));
+    bad('paymentNetworkMerchantCity', 'c'.repeat(51));
+    bad('sourceCustomerId', 'c'.repeat(65));
+  });
+  it('code fields are uppercase tokens; postal code, sequence numbers, approval code, ARN shapes', () => {
+    bad('transactionType', 'authorized', 'AUTH ORIZED');
+    bad('onlineIndicator', 'online');
+    bad('paymentNetworkMerchantPostalCode', '1', '12345-67890-1');
+    good('paymentNetworkMerchantPostalCode', 'SW1A 1AA', '85004-1234');
+    bad('multipleClearingSequenceNumber', '12345', 'a');
+    bad('authorizationApprovalCode', 'A-12');
+    bad('acquirerReferenceNumber', '7456-789');
+  });
+  it('never echoes a card number in a message', () => {
+    const [e] = validateTransaction({ ...VALID, paymentNetworkMerchant: 'card 4111111111111111 '.repeat(5) });
+    expect(e?.message).not.toMatch(/4111111111111111/);
+  });
+});
