@@ -8,6 +8,14 @@ import * as simulate from './simulate.ts';
 import * as stores from './stores.ts';
 import * as tickets from './tickets.ts';
 
+// A closed pipe on stdout (`svc-ingest … | head`) ends the command quietly, as other Unix tools do.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw err;
+  });
+}
+
 const program = new Command('svc-ingest')
   .description(
     'Feed card transactions into the card-linked-offer service, in acknowledged batches with a ledger,\n' +

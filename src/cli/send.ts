@@ -1,9 +1,10 @@
 // `svc-ingest send`: declares the main job's options and wires config, client, pipeline and output.
 import { type Command, Option } from 'commander';
+import type { ConfigFlags } from '../config/index.ts';
 import { EXIT, SvcIngestError } from '../errors.ts';
+import { addConnectionOptions, type CommonOptions } from './common.ts';
 
-interface SendFlags {
-  baseUrl?: string;
+interface SendFlags extends CommonOptions {
   format?: 'csv' | 'ndjson';
   mapping?: string;
   delimiter?: string;
@@ -14,27 +15,23 @@ interface SendFlags {
   retryMaxMs?: string;
   splitRetries?: string;
   outageMaxMs?: string;
-  timeout?: string;
   ledger?: string;
   rejects?: string;
   resume: boolean;
   dryRun?: boolean;
   json?: boolean;
-  config?: string;
-  insecureHttp?: boolean;
-  logLevel?: string;
   progress?: boolean;
 }
 
 export function define(program: Command): void {
-  program
+  const cmd = program
     .command('send')
     .description(
       'Read transaction exports (CSV or NDJSON, optionally .gz, or stdin), map and validate each record,\n' +
         'and POST valid ones in batches to /v2/data/transactions, recording every batch in the ledger.',
     )
-    .argument('[input...]', "input files; '-' or none reads standard input")
-    .option('--base-url <url>', 'service base URL (env SVC_BASE_URL)')
+    .argument('[input...]', "input files; '-' or none reads standard input");
+  addConnectionOptions(cmd)
     .addOption(
       new Option('--format <format>', 'input format (default: from the extension)').choices([
         'csv',
@@ -56,16 +53,12 @@ export function define(program: Command): void {
       '--outage-max-ms <ms>',
       'how long to probe a service that looks down before giving up (default 120000)',
     )
-    .option('--timeout <ms>', 'per-request timeout (default 30000)')
     .option('--ledger <path>', 'batch ledger, NDJSON, append-only (default ledger/transactions.ndjson)')
     .option('--rejects <path>', 'rejected records, NDJSON (default ledger/rejects.ndjson)')
     .option('--no-resume', 'resend transactions the ledger already shows as acknowledged')
     .option('--dry-run', 'read, map, validate and batch; send nothing; ledger untouched')
     .option('--json', 'print the run summary as one JSON object on stdout')
     .option('--no-progress', 'no live progress line on a TTY')
-    .option('--config <file>', 'extra JSON config file (env SVC_CONFIG)')
-    .option('--insecure-http', 'allow plain http to a non-loopback host')
-    .option('--log-level <level>', 'pino level: fatal, error, warn, info, debug (env SVC_LOG_LEVEL)')
     .addHelpText(
       'after',
       '\nExit status: 0 all valid records acknowledged; 1 could not run; 2 some records rejected;\n' +
@@ -80,13 +73,12 @@ export function define(program: Command): void {
     });
 }
 
-function flagMap(f: SendFlags): Record<string, { value: unknown; flag: string }> {
-  const out: Record<string, { value: unknown; flag: string }> = {};
+/** The send flags that are configuration keys (the common connection flags are added by common.ts). */
+function sendFlags(f: SendFlags): ConfigFlags {
+  const out: ConfigFlags = {};
   const put = (key: string, value: unknown, flag: string) => {
     if (value !== undefined) out[key] = { value, flag };
   };
-  put('baseUrl', f.baseUrl, '--base-url');
-  put('timeoutMs', f.timeout, '--timeout');
   put('send.concurrency', f.concurrency, '--concurrency');
   put('send.batchSize', f.batchSize, '--batch-size');
   put('send.maxRetries', f.maxRetries, '--max-retries');
@@ -95,8 +87,6 @@ function flagMap(f: SendFlags): Record<string, { value: unknown; flag: string }>
   put('send.ledgerPath', f.ledger, '--ledger');
   put('send.rejectsPath', f.rejects, '--rejects');
   if (f.resume === false) put('send.resume', false, '--no-resume');
-  if (f.insecureHttp) put('allowInsecureHttp', true, '--insecure-http');
-  put('log.level', f.logLevel, '--log-level');
   return out;
 }
 
@@ -110,14 +100,14 @@ function nonNegInt(value: string | undefined, flag: string, fallback: number): n
 }
 
 async function runSendCommand(inputs: string[], flags: SendFlags): Promise<number> {
-  const [{ loadConfig }, { createLogger }, { startSend }, { formatSummary, startProgress }] =
+  const [{ loadCommandConfig }, { createLogger }, { startSend }, { formatSummary, startProgress }] =
     await Promise.all([
-      import('../config/index.ts'),
+      import('./common.ts'),
       import('../log.ts'),
       import('../pipeline.ts'),
       import('./send-output.ts'),
     ]);
-  const config = loadConfig({ file: flags.config, flags: flagMap(flags) });
+  const config = loadCommandConfig(flags, sendFlags(flags));
   const logger = createLogger({ level: config.log.level });
   const splitRetries = nonNegInt(flags.splitRetries, '--split-retries', 1);
   const outageMaxMs = nonNegInt(flags.outageMaxMs, '--outage-max-ms', 120_000);

@@ -67,6 +67,23 @@ const FALSE_WORDS = new Set(['n', 'no', 'false', 'f', '0']);
 const INTEGER = /^[+-]?\d{1,15}$/;
 const MASKED_PAN = /^(\d{6,8})[*Xx#•]+(\d{4})$/;
 
+const FIELDS = Object.keys(TRANSACTION_FIELDS) as TransactionField[];
+const FIELD_INDEX = new Map<string, number>(FIELDS.map((f, i) => [f, i]));
+const CURRENCY_INDEX = FIELD_INDEX.get('currencyCode') as number;
+const IIN_INDEX = FIELD_INDEX.get('iin') as number;
+const LAST4_INDEX = FIELD_INDEX.get('last4') as number;
+const NETWORK_INDEX = FIELD_INDEX.get('cardNetworkIdentifier') as number;
+if (!FIELDS.every((f) => /^[A-Za-z][A-Za-z0-9]*$/.test(f))) throw new Error('TRANSACTION_FIELDS must be identifiers');
+/**
+ * values (in TRANSACTION_FIELDS order) → TransactionNotification, leaving out undefined ones. Generated
+ * once from the fixed field names (never from profile text) because named stores keep V8's fast
+ * object shape, while ~30 keyed stores (`tx[field] = v`) push each object into slow dictionary mode.
+ */
+const buildTx = new Function(
+  'v',
+  `const o = {};\n${FIELDS.map((f, i) => `if (v[${i}] !== undefined) o.${f} = v[${i}];`).join('\n')}\nreturn o;`,
+) as (values: unknown[]) => Record<string, unknown>;
+
 /** Throws MAPPING_INVALID with the JSON path of the bad key. */
 function bad(source: string, path: string, expected: string, got: unknown): never {
   const shown = got === undefined ? 'nothing' : JSON.stringify(got);
@@ -482,12 +499,7 @@ function compilePan(env: Env, v: Json): PanRule {
   return { from: v.from, get: compileGetter(v.from), iinLength };
 }
 
-function applyPan(
-  pan: PanRule,
-  rec: Record<string, unknown>,
-  tx: Record<string, unknown>,
-  explicit: Set<string>,
-): FieldError | undefined {
+function applyPan(pan: PanRule, rec: Record<string, unknown>, vals: unknown[], explicit: Set<string>): FieldError | undefined {
   const raw = pan.get(rec);
   if (isEmpty(raw)) return undefined;
   const s = typeof raw === 'number' ? String(raw) : typeof raw === 'string' ? raw.replace(/[\s-]/g, '') : '';
@@ -509,10 +521,11 @@ function applyPan(
     iin = (m[1] as string).slice(0, pan.iinLength);
     last4 = m[2] as string;
   }
-  if (!explicit.has('iin') && tx.iin === undefined) tx.iin = iin;
-  if (!explicit.has('last4') && tx.last4 === undefined) tx.last4 = last4;
-  if (!explicit.has('cardNetworkIdentifier') && tx.cardNetworkIdentifier === undefined)
-    tx.cardNetworkIdentifier = iin.charCodeAt(0) - 48;
+  if (!explicit.has('iin') && vals[IIN_INDEX] === undefined) vals[IIN_INDEX] = iin;
+  if (!explicit.has('last4') && vals[LAST4_INDEX] === undefined) vals[LAST4_INDEX] = last4;
+  if (!explicit.has('cardNetworkIdentifier') && vals[NETWORK_INDEX] === undefined) {
+    vals[NETWORK_INDEX] = iin.charCodeAt(0) - 48;
+  }
   return undefined;
 }
 
@@ -612,29 +625,37 @@ export function buildProfile(p: {
 }): CompiledProfile {
   const { steps, pan, explicit } = p;
   const n = steps.length;
+  const index = steps.map((s) => FIELD_INDEX.get(s.field) as number);
+  const width = FIELDS.length;
   return {
     name: p.name,
     ...(p.format ? { format: p.format } : {}),
     ...(p.delimiter ? { delimiter: p.delimiter } : {}),
     requiredColumns: p.requiredColumns,
     map(rec) {
-      const tx: Record<string, unknown> = {};
+      const vals: unknown[] = new Array(width);
+      // What converters may read of the record being built: the currency scales amounts.
+      const ctx = { currencyCode: undefined as unknown };
       let errors: FieldError[] | undefined;
       for (let i = 0; i < n; i++) {
         const step = steps[i] as Step;
         try {
-          const v = step.run(rec, tx);
-          if (v !== undefined && v !== null) tx[step.field] = v;
+          const v = step.run(rec, ctx);
+          if (v !== undefined && v !== null) {
+            const at = index[i] as number;
+            vals[at] = v;
+            if (at === CURRENCY_INDEX) ctx.currencyCode = v;
+          }
         } catch (err) {
           if (!(err instanceof MapFail)) throw err;
           errors = addError(errors, { field: step.field, message: err.message });
         }
       }
       if (pan !== undefined) {
-        const e = applyPan(pan, rec, tx, explicit);
+        const e = applyPan(pan, rec, vals, explicit);
         if (e) errors = addError(errors, e);
       }
-      return errors ? { ok: false, errors } : { ok: true, tx: tx as unknown as TransactionNotification };
+      return errors ? { ok: false, errors } : { ok: true, tx: buildTx(vals) as unknown as TransactionNotification };
     },
     maskRecord(rec) {
       const out = maskDeep(rec) as Record<string, unknown>;

@@ -297,6 +297,33 @@ function parseIso(s: string, raw: unknown): Parts {
   };
 }
 
+function pad2(n: number): string {
+  return n < 10 ? `0${n}` : String(n);
+}
+
+/** Epoch ms (1970..9999) → `YYYY-MM-DDTHH:mm:ss.sssZ` by arithmetic (days → civil date, H. Hinnant). */
+export function isoFromMs(ms: number): string {
+  const days = Math.floor(ms / 86_400_000);
+  let rem = ms - days * 86_400_000;
+  const h = Math.floor(rem / 3_600_000);
+  rem -= h * 3_600_000;
+  const mi = Math.floor(rem / 60_000);
+  rem -= mi * 60_000;
+  const s = Math.floor(rem / 1000);
+  const milli = rem - s * 1000;
+  const z = days + 719_468;
+  const era = Math.floor(z / 146_097);
+  const doe = z - era * 146_097;
+  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365);
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
+  const mp = Math.floor((5 * doy + 2) / 153);
+  const d = doy - Math.floor((153 * mp + 2) / 5) + 1;
+  const m = mp < 10 ? mp + 3 : mp - 9;
+  const y = yoe + era * 400 + (m <= 2 ? 1 : 0);
+  const msText = milli < 10 ? `00${milli}` : milli < 100 ? `0${milli}` : String(milli);
+  return `${y}-${pad2(m)}-${pad2(d)}T${pad2(h)}:${pad2(mi)}:${pad2(s)}.${msText}Z`;
+}
+
 /**
  * Compile a timestamp converter once (pattern regex and zone resolved now). Throws RangeError with a
  * readable message for a bad pattern or zone (the profile loader turns it into MAPPING_INVALID).
@@ -307,7 +334,7 @@ export function compileTimestamp(opts: TimestampOptions): TimestampConverter {
   const format = opts.format;
   const toIso = (ms: number, raw: unknown): string => {
     if (!(ms >= 0 && ms < 253402300800000)) throw new MapFail(`time out of range: ${quote(raw)}`);
-    return new Date(ms).toISOString();
+    return isoFromMs(ms);
   };
   if (format === 'unix-s' || format === 'unix-ms') {
     const unit = format === 'unix-s' ? 's' : 'ms';

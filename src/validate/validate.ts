@@ -111,7 +111,10 @@ const CHECKS: Partial<Record<TransactionField, StringCheck>> = {
   acquirerReferenceNumber: pattern(ALNUM_32, 'expected 1..32 letters or digits'),
 };
 
-const TYPES: Record<string, 'string' | 'boolean' | 'integer'> = TRANSACTION_FIELDS;
+/** One lookup per field: its JSON type and its format check. */
+const RULES = new Map<string, { type: 'string' | 'boolean' | 'integer'; check: StringCheck | undefined }>(
+  (Object.keys(TRANSACTION_FIELDS) as TransactionField[]).map((f) => [f, { type: TRANSACTION_FIELDS[f], check: CHECKS[f] }]),
+);
 
 /** Append to a list created on first use, so the valid path allocates nothing. */
 export function addError(list: FieldError[] | undefined, error: FieldError): FieldError[] {
@@ -130,21 +133,20 @@ export function validateTransaction(tx: Record<string, unknown>): FieldError[] {
   let errors: FieldError[] | undefined;
   for (const field in tx) {
     const v = tx[field];
-    const type = Object.hasOwn(TYPES, field) ? TYPES[field] : undefined;
+    const rule = RULES.get(field);
     let message: string | undefined;
-    if (type === undefined) {
+    if (rule === undefined) {
       message = 'unknown field';
     } else if (v === undefined) {
       continue;
-    } else if (type === 'string') {
+    } else if (rule.type === 'string') {
       if (typeof v !== 'string') message = `expected a string, got ${show(v)}`;
       else if (v.length === 0) message = 'expected a non-empty string (leave an absent field out)';
       else {
-        const check = CHECKS[field as TransactionField];
-        const expected = check === undefined ? undefined : check(v);
+        const expected = rule.check === undefined ? undefined : rule.check(v);
         if (expected !== undefined) message = `${expected}, got ${show(v)}`;
       }
-    } else if (type === 'boolean') {
+    } else if (rule.type === 'boolean') {
       if (typeof v !== 'boolean') message = `expected true or false, got ${show(v)}`;
     } else if (!(typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= 9)) {
       // The only integer field is cardNetworkIdentifier: the card number's first digit.

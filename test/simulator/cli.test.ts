@@ -1,5 +1,5 @@
 // `svc-ingest simulate` as a real child process: first stdout line is a live URL, flags apply, SIGTERM exits 0.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
@@ -21,6 +21,21 @@ function startCli(args: string[]) {
   });
   const exited = new Promise<number | null>((ok) => child.once('exit', (code) => ok(code)));
   return { child, firstLine, exited, stderr: () => stderr };
+}
+
+function runToEnd(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((ok) => {
+    const child = spawn(bin, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      stdout += d;
+    });
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      stderr += d;
+    });
+    child.on('close', (code) => ok({ code, stdout, stderr }));
+  });
 }
 
 describe('svc-ingest simulate', () => {
@@ -55,26 +70,31 @@ describe('svc-ingest simulate', () => {
     expect(await run.exited).toBe(0);
   });
 
-  it.each([
-    [['--fail-rate', '2'], '--fail-rate'],
-    [['--port', 'abc'], '--port'],
-    [['--fail-first', '-1'], '--fail-first'],
-    [['--webhook-url', 'not a url'], '--webhook-url'],
-    [['--poison', 'a,,b'], '--poison'],
-    [['--tls-cert', '/nonexistent.pem'], '--tls-cert'],
-  ])('refuses %j with a one-line error and exit 1', (args, flag) => {
-    const r = spawnSync(bin, ['simulate', ...args], { cwd: root, encoding: 'utf8', timeout: 10_000 });
-    expect(r.status).toBe(1);
-    expect(r.stdout).toBe('');
-    const lines = r.stderr.trim().split('\n');
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toContain('USAGE_INVALID');
-    expect(lines[0]).toContain(flag);
+  it('refuses bad flags with a one-line error naming the flag and exit 1', async () => {
+    const cases: Array<[string[], string]> = [
+      [['--fail-rate', '2'], '--fail-rate'],
+      [['--port', 'abc'], '--port'],
+      [['--fail-first', '-1'], '--fail-first'],
+      [['--webhook-url', 'not a url'], '--webhook-url'],
+      [['--poison', 'a,,b'], '--poison'],
+      [['--tls-cert', '/nonexistent.pem', '--tls-key', '/nonexistent.pem'], '--tls-cert'],
+    ];
+    // Children run concurrently: each one's start-up dominates.
+    const results = await Promise.all(cases.map(([args]) => runToEnd(['simulate', ...args])));
+    results.forEach((r, i) => {
+      const [args, flag] = cases[i]!;
+      expect(r.code, args.join(' ')).toBe(1);
+      expect(r.stdout).toBe('');
+      const lines = r.stderr.trim().split('\n');
+      expect(lines, args.join(' ')).toHaveLength(1);
+      expect(lines[0]).toContain('USAGE_INVALID');
+      expect(lines[0]).toContain(flag);
+    });
   });
 
-  it('documents every option with its default in --help', () => {
-    const r = spawnSync(bin, ['simulate', '--help'], { cwd: root, encoding: 'utf8', timeout: 10_000 });
-    expect(r.status).toBe(0);
+  it('documents every option with its default in --help', async () => {
+    const r = await runToEnd(['simulate', '--help']);
+    expect(r.code).toBe(0);
     const flags = [
       '--port',
       '--seed',
