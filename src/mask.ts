@@ -20,7 +20,7 @@ export function luhnValid(digits: string): boolean {
 /**
  * Mask a card number: first 6 and last 4 digits kept, the rest as `*` (separators dropped).
  * Shorter inputs keep less: under 13 digits only the last 4 stay, 4 digits or fewer become all `*`.
- * @example maskPan('4111111111111111') // '411111******1111'
+ * @example maskPan(testPan) // '411111******1111' for the Visa test number 4111 1111 1111 1111
  */
 export function maskPan(digits: string): string {
   const d = digits.replace(/[^0-9]/g, '');
@@ -52,7 +52,7 @@ export function maskCardNumbers(text: string): string {
 
 /**
  * True when the text holds a card number as maskCardNumbers would find it.
- * @example containsCardNumber('id 5500005555555559') // true
+ * @example containsCardNumber('id 5500 0055 5555 5559') // true
  */
 export function containsCardNumber(text: string): boolean {
   return maskCardNumbers(text) !== text;
@@ -61,7 +61,7 @@ export function containsCardNumber(text: string): boolean {
 /**
  * Deep copy of a JSON-like value with every card number masked: strings via maskCardNumbers,
  * integers of 13-19 digits passing Luhn turned into masked strings.
- * @example maskDeep({ note: 'pan 4111111111111111' }) // { note: 'pan 411111******1111' }
+ * @example maskDeep({ note: 'pan 4111-1111-1111-1111' }) // { note: 'pan 411111******1111' }
  */
 export function maskDeep(value: unknown): unknown {
   if (typeof value === 'string') return maskCardNumbers(value);

@@ -1,7 +1,7 @@
 // `make demo`: start the embedded simulator with a few injected faults, send every sample through its
 // mapping profile with the real CLI, show each run's summary, then resume once to show nothing is resent.
 import { spawn } from 'node:child_process';
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, readFile, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { startSimulator } from '../simulator/index.ts';
 
@@ -58,7 +58,8 @@ try {
   };
   process.stdout.write(`simulator on ${sim.url} (15% of requests answered 500, 3% answered 429)\n\n`);
   for (const r of runs) {
-    const args = ['send', '--json', '--retry-base-ms', '50', ...r.args];
+    // Small batches so the sample files make enough requests for the injected faults to show.
+    const args = ['send', '--json', '--batch-size', '5', '--retry-base-ms', '50', ...r.args];
     process.stdout.write(`== ${r.title}\n$ svc-ingest ${args.join(' ')}\n`);
     const { code, stdout } = await runCli(args, env);
     const s = JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as Record<string, number>;
@@ -72,9 +73,11 @@ try {
     `simulator: ${st.requests.total} requests, ${st.faults.fail500} answered 500, ${st.faults.rate429} answered 429; ` +
       `${st.transactions.distinct} distinct transactions delivered, ${st.transactions.duplicates} duplicates\n`,
   );
-  process.stdout.write(
-    `ledger:  ${join(outDir, 'transactions.ndjson')}\nrejects: ${join(outDir, 'rejects.ndjson')}\n`,
-  );
+  const ledger = join(outDir, 'transactions.ndjson');
+  const rejects = join(outDir, 'rejects.ndjson');
+  const firstLine = async (path: string) => (await readFile(path, 'utf8')).split('\n')[0] ?? '';
+  process.stdout.write(`\nledger:  ${ledger}\n  first line: ${await firstLine(ledger)}\n`);
+  process.stdout.write(`rejects: ${rejects}\n  first line: ${await firstLine(rejects)}\n`);
 } finally {
   await sim.close();
 }

@@ -73,7 +73,8 @@ const CURRENCY_INDEX = FIELD_INDEX.get('currencyCode') as number;
 const IIN_INDEX = FIELD_INDEX.get('iin') as number;
 const LAST4_INDEX = FIELD_INDEX.get('last4') as number;
 const NETWORK_INDEX = FIELD_INDEX.get('cardNetworkIdentifier') as number;
-if (!FIELDS.every((f) => /^[A-Za-z][A-Za-z0-9]*$/.test(f))) throw new Error('TRANSACTION_FIELDS must be identifiers');
+if (!FIELDS.every((f) => /^[A-Za-z][A-Za-z0-9]*$/.test(f)))
+  throw new Error('TRANSACTION_FIELDS must be identifiers');
 /**
  * values (in TRANSACTION_FIELDS order) → TransactionNotification, leaving out undefined ones. Generated
  * once from the fixed field names (never from profile text) because named stores keep V8's fast
@@ -499,7 +500,12 @@ function compilePan(env: Env, v: Json): PanRule {
   return { from: v.from, get: compileGetter(v.from), iinLength };
 }
 
-function applyPan(pan: PanRule, rec: Record<string, unknown>, vals: unknown[], explicit: Set<string>): FieldError | undefined {
+function applyPan(
+  pan: PanRule,
+  rec: Record<string, unknown>,
+  vals: unknown[],
+  explicit: Set<string>,
+): FieldError | undefined {
   const raw = pan.get(rec);
   if (isEmpty(raw)) return undefined;
   const s = typeof raw === 'number' ? String(raw) : typeof raw === 'string' ? raw.replace(/[\s-]/g, '') : '';
@@ -655,7 +661,9 @@ export function buildProfile(p: {
         const e = applyPan(pan, rec, vals, explicit);
         if (e) errors = addError(errors, e);
       }
-      return errors ? { ok: false, errors } : { ok: true, tx: buildTx(vals) as unknown as TransactionNotification };
+      return errors
+        ? { ok: false, errors }
+        : { ok: true, tx: buildTx(vals) as unknown as TransactionNotification };
     },
     maskRecord(rec) {
       const out = maskDeep(rec) as Record<string, unknown>;

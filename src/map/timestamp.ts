@@ -128,6 +128,9 @@ export function localToUtc(wallMs: number, offsetAt: OffsetFn): number {
   return a;
 }
 
+/** First instant of year 10000: ISO 8601 output has four year digits. */
+const MAX_MS = Date.UTC(10000, 0, 1);
+
 const DAYS_IN_MONTH = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
 /** Parsed wall-clock parts; zone = minutes offset when the value carried one. */
@@ -314,7 +317,9 @@ export function isoFromMs(ms: number): string {
   const z = days + 719_468;
   const era = Math.floor(z / 146_097);
   const doe = z - era * 146_097;
-  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365);
+  const yoe = Math.floor(
+    (doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365,
+  );
   const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
   const mp = Math.floor((5 * doy + 2) / 153);
   const d = doy - Math.floor((153 * mp + 2) / 5) + 1;
@@ -333,7 +338,7 @@ export function compileTimestamp(opts: TimestampOptions): TimestampConverter {
   const offsetAt = opts.zone === undefined ? undefined : zoneOffset(opts.zone);
   const format = opts.format;
   const toIso = (ms: number, raw: unknown): string => {
-    if (!(ms >= 0 && ms < 253402300800000)) throw new MapFail(`time out of range: ${quote(raw)}`);
+    if (!(ms >= 0 && ms < MAX_MS)) throw new MapFail(`time out of range: ${quote(raw)}`);
     return isoFromMs(ms);
   };
   if (format === 'unix-s' || format === 'unix-ms') {

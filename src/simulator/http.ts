@@ -98,6 +98,13 @@ export function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
   });
 }
 
+/** Read the body of a method that carries one; otherwise drain it (so keep-alive goes on) and give undefined. */
+export async function readBodyOf(req: IncomingMessage, method: string): Promise<Buffer | undefined> {
+  if (method === 'POST' || method === 'PUT' || method === 'PATCH') return readBody(req);
+  req.resume();
+  return undefined;
+}
+
 /** Parse a JSON body; undefined when it is not JSON. */
 export function parseJson(body: Buffer | undefined): { ok: true; value: unknown } | { ok: false } {
   if (!body || body.length === 0) return { ok: false };

@@ -53,6 +53,11 @@
 // - transactions() keeps the first keepTransactions (default 100,000) accepted transactions whole; deliveries
 //   are counted without limit. reset() forgets deliveries, stats, tickets, enrolments, earned redemptions and
 //   attempt counters, and restarts the id sequences; the fault settings stay.
+// - /__sim/* is outside auth, faults, latency and stats. GET /__sim/stats answers the bare SimulatorStats (no
+//   requestId member); POST /__sim/faults answers the fault settings now in force, 400 for an unknown key or a
+//   value out of range; POST /__sim/reset answers {reset: true}.
+// - Additions to the brief's API: options keepTransactions and log(event, fields); exports earnsRedemption,
+//   batchIdentity, haversineMeters, POSTAL_CODES, SEEDED_CUSTOMERS (tests compute expectations from them).
 
 export { haversineMeters, POSTAL_CODES, SEEDED_CUSTOMERS } from './catalog.ts';
 export type { FaultOptions, SimulatorOptions } from './options.ts';

@@ -16,7 +16,7 @@ import {
   errorReply,
   MAX_BODY_BYTES,
   parseJson,
-  readBody,
+  readBodyOf,
   unreadableReply,
   validationReply,
   writeReply,
@@ -162,10 +162,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       hung.delete(res);
     });
 
-    const body =
-      method === 'POST' || method === 'PUT' || method === 'PATCH'
-        ? await readBody(req)
-        : (req.resume(), undefined);
+    const body = await readBodyOf(req, method);
     let outcome: Reply | 'reset' | 'hang';
     if (r.route === 'notFound') {
       outcome = errorReply(404, 'NotFound', 'No such endpoint', requestId, {
@@ -259,7 +256,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   async function control(req: IncomingMessage, res: ServerResponse, pathname: string): Promise<void> {
     const method = req.method ?? 'GET';
     const requestId = header(req, REQUEST_ID) ?? ctx.ids.uuid();
-    const body = method === 'POST' ? await readBody(req) : (req.resume(), undefined);
+    const body = await readBodyOf(req, method);
     if (pathname === '/__sim/stats' && method === 'GET')
       return writeReply(res, { status: 200, body: snapshot(state) }, requestId);
     if (pathname === '/__sim/deliveries' && method === 'GET') {

@@ -113,7 +113,10 @@ const CHECKS: Partial<Record<TransactionField, StringCheck>> = {
 
 /** One lookup per field: its JSON type and its format check. */
 const RULES = new Map<string, { type: 'string' | 'boolean' | 'integer'; check: StringCheck | undefined }>(
-  (Object.keys(TRANSACTION_FIELDS) as TransactionField[]).map((f) => [f, { type: TRANSACTION_FIELDS[f], check: CHECKS[f] }]),
+  (Object.keys(TRANSACTION_FIELDS) as TransactionField[]).map((f) => [
+    f,
+    { type: TRANSACTION_FIELDS[f], check: CHECKS[f] },
+  ]),
 );
 
 /** Append to a list created on first use, so the valid path allocates nothing. */

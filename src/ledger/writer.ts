@@ -1,0 +1,115 @@
+// Ledger writer: appends batch outcomes as NDJSON; each line is on disk (fdatasync) before append() resolves.
+// Appends that arrive while a write is under way are committed together (group commit): one write, one sync.
+import { mkdir, open } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { SvcIngestError } from '../errors.ts';
+import type { LedgerLine } from './types.ts';
+
+export interface LedgerWriter {
+  readonly path: string;
+  /** True if the file ended in a torn line (a crash mid-write) that was closed off at open. */
+  readonly repairedTornLine: boolean;
+  /** Resolves once the line is written and synced; rejects with LEDGER_WRITE, after which every append rejects. */
+  append(line: LedgerLine): Promise<void>;
+  close(): Promise<void>;
+}
+
+interface Pending {
+  text: string;
+  resolve: () => void;
+  reject: (err: Error) => void;
+}
+
+/** Test hook: SVC_FAULT_LEDGER_FAIL_AFTER=N makes every write after the first N lines fail (EIO), to prove the run stops. */
+function faultAfter(): number {
+  const v = Number(process.env.SVC_FAULT_LEDGER_FAIL_AFTER);
+  return Number.isInteger(v) && v >= 0 ? v : Number.POSITIVE_INFINITY;
+}
+
+export async function openLedgerWriter(path: string): Promise<LedgerWriter> {
+  let fh: Awaited<ReturnType<typeof open>>;
+  let repairedTornLine = false;
+  try {
+    await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+    fh = await open(path, 'a+', 0o600);
+    const size = (await fh.stat()).size;
+    if (size > 0) {
+      const last = Buffer.alloc(1);
+      await fh.read(last, 0, 1, size - 1);
+      if (last[0] !== 0x0a) {
+        // A crash tore the last line; end it so the next line starts clean (the reader skips the torn one).
+        await fh.write('\n');
+        await fh.datasync();
+        repairedTornLine = true;
+      }
+    }
+  } catch (err) {
+    throw new SvcIngestError(
+      'LEDGER_WRITE',
+      `cannot open ledger ${path} for writing: ${(err as Error).message}`,
+      {
+        source: path,
+      },
+    );
+  }
+  const failAfter = faultAfter();
+  let written = 0;
+  let queue: Pending[] = [];
+  let writing = false;
+  let broken: Error | null = null;
+  let idle: Promise<void> = Promise.resolve();
+  let markIdle: () => void = () => {};
+
+  async function drain(): Promise<void> {
+    writing = true;
+    idle = new Promise((r) => {
+      markIdle = r;
+    });
+    while (queue.length > 0) {
+      const group = queue;
+      queue = [];
+      try {
+        if (broken) throw broken;
+        if (written + group.length > failAfter) {
+          const e = new Error(
+            'EIO: i/o error, write (injected by SVC_FAULT_LEDGER_FAIL_AFTER)',
+          ) as NodeJS.ErrnoException;
+          e.code = 'EIO';
+          throw e;
+        }
+        let text = '';
+        for (const p of group) text += p.text;
+        await fh.write(text);
+        await fh.datasync();
+        written += group.length;
+        for (const p of group) p.resolve();
+      } catch (err) {
+        broken ??=
+          err instanceof SvcIngestError
+            ? err
+            : new SvcIngestError('LEDGER_WRITE', `cannot write ledger ${path}: ${(err as Error).message}`, {
+                source: path,
+              });
+        for (const p of group) p.reject(broken);
+      }
+    }
+    writing = false;
+    markIdle();
+  }
+
+  return {
+    path,
+    repairedTornLine,
+    append(line: LedgerLine): Promise<void> {
+      if (broken) return Promise.reject(broken);
+      return new Promise<void>((resolve, reject) => {
+        queue.push({ text: `${JSON.stringify(line)}\n`, resolve, reject });
+        if (!writing) void drain();
+      });
+    },
+    async close() {
+      if (writing) await idle;
+      await fh.close().catch(() => {});
+    },
+  };
+}

@@ -1,0 +1,115 @@
+// Crash safety: SIGKILL mid-run at fixed points, rerun; nothing lost, duplicates within the batches in flight.
+import { open, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Simulator, startSimulator } from '../../src/simulator/index.ts';
+import { runCli, startCli, waitFor } from '../helpers/cli.ts';
+import {
+  deliveryCounts,
+  FAST,
+  idsWith,
+  NO_FAULTS,
+  readLedgerBack,
+  report,
+  STACK,
+  settles,
+  summary,
+  workdir,
+  writeNdjson,
+} from './helpers.ts';
+
+const RECORDS = 20_000;
+const CONCURRENCY = 4;
+const BATCH = 50;
+/** Kill points: after K transactions accepted by the service (fixed, spread over the run). */
+const KILL_AFTER = [1_500, 7_000, 12_500, 17_000];
+/** The kill point after which the ledger's last line is also torn by hand (a write cut mid-line). */
+const TEAR_AT = 12_500;
+
+let sim: Simulator;
+let file: string;
+let ids: string[];
+
+beforeAll(async () => {
+  sim = await startSimulator({ seed: 2026 });
+  const w = await workdir('crash-input');
+  file = join(w.dir, 'in.ndjson');
+  ids = await writeNdjson(file, RECORDS, 'cr');
+});
+afterAll(async () => {
+  await sim.close();
+});
+
+/** Cut the ledger's last line in half, as a write torn by the crash would leave it. */
+async function tearLastLine(path: string): Promise<void> {
+  const size = (await stat(path)).size;
+  const fh = await open(path, 'r+');
+  try {
+    const tail = Buffer.alloc(Math.min(size, 64 * 1024));
+    await fh.read(tail, 0, tail.length, size - tail.length);
+    const prevNl = tail.lastIndexOf(10, tail.length - 2);
+    const lineStart = size - tail.length + prevNl + 1;
+    await fh.truncate(lineStart + Math.floor((size - lineStart) / 2));
+  } finally {
+    await fh.close();
+  }
+}
+
+describe(`crash safety: SIGKILL during a ${RECORDS}-record run (concurrency ${CONCURRENCY}, batch ${BATCH}), then rerun`, () => {
+  for (const k of KILL_AFTER) {
+    const torn = k === TEAR_AT;
+    it(`killed after ${k} accepted${torn ? ', ledger torn mid-line' : ''}: rerun delivers every record, duplicates <= concurrency x batch`, async () => {
+      sim.reset();
+      sim.setFaults({ ...NO_FAULTS, latencyMs: 3, jitterMs: 4 });
+      const w = await workdir('crash');
+      const args = ['send', ...FAST, '--concurrency', String(CONCURRENCY), '--batch-size', String(BATCH), file];
+      const run = startCli(args, { env: w.env(sim) });
+      await waitFor(() => sim.stats().transactions.accepted >= k, run.child, 60_000);
+      run.child.kill('SIGKILL');
+      const killed = await run.done;
+      expect(killed.signal).toBe('SIGKILL');
+
+      // What the service holds versus what the ledger recorded at the moment of the kill.
+      const deliveredAtKill = new Set([...sim.deliveries().keys()]);
+      if (torn) await tearLastLine(w.ledger);
+      const atKill = await readLedgerBack(w.ledger);
+      expect(atKill.bad).toBe(torn ? 1 : 0);
+      const recorded = idsWith(atKill.rows, 'acked');
+      for (const id of recorded) expect(deliveredAtKill.has(id)).toBe(true);
+      const unrecorded = [...deliveredAtKill].filter((id) => !recorded.has(id));
+      // At most the batches in flight at the kill (plus, when torn by hand, the one line we destroyed).
+      const bound = CONCURRENCY * BATCH + (torn ? BATCH : 0);
+      expect(unrecorded.length).toBeLessThanOrEqual(bound);
+
+      sim.setFaults({ latencyMs: 0, jitterMs: 0 });
+      const rerun = await runCli(args, { env: w.env(sim) });
+      expect(rerun.code, rerun.stderr).toBe(0);
+      expect(rerun.stderr).not.toMatch(STACK);
+      const s = summary(rerun);
+      expect(settles(s)).toBe(true);
+      expect(s).toMatchObject({ read: RECORDS, skipped: recorded.size, sent: RECORDS - recorded.size });
+      expect(s.ledgerBadLines).toBe(torn ? 1 : 0);
+      if (torn) expect(rerun.stderr).toMatch(/"event":"ledger\.torn"/);
+
+      // The union of both runs' deliveries is every record; the only duplicates are the unrecorded ones.
+      const d = deliveryCounts(sim, ids);
+      expect(d.missing).toBe(0);
+      expect(d.extra).toBe(unrecorded.length);
+      expect(d.extra).toBeLessThanOrEqual(bound);
+
+      // The ledger reads back whole: every record in an acked line; only the torn line is unreadable.
+      const after = await readLedgerBack(w.ledger);
+      expect(after.bad).toBe(torn ? 1 : 0);
+      expect(idsWith(after.rows, 'acked').size).toBe(RECORDS);
+      report(`crash: SIGKILL after ${k} accepted${torn ? ' + torn ledger line' : ''}`, {
+        records: RECORDS,
+        acceptedAtKill: deliveredAtKill.size,
+        ledgerAckedAtKill: recorded.size,
+        duplicatesAfterRerun: d.extra,
+        bound,
+        missing: d.missing,
+        rerunExit: rerun.code,
+      });
+    });
+  }
+});

@@ -1,0 +1,159 @@
+// Shared pieces of the fault-injection suite: work dirs, CLI env, ledger read-back and the measured-outcome report.
+import { createWriteStream } from 'node:fs';
+import { mkdtemp, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Simulator } from '../../src/simulator/index.ts';
+import type { CliResult } from '../helpers/cli.ts';
+import { makeTx } from '../helpers/transactions.ts';
+
+/** Every fault knob back to "healthy". */
+export const NO_FAULTS = {
+  failRate: 0,
+  failFirst: 0,
+  rate429: 0,
+  resetRate: 0,
+  hangRate: 0,
+  poison: [] as string[],
+  latencyMs: 0,
+  jitterMs: 0,
+};
+
+/** Fast retries so a fault run takes seconds: base 1 ms, cap 20 ms. */
+export const FAST = ['--json', '--retry-base-ms', '1', '--retry-max-ms', '20'];
+
+/**
+ * One test's files: its own ledger and rejects in a fresh temp dir.
+ * @example const w = await workdir('crash'); runCli(['send', file], { env: w.env(sim) })
+ */
+export interface Workdir {
+  dir: string;
+  ledger: string;
+  rejects: string;
+  env(sim: Simulator, extra?: NodeJS.ProcessEnv): NodeJS.ProcessEnv;
+}
+
+export async function workdir(name: string): Promise<Workdir> {
+  const dir = await mkdtemp(join(tmpdir(), `svc-faults-${name}-`));
+  const ledger = join(dir, 'ledger.ndjson');
+  const rejects = join(dir, 'rejects.ndjson');
+  return {
+    dir,
+    ledger,
+    rejects,
+    env: (sim, extra = {}) => ({
+      SVC_BASE_URL: sim.url,
+      SVC_LEDGER_PATH: ledger,
+      SVC_REJECTS_PATH: rejects,
+      ...extra,
+    }),
+  };
+}
+
+/** A ledger line as the tests read it back. */
+export interface LedgerRow {
+  status: 'acked' | 'failed';
+  transactionIds: string[];
+  attempts: number;
+  httpStatus: number | null;
+  error?: string;
+  requestId?: string | null;
+  batchId: string;
+}
+
+/** Read a ledger back; unparsable lines are counted, not fatal (as the CLI does). */
+export async function readLedgerBack(path: string): Promise<{ rows: LedgerRow[]; bad: number }> {
+  const text = await readFile(path, 'utf8').catch(() => '');
+  const rows: LedgerRow[] = [];
+  let bad = 0;
+  for (const l of text.split('\n')) {
+    if (l === '') continue;
+    try {
+      rows.push(JSON.parse(l) as LedgerRow);
+    } catch {
+      bad++;
+    }
+  }
+  return { rows, bad };
+}
+
+/** Transaction ids in acked (or failed) ledger lines. */
+export function idsWith(rows: LedgerRow[], status: 'acked' | 'failed'): Set<string> {
+  const out = new Set<string>();
+  for (const r of rows) if (r.status === status) for (const id of r.transactionIds) out.add(id);
+  return out;
+}
+
+export async function readRejects(path: string): Promise<Array<Record<string, unknown>>> {
+  const text = await readFile(path, 'utf8').catch(() => '');
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+/** Write n canonical NDJSON transactions (ids `${prefix}-00000000`…) to a file, streaming. */
+export async function writeNdjson(path: string, n: number, prefix: string): Promise<string[]> {
+  const ids: string[] = [];
+  const out = createWriteStream(path);
+  let buf = '';
+  for (let i = 0; i < n; i++) {
+    const tx = makeTx(i, prefix);
+    ids.push(tx.transactionId);
+    buf += `${JSON.stringify(tx)}\n`;
+    if (buf.length > 1 << 16) {
+      if (!out.write(buf)) await new Promise((r) => out.once('drain', r));
+      buf = '';
+    }
+  }
+  await new Promise<void>((resolve, reject) => {
+    out.end(buf, () => resolve());
+    out.once('error', reject);
+  });
+  return ids;
+}
+
+/** How many of `ids` the simulator accepted 0, 1 and more than once. */
+export function deliveryCounts(
+  sim: Simulator,
+  ids: Iterable<string>,
+): { missing: number; once: number; duplicated: number; extra: number } {
+  const d = sim.deliveries();
+  let missing = 0;
+  let once = 0;
+  let duplicated = 0;
+  let extra = 0;
+  for (const id of ids) {
+    const n = d.get(id) ?? 0;
+    if (n === 0) missing++;
+    else if (n === 1) once++;
+    else {
+      duplicated++;
+      extra += n - 1;
+    }
+  }
+  return { missing, once, duplicated, extra };
+}
+
+/** The --json summary as numbers (throws with stderr when there is none). */
+export function summary(r: CliResult): Record<string, number> {
+  const last = r.stdout.trim().split('\n').pop() ?? '';
+  try {
+    return JSON.parse(last) as Record<string, number>;
+  } catch {
+    throw new Error(`no JSON summary on stdout (exit ${r.code}); stderr:\n${r.stderr}`);
+  }
+}
+
+/** read = sent + skipped + failed + rejected (and valid = read - rejected), the settlement arithmetic. */
+export function settles(s: Record<string, number>): boolean {
+  return s.read === s.sent + s.skipped + s.failed + s.rejected && s.valid === s.read - s.rejected;
+}
+
+/** A stack trace line on stderr ("    at fn (file:1:2)"). */
+export const STACK = /\n\s+at .+:\d+:\d+/;
+
+/** Print one measured outcome for the report (grep the test output for FAULT-REPORT). */
+export function report(scenario: string, outcome: Record<string, unknown>): void {
+  console.log(`FAULT-REPORT ${JSON.stringify({ scenario, ...outcome })}`);
+}
