@@ -159,16 +159,28 @@ export function createDispatcher(o: DispatcherOptions): Dispatcher {
     }
   }
 
-  /** Send items; on final failure, split in halves while the service is otherwise healthy. */
-  async function deliver(
-    batchId: string,
-    items: BatchItem[],
-    retries: number,
-    startedAt: number,
-  ): Promise<boolean> {
+  /** One top-level batch being delivered: when it started, how many of its parts were acked, which failed. */
+  interface Delivery {
+    startedAt: number;
+    acked: number;
+    failed: FailedPart[];
+  }
+
+  /** A part (the whole batch or a split piece) that failed for good; recorded once the batch is settled. */
+  interface FailedPart {
+    batchId: string;
+    items: BatchItem[];
+    r: AttemptResult;
+    /** More than one record, and not cut short by a stop: halving it could still isolate a bad record. */
+    splittable: boolean;
+  }
+
+  /** Send items; on final failure, split in halves while the failure looks specific to them. */
+  async function deliver(batchId: string, items: BatchItem[], retries: number, d: Delivery): Promise<void> {
     const r = await attempt(batchId, items, retries);
     if (r.ok) {
       lastAckAt = performance.now();
+      d.acked++;
       await o.onOutcome({
         batchId,
         items,
@@ -178,41 +190,74 @@ export function createDispatcher(o: DispatcherOptions): Dispatcher {
         attempts: r.attempts,
         httpStatus: r.httpStatus,
       });
-      return true;
+      return;
     }
     const failure = r.failure!;
+    const splittable = items.length > 1 && !stopCtl.signal.aborted && !failure.aborted;
     // Split only when the failure looks specific to this batch: the service refused it (4xx), or it
     // acknowledged other batches (or other parts of this one) since this batch was taken. During an
     // outage nothing is split.
-    const batchSpecific =
-      (failure.httpStatus !== null &&
-        failure.httpStatus >= 400 &&
-        failure.httpStatus < 500 &&
-        failure.httpStatus !== 429) ||
-      lastAckAt > startedAt;
-    if (items.length > 1 && batchSpecific && !stopCtl.signal.aborted && !failure.aborted) {
-      o.onSplit?.({ batchId, size: items.length, failure });
-      const mid = Math.ceil(items.length / 2);
-      const a = await deliver(`${batchId}.1`, items.slice(0, mid), splitRetries, startedAt);
-      const b = await deliver(`${batchId}.2`, items.slice(mid), splitRetries, startedAt);
-      return a || b;
+    const refused =
+      failure.httpStatus !== null &&
+      failure.httpStatus >= 400 &&
+      failure.httpStatus < 500 &&
+      failure.httpStatus !== 429;
+    if (splittable && (refused || lastAckAt > d.startedAt)) {
+      await split({ batchId, items, r, splittable }, splitRetries, d);
+      return;
     }
-    await o.onOutcome({
-      batchId,
-      items,
-      status: 'failed',
-      requestId: r.requestId,
-      clientRequestId: r.clientRequestId,
-      attempts: r.attempts,
-      httpStatus: r.httpStatus,
-      error: failure.message,
-    });
-    return false;
+    d.failed.push({ batchId, items, r, splittable });
+  }
+
+  async function split(part: FailedPart, retries: number, d: Delivery): Promise<void> {
+    o.onSplit?.({ batchId: part.batchId, size: part.items.length, failure: part.r.failure! });
+    const mid = Math.ceil(part.items.length / 2);
+    await deliver(`${part.batchId}.1`, part.items.slice(0, mid), retries, d);
+    await deliver(`${part.batchId}.2`, part.items.slice(mid), retries, d);
   }
 
   async function deliverTop(batch: Batch, retries: number): Promise<void> {
-    const anyAcked = await deliver(batch.id, batch.items, retries, performance.now());
-    if (anyAcked) {
+    const d: Delivery = { startedAt: performance.now(), acked: 0, failed: [] };
+    await deliver(batch.id, batch.items, retries, d);
+    const whole = d.failed[0];
+    // A batch that failed while nothing else was acknowledged (concurrency 1, a run of one batch, the last
+    // batch) gives no sign whether the service is down or the batch holds a record it refuses. If the batches
+    // before it went well, split it once, one attempt per half: an ack of either half shows the service is up,
+    // and a half that failed is then split as usual. If neither half is acked it is most likely an outage, and
+    // the batch is recorded as it failed. This costs at most two extra requests per batch, and only while no
+    // batch has failed whole (the breaker counts those), so an outage is not hammered.
+    if (
+      whole !== undefined &&
+      whole.items === batch.items &&
+      whole.splittable &&
+      consecutiveFailed === 0 &&
+      breakerOpenedAt === 0 &&
+      !stopCtl.signal.aborted
+    ) {
+      const explored: Delivery = { startedAt: d.startedAt, acked: 0, failed: [] };
+      await split(whole, 0, explored);
+      d.acked += explored.acked;
+      if (explored.acked > 0) {
+        d.failed = [];
+        for (const part of explored.failed) {
+          if (part.splittable && !stopCtl.signal.aborted) await split(part, splitRetries, d);
+          else d.failed.push(part);
+        }
+      }
+    }
+    for (const part of d.failed) {
+      await o.onOutcome({
+        batchId: part.batchId,
+        items: part.items,
+        status: 'failed',
+        requestId: part.r.requestId,
+        clientRequestId: part.r.clientRequestId,
+        attempts: part.r.attempts,
+        httpStatus: part.r.httpStatus,
+        error: part.r.failure?.message ?? 'failed',
+      });
+    }
+    if (d.acked > 0) {
       if (breakerOpenedAt !== 0) o.onBreaker?.({ state: 'closed' });
       consecutiveFailed = 0;
       breakerOpenedAt = 0;

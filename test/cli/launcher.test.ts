@@ -1,0 +1,77 @@
+// The bin launcher: runs the CLI on the project's supported Node whatever `node` is first on PATH,
+// exec's it (the CLI is the process that gets signals), and says so in one line when no Node fits.
+import { spawn } from 'node:child_process';
+import { chmod, copyFile, mkdir, mkdtemp, readlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { BIN, ROOT, runCli } from '../helpers/cli.ts';
+
+async function fakeNodeDir(version: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'svc-fake-node-'));
+  await writeFile(join(dir, 'node'), `#!/bin/sh\necho ${version}\n`);
+  await chmod(join(dir, 'node'), 0o755);
+  return dir;
+}
+
+describe('bin launcher', () => {
+  it('runs on the project Node even when an old node is first on PATH, as the same process (exec)', async () => {
+    const old = await fakeNodeDir('20.20.2');
+    const child = spawn(BIN, ['simulate', '--port', '0'], {
+      env: { ...process.env, PATH: `${old}:/usr/bin:/bin`, SVC_LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const firstLine = await new Promise<string>((resolve) => {
+      let buf = '';
+      child.stdout.setEncoding('utf8').on('data', (d: string) => {
+        buf += d;
+        if (buf.includes('\n')) resolve(buf.split('\n')[0]!);
+      });
+    });
+    expect(firstLine).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    // exec replaced the shell: the launcher's pid is now the project's Node.
+    expect(await readlink(`/proc/${child.pid}/exe`)).toBe(join(ROOT, 'node_modules/node/bin/node'));
+    child.kill('SIGTERM');
+    const [code, signal] = await new Promise<[number | null, string | null]>((r) => child.on('close', (c, s) => r([c, s])));
+    expect(signal).toBeNull();
+    expect(code).toBe(0);
+  });
+
+  it('says in one line that no supported Node exists, and exits 1', async () => {
+    const old = await fakeNodeDir('20.20.2');
+    const root = await mkdtemp(join(tmpdir(), 'svc-no-node-'));
+    await mkdir(join(root, 'src/bin'), { recursive: true });
+    await copyFile(BIN, join(root, 'src/bin/svc-ingest'));
+    await chmod(join(root, 'src/bin/svc-ingest'), 0o755);
+    const r = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = spawn(join(root, 'src/bin/svc-ingest'), ['--help'], {
+        env: { PATH: `${old}:/bin`, HOME: process.env.HOME ?? '/' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stderr = '';
+      child.stderr.setEncoding('utf8').on('data', (d: string) => {
+        stderr += d;
+      });
+      child.on('close', (code) => resolve({ code, stderr }));
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toMatch(/no supported Node\.js \(>= 22\.18\) found/);
+  });
+
+  it('--help lists every command', async () => {
+    const r = await runCli(['--help']);
+    expect(r.code).toBe(0);
+    for (const c of ['send', 'simulate', 'redemptions', 'stores', 'tickets', 'reconcile']) expect(r.stdout).toContain(c);
+  });
+
+  it('an unknown command or option is one clear line and exit 1, no stack trace', async () => {
+    const a = await runCli(['frobnicate']);
+    expect(a.code).toBe(1);
+    expect(a.stderr).toMatch(/unknown command/);
+    const b = await runCli(['send', '--no-such-flag']);
+    expect(b.code).toBe(1);
+    expect(b.stderr).toMatch(/unknown option/);
+    expect(a.stderr + b.stderr).not.toMatch(/\n\s+at /);
+  });
+});
