@@ -282,7 +282,58 @@ async function runSend(
       record: unknown,
     ) => {
       c.rejected++;
-      rejects.write({ source, line, errors, record, runId });
+      try {
+        rejects.write({ source, line, errors, record, runId });
+      } catch (err) {
+        if (err instanceof SvcIngestError) throw err;
+        // A record too deep or too big to serialise (JSON.stringify's RangeError): keep the line without it.
+        rejects.write({ source, line, errors, runId });
+      }
+    };
+    /** map → validate → dedupe/resume for one record; anything unexpected rejects that record alone. */
+    const settle = (rec: { source: string; line: number; fields: Record<string, unknown> }) => {
+      try {
+        return checkRecord(rec);
+      } catch (err) {
+        if (err instanceof SvcIngestError) throw err;
+        const message = `could not process the record: ${err instanceof Error ? err.message : String(err)}`;
+        reject(rec.source, rec.line, [{ field: '(record)', message }], undefined);
+        return null;
+      }
+    };
+    const checkRecord = (rec: { source: string; line: number; fields: Record<string, unknown> }) => {
+      const mapped = profile.map(rec.fields);
+      if (!mapped.ok) {
+        reject(rec.source, rec.line, mapped.errors, profile.maskRecord(rec.fields));
+        return null;
+      }
+      const tx = mapped.tx;
+      const errors = validateTransaction(tx as unknown as Record<string, unknown>);
+      if (errors.length > 0) {
+        reject(rec.source, rec.line, errors, profile.maskRecord(rec.fields));
+        return null;
+      }
+      const id = tx.transactionId;
+      if (seen.has(id)) {
+        reject(
+          rec.source,
+          rec.line,
+          [
+            {
+              field: 'transactionId',
+              message: `duplicate transactionId ${id} within this run; the first one is sent`,
+            },
+          ],
+          profile.maskRecord(rec.fields),
+        );
+        return null;
+      }
+      seen.add(id);
+      if (o.resume && acked.has(id)) {
+        c.skipped++;
+        return null;
+      }
+      return tx;
     };
     const submit = async (batch: ReturnType<typeof batcher.push>) => {
       if (!batch) return;
@@ -317,37 +368,8 @@ async function runSend(
               continue;
             }
             const rec = item.record;
-            const mapped = profile.map(rec.fields);
-            if (!mapped.ok) {
-              reject(rec.source, rec.line, mapped.errors, profile.maskRecord(rec.fields));
-              continue;
-            }
-            const tx = mapped.tx;
-            const errors = validateTransaction(tx as unknown as Record<string, unknown>);
-            if (errors.length > 0) {
-              reject(rec.source, rec.line, errors, profile.maskRecord(rec.fields));
-              continue;
-            }
-            const id = tx.transactionId;
-            if (seen.has(id)) {
-              reject(
-                rec.source,
-                rec.line,
-                [
-                  {
-                    field: 'transactionId',
-                    message: `duplicate transactionId ${id} within this run; the first one is sent`,
-                  },
-                ],
-                profile.maskRecord(rec.fields),
-              );
-              continue;
-            }
-            seen.add(id);
-            if (o.resume && acked.has(id)) {
-              c.skipped++;
-              continue;
-            }
+            const tx = settle(rec);
+            if (tx === null) continue;
             await submit(batcher.push({ tx, source: rec.source, line: rec.line }));
           }
           interrupted = o.stopRequested?.() ?? null;
@@ -361,6 +383,11 @@ async function runSend(
         log.error({ event: 'run.outage' }, err.message);
         const rest = batcher.flush();
         if (rest) await dispatcher.abandon(rest, 'not sent: the service was unavailable');
+      } else if (o.stopRequested?.() && err instanceof SvcIngestError && err.code.startsWith('INPUT_')) {
+        // A signal closed standard input under the reader: that is the stop, not a read error.
+        interrupted = o.stopRequested();
+        const rest = batcher.flush();
+        if (rest) await dispatcher.abandon(rest, 'not sent: interrupted');
       } else {
         // Stop sending at once; what is in flight settles and is recorded (if the ledger still can).
         dispatcher.stop();

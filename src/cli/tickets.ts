@@ -93,6 +93,13 @@ export async function runListen(opts: ListenOptions): Promise<void> {
   const done = new Promise<number>((resolve) => {
     settle = resolve;
   });
+  // Without --until-closed a signal is the normal way to stop (exit 0); with it, an interrupt is not an answer.
+  // Installed before the receiver starts and kept to the end, so no signal finds the process without them.
+  const onSignal = (signal: NodeJS.Signals) => {
+    settle(opts.untilClosed === undefined ? EXIT.OK : signal === 'SIGINT' ? EXIT.SIGINT : EXIT.SIGTERM);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
   const receiver = await startWebhookReceiver({
     port,
     host: opts.host,
@@ -122,15 +129,7 @@ export async function runListen(opts: ListenOptions): Promise<void> {
     onBadRequest: (reason) => logger.warn({ reason }, 'webhook.bad_request'),
   });
   process.stderr.write(`svc-ingest: listening on ${receiver.url}\n`);
-  // Without --until-closed a signal is the normal way to stop (exit 0); with it, an interrupt is not an answer.
-  const onSignal = (signal: NodeJS.Signals) => {
-    settle(opts.untilClosed === undefined ? EXIT.OK : signal === 'SIGINT' ? EXIT.SIGINT : EXIT.SIGTERM);
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
   const code = await done;
-  process.off('SIGINT', onSignal);
-  process.off('SIGTERM', onSignal);
   await receiver.close();
   if (code !== EXIT.OK) throw new ExitError(code);
 }

@@ -15,6 +15,13 @@ export interface CsvOptions {
   headerOnly?: boolean;
 }
 
+const NEWLINE = Buffer.from('\n');
+
+/** The line csv-parse names in an error (it counts each line inside a quoted value). */
+function line0(err: CsvError): number {
+  return typeof err.lines === 'number' ? err.lines : 0;
+}
+
 type Pending = { values: string[]; lines: number } | { error: CsvError };
 
 /** The raw text of a rejected piece, masked before it is cut so no card number half survives. */
@@ -59,7 +66,10 @@ export async function* readCsv(bytes: AsyncIterable<Buffer>, source: string, opt
     relax_quotes: true,
     skip_empty_lines: true,
     skip_records_with_error: true,
-    max_record_size: opts.maxLineBytes,
+    // A backstop only (a quoted record spanning many lines, an unclosed quote): overlong physical lines are cut
+    // out before the parser sees them, because csv-parse, skipping this error, drops the rest of every later
+    // chunk. Hitting it ends the read with a clear error (see check()) rather than losing records silently.
+    max_record_size: 4 * opts.maxLineBytes,
     on_record: (values: string[], info: InfoRecord) => {
       pending.push({ values, lines: info.lines });
       return null;
@@ -75,11 +85,24 @@ export async function* readCsv(bytes: AsyncIterable<Buffer>, source: string, opt
   let columns: string[] | undefined;
   // csv-parse counts each CR and LF inside a quoted value as a line; this is how far it is ahead.
   let overcount = 0;
-  const drain = (): ReadItem[] => {
+  const overlong = (line: number): ReadItem => ({
+    kind: 'reject',
+    reject: { source, line, message: `line longer than ${opts.maxLineBytes} bytes` },
+  });
+  const drain = (ended = false): ReadItem[] => {
     const items: ReadItem[] = [];
     for (let k = 0; k < pending.length; k++) {
       const p = pending[k] as Pending;
       if ('error' in p) {
+        if (p.error.code === 'CSV_MAX_RECORD_SIZE') {
+          failure = new SvcIngestError(
+            'INPUT_PARSE',
+            `${source}: a record starting near line ${line0(p.error) - overcount} runs over ${4 * opts.maxLineBytes} bytes ` +
+              '(an unclosed quote?); the rest of the file cannot be read reliably',
+            { source },
+          );
+          break;
+        }
         const line = typeof p.error.lines === 'number' ? p.error.lines - overcount : 0;
         items.push({
           kind: 'reject',
@@ -90,6 +113,7 @@ export async function* readCsv(bytes: AsyncIterable<Buffer>, source: string, opt
       const { values } = p;
       const breaks = countBreaks(values);
       const line = p.lines - overcount - breaks.chars;
+      while (held.length > 0 && (held[0] as number) < line) items.push(overlong(held.shift() as number));
       overcount += breaks.chars - breaks.lines;
       if (columns === undefined) {
         const seen = new Set<string>();
@@ -127,6 +151,7 @@ export async function* readCsv(bytes: AsyncIterable<Buffer>, source: string, opt
       items.push({ kind: 'record', record: { source, line, fields } });
     }
     pending.length = 0;
+    if (ended) while (held.length > 0) items.push(overlong(held.shift() as number));
     return items;
   };
   const check = (): void => {
@@ -138,13 +163,75 @@ export async function* readCsv(bytes: AsyncIterable<Buffer>, source: string, opt
         { cause: failure },
       );
   };
+  // Physical lines longer than maxLineBytes never reach the parser: complete lines are fed, the partial last
+  // line is carried (at most maxLineBytes), and an overlong one is dropped as it streams past, leaving its
+  // newline (so line numbers hold) and a reject in its place.
+  let carry: Buffer[] = [];
+  let carryLen = 0;
+  let dropping = false;
+  /** Lines dropped as overlong; reported in line order, as the parser may still hold the record before one. */
+  const held: number[] = [];
+  let newlines = 0;
+  const countNewlines = (b: Buffer, from: number, to: number): void => {
+    for (let i = b.indexOf(10, from); i !== -1 && i < to; i = b.indexOf(10, i + 1)) newlines++;
+  };
+  const feed = (chunk: Buffer): void => {
+    let start = 0;
+    for (;;) {
+      const nl = chunk.indexOf(10, start);
+      const end = nl === -1 ? chunk.length : nl;
+      if (!dropping && carryLen + (end - start) > opts.maxLineBytes) {
+        dropping = true;
+        carry = [];
+        carryLen = 0;
+      }
+      if (nl === -1) {
+        if (!dropping && end > start) {
+          carry.push(chunk.subarray(start));
+          carryLen += end - start;
+        }
+        return;
+      }
+      if (dropping) {
+        parser.write(NEWLINE);
+        held.push(newlines + 1);
+        newlines++;
+        dropping = false;
+        start = nl + 1;
+        continue;
+      }
+      // Feed the carry and every complete line up to the last newline of the chunk that is not overlong.
+      let last = chunk.lastIndexOf(10);
+      // Stop before a later overlong line: find the first line after `nl` that is too long, if any.
+      let probe = nl + 1;
+      while (probe <= last) {
+        const next = chunk.indexOf(10, probe);
+        if (next - probe > opts.maxLineBytes) {
+          last = probe - 1;
+          break;
+        }
+        probe = next + 1;
+      }
+      const block = chunk.subarray(start, last + 1);
+      if (carryLen > 0) {
+        carry.push(block);
+        parser.write(Buffer.concat(carry, carryLen + block.length));
+        carry = [];
+        carryLen = 0;
+      } else parser.write(block);
+      countNewlines(chunk, start, last + 1);
+      start = last + 1;
+    }
+  };
   for await (const chunk of bytes) {
-    parser.write(chunk);
+    feed(chunk);
     check();
     const items = drain();
     if (opts.headerOnly && columns !== undefined) return;
     if (items.length > 0) yield items;
   }
+  if (dropping) held.push(newlines + 1);
+  else if (carryLen > 0) parser.write(Buffer.concat(carry, carryLen));
   parser.end();
   await new Promise<void>((resolve) => {
     if (parser.readableEnded || parser.destroyed) resolve();
@@ -155,6 +242,7 @@ export async function* readCsv(bytes: AsyncIterable<Buffer>, source: string, opt
     }
   });
   check();
-  const items = drain();
+  const items = drain(true);
   if (items.length > 0) yield items;
+  check();
 }

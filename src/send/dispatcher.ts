@@ -329,6 +329,12 @@ export function createDispatcher(o: DispatcherOptions): Dispatcher {
       }
       await waitForSlot();
       if (fatal) throw fatal;
+      // The breaker may have opened while this batch waited for a slot: it goes as a probe, not a full batch.
+      if (breakerOpenedAt !== 0) {
+        await probe(batch);
+        if (fatal) throw fatal;
+        return;
+      }
       track(limit(() => deliverTop(batch, o.maxRetries)));
     },
     async drain() {

@@ -32,7 +32,9 @@ describe('bin launcher', () => {
     // exec replaced the shell: the launcher's pid is now the project's Node.
     expect(await readlink(`/proc/${child.pid}/exe`)).toBe(join(ROOT, 'node_modules/node/bin/node'));
     child.kill('SIGTERM');
-    const [code, signal] = await new Promise<[number | null, string | null]>((r) => child.on('close', (c, s) => r([c, s])));
+    const [code, signal] = await new Promise<[number | null, string | null]>((r) =>
+      child.on('close', (c, s) => r([c, s])),
+    );
     expect(signal).toBeNull();
     expect(code).toBe(0);
   });
@@ -62,7 +64,8 @@ describe('bin launcher', () => {
   it('--help lists every command', async () => {
     const r = await runCli(['--help']);
     expect(r.code).toBe(0);
-    for (const c of ['send', 'simulate', 'redemptions', 'stores', 'tickets', 'reconcile']) expect(r.stdout).toContain(c);
+    for (const c of ['send', 'simulate', 'redemptions', 'stores', 'tickets', 'reconcile'])
+      expect(r.stdout).toContain(c);
   });
 
   it('an unknown command or option is one clear line and exit 1, no stack trace', async () => {

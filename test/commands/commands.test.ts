@@ -32,7 +32,12 @@ function start(
   const out = { stdout: '', stderr: '' };
   child.stdout?.on('data', (c) => (out.stdout += c));
   child.stderr?.on('data', (c) => (out.stderr += c));
-  const done = new Promise<Run>((resolve) => child.on('close', (code) => resolve({ code, ...out })));
+  const done = new Promise<Run>((resolve) =>
+    child.on('close', (code, sig) => {
+      if (sig) out.stderr += `[killed by ${sig}]`;
+      resolve({ code, ...out });
+    }),
+  );
   return { child, done, out };
 }
 
@@ -243,7 +248,8 @@ describe('tickets', () => {
     const listen = start(['tickets', 'listen', '--port', '0']);
     while (!listen.out.stderr.includes('listening on')) await new Promise((r) => setTimeout(r, 10));
     listen.child.kill('SIGTERM');
-    expect((await listen.done).code).toBe(0);
+    const res = await listen.done;
+    expect(res.code, res.stderr).toBe(0);
   });
 });
 

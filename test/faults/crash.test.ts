@@ -62,7 +62,15 @@ describe(`crash safety: SIGKILL during a ${RECORDS}-record run (concurrency ${CO
       sim.reset();
       sim.setFaults({ ...NO_FAULTS, latencyMs: 3, jitterMs: 4 });
       const w = await workdir('crash');
-      const args = ['send', ...FAST, '--concurrency', String(CONCURRENCY), '--batch-size', String(BATCH), file];
+      const args = [
+        'send',
+        ...FAST,
+        '--concurrency',
+        String(CONCURRENCY),
+        '--batch-size',
+        String(BATCH),
+        file,
+      ];
       const run = startCli(args, { env: w.env(sim) });
       await waitFor(() => sim.stats().transactions.accepted >= k, run.child, 60_000);
       run.child.kill('SIGKILL');

@@ -42,7 +42,17 @@ describe('drain on a signal', () => {
       // Latency plus some 500s, so the signal finds requests in flight and retries waiting.
       sim.setFaults({ ...NO_FAULTS, latencyMs: 15, jitterMs: 10, failRate: 0.1 });
       const w = await workdir('drain');
-      const args = ['send', ...FAST, '--concurrency', '4', '--retry-base-ms', '20', '--retry-max-ms', '80', file];
+      const args = [
+        'send',
+        ...FAST,
+        '--concurrency',
+        '4',
+        '--retry-base-ms',
+        '20',
+        '--retry-max-ms',
+        '80',
+        file,
+      ];
       const run = startCli(args, { env: w.env(sim) });
       await waitFor(() => sim.stats().transactions.accepted >= 1_000, run.child, 60_000);
       run.child.kill(signal);
@@ -66,7 +76,11 @@ describe('drain on a signal', () => {
       sim.setFaults({ failRate: 0, latencyMs: 0, jitterMs: 0 });
       const rerun = await runCli(args, { env: w.env(sim) });
       expect(rerun.code, rerun.stderr).toBe(0);
-      expect(summary(rerun)).toMatchObject({ read: RECORDS, skipped: acked.size, sent: RECORDS - acked.size });
+      expect(summary(rerun)).toMatchObject({
+        read: RECORDS,
+        skipped: acked.size,
+        sent: RECORDS - acked.size,
+      });
       const d = deliveryCounts(sim, ids);
       expect(d).toEqual({ missing: 0, once: RECORDS, duplicated: 0, extra: 0 });
       report(`drain: ${signal} mid-run`, {

@@ -102,12 +102,12 @@ export async function writeNdjson(path: string, n: number, prefix: string): Prom
     ids.push(tx.transactionId);
     buf += `${JSON.stringify(tx)}\n`;
     if (buf.length > 1 << 16) {
-      if (!out.write(buf)) await new Promise((r) => out.once('drain', r));
+      if (!out.write(buf)) await new Promise<void>((r) => out.once('drain', () => r()));
       buf = '';
     }
   }
   await new Promise<void>((resolve, reject) => {
-    out.end(buf, () => resolve());
+    out.end(buf, resolve);
     out.once('error', reject);
   });
   return ids;
@@ -135,18 +135,36 @@ export function deliveryCounts(
   return { missing, once, duplicated, extra };
 }
 
-/** The --json summary as numbers (throws with stderr when there is none). */
-export function summary(r: CliResult): Record<string, number> {
+/** The --json summary of `send` (CONTRACT.md, plus the pipeline's extra members). */
+export interface Summary {
+  read: number;
+  valid: number;
+  rejected: number;
+  skipped: number;
+  sent: number;
+  failed: number;
+  batches: number;
+  failedBatches: number;
+  retries: number;
+  durationMs: number;
+  splits: number;
+  ledgerBadLines: number;
+  interrupted: string | null;
+  outage: boolean;
+}
+
+/** The --json summary (throws with stderr when there is none). */
+export function summary(r: CliResult): Summary {
   const last = r.stdout.trim().split('\n').pop() ?? '';
   try {
-    return JSON.parse(last) as Record<string, number>;
+    return JSON.parse(last) as Summary;
   } catch {
     throw new Error(`no JSON summary on stdout (exit ${r.code}); stderr:\n${r.stderr}`);
   }
 }
 
 /** read = sent + skipped + failed + rejected (and valid = read - rejected), the settlement arithmetic. */
-export function settles(s: Record<string, number>): boolean {
+export function settles(s: Summary): boolean {
   return s.read === s.sent + s.skipped + s.failed + s.rejected && s.valid === s.read - s.rejected;
 }
 

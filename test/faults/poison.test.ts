@@ -155,7 +155,8 @@ describe('a 400 ValidationException from the service for one record', () => {
           );
           return;
         }
-        for (const t of body.transactions) delivered.set(t.transactionId, (delivered.get(t.transactionId) ?? 0) + 1);
+        for (const t of body.transactions)
+          delivered.set(t.transactionId, (delivered.get(t.transactionId) ?? 0) + 1);
         res.end(JSON.stringify({ requestId }));
       });
     });

@@ -50,23 +50,44 @@ describe('every sample through the CLI', () => {
       const dir = await mkdtemp(join(tmpdir(), 'svc-sample-'));
       const ledger = join(dir, 'ledger.ndjson');
       const rejects = join(dir, 'rejects.ndjson');
-      const args = ['send', '--json', '--log-level', 'debug', '--base-url', sim.url, '--ledger', ledger, '--rejects', rejects];
+      const args = [
+        'send',
+        '--json',
+        '--log-level',
+        'debug',
+        '--base-url',
+        sim.url,
+        '--ledger',
+        ledger,
+        '--rejects',
+        rejects,
+      ];
       if (want.mapping) args.push('--mapping', want.mapping);
       const r = await runCli([...args, join('samples', file)]);
       expect(r.code, r.stderr).toBe(2);
       const { mapping: _m, ...counts } = want;
       expect(summaryOf(r)).toMatchObject({ ...counts, sent: want.valid, failed: 0, skipped: 0 });
-      const rejectLines = (await readFile(rejects, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+      const rejectLines = (await readFile(rejects, 'utf8'))
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
       expect(rejectLines).toHaveLength(want.rejected);
       for (const l of rejectLines) {
         expect(l.source).toBe(join('samples', file));
         expect(l.line).toBeGreaterThan(1);
         expect(l.errors.length).toBeGreaterThan(0);
       }
-      const outputs = [r.stdout, r.stderr, await readFile(ledger, 'utf8'), await readFile(rejects, 'utf8')].join('\n');
+      const outputs = [
+        r.stdout,
+        r.stderr,
+        await readFile(ledger, 'utf8'),
+        await readFile(rejects, 'utf8'),
+      ].join('\n');
       const sent = JSON.stringify([...sim.transactions()]);
       for (const pan of await samplePans()) {
-        expect(outputs.includes(pan), `card number ending ${pan.slice(-4)} leaked into an output`).toBe(false);
+        expect(outputs.includes(pan), `card number ending ${pan.slice(-4)} leaked into an output`).toBe(
+          false,
+        );
         expect(sent.includes(pan), `card number ending ${pan.slice(-4)} was sent to the service`).toBe(false);
       }
     });
