@@ -139,7 +139,10 @@ async function runSend(
 
   // Everything that can refuse to run does so before anything is sent.
   const profile = await loadProfile(o.mapping);
-  const specs = await resolveInputs(o.inputs, { format: o.format ?? profile.format });
+  // --format beats the extension; the profile's format is only a hint for standard input.
+  const specs = (await resolveInputs(o.inputs, { format: o.format })).map((spec) =>
+    spec.sniff && profile.format ? { ...spec, format: profile.format, sniff: false } : spec,
+  );
   const delimiter = o.delimiter ?? profile.delimiter;
   const checkHeader = (columns: string[], source: string) => {
     const have = new Set(columns);

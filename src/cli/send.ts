@@ -181,7 +181,9 @@ async function runSendCommand(inputs: string[], flags: SendFlags): Promise<numbe
   }
   if (flags.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
   else process.stderr.write(formatSummary(summary));
-  logger.info({ event: 'run.end', ...summary }, 'run finished');
+  // On a terminal the readable summary above says it all; elsewhere the log line is for log collectors.
+  const level = process.stderr.isTTY && !flags.json ? 'debug' : 'info';
+  logger[level]({ event: 'run.end', ...summary }, 'run finished');
 
   if (summary.interrupted === 'SIGINT') return EXIT.SIGINT;
   if (summary.interrupted) return EXIT.SIGTERM;
