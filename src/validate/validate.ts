@@ -61,9 +61,13 @@ function realTimestamp(s: string): boolean {
 function pattern(re: RegExp, expected: string): StringCheck {
   return (v) => (re.test(v) ? undefined : expected);
 }
+/** NUL and the other control characters (but tab and line breaks, which quoted CSV fields may hold). */
+const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
+
 function text(max: number): StringCheck {
   const expected = `expected 1..${max} characters`;
-  return (v) => (v.length <= max ? undefined : expected);
+  return (v) =>
+    v.length > max ? expected : CONTROL.test(v) ? 'expected no control characters (NUL, …)' : undefined;
 }
 
 const timestamp: StringCheck = (v) =>

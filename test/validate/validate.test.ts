@@ -141,3 +141,18 @@ describe('validateTransaction', () => {
     expect(e?.message).not.toMatch(/4111111111111111/);
   });
 });
+
+describe('control characters in text fields', () => {
+  it('refuses NUL and other control characters in names, addresses and ids, allows tab and line breaks', async () => {
+    const { validateTransaction } = await import('../../src/validate/validate.ts');
+    const { makeTx } = await import('../helpers/transactions.ts');
+    const bad = { ...makeTx(1), paymentNetworkMerchant: 'BLUE\u0000BOTTLE', sourceCustomerId: 'c\u0007' };
+    expect(
+      validateTransaction(bad)
+        .map((e) => e.field)
+        .sort(),
+    ).toEqual(['paymentNetworkMerchant', 'sourceCustomerId']);
+    const ok = { ...makeTx(1), paymentNetworkMerchantAddress1: '12 Elm St\nSuite 3\t(rear)' };
+    expect(validateTransaction(ok)).toEqual([]);
+  });
+});
