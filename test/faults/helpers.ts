@@ -3,8 +3,9 @@ import { createWriteStream } from 'node:fs';
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { RunSummary } from '../../src/pipeline.ts';
 import type { Simulator } from '../../src/simulator/index.ts';
-import type { CliResult } from '../helpers/cli.ts';
+import { type CliResult, summaryOf } from '../helpers/cli.ts';
 import { makeTx } from '../helpers/transactions.ts';
 
 /** Every fault knob back to "healthy". */
@@ -136,31 +137,11 @@ export function deliveryCounts(
 }
 
 /** The --json summary of `send` (CONTRACT.md, plus the pipeline's extra members). */
-export interface Summary {
-  read: number;
-  valid: number;
-  rejected: number;
-  skipped: number;
-  sent: number;
-  failed: number;
-  batches: number;
-  failedBatches: number;
-  retries: number;
-  durationMs: number;
-  splits: number;
-  ledgerBadLines: number;
-  interrupted: string | null;
-  outage: boolean;
-}
+export type Summary = RunSummary;
 
 /** The --json summary (throws with stderr when there is none). */
 export function summary(r: CliResult): Summary {
-  const last = r.stdout.trim().split('\n').pop() ?? '';
-  try {
-    return JSON.parse(last) as Summary;
-  } catch {
-    throw new Error(`no JSON summary on stdout (exit ${r.code}); stderr:\n${r.stderr}`);
-  }
+  return summaryOf(r) as unknown as Summary;
 }
 
 /** read = sent + skipped + failed + rejected (and valid = read - rejected), the settlement arithmetic. */
