@@ -111,6 +111,13 @@ async function runSendCommand(inputs: string[], flags: SendFlags): Promise<numbe
   const logger = createLogger({ level: config.log.level });
   const splitRetries = nonNegInt(flags.splitRetries, '--split-retries', 1);
   const outageMaxMs = nonNegInt(flags.outageMaxMs, '--outage-max-ms', 120_000);
+  if (inputs.length === 0 && process.stdin.isTTY) {
+    // A bare `svc-ingest send` at a terminal would sit waiting for typed records: say what it wants instead.
+    throw new SvcIngestError(
+      'USAGE_INVALID',
+      "no input: name export files, or pipe records into standard input ('-' reads the terminal); see --help",
+    );
+  }
   const paths = inputs.length === 0 ? ['-'] : inputs;
 
   let client: {
