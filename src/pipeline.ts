@@ -4,16 +4,17 @@ import { randomBytes } from 'node:crypto';
 import { createBatcher } from './batch/batcher.ts';
 import { SvcIngestError } from './errors.ts';
 import { type AckedIndex, createAckedIndex, loadAckedIndex } from './ledger/acked-index.ts';
+import { createFingerprintSet } from './ledger/fingerprint.ts';
 import { acquireLedgerLock, type LedgerLock } from './ledger/lock.ts';
 import { nullRejectsWriter, openRejectsWriter, type RejectsWriter } from './ledger/rejects.ts';
 import type { LedgerLine } from './ledger/types.ts';
 import { type LedgerWriter, openLedgerWriter } from './ledger/writer.ts';
 import type { Logger } from './log.ts';
 import { loadProfile } from './map/profile.ts';
-import { maskCardNumbers } from './mask.ts';
-import { type InputFormat, readCsvHeader, readInput, resolveInputs } from './read/open.ts';
+import { maskCardNumbers, maskDeep } from './mask.ts';
+import { type PreparedItem, prepareChunks } from './prepare/choose.ts';
+import { type InputFormat, readCsvHeader, resolveInputs } from './read/open.ts';
 import { createDispatcher, OutageError, type PostTransactions } from './send/dispatcher.ts';
-import { validateTransaction } from './validate/validate.ts';
 
 export interface SendOptions {
   inputs: string[];
@@ -221,7 +222,6 @@ async function runSend(
         c.batches++;
         if (out.status === 'acked') {
           c.sent += ids.length;
-          for (const id of ids) acked.add(id);
           log.debug(
             { event: 'batch.acked', batchId: out.batchId, requestId: out.requestId, attempts: out.attempts },
             'batch acked',
@@ -277,7 +277,8 @@ async function runSend(
     o.onStop?.(() => dispatcher.stop());
 
     const batcher = createBatcher(o.batchSize, runId);
-    const seen = new Set<string>();
+    // This run's ids as 64-bit fingerprints: ~10 bytes an id instead of ~80 for a Set of strings.
+    const seen = createFingerprintSet();
     const reject = (
       source: string,
       line: number,
@@ -293,51 +294,6 @@ async function runSend(
         rejects.write({ source, line, errors, runId });
       }
     };
-    /** map → validate → dedupe/resume for one record; anything unexpected rejects that record alone. */
-    const settle = (rec: { source: string; line: number; fields: Record<string, unknown> }) => {
-      try {
-        return checkRecord(rec);
-      } catch (err) {
-        if (err instanceof SvcIngestError) throw err;
-        const message = `could not process the record: ${err instanceof Error ? err.message : String(err)}`;
-        reject(rec.source, rec.line, [{ field: '(record)', message }], undefined);
-        return null;
-      }
-    };
-    const checkRecord = (rec: { source: string; line: number; fields: Record<string, unknown> }) => {
-      const mapped = profile.map(rec.fields);
-      if (!mapped.ok) {
-        reject(rec.source, rec.line, mapped.errors, profile.maskRecord(rec.fields));
-        return null;
-      }
-      const tx = mapped.tx;
-      const errors = validateTransaction(tx as unknown as Record<string, unknown>);
-      if (errors.length > 0) {
-        reject(rec.source, rec.line, errors, profile.maskRecord(rec.fields));
-        return null;
-      }
-      const id = tx.transactionId;
-      if (seen.has(id)) {
-        reject(
-          rec.source,
-          rec.line,
-          [
-            {
-              field: 'transactionId',
-              message: `duplicate transactionId ${id} within this run; the first one is sent`,
-            },
-          ],
-          profile.maskRecord(rec.fields),
-        );
-        return null;
-      }
-      seen.add(id);
-      if (o.resume && acked.has(id)) {
-        c.skipped++;
-        return null;
-      }
-      return tx;
-    };
     const submit = async (batch: ReturnType<typeof batcher.push>) => {
       if (!batch) return;
       if (o.dryRun) {
@@ -352,28 +308,45 @@ async function runSend(
     let outage = false;
     try {
       outer: for (const spec of specs) {
-        const chunks = readInput(spec, {
+        // read → map → validate, on a worker thread for a large file sent at high concurrency (prepare/choose.ts).
+        const chunks = prepareChunks(spec, profile, {
+          mapping: o.mapping,
           delimiter,
           stdin: o.stdin,
           onHeader: spec.path === '-' ? checkHeader : undefined,
+          dryRun: o.dryRun,
+          concurrency: o.concurrency,
         });
         for await (const chunk of chunks) {
-          for (const item of chunk) {
+          for (let k = 0; k < chunk.length; k++) {
+            const item = chunk[k] as PreparedItem;
             c.read++;
             if (item.kind === 'reject') {
-              const r = item.reject;
+              reject(item.source, item.line, item.errors, item.record);
+              continue;
+            }
+            const tx = item.tx;
+            const id = tx.transactionId;
+            if (!seen.add(id)) {
               reject(
-                r.source,
-                r.line,
-                [{ field: '(record)', message: r.message }],
-                r.raw === undefined ? undefined : { raw: r.raw },
+                item.source,
+                item.line,
+                [
+                  {
+                    field: 'transactionId',
+                    message: `duplicate transactionId ${id} within this run; the first one is sent`,
+                  },
+                ],
+                // The source record stayed with the thread that parsed it; the mapped one stands in.
+                maskDeep(tx),
               );
               continue;
             }
-            const rec = item.record;
-            const tx = settle(rec);
-            if (tx === null) continue;
-            await submit(batcher.push({ tx, source: rec.source, line: rec.line }));
+            if (o.resume && acked.has(id)) {
+              c.skipped++;
+              continue;
+            }
+            await submit(batcher.push({ tx, source: item.source, line: item.line }));
           }
           interrupted = o.stopRequested?.() ?? null;
           if (interrupted) break outer;

@@ -90,7 +90,7 @@ const MERCHANTS: ReadonlyArray<readonly [string, string, string, string, string,
   ['Walgreens #4411', '151 N State St', 'Chicago', 'IL', 'Illinois', '60601', '5912'],
   ['Home Depot 0612', '4100 Roswell Rd', 'Marietta', 'GA', 'GA', '30062', '5200'],
   ['Netflix.com', '121 Albright Way', 'Los Gatos', 'CA', 'CA', '95032', '4899'],
-  ['Trader Joe\'s #552', '2001 Market St', 'Philadelphia', 'PA', 'Pennsylvania', '19103', '5411'],
+  ["Trader Joe's #552", '2001 Market St', 'Philadelphia', 'PA', 'Pennsylvania', '19103', '5411'],
   ['Chevron 0098312', '1400 Broadway', 'Denver', 'CO', 'CO', '80202', '5542'],
   ['Starbucks Store 22104', '1912 Pike Pl', 'Seattle', 'WA', 'Washington', '98101', '5814'],
   ['Best Buy 00187', '1717 Harrison St', 'Portland', 'OR', 'OR', '97201', '5732'],
@@ -310,7 +310,9 @@ export async function writeDataFile(path: string, kind: DataKind, rows: number, 
   const tmp = `${path}.tmp`;
   const out = createWriteStream(tmp);
   await writeRows(out, kind, rows, start);
-  await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
+  await new Promise<void>((resolve, reject) =>
+    out.end((err?: Error | null) => (err ? reject(err) : resolve())),
+  );
   await rename(tmp, path);
 }
 
@@ -340,7 +342,9 @@ export async function writeAckedLedger(path: string, ids: number): Promise<void>
     }
   }
   out.write(buf);
-  await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
+  await new Promise<void>((resolve, reject) =>
+    out.end((err?: Error | null) => (err ? reject(err) : resolve())),
+  );
   await rename(tmp, path);
 }
 

@@ -50,7 +50,10 @@ function collect(
 ): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
   let stdout = '';
   let stderr = '';
-  if (capture) child.stdout?.on('data', (d: Buffer) => void (stdout += d.toString()));
+  if (capture)
+    child.stdout?.on('data', (d: Buffer) => {
+      stdout += d.toString();
+    });
   child.stderr?.on('data', (d: Buffer) => {
     stderr += d.toString();
     // Keep the head (start-up log lines) and the tail (errors), never megabytes.
@@ -67,12 +70,37 @@ function collect(
  * @example const r = await runNode(['src/cli/main.ts', 'send', '--dry-run', 'a.csv'])
  */
 export async function runNode(args: string[], o: RunOptions = {}): Promise<ChildResult> {
+  return measureNode(NODE, ['--import', PRELOAD, ...args], {}, o);
+}
+
+/**
+ * Run the CLI as users do, through its launcher (src/bin/svc-ingest, which adds its own V8 flags);
+ * the preload and any extra Node flags go in NODE_OPTIONS.
+ * @example const r = await runCli(['send', '--dry-run', 'a.csv'], ['--cpu-prof'])
+ */
+export async function runCli(
+  args: string[],
+  nodeFlags: string[] = [],
+  o: RunOptions = {},
+): Promise<ChildResult> {
+  const options = [`--import=${PRELOAD}`, ...nodeFlags, process.env.NODE_OPTIONS ?? ''].join(' ').trim();
+  return measureNode(LAUNCHER, args, { NODE_OPTIONS: options }, o);
+}
+
+export const LAUNCHER = join(ROOT, 'src/bin/svc-ingest');
+
+async function measureNode(
+  cmd: string,
+  args: string[],
+  env: Record<string, string>,
+  o: RunOptions,
+): Promise<ChildResult> {
   const file = usageFile();
   const spawnedAt = Date.now();
   const t0 = performance.now();
-  const child = spawn(NODE, ['--import', PRELOAD, ...args], {
+  const child = spawn(cmd, args, {
     cwd: o.cwd ?? ROOT,
-    env: { ...process.env, ...o.env, BENCH_USAGE_FILE: file },
+    env: { ...process.env, ...env, ...o.env, BENCH_USAGE_FILE: file },
     stdio: [o.stdin ?? 'ignore', o.captureStdout === false ? 'ignore' : 'pipe', 'pipe'],
   });
   const done = await collect(child, o.captureStdout !== false);

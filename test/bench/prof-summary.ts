@@ -34,7 +34,10 @@ function shortUrl(url: string): string {
 }
 
 /** Self time per function and per file of one profile, biggest first. */
-export function summarize(profile: CpuProfile, top = 25): { byFunction: ProfileRow[]; byFile: ProfileRow[]; totalMs: number } {
+export function summarize(
+  profile: CpuProfile,
+  top = 25,
+): { byFunction: ProfileRow[]; byFile: ProfileRow[]; totalMs: number } {
   const selfUs = new Map<number, number>();
   const samples = profile.samples ?? [];
   const deltas = profile.timeDeltas ?? [];
@@ -60,7 +63,11 @@ export function summarize(profile: CpuProfile, top = 25): { byFunction: ProfileR
     [...m]
       .sort((a, b) => b[1] - a[1])
       .slice(0, top)
-      .map(([name, us]) => ({ name, selfMs: Math.round(us / 1000), pct: Math.round((1000 * us) / total) / 10 }));
+      .map(([name, us]) => ({
+        name,
+        selfMs: Math.round(us / 1000),
+        pct: Math.round((1000 * us) / total) / 10,
+      }));
   return { byFunction: rows(fn), byFile: rows(file), totalMs: Math.round(total / 1000) };
 }
 
@@ -78,8 +85,11 @@ export function formatSummary(path: string, top = 25): string {
   let out = '';
   for (const f of profileFiles(path)) {
     const s = summarize(JSON.parse(readFileSync(f, 'utf8')) as CpuProfile, top);
+    // The launcher's own version check leaves a profile of a few ms: not worth a table.
+    if (s.totalMs < 200) continue;
     out += `\n${f}: ${s.totalMs} ms sampled\n  self ms    %  function\n`;
-    for (const r of s.byFunction) out += `  ${String(r.selfMs).padStart(7)} ${r.pct.toFixed(1).padStart(5)}  ${r.name}\n`;
+    for (const r of s.byFunction)
+      out += `  ${String(r.selfMs).padStart(7)} ${r.pct.toFixed(1).padStart(5)}  ${r.name}\n`;
     out += '  -- by file --\n';
     for (const r of s.byFile.slice(0, 12))
       out += `  ${String(r.selfMs).padStart(7)} ${r.pct.toFixed(1).padStart(5)}  ${r.name}\n`;

@@ -1,12 +1,13 @@
 // `make bench`: generates inputs, runs every scenario several times, prints a table of medians and writes JSON.
 // Usage: node test/bench/run.ts [--quick] [--only a,b] [--runs N] [--rows N] [--profile] [--resume-ids N]
 //        [--mem-rows 1000000,10000000] [--e2e-seconds S]
-import { copyFileSync, existsSync, mkdirSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, totalmem, tmpdir } from 'node:os';
-import { join } from 'node:path';
+
 import { spawn } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
 import { type DataKind, writeAckedLedger, writeDataFile } from './gen.ts';
-import { type ChildResult, NODE, ROOT, onPath, runExternal, runNode, startDaemon } from './measure.ts';
+import { type ChildResult, NODE, onPath, ROOT, runCli, runExternal, startDaemon } from './measure.ts';
 import { formatSummary } from './prof-summary.ts';
 
 interface Args {
@@ -70,6 +71,7 @@ function parseArgs(argv: string[]): Args {
 const DATA = join(ROOT, 'test/bench/.data');
 const RESULTS = join(ROOT, 'test/bench/results');
 const CLI = 'src/cli/main.ts';
+const BIN = 'src/bin/svc-ingest';
 const LATENCY_MS = 50;
 const BATCH = 50;
 
@@ -116,7 +118,10 @@ function fmtRows(n: number): string {
 /** A data file of a kind and size, generated once and kept in test/bench/.data/. */
 async function dataFile(kind: DataKind, rows: number, start = 0): Promise<string> {
   const ext = kind.endsWith('ndjson') ? 'ndjson' : 'csv';
-  const path = join(DATA, `${kind.replace(/-(csv|ndjson)$/, '')}-${fmtRows(rows)}${start ? `-from${start}` : ''}.${ext}`);
+  const path = join(
+    DATA,
+    `${kind.replace(/-(csv|ndjson)$/, '')}-${fmtRows(rows)}${start ? `-from${start}` : ''}.${ext}`,
+  );
   if (!existsSync(path)) {
     log(`generating ${path}`);
     await writeDataFile(path, kind, rows, start);
@@ -148,7 +153,7 @@ function profArgs(a: Args, scenario: string, run: number): string[] {
   if (!a.profile) return [];
   const dir = join(RESULTS, 'prof', scenario, String(run));
   rmSync(dir, { recursive: true, force: true });
-  return ['--cpu-prof', '--cpu-prof-dir', dir];
+  return ['--cpu-prof', `--cpu-prof-dir=${dir}`];
 }
 
 function printProfile(a: Args, scenario: string): void {
@@ -159,21 +164,34 @@ function printProfile(a: Args, scenario: string): void {
 
 // ---------------------------------------------------------------- scenarios
 
-async function dryRun(a: Args, name: string, kind: DataKind, mapping: string | null): Promise<ScenarioResult> {
+async function dryRun(
+  a: Args,
+  name: string,
+  kind: DataKind,
+  mapping: string | null,
+): Promise<ScenarioResult> {
   const file = await dataFile(kind, a.rows);
   const args = ['send', '--dry-run', '--json', '--no-resume', '--log-level', 'warn'];
   if (mapping) args.push('--mapping', mapping);
   args.push(file);
   const runs: ScenarioResult['runs'] = [];
   for (let i = 1; i <= a.runs; i++) {
-    const r = await runNode([...profArgs(a, name, i), CLI, ...args]);
+    const r = await runCli(args, profArgs(a, name, i));
     const s = summaryOf(r);
-    if (s.read !== a.rows || s.rejected !== 0) throw new Error(`${name}: read ${s.read} rejected ${s.rejected}`);
+    if (s.read !== a.rows || s.rejected !== 0)
+      throw new Error(`${name}: read ${s.read} rejected ${s.rejected}`);
     runs.push({ ...usageOf(r, a.rows), loopP99Ms: r.loopP99Ms });
     log(`${name} run ${i}: ${JSON.stringify(runs.at(-1))}`);
   }
   printProfile(a, name);
-  return { name, group: 'dry', rows: a.rows, command: `node ${CLI} ${args.join(' ')}`, runs, median: medians(runs) };
+  return {
+    name,
+    group: 'dry',
+    rows: a.rows,
+    command: `${BIN} ${args.join(' ')}`,
+    runs,
+    median: medians(runs),
+  };
 }
 
 async function miller(a: Args, name: string, kind: DataKind): Promise<ScenarioResult | null> {
@@ -190,11 +208,27 @@ async function miller(a: Args, name: string, kind: DataKind): Promise<ScenarioRe
     runs.push(usageOf(r, a.rows));
     log(`${name} run ${i}: ${JSON.stringify(runs.at(-1))}`);
   }
-  return { name, group: 'miller', rows: a.rows, command: `mlr ${args.join(' ')} > /dev/null`, runs, median: medians(runs) };
+  return {
+    name,
+    group: 'miller',
+    rows: a.rows,
+    command: `mlr ${args.join(' ')} > /dev/null`,
+    runs,
+    median: medians(runs),
+  };
 }
 
 async function simulator(latencyMs: number): Promise<{ url: string; stop(): Promise<void> }> {
-  const d = await startDaemon([CLI, 'simulate', '--port', '0', '--latency-ms', String(latencyMs), '--log-level', 'warn']);
+  const d = await startDaemon([
+    CLI,
+    'simulate',
+    '--port',
+    '0',
+    '--latency-ms',
+    String(latencyMs),
+    '--log-level',
+    'warn',
+  ]);
   return { url: d.firstLine, stop: d.stop };
 }
 
@@ -233,10 +267,11 @@ async function endToEnd(a: Args, concurrency: number): Promise<ScenarioResult> {
         'warn',
         file,
       ];
-      command = `node ${CLI} simulate --latency-ms ${LATENCY_MS} & node ${CLI} ${args.join(' ').replace(sim.url, '$URL')}`;
-      const r = await runNode([...profArgs(a, name, i), CLI, ...args]);
+      command = `${BIN} simulate --latency-ms ${LATENCY_MS} & ${BIN} ${args.join(' ').replace(sim.url, '$URL')}`;
+      const r = await runCli(args, profArgs(a, name, i));
       const s = summaryOf(r);
-      if (s.sent !== rows) throw new Error(`${name}: sent ${s.sent} of ${rows} (exit ${r.code}): ${r.stderr.slice(-400)}`);
+      if (s.sent !== rows)
+        throw new Error(`${name}: sent ${s.sent} of ${rows} (exit ${r.code}): ${r.stderr.slice(-400)}`);
       const stats = (await (await fetch(`${sim.url}/__sim/stats`)).json()) as Record<string, unknown>;
       const txPerSec = s.sent / ((s.durationMs as number) / 1000);
       runs.push({
@@ -268,7 +303,7 @@ async function endToEnd(a: Args, concurrency: number): Promise<ScenarioResult> {
   };
 }
 
-async function memory(a: Args, rows: number, runsWanted: number): Promise<ScenarioResult> {
+async function memory(rows: number, runsWanted: number): Promise<ScenarioResult> {
   const name = `mem-${fmtRows(rows)}`;
   const args = ['send', '--dry-run', '--json', '--no-resume', '--format', 'csv', '--log-level', 'warn', '-'];
   const runs: ScenarioResult['runs'] = [];
@@ -277,7 +312,7 @@ async function memory(a: Args, rows: number, runsWanted: number): Promise<Scenar
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'inherit'],
     });
-    const r = await runNode([CLI, ...args], { stdin: gen.stdout });
+    const r = await runCli(args, [], { stdin: gen.stdout });
     const s = summaryOf(r);
     if (s.read !== rows) throw new Error(`${name}: read ${s.read} of ${rows}`);
     runs.push(usageOf(r, rows));
@@ -287,7 +322,7 @@ async function memory(a: Args, rows: number, runsWanted: number): Promise<Scenar
     name,
     group: 'mem',
     rows,
-    command: `node test/bench/gen.ts canonical-csv ${rows} | node ${CLI} ${args.join(' ')}`,
+    command: `node test/bench/gen.ts canonical-csv ${rows} | ${BIN} ${args.join(' ')}`,
     runs,
     median: medians(runs),
     target: 'peak RSS <= 150 MB',
@@ -314,12 +349,26 @@ async function resume(a: Args): Promise<ScenarioResult> {
   const size = statSync(ledger).size;
   const sim = await simulator(0);
   const runs: ScenarioResult['runs'] = [];
-  const args = ['send', '--base-url', sim.url, '--concurrency', '8', '--ledger', ledger, '--rejects', join(work, 'rejects.ndjson'), '--json', '--log-level', 'info', input];
+  const args = [
+    'send',
+    '--base-url',
+    sim.url,
+    '--concurrency',
+    '8',
+    '--ledger',
+    ledger,
+    '--rejects',
+    join(work, 'rejects.ndjson'),
+    '--json',
+    '--log-level',
+    'info',
+    input,
+  ];
   try {
     for (let i = 1; i <= a.runs; i++) {
       truncateSync(ledger, size);
       await simPost(sim.url, '/__sim/reset');
-      const r = await runNode([...profArgs(a, name, i), CLI, ...args]);
+      const r = await runCli(args, profArgs(a, name, i));
       let s: Record<string, number>;
       try {
         s = summaryOf(r);
@@ -349,7 +398,7 @@ async function resume(a: Args): Promise<ScenarioResult> {
     name,
     group: 'resume',
     rows,
-    command: `node ${CLI} ${args.join(' ').replace(sim.url, '$URL').replace(work, '$TMP')}  (ledger: ${fmtRows(ids)} acked ids, ${Math.round(size / 1e6)} MB)`,
+    command: `${BIN} ${args.join(' ').replace(sim.url, '$URL').replace(work, '$TMP')}  (ledger: ${fmtRows(ids)} acked ids, ${Math.round(size / 1e6)} MB)`,
     runs,
     median: m,
     target: 'peak RSS <= 300 MB, every overlapping id skipped and no other',
@@ -406,7 +455,18 @@ function judge(results: ScenarioResult[]): void {
 }
 
 function table(results: ScenarioResult[]): string {
-  const head = ['scenario', 'rows', 'runs', 'wall s', 'rows/s', 'rows/CPU-s', 'RSS MB', 'ratio / vs Miller', 'other', 'target met'];
+  const head = [
+    'scenario',
+    'rows',
+    'runs',
+    'wall s',
+    'rows/s',
+    'rows/CPU-s',
+    'RSS MB',
+    'ratio / vs Miller',
+    'other',
+    'target met',
+  ];
   const lines = results.map((r) => {
     const m = r.median;
     const extra =
@@ -486,7 +546,7 @@ async function main(): Promise<void> {
     else if (s === 'mem') {
       // The largest size runs once by default: it takes minutes, and peak RSS barely varies.
       for (const [k, rows] of a.memRows.entries())
-        results.push(await memory(a, rows, k === a.memRows.length - 1 && a.memRows.length > 1 ? 1 : a.runs));
+        results.push(await memory(rows, k === a.memRows.length - 1 && a.memRows.length > 1 ? 1 : a.runs));
     } else if (s === 'resume') results.push(await resume(a));
   }
   judge(results);

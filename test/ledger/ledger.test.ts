@@ -110,3 +110,36 @@ describe('ledger lock', () => {
     await expect(stat(`${path}.lock`)).rejects.toThrow();
   });
 });
+
+describe('acked index at scale (sorted fingerprints on disk, exact check on a hit)', () => {
+  it('knows every acked id of 200,000 and none of the failed or unseen ones', async () => {
+    const path = join(await tmp(), 'big.ndjson');
+    const w = await openLedgerWriter(path);
+    for (let b = 0; b < 4000; b++) {
+      const ids = Array.from({ length: 50 }, (_, k) => `id-${b * 50 + k}`);
+      await w.append(line(`b${b}`, b % 10 === 9 ? 'failed' : 'acked', ids));
+    }
+    await w.close();
+    const { index, stats } = await loadAckedIndex(path);
+    expect(stats).toMatchObject({ acked: 180_000, failed: 20_000 });
+    let wrong = 0;
+    for (let i = 0; i < 200_000; i += 7) {
+      const shouldHave = Math.floor(i / 50) % 10 !== 9;
+      if (index.has(`id-${i}`) !== shouldHave) wrong++;
+    }
+    for (let i = 0; i < 5000; i++) if (index.has(`other-${i}`)) wrong++;
+    expect(wrong).toBe(0);
+  });
+});
+
+describe('fingerprint set (within-run duplicate check)', () => {
+  it('add() is true the first time and false after, for 300,000 ids', async () => {
+    const { createFingerprintSet } = await import('../../src/ledger/fingerprint.ts');
+    const set = createFingerprintSet(16);
+    let firsts = 0;
+    for (let i = 0; i < 300_000; i++) if (set.add(`tx-${i}`)) firsts++;
+    let again = 0;
+    for (let i = 0; i < 300_000; i += 3) if (set.add(`tx-${i}`)) again++;
+    expect([firsts, again]).toEqual([300_000, 0]);
+  });
+});

@@ -1,0 +1,79 @@
+// Prepare one input in order: read → map → validate, as chunks of sendable transactions and rejects.
+import type { TransactionNotification } from '../client/models.ts';
+import { SvcIngestError } from '../errors.ts';
+import type { CompiledProfile } from '../map/profile.ts';
+import { type InputSpec, type ReadOptions, readInput } from '../read/open.ts';
+import { type FieldError, validateTransaction } from '../validate/validate.ts';
+
+/**
+ * One record after mapping and validation: a transaction ready for dedupe and batching, or a reject
+ * (with every error and the source record, card numbers masked).
+ * @example { kind: 'tx', tx: { transactionId: 't-1', … }, source: 'a.csv', line: 2 }
+ */
+export type PreparedItem =
+  | { kind: 'tx'; tx: TransactionNotification; source: string; line: number }
+  | { kind: 'reject'; source: string; line: number; errors: FieldError[]; record: unknown };
+
+/** Prepared items of one input, in input order, in chunks (as the reader yields them). */
+export type PreparedChunks = AsyncIterable<PreparedItem[]>;
+
+/**
+ * Read, map and validate one input on the calling thread.
+ * @example for await (const items of prepareInput(spec, await loadProfile(), {})) …
+ */
+export async function* prepareInput(
+  spec: InputSpec,
+  profile: CompiledProfile,
+  opts: ReadOptions,
+): PreparedChunks {
+  for await (const chunk of readInput(spec, opts)) {
+    const out: PreparedItem[] = [];
+    for (let k = 0; k < chunk.length; k++) {
+      const item = chunk[k] as (typeof chunk)[number];
+      if (item.kind === 'reject') {
+        const r = item.reject;
+        out.push({
+          kind: 'reject',
+          source: r.source,
+          line: r.line,
+          errors: [{ field: '(record)', message: r.message }],
+          record: r.raw === undefined ? undefined : { raw: r.raw },
+        });
+        continue;
+      }
+      const rec = item.record;
+      let tx: TransactionNotification;
+      try {
+        const mapped = profile.map(rec.fields);
+        const errors = mapped.ok
+          ? validateTransaction(mapped.tx as unknown as Record<string, unknown>)
+          : mapped.errors;
+        if (!mapped.ok || errors.length > 0) {
+          out.push({
+            kind: 'reject',
+            source: rec.source,
+            line: rec.line,
+            errors,
+            record: profile.maskRecord(rec.fields),
+          });
+          continue;
+        }
+        tx = mapped.tx;
+      } catch (err) {
+        // Anything unexpected rejects that record alone.
+        if (err instanceof SvcIngestError) throw err;
+        const message = `could not process the record: ${err instanceof Error ? err.message : String(err)}`;
+        out.push({
+          kind: 'reject',
+          source: rec.source,
+          line: rec.line,
+          errors: [{ field: '(record)', message }],
+          record: undefined,
+        });
+        continue;
+      }
+      out.push({ kind: 'tx', tx, source: rec.source, line: rec.line });
+    }
+    yield out;
+  }
+}
