@@ -1,6 +1,6 @@
 // Shared by every command: the common connection flags, config loading from them, logger and client set-up.
 import type { Command } from 'commander';
-import { createClient, type SvcClient } from '../client/index.ts';
+import type { SvcClient } from '../client/index.ts';
 import { type Config, type ConfigFlags, loadConfig } from '../config/index.ts';
 import { SvcIngestError } from '../errors.ts';
 import { createLogger, type Logger } from '../log.ts';
@@ -48,7 +48,7 @@ export function loadCommandConfig(opts: CommonOptions, extra: ConfigFlags = {}, 
 
 /**
  * What a command runs with.
- * @example const ctx = setUp(opts); try { … ctx.client … } finally { await ctx.close() }
+ * @example const ctx = await setUp(opts); try { … ctx.client … } finally { await ctx.close() }
  */
 export interface CommandContext {
   config: Config;
@@ -57,14 +57,18 @@ export interface CommandContext {
   close(): Promise<void>;
 }
 
-/** Loads config, creates the logger and the client; `close()` releases the client's sockets. */
-export function setUp(
+/**
+ * Loads config, creates the logger and the client; `close()` releases the client's sockets.
+ * The client (ky, undici) is imported here, lazily, so commands that never call the service load none of it.
+ */
+export async function setUp(
   opts: CommonOptions,
   extra: ConfigFlags = {},
   clientOpts: { connections?: number } = {},
-): CommandContext {
+): Promise<CommandContext> {
   const config = loadCommandConfig(opts, extra);
   const logger = createLogger({ level: config.log.level });
+  const { createClient } = await import('../client/index.ts');
   const client = createClient(config, { logger, ...clientOpts });
   return { config, logger, client, close: () => client.close() };
 }
@@ -75,7 +79,7 @@ export async function withContext<T>(
   fn: (ctx: CommandContext) => Promise<T>,
   extra: ConfigFlags = {},
 ): Promise<T> {
-  const ctx = setUp(opts, extra);
+  const ctx = await setUp(opts, extra);
   try {
     return await fn(ctx);
   } finally {

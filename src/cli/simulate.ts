@@ -4,7 +4,6 @@ import type { Command } from 'commander';
 import { SvcIngestError } from '../errors.ts';
 import { createLogger } from '../log.ts';
 import type { SimulatorOptions } from '../simulator/index.ts';
-import { startSimulator } from '../simulator/index.ts';
 
 /**
  * Raw flag values as commander hands them over (all strings until checked).
@@ -116,6 +115,7 @@ export async function runSimulate(flags: SimulateFlags): Promise<void> {
     process.once('SIGINT', () => resolve('SIGINT'));
     process.once('SIGTERM', () => resolve('SIGTERM'));
   });
+  const { startSimulator } = await import('../simulator/index.ts');
   const sim = await startSimulator({
     ...options,
     log: (event, fields) => {
