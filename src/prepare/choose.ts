@@ -11,10 +11,11 @@ export type { PreparedChunks, PreparedItem } from './prepare.ts';
 export const WORKER_MIN_BYTES = 8 * 1024 * 1024;
 /**
  * Sends at this concurrency or more use the worker. Measured (test/bench, 2 cores, 50 ms latency, csv-parse):
- * at 8 in flight it lifts the ratio to the service's ceiling from 0.78 to 0.85 (csv-parse no longer blocks
- * the event loop that answers responses), for ~40 MB more RSS; at 4 the main thread has time to spare.
+ * at 32 in flight it is what keeps the event loop free for the answers; at 8 it lifts the ratio to the
+ * service's ceiling from 0.78 to 0.87 but costs ~50 MB RSS (a second V8 isolate), which takes a resume
+ * against 20M acked ids from 265 MB to 317 MB, over its 300 MB budget. SVC_PREPARE_WORKER=on trades so.
  */
-export const WORKER_MIN_CONCURRENCY = 8;
+export const WORKER_MIN_CONCURRENCY = 16;
 
 export interface PrepareOptions {
   /** Profile name or path as given (the worker compiles its own copy). */
