@@ -1,10 +1,12 @@
 // Deterministic bench inputs: canonical CSV / NDJSON and Northwind-profile CSV rows, and acked ledgers.
 // Row i is a pure function of i (no running state), so any range can be generated on its own.
 // As a script: `node test/bench/gen.ts <kind> <rows> [start]` streams the rows to stdout.
+
 import { createWriteStream } from 'node:fs';
 import { mkdir, rename } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Writable } from 'node:stream';
+import { TRANSACTION_FIELDS } from '../../src/client/models.ts';
 
 /**
  * What to generate.
@@ -13,42 +15,8 @@ import type { Writable } from 'node:stream';
 export type DataKind = 'canonical-csv' | 'canonical-ndjson' | 'northwind-csv';
 export const DATA_KINDS: readonly DataKind[] = ['canonical-csv', 'canonical-ndjson', 'northwind-csv'];
 
-const CANONICAL_FIELDS = [
-  'transactionId',
-  'transactionType',
-  'sourceCustomerId',
-  'sourceAccountId',
-  'paymentType',
-  'paymentMethodEntryType',
-  'transactionTimestamp',
-  'transactionPostingTimestamp',
-  'paymentNetworkMCC',
-  'paymentNetworkMerchantIdType',
-  'paymentNetworkMerchant',
-  'paymentNetworkMerchantAddress1',
-  'paymentNetworkMerchantAddress2',
-  'paymentNetworkMerchantCity',
-  'paymentNetworkMerchantState',
-  'paymentNetworkMerchantPostalCode',
-  'paymentNetworkMerchantCountryCode',
-  'paymentNetworkMerchantId',
-  'mobileIndicator',
-  'walletDescription',
-  'cardNetworkIdentifier',
-  'iin',
-  'last4',
-  'cardPresentIndicator',
-  'recurringTransactionIndicator',
-  'authorizationAmount',
-  'cashBackAtPointOfSaleAmount',
-  'postedAmount',
-  'currencyCode',
-  'onlineIndicator',
-  'multipleClearingSequenceNumber',
-  'multipleClearingSequenceCount',
-  'authorizationApprovalCode',
-  'acquirerReferenceNumber',
-] as const;
+/** All 34 fields, in the interface's order. */
+const CANONICAL_FIELDS = Object.keys(TRANSACTION_FIELDS) as Array<keyof typeof TRANSACTION_FIELDS>;
 
 const NORTHWIND_COLUMNS = [
   'TXN_REF',
