@@ -130,7 +130,9 @@ async function* inputBytes(
       for (let r = await it.next(); !r.done; r = await it.next()) yield r.value;
     })();
   } else {
-    raw = createReadStream(spec.path, { highWaterMark: 256 * 1024 });
+    // 64 KiB: csv-parse handles a whole chunk synchronously, so bigger reads meant longer event-loop stalls
+    // (p99 28 ms at 256 KiB, 9 ms at 64 KiB) for no gain in throughput (test/bench, dry-canonical-csv).
+    raw = createReadStream(spec.path, { highWaterMark: 64 * 1024 });
   }
   try {
     if (!gzip) {
