@@ -70,15 +70,28 @@ export interface RunSummary {
   ledgerBadLines: number;
 }
 
-export interface RunProgress {
-  read: number;
-  sent: number;
-  rejected: number;
-  skipped: number;
-  failed: number;
-  retries: number;
+/** The counters a run moves as it goes; the summary and the progress line read them. */
+type Counters = Pick<
+  RunSummary,
+  | 'read'
+  | 'rejected'
+  | 'skipped'
+  | 'sent'
+  | 'failed'
+  | 'batches'
+  | 'failedBatches'
+  | 'retries'
+  | 'splits'
+  | 'batched'
+>;
+
+/** What the live progress line shows. */
+export type RunProgress = Pick<
+  RunSummary,
+  'read' | 'sent' | 'rejected' | 'skipped' | 'failed' | 'retries'
+> & {
   inFlight: number;
-}
+};
 
 export interface RunHandle {
   progress(): RunProgress;
@@ -86,7 +99,7 @@ export interface RunHandle {
 }
 
 export function startSend(o: SendOptions): RunHandle {
-  const c = {
+  const c: Counters = {
     read: 0,
     rejected: 0,
     skipped: 0,
@@ -102,32 +115,8 @@ export function startSend(o: SendOptions): RunHandle {
   const done = runSend(o, c, (f) => {
     inFlight = f;
   });
-  return {
-    progress: () => ({
-      read: c.read,
-      sent: c.sent,
-      rejected: c.rejected,
-      skipped: c.skipped,
-      failed: c.failed,
-      retries: c.retries,
-      inFlight: inFlight(),
-    }),
-    done,
-  };
+  return { progress: () => ({ ...c, inFlight: inFlight() }), done };
 }
-
-type Counters = {
-  read: number;
-  rejected: number;
-  skipped: number;
-  sent: number;
-  failed: number;
-  batches: number;
-  failedBatches: number;
-  retries: number;
-  splits: number;
-  batched: number;
-};
 
 async function runSend(
   o: SendOptions,

@@ -17,7 +17,7 @@ import { endianness, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SvcIngestError } from '../errors.ts';
 import { fingerprint } from './fingerprint.ts';
-import type { LedgerReadStats } from './read.ts';
+import { type LedgerReadStats, parseLedgerLine } from './read.ts';
 
 /** Set of acknowledged transactionIds, built from the ledger at start and grown as batches are acked. */
 export interface AckedIndex {
@@ -191,23 +191,9 @@ export async function loadAckedIndex(ledgerPath: string): Promise<AckedIndexLoad
   const onLine = (text: string, offset: number, bytes: number): void => {
     stats.lines++;
     if (text.length === 0) return;
-    let line: { status?: unknown; transactionIds?: unknown } | undefined;
-    try {
-      line = JSON.parse(text);
-    } catch {
-      line = undefined;
-    }
-    if (
-      !line ||
-      typeof line !== 'object' ||
-      (line.status !== 'acked' && line.status !== 'failed') ||
-      !Array.isArray(line.transactionIds)
-    ) {
-      stats.bad++;
-      if (stats.badLines.length < 20) stats.badLines.push(stats.lines);
-      return;
-    }
-    const ids = line.transactionIds as unknown[];
+    const line = parseLedgerLine(text, stats);
+    if (!line) return;
+    const ids: unknown[] = line.transactionIds;
     if (line.status !== 'acked') {
       stats.failed += ids.length;
       return;

@@ -37,23 +37,31 @@ export async function* readLedger(path: string, stats?: LedgerReadStats): AsyncG
   for await (const text of rl) {
     st.lines++;
     if (text.length === 0) continue;
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      parsed = undefined;
-    }
-    const line = parsed as LedgerLine | undefined;
-    if (
-      !line ||
-      typeof line !== 'object' ||
-      (line.status !== 'acked' && line.status !== 'failed') ||
-      !Array.isArray(line.transactionIds)
-    ) {
-      st.bad++;
-      if (st.badLines.length < 20) st.badLines.push(st.lines);
-      continue;
-    }
-    yield line;
+    const line = parseLedgerLine(text, st);
+    if (line) yield line;
   }
+}
+
+/**
+ * One ledger line's text (line number `stats.lines`) → the line; a torn or foreign line is counted in
+ * `stats` (bad, first 20 line numbers) and gives undefined.
+ */
+export function parseLedgerLine(text: string, stats: LedgerReadStats): LedgerLine | undefined {
+  let line: LedgerLine | undefined;
+  try {
+    line = JSON.parse(text) as LedgerLine;
+  } catch {
+    line = undefined;
+  }
+  if (
+    line &&
+    typeof line === 'object' &&
+    (line.status === 'acked' || line.status === 'failed') &&
+    Array.isArray(line.transactionIds)
+  ) {
+    return line;
+  }
+  stats.bad++;
+  if (stats.badLines.length < 20) stats.badLines.push(stats.lines);
+  return undefined;
 }

@@ -21,28 +21,6 @@ interface Step {
   run: (rec: Record<string, unknown>, tx: Record<string, unknown>) => unknown;
 }
 
-const RULE_KEYS = [
-  'from',
-  'template',
-  'const',
-  'hash',
-  'default',
-  'else',
-  'trim',
-  'maxLength',
-  'case',
-  'zeroPad',
-  'slice',
-  'amount',
-  'timestamp',
-  'boolean',
-  'integer',
-  'currency',
-  'country',
-  'state',
-  'enum',
-  'description',
-] as const;
 const SOURCES = ['from', 'template', 'const', 'hash'] as const;
 const CONVERSIONS = [
   'amount',
@@ -54,6 +32,9 @@ const CONVERSIONS = [
   'state',
   'enum',
 ] as const;
+const OPTIONS = ['default', 'else', 'trim', 'maxLength', 'case', 'zeroPad', 'slice'] as const;
+const RULE_KEYS = [...SOURCES, ...OPTIONS, ...CONVERSIONS, 'description'] as const;
+
 const PROFILE_KEYS = ['$schema', 'name', 'description', 'format', 'delimiter', 'timeZone', 'pan', 'fields'];
 // Free text where a card number typed by a clerk could hide; ids are left alone (a 16-digit id is legal).
 const FREE_TEXT = new Set<string>([

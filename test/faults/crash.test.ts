@@ -1,9 +1,9 @@
 // Crash safety: SIGKILL mid-run at fixed points, rerun; nothing lost, duplicates within the batches in flight.
 import { open, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Simulator, startSimulator } from '../../src/simulator/index.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { runCli, startCli, waitFor } from '../helpers/cli.ts';
+import { useSimulator } from '../helpers/simulator.ts';
 import {
   deliveryCounts,
   FAST,
@@ -26,18 +26,14 @@ const KILL_AFTER = [1_500, 7_000, 12_500, 17_000];
 /** The kill point after which the ledger's last line is also torn by hand (a write cut mid-line). */
 const TEAR_AT = 12_500;
 
-let sim: Simulator;
+const sim = useSimulator({ seed: 2026 });
 let file: string;
 let ids: string[];
 
 beforeAll(async () => {
-  sim = await startSimulator({ seed: 2026 });
   const w = await workdir('crash-input');
   file = join(w.dir, 'in.ndjson');
   ids = await writeNdjson(file, RECORDS, 'cr');
-});
-afterAll(async () => {
-  await sim.close();
 });
 
 /** Cut the ledger's last line in half, as a write torn by the crash would leave it. */

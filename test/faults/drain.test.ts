@@ -1,8 +1,8 @@
 // Drain: SIGTERM / SIGINT mid-run stop reading, finish what is in flight, record it; the rerun adds no duplicate.
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Simulator, startSimulator } from '../../src/simulator/index.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { runCli, startCli, waitFor } from '../helpers/cli.ts';
+import { useSimulator } from '../helpers/simulator.ts';
 import {
   deliveryCounts,
   FAST,
@@ -18,18 +18,14 @@ import {
 } from './helpers.ts';
 
 const RECORDS = 6_000;
-let sim: Simulator;
+const sim = useSimulator({ seed: 143 });
 let file: string;
 let ids: string[];
 
 beforeAll(async () => {
-  sim = await startSimulator({ seed: 143 });
   const w = await workdir('drain-input');
   file = join(w.dir, 'in.ndjson');
   ids = await writeNdjson(file, RECORDS, 'dr');
-});
-afterAll(async () => {
-  await sim.close();
 });
 
 describe('drain on a signal', () => {

@@ -1,24 +1,14 @@
 // Fault suite: each injected fault alone, then all mixed; every valid record is delivered exactly once.
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type FaultOptions, type Simulator, startSimulator } from '../../src/simulator/index.ts';
+import { describe, expect, it } from 'vitest';
+import type { FaultOptions, Simulator } from '../../src/simulator/index.ts';
 import { runCli } from '../helpers/cli.ts';
+import { useSimulator } from '../helpers/simulator.ts';
 import { makeTx, range } from '../helpers/transactions.ts';
-import { deliveryCounts, FAST, NO_FAULTS, report, STACK, settles, summary, workdir } from './helpers.ts';
+import { deliveryCounts, FAST, report, STACK, settles, summary, workdir } from './helpers.ts';
 
-let sim: Simulator;
-
-beforeAll(async () => {
-  sim = await startSimulator({ seed: 404 });
-});
-afterAll(async () => {
-  await sim.close();
-});
-beforeEach(() => {
-  sim.reset();
-  sim.setFaults(NO_FAULTS);
-});
+const sim = useSimulator({ seed: 404 }, 'reset');
 
 const sends = () => sim.stats().requests.byPath['/v2/data/transactions'] ?? 0;
 

@@ -8,17 +8,7 @@ import type { Simulator } from '../../src/simulator/index.ts';
 import { type CliResult, summaryOf } from '../helpers/cli.ts';
 import { makeTx } from '../helpers/transactions.ts';
 
-/** Every fault knob back to "healthy". */
-export const NO_FAULTS = {
-  failRate: 0,
-  failFirst: 0,
-  rate429: 0,
-  resetRate: 0,
-  hangRate: 0,
-  poison: [] as string[],
-  latencyMs: 0,
-  jitterMs: 0,
-};
+export { NO_FAULTS } from '../helpers/simulator.ts';
 
 /** Fast retries so a fault run takes seconds: base 1 ms, cap 20 ms. */
 export const FAST = ['--json', '--retry-base-ms', '1', '--retry-max-ms', '20'];

@@ -4,22 +4,13 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type Simulator, startSimulator } from '../../src/simulator/index.ts';
+import { describe, expect, it } from 'vitest';
 import { ROOT, runCli } from '../helpers/cli.ts';
+import { useSimulator } from '../helpers/simulator.ts';
 import { CANONICAL_COLUMNS, csvOf, makeTx } from '../helpers/transactions.ts';
-import { FAST, NO_FAULTS, readRejects, report, STACK, settles, summary, workdir } from './helpers.ts';
+import { FAST, readRejects, report, STACK, settles, summary, workdir } from './helpers.ts';
 
-let sim: Simulator;
-beforeAll(async () => {
-  sim = await startSimulator({ seed: 7 });
-});
-afterAll(async () => {
-  await sim.close();
-});
-beforeEach(() => {
-  sim.setFaults(NO_FAULTS);
-});
+const sim = useSimulator({ seed: 7 }, 'faults');
 
 const good = (i: number, p: string) => JSON.stringify(makeTx(i, p));
 

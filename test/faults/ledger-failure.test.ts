@@ -1,14 +1,13 @@
 // Ledger failures: an unwritable ledger stops the run before sending; a write error mid-run stops new sends at once.
 import { stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type Simulator, startSimulator } from '../../src/simulator/index.ts';
+import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.ts';
+import { useSimulator } from '../helpers/simulator.ts';
 import {
   deliveryCounts,
   FAST,
   idsWith,
-  NO_FAULTS,
   readLedgerBack,
   report,
   STACK,
@@ -17,17 +16,7 @@ import {
   writeNdjson,
 } from './helpers.ts';
 
-let sim: Simulator;
-beforeAll(async () => {
-  sim = await startSimulator({ seed: 5 });
-});
-afterAll(async () => {
-  await sim.close();
-});
-beforeEach(() => {
-  sim.reset();
-  sim.setFaults(NO_FAULTS);
-});
+const sim = useSimulator({ seed: 5 }, 'reset');
 
 const sends = () => sim.stats().requests.byPath['/v2/data/transactions'] ?? 0;
 

@@ -1,8 +1,8 @@
 // Outage breaker: the service down → stop taking batches, probe with growing waits, exit 3 without hammering.
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Simulator, startSimulator } from '../../src/simulator/index.ts';
+import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.ts';
+import { useSimulator } from '../helpers/simulator.ts';
 import {
   deliveryCounts,
   idsWith,
@@ -34,13 +34,7 @@ function probeBound(): number {
   return n;
 }
 
-let sim: Simulator;
-beforeAll(async () => {
-  sim = await startSimulator({ seed: 503 });
-});
-afterAll(async () => {
-  await sim.close();
-});
+const sim = useSimulator({ seed: 503 });
 
 describe('outage breaker', () => {
   it('service down: stops taking batches, probes with growing waits, exits 3 quickly; a rerun after recovery sends all once', async () => {

@@ -5,15 +5,14 @@ import { writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type Simulator, startSimulator } from '../../src/simulator/index.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.ts';
+import { useSimulator } from '../helpers/simulator.ts';
 import { makeTx, ndjsonOf, range } from '../helpers/transactions.ts';
 import {
   deliveryCounts,
   FAST,
   idsWith,
-  NO_FAULTS,
   readLedgerBack,
   report,
   STACK,
@@ -30,17 +29,7 @@ function extraBound(n: number, splitRetries: number): number {
   return 2 * Math.ceil(Math.log2(n)) * (splitRetries + 1);
 }
 
-let sim: Simulator;
-beforeAll(async () => {
-  sim = await startSimulator({ seed: 66 });
-});
-afterAll(async () => {
-  await sim.close();
-});
-beforeEach(() => {
-  sim.reset();
-  sim.setFaults(NO_FAULTS);
-});
+const sim = useSimulator({ seed: 66 }, 'reset');
 
 const sends = () => sim.stats().requests.byPath['/v2/data/transactions'] ?? 0;
 

@@ -2,19 +2,13 @@
 import { existsSync } from 'node:fs';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Simulator, startSimulator } from '../../src/simulator/index.ts';
+import { describe, expect, it } from 'vitest';
 import { ROOT, runCli, startCli, waitFor } from '../helpers/cli.ts';
+import { useSimulator } from '../helpers/simulator.ts';
 import { FAST, report, STACK, summary, workdir, writeNdjson } from './helpers.ts';
 
 const TOKEN = 'tok-Sup3rSecret-7f1c9e';
-let sim: Simulator;
-beforeAll(async () => {
-  sim = await startSimulator({ seed: 8, requireToken: TOKEN });
-});
-afterAll(async () => {
-  await sim.close();
-});
+const sim = useSimulator({ seed: 8, requireToken: TOKEN });
 
 const tokenEnv = { SVC_AUTH_TOKEN_ENV: 'PARTNER_TOKEN', PARTNER_TOKEN: TOKEN, SVC_LOG_LEVEL: 'debug' };
 

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Batch } from '../../src/batch/batcher.ts';
 import { createClient, type SvcClient } from '../../src/client/index.ts';
 import { loadConfig } from '../../src/config/index.ts';
@@ -8,14 +8,13 @@ import {
   type DispatcherOptions,
   OutageError,
 } from '../../src/send/dispatcher.ts';
-import { type Simulator, startSimulator } from '../../src/simulator/index.ts';
+import { useSimulator } from '../helpers/simulator.ts';
 import { makeTx, range } from '../helpers/transactions.ts';
 
-let sim: Simulator;
+const sim = useSimulator({ seed: 3 }, 'reset');
 let client: SvcClient;
 
 beforeAll(async () => {
-  sim = await startSimulator({ seed: 3 });
   client = createClient(
     loadConfig({
       env: {},
@@ -28,20 +27,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await client.close();
-  await sim.close();
-});
-beforeEach(() => {
-  sim.reset();
-  sim.setFaults({
-    failRate: 0,
-    failFirst: 0,
-    rate429: 0,
-    resetRate: 0,
-    hangRate: 0,
-    poison: [],
-    latencyMs: 0,
-    jitterMs: 0,
-  });
 });
 
 function batches(n: number, size: number, prefix: string): Batch[] {

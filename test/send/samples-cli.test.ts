@@ -4,10 +4,10 @@ import { mkdtemp, readdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { luhnValid } from '../../src/mask.ts';
-import { type Simulator, startSimulator } from '../../src/simulator/index.ts';
 import { ROOT, runCli, summaryOf } from '../helpers/cli.ts';
+import { useSimulator } from '../helpers/simulator.ts';
 
 const SAMPLES: Record<string, { mapping?: string; read: number; valid: number; rejected: number }> = {
   'canonical.csv': { read: 22, valid: 18, rejected: 4 },
@@ -17,13 +17,7 @@ const SAMPLES: Record<string, { mapping?: string; read: number; valid: number; r
   'harbor.ndjson': { mapping: 'harbor-ndjson', read: 31, valid: 28, rejected: 3 },
 };
 
-let sim: Simulator;
-beforeAll(async () => {
-  sim = await startSimulator({ seed: 21 });
-});
-afterAll(async () => {
-  await sim.close();
-});
+const sim = useSimulator({ seed: 21 });
 
 /** Every 13-19 digit run (spaces or dashes allowed) passing Luhn in the samples: the card numbers. */
 async function samplePans(): Promise<string[]> {

@@ -2,12 +2,12 @@ import { mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type Simulator, startSimulator } from '../../src/simulator/index.ts';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { runCli, startCli, summaryOf, waitFor } from '../helpers/cli.ts';
+import { useSimulator } from '../helpers/simulator.ts';
 import { csvOf, makeTx, ndjsonOf, range } from '../helpers/transactions.ts';
 
-let sim: Simulator;
+const sim = useSimulator({ seed: 11 }, 'reset');
 let dir: string;
 const env = () => ({
   SVC_BASE_URL: sim.url,
@@ -28,24 +28,7 @@ const rejectLines = async () =>
     .filter(Boolean)
     .map((l) => JSON.parse(l));
 
-beforeAll(async () => {
-  sim = await startSimulator({ seed: 11 });
-});
-afterAll(async () => {
-  await sim.close();
-});
 beforeEach(async () => {
-  sim.reset();
-  sim.setFaults({
-    failRate: 0,
-    failFirst: 0,
-    rate429: 0,
-    resetRate: 0,
-    hangRate: 0,
-    poison: [],
-    latencyMs: 0,
-    jitterMs: 0,
-  });
   dir = await mkdtemp(join(tmpdir(), 'svc-send-'));
 });
 

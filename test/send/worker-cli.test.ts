@@ -3,22 +3,14 @@
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type Simulator, startSimulator } from '../../src/simulator/index.ts';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { runCli, startCli, summaryOf, waitFor } from '../helpers/cli.ts';
+import { useSimulator } from '../helpers/simulator.ts';
 import { csvOf, makeTx, range } from '../helpers/transactions.ts';
 
-let sim: Simulator;
+const sim = useSimulator({ seed: 31 }, 'reset');
 let dir: string;
-beforeAll(async () => {
-  sim = await startSimulator({ seed: 31 });
-});
-afterAll(async () => {
-  await sim.close();
-});
 beforeEach(async () => {
-  sim.reset();
-  sim.setFaults({ latencyMs: 0 });
   dir = await mkdtemp(join(tmpdir(), 'svc-worker-'));
 });
 
