@@ -1,11 +1,9 @@
 // requireToken (bearer auth on every endpoint but startSession and /__sim/*) and https with mutual TLS.
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { request } from 'node:https';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startSimulator } from '../../src/simulator/index.ts';
+import { hasOpenssl, makeTestPki } from '../helpers/pki.ts';
 import { call, makeTx, postTx } from './helpers.ts';
 
 describe('requireToken', () => {
@@ -30,69 +28,11 @@ describe('requireToken', () => {
   });
 });
 
-function hasOpenssl(): boolean {
-  try {
-    execFileSync('openssl', ['version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 describe.skipIf(!hasOpenssl())('mutual TLS', () => {
   it('serves https and demands a client certificate signed by the CA', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sim-tls-'));
-    const ssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
+    const pki = makeTestPki();
+    const pem = pki.pem;
     try {
-      ssl(
-        'req',
-        '-x509',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-keyout',
-        'ca.key',
-        '-out',
-        'ca.pem',
-        '-days',
-        '1',
-        '-subj',
-        '/CN=sim-ca',
-      );
-      for (const name of ['server', 'client']) {
-        ssl(
-          'req',
-          '-newkey',
-          'rsa:2048',
-          '-nodes',
-          '-keyout',
-          `${name}.key`,
-          '-out',
-          `${name}.csr`,
-          '-subj',
-          `/CN=${name}`,
-        );
-        const ext = join(dir, `${name}.ext`);
-        execFileSync('sh', ['-c', `printf 'subjectAltName=IP:127.0.0.1' > ${ext}`]);
-        ssl(
-          'x509',
-          '-req',
-          '-in',
-          `${name}.csr`,
-          '-CA',
-          'ca.pem',
-          '-CAkey',
-          'ca.key',
-          '-CAcreateserial',
-          '-out',
-          `${name}.pem`,
-          '-days',
-          '1',
-          '-extfile',
-          ext,
-        );
-      }
-      const pem = (f: string) => readFileSync(join(dir, f), 'utf8');
       const sim = await startSimulator({
         tls: { cert: pem('server.pem'), key: pem('server.key'), ca: pem('ca.pem'), requestCert: true },
       });
@@ -123,7 +63,7 @@ describe.skipIf(!hasOpenssl())('mutual TLS', () => {
         await sim.close();
       }
     } finally {
-      rmSync(dir, { recursive: true, force: true });
+      rmSync(pki.dir, { recursive: true, force: true });
     }
   }, 20_000);
 });
