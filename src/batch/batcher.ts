@@ -1,16 +1,17 @@
 // Batching: valid records, in input order, into batches of at most `size` (the service takes 50).
-import type { TransactionNotification } from '../client/models.ts';
-
-/** One valid record with where it came from. */
+/** One valid record, serialised, with where it came from. */
 export interface BatchItem {
-  tx: TransactionNotification;
+  /** Its transactionId. */
+  id: string;
+  /** JSON.stringify of its TransactionNotification (serialised where it was prepared, maybe another thread). */
+  json: string;
   source: string;
   line: number;
 }
 
 /**
  * A batch: one request's worth of records.
- * @example { id: 'r1a2b3c4-17', items: [{ tx, source: 'a.csv', line: 2 }, …] }
+ * @example { id: 'r1a2b3c4-17', items: [{ id: 't-1', json: '{"transactionId":"t-1",…}', source: 'a.csv', line: 2 }, …] }
  */
 export interface Batch {
   id: string;

@@ -121,7 +121,7 @@ async function runSendCommand(inputs: string[], flags: SendFlags): Promise<numbe
   const paths = inputs.length === 0 ? ['-'] : inputs;
 
   let client: {
-    postTransactions: import('../send/dispatcher.ts').PostTransactions;
+    postTransactionsJson: import('../send/dispatcher.ts').PostTransactions;
     close(): Promise<void>;
   } | null = null;
   if (!flags.dryRun) {
@@ -167,7 +167,7 @@ async function runSendCommand(inputs: string[], flags: SendFlags): Promise<numbe
     rejectsExplicit: flags.rejects !== undefined,
     resume: config.send.resume,
     dryRun: Boolean(flags.dryRun),
-    post: client ? (txs, o) => client.postTransactions(txs, o) : undefined,
+    post: client ? (txs, o) => client.postTransactionsJson(txs, o) : undefined,
     logger,
     stdin: process.stdin,
     stopRequested: () => stopSignal,

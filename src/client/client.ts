@@ -47,6 +47,11 @@ export interface SvcClient {
     transactions: TransactionNotification[],
     opts: { requestId: string; signal?: AbortSignal },
   ): Promise<{ requestId: string; httpStatus: number }>;
+  /** postTransactions with each transaction already serialised (JSON.stringify of a TransactionNotification). */
+  postTransactionsJson(
+    transactions: readonly string[],
+    opts: { requestId: string; signal?: AbortSignal },
+  ): Promise<{ requestId: string; httpStatus: number }>;
   getRedemptions(
     sourceCustomerId: string,
     opts?: { lookbackWindowInDays?: number; requestId?: string },
@@ -75,6 +80,8 @@ interface Call {
   path: string;
   requestId?: string;
   json?: unknown;
+  /** A body already serialised as JSON (sent as application/json). */
+  body?: string;
   searchParams?: Record<string, string | number>;
   headers?: Record<string, string>;
   signal?: AbortSignal;
@@ -134,6 +141,7 @@ export function createClient(config: Config, opts: ClientOptions = {}): SvcClien
     const info: RequestInfo = { method: c.method, url: displayUrl(url), requestId };
     if (c.signal?.aborted) throw new SvcNetworkError({ ...info, aborted: true }, { cause: c.signal.reason });
     const headers: Record<string, string> = { [REQUEST_ID_HEADER]: requestId, ...c.headers };
+    if (c.body !== undefined) headers['content-type'] = 'application/json';
     if (authValue) headers[config.auth.header] = authValue;
     if (config.institutionId) headers[INSTITUTION_ID_HEADER] = config.institutionId;
     // One deadline for the whole exchange, body included (ky's timeout covers the headers only).
@@ -144,7 +152,7 @@ export function createClient(config: Config, opts: ClientOptions = {}): SvcClien
       const res = await transport.ky(c.path, {
         method: c.method,
         headers,
-        json: c.json,
+        ...(c.body === undefined ? { json: c.json } : { body: c.body }),
         searchParams: c.searchParams,
         signal,
       });
@@ -268,11 +276,20 @@ export function createClient(config: Config, opts: ClientOptions = {}): SvcClien
   return {
     async postTransactions(transactions, o) {
       checkTransactionCount(transactions.length);
+      return this.postTransactionsJson(
+        transactions.map((t) => JSON.stringify(t)),
+        o,
+      );
+    },
+
+    async postTransactionsJson(transactions, o) {
+      checkTransactionCount(transactions.length);
       const a = await call({
         method: 'POST',
         path: PATHS.transactions,
         requestId: o.requestId,
-        json: { transactions },
+        // The body is put together from the serialised records: no second JSON.stringify of the batch.
+        body: `{"transactions":[${transactions.join(',')}]}`,
         ...(o.signal ? { signal: o.signal } : {}),
       });
       expectOk(a, [200], (b) =>

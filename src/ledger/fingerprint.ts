@@ -1,4 +1,8 @@
-// 64-bit fingerprints of ids (two 32-bit hashes) and a compact open-addressing set of them (8 bytes an id).
+// 64-bit fingerprints of ids (two 32-bit hashes) and a compact open-addressing set of them (8 bytes an id),
+// plus a variant in flat memory that spills sorted runs of fingerprints to a temp folder.
+import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
+import { endianness, tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 /**
  * Two 32-bit hashes of a string, written to out[0] (high) and out[1] (low); never both zero.
@@ -37,6 +41,8 @@ export interface FingerprintSet {
   /** Adds the id; false if (its fingerprint) was already there. */
   add(id: string): boolean;
   readonly size: number;
+  /** Releases what the set keeps outside memory (createSpillingFingerprintSet); the set is unusable after. */
+  close?(): void;
 }
 
 export function createFingerprintSet(initialCapacity = 1 << 16): FingerprintSet {
@@ -94,6 +100,393 @@ export function createFingerprintSet(initialCapacity = 1 << 16): FingerprintSet 
     },
     get size() {
       return size;
+    },
+  };
+}
+
+/** Slots a block of a run file (4 KiB); one sparse in-memory key per block. */
+const RUN_BLOCK = 512;
+/** Runs of one size are merged into one 4x bigger, so a lookup checks at most 3 runs a size (~log4 of ids). */
+const MERGE_FANIN = 4;
+/** Slots buffered per run file while merging (256 KiB). */
+const MERGE_CHUNK = 64 * RUN_BLOCK;
+/** Bloom filter of a run: 512-bit blocks (one cache line), ~10 bits an id, 7 bits set an id (~1% false hits). */
+const BLOOM_BITS_PER_ID = 10;
+const BLOOM_SALTS = new Int32Array([
+  0x47b6137b, 0x44974d91, 0x8824ad5b, 0xa2b7289d, 0x705495c7, 0x2df1424b, 0x9efc4947,
+]);
+
+/** A sorted run of fingerprints on disk and its in-memory index (~1.3 bytes an id). */
+interface SpilledRun {
+  path: string;
+  fd: number;
+  count: number;
+  /** Merges it came out of: the runs of one level have the same size. */
+  level: number;
+  /** Number of 512-bit Bloom blocks (16 words each). */
+  blocks: number;
+  bloom: Int32Array;
+  /** (high, low) fingerprint of the first slot of each 4 KiB block of the file. */
+  keyHi: Uint32Array;
+  keyLo: Uint32Array;
+}
+
+/** Word offset of a fingerprint's Bloom block: multiply-shift on the high hash. */
+const bloomBase = (hi: number, blocks: number) => Math.floor((hi / 4294967296) * blocks) * 16;
+
+/** A run with an empty index (see allocIndex). */
+function newRun(path: string, fd: number, count: number, level: number): SpilledRun {
+  const none = new Uint32Array(0);
+  return { path, fd, count, level, blocks: 0, bloom: new Int32Array(0), keyHi: none, keyLo: none };
+}
+
+function allocIndex(run: SpilledRun): void {
+  run.blocks = Math.max(1, Math.ceil((run.count * BLOOM_BITS_PER_ID) / 512));
+  run.bloom = new Int32Array(run.blocks * 16);
+  run.keyHi = new Uint32Array(Math.ceil(run.count / RUN_BLOCK));
+  run.keyLo = new Uint32Array(run.keyHi.length);
+}
+
+function freeIndex(run: SpilledRun): void {
+  run.bloom = new Int32Array(0);
+  run.keyHi = new Uint32Array(0);
+  run.keyLo = new Uint32Array(0);
+}
+
+/** Adds slots [from, from + n) of a run, as sorted [low, high] word pairs, to its Bloom filter and sparse keys. */
+function indexSlots(run: SpilledRun, words: Uint32Array, from: number, n: number): void {
+  const { bloom, blocks, keyHi, keyLo } = run;
+  for (let i = 0; i < n; i++) {
+    const lo = words[2 * i] as number;
+    const hi = words[2 * i + 1] as number;
+    if ((from + i) % RUN_BLOCK === 0) {
+      keyLo[(from + i) / RUN_BLOCK] = lo;
+      keyHi[(from + i) / RUN_BLOCK] = hi;
+    }
+    const base = bloomBase(hi, blocks);
+    for (let k = 0; k < 7; k++) {
+      const bit = Math.imul(lo, BLOOM_SALTS[k] as number) >>> 23;
+      const w = base + (bit >>> 5);
+      bloom[w] = (bloom[w] as number) | (1 << (bit & 31));
+    }
+  }
+}
+
+function readFully(fd: number, bytes: Uint8Array, n: number, position: number): void {
+  for (let got = 0; got < n; ) {
+    const r = readSync(fd, bytes, got, n - got, position + got);
+    if (r === 0) throw new Error('a seen-ids run file is shorter than written');
+    got += r;
+  }
+}
+
+function writeFully(fd: number, bytes: Uint8Array, n: number, position: number): void {
+  for (let put = 0; put < n; ) put += writeSync(fd, bytes, put, n - put, position + put);
+}
+
+/** Rebuilds a run's in-memory index from its file. */
+function indexFile(run: SpilledRun, buf: Uint32Array): void {
+  allocIndex(run);
+  const chunk = buf.length / 2;
+  for (let from = 0; from < run.count; from += chunk) {
+    const n = Math.min(chunk, run.count - from);
+    readFully(run.fd, new Uint8Array(buf.buffer, 0, n * 8), n * 8, from * 8);
+    indexSlots(run, buf, from, n);
+  }
+}
+
+/**
+ * The same set as createFingerprintSet in flat memory: at most `memoryIds` fingerprints (default 1,000,000,
+ * ~10 MB) in an in-memory table; when it is full they are sorted and written as one run file (mode 0600) to
+ * a folder made on first need in `dir` (default the OS temp folder), removed on exit or by close(). A run
+ * keeps in memory a Bloom filter (~1.25 bytes an id) and one key per 4 KiB block, so a lookup reads the file
+ * (one 4 KiB pread) only on a Bloom hit; every 4 runs of one size are merged into one (a lookup checks ~3
+ * runs per 4x of ids). If the folder cannot be made or written, the table just keeps growing in memory, as
+ * createFingerprintSet does.
+ * @example const s = createSpillingFingerprintSet(); s.add('t-1'); s.has('t-1') // true; s.close?.()
+ */
+export function createSpillingFingerprintSet(
+  opts: { memoryIds?: number; dir?: string } = {},
+): FingerprintSet {
+  const limit = Math.max(1, Math.floor(opts.memoryIds ?? 1_000_000));
+  const parent = opts.dir ?? tmpdir();
+  // Run files hold slots as little-endian 64-bit words; elsewhere, stay in memory.
+  let spilling = endianness() === 'LE';
+  let merging = true;
+  let cap = Math.ceil(limit / 0.8);
+  let full = limit; // table entries that make room (a spill or, once not spilling, a grow)
+  let slots = new Uint32Array(0); // [low, high] word pairs, so a BigUint64Array view sorts by (high, low)
+  let inTable = 0;
+  let size = 0;
+  let closed = false;
+  let dir: string | undefined;
+  let seq = 0;
+  const runs: SpilledRun[] = [];
+  const fp = new Uint32Array(2);
+  const block = new Uint32Array(RUN_BLOCK * 2);
+  const blockBytes = new Uint8Array(block.buffer);
+
+  const home = (hi: number, c: number) => Math.floor((hi / 4294967296) * c);
+  /** Slot of the fingerprint, or -1 - (the empty slot where it would go). */
+  const find = (hi: number, lo: number): number => {
+    let i = home(hi, cap);
+    for (;;) {
+      const l = slots[2 * i] as number;
+      if (l === 0) return -1 - i;
+      if (l === lo && slots[2 * i + 1] === hi) return i;
+      if (++i === cap) i = 0;
+    }
+  };
+  /** A new table of `newCap` slots holding the fingerprints in the first `scan` slots of the old one. */
+  const rehash = (newCap: number, scan: number): void => {
+    const old = slots;
+    cap = newCap;
+    slots = new Uint32Array(cap * 2);
+    for (let k = 0; k < scan; k++) {
+      const lo = old[2 * k] as number;
+      if (lo === 0) continue;
+      const hi = old[2 * k + 1] as number;
+      let i = home(hi, cap);
+      while (slots[2 * i] !== 0) if (++i === cap) i = 0;
+      slots[2 * i] = lo;
+      slots[2 * i + 1] = hi;
+    }
+    full = Math.floor(cap * 0.8);
+  };
+
+  const cleanup = (): void => {
+    for (const r of runs) {
+      try {
+        closeSync(r.fd);
+      } catch {
+        // already closed
+      }
+    }
+    try {
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    } catch {
+      // left for the OS to clean up: never fail a run over a temp folder
+    }
+  };
+  const discard = (fd: number, path: string): void => {
+    try {
+      if (fd >= 0) closeSync(fd);
+      rmSync(path, { force: true });
+    } catch {
+      // nothing more to undo
+    }
+  };
+
+  /** Writes the first n slots (sorted) as a new run file; the run, or null if the file could not be written. */
+  const writeRun = (n: number): SpilledRun | null => {
+    let path = '';
+    let fd = -1;
+    try {
+      if (!dir) {
+        dir = mkdtempSync(join(parent, 'svc-ingest-seen-'));
+        process.once('exit', cleanup);
+      }
+      path = join(dir, `run-${seq++}.bin`);
+      fd = openSync(path, 'w+', 0o600);
+      writeFully(fd, new Uint8Array(slots.buffer, 0, n * 8), n * 8, 0);
+    } catch {
+      if (path) discard(fd, path);
+      return null;
+    }
+    const run = newRun(path, fd, n, 0);
+    allocIndex(run);
+    indexSlots(run, slots, 0, n);
+    return run;
+  };
+
+  /** Merges runs of one level into one sorted run file (their indexes are rebuilt if that fails: null). */
+  const merge = (inputs: SpilledRun[]): SpilledRun | null => {
+    for (const r of inputs) freeIndex(r); // the merged index takes their place
+    const count = inputs.reduce((n, r) => n + r.count, 0);
+    const path = join(dir as string, `run-${seq++}.bin`);
+    const merged = newRun(path, -1, count, (inputs[0] as SpilledRun).level + 1);
+    const out = new Uint32Array(MERGE_CHUNK * 2);
+    try {
+      merged.fd = openSync(path, 'w+', 0o600);
+      allocIndex(merged);
+      const cursors = inputs.map((r) => ({
+        fd: r.fd,
+        pos: 0,
+        left: r.count,
+        buf: new Uint32Array(MERGE_CHUNK * 2),
+        at: 0,
+        len: 0,
+      }));
+      const refill = (c: (typeof cursors)[number]): boolean => {
+        if (c.at < c.len) return true;
+        if (c.left === 0) return false;
+        const n = Math.min(MERGE_CHUNK, c.left);
+        readFully(c.fd, new Uint8Array(c.buf.buffer), n * 8, c.pos * 8);
+        c.pos += n;
+        c.left -= n;
+        c.at = 0;
+        c.len = n;
+        return true;
+      };
+      const flush = (n: number, written: number): void => {
+        writeFully(merged.fd, new Uint8Array(out.buffer), n * 8, written * 8);
+        indexSlots(merged, out, written, n);
+      };
+      const live = cursors.filter(refill);
+      let outLen = 0;
+      let written = 0;
+      while (live.length > 0) {
+        // A few runs: a linear pick of the smallest head is enough.
+        let best = 0;
+        let c = live[0] as (typeof live)[number];
+        for (let k = 1; k < live.length; k++) {
+          const a = live[k] as (typeof live)[number];
+          const ah = a.buf[2 * a.at + 1] as number;
+          const ch = c.buf[2 * c.at + 1] as number;
+          if (ah < ch || (ah === ch && (a.buf[2 * a.at] as number) < (c.buf[2 * c.at] as number))) {
+            best = k;
+            c = a;
+          }
+        }
+        out[2 * outLen] = c.buf[2 * c.at] as number;
+        out[2 * outLen + 1] = c.buf[2 * c.at + 1] as number;
+        c.at++;
+        if (++outLen === MERGE_CHUNK) {
+          flush(outLen, written);
+          written += outLen;
+          outLen = 0;
+        }
+        if (!refill(c)) live.splice(best, 1);
+      }
+      if (outLen > 0) flush(outLen, written);
+    } catch {
+      discard(merged.fd, path);
+      freeIndex(merged);
+      for (const r of inputs) indexFile(r, out);
+      return null;
+    }
+    for (const r of inputs) discard(r.fd, r.path);
+    return merged;
+  };
+
+  /** The table is full: move its fingerprints to a sorted run on disk, or (if that fails) grow it. */
+  const makeRoom = (): void => {
+    if (!spilling) {
+      rehash(Math.ceil(cap * 1.5), cap);
+      return;
+    }
+    let n = 0;
+    for (let i = 0; i < cap; i++) {
+      const lo = slots[2 * i] as number;
+      if (lo === 0) continue;
+      slots[2 * n] = lo;
+      slots[2 * n + 1] = slots[2 * i + 1] as number;
+      n++;
+    }
+    new BigUint64Array(slots.buffer, 0, n).sort();
+    const run = writeRun(n);
+    if (!run) {
+      spilling = false;
+      rehash(Math.ceil(cap * 1.5), n);
+      return;
+    }
+    runs.push(run);
+    slots.fill(0);
+    inTable = 0;
+    // Levels only decrease along `runs`: merge while the last MERGE_FANIN runs are of one level.
+    while (merging && runs.length >= MERGE_FANIN) {
+      const level = (runs[runs.length - 1] as SpilledRun).level;
+      if ((runs[runs.length - MERGE_FANIN] as SpilledRun).level !== level) break;
+      const merged = merge(runs.slice(-MERGE_FANIN));
+      if (!merged) merging = false;
+      else runs.splice(runs.length - MERGE_FANIN, MERGE_FANIN, merged);
+    }
+  };
+
+  /** Is the fingerprint in this run? Reads the one 4 KiB block that may hold it (a run's keys are distinct). */
+  const inRun = (run: SpilledRun, hi: number, lo: number): boolean => {
+    const { keyHi, keyLo } = run;
+    let a = 0;
+    let b = keyHi.length;
+    while (a < b) {
+      const m = (a + b) >>> 1;
+      const h = keyHi[m] as number;
+      if (h < hi || (h === hi && (keyLo[m] as number) <= lo)) a = m + 1;
+      else b = m;
+    }
+    if (a === 0) return false;
+    const blk = a - 1;
+    const n = Math.min(RUN_BLOCK, run.count - blk * RUN_BLOCK);
+    readFully(run.fd, blockBytes, n * 8, blk * RUN_BLOCK * 8);
+    let x = 0;
+    let y = n - 1;
+    while (x <= y) {
+      const m = (x + y) >>> 1;
+      const h = block[2 * m + 1] as number;
+      const l = block[2 * m] as number;
+      if (h === hi && l === lo) return true;
+      if (h < hi || (h === hi && l < lo)) x = m + 1;
+      else y = m - 1;
+    }
+    return false;
+  };
+
+  const inRuns = (hi: number, lo: number): boolean => {
+    for (let r = runs.length - 1; r >= 0; r--) {
+      const run = runs[r] as SpilledRun;
+      const bloom = run.bloom;
+      const base = bloomBase(hi, run.blocks);
+      let k = 0;
+      for (; k < 7; k++) {
+        const bit = Math.imul(lo, BLOOM_SALTS[k] as number) >>> 23;
+        if (((bloom[base + (bit >>> 5)] as number) & (1 << (bit & 31))) === 0) break;
+      }
+      if (k === 7 && inRun(run, hi, lo)) return true;
+    }
+    return false;
+  };
+
+  const checkOpen = (): void => {
+    if (closed) throw new Error('the seen-ids set is closed');
+  };
+
+  return {
+    has(id) {
+      checkOpen();
+      fingerprint(id, fp);
+      const hi = fp[0] as number;
+      const lo = fp[1] as number;
+      return (inTable > 0 && find(hi, lo) >= 0) || (runs.length > 0 && inRuns(hi, lo));
+    },
+    add(id) {
+      checkOpen();
+      fingerprint(id, fp);
+      const hi = fp[0] as number;
+      const lo = fp[1] as number;
+      if (slots.length === 0) slots = new Uint32Array(cap * 2);
+      let at = find(hi, lo);
+      if (at >= 0 || (runs.length > 0 && inRuns(hi, lo))) return false;
+      if (inTable >= full) {
+        makeRoom();
+        at = find(hi, lo);
+      }
+      const i = -1 - at;
+      slots[2 * i] = lo;
+      slots[2 * i + 1] = hi;
+      inTable++;
+      size++;
+      return true;
+    },
+    get size() {
+      return size;
+    },
+    close() {
+      if (closed) return;
+      closed = true;
+      process.off('exit', cleanup);
+      cleanup();
+      runs.length = 0;
+      slots = new Uint32Array(0);
     },
   };
 }

@@ -3,15 +3,16 @@ import type { TransactionNotification } from '../client/models.ts';
 import { SvcIngestError } from '../errors.ts';
 import type { CompiledProfile } from '../map/profile.ts';
 import { type InputSpec, type ReadOptions, readInput } from '../read/open.ts';
+import type { RecordChunks } from '../read/types.ts';
 import { type FieldError, validateTransaction } from '../validate/validate.ts';
 
 /**
  * One record after mapping and validation: a transaction ready for dedupe and batching, or a reject
  * (with every error and the source record, card numbers masked).
- * @example { kind: 'tx', tx: { transactionId: 't-1', … }, source: 'a.csv', line: 2 }
+ * @example { kind: 'tx', id: 't-1', json: '{"transactionId":"t-1",…}', source: 'a.csv', line: 2 }
  */
 export type PreparedItem =
-  | { kind: 'tx'; tx: TransactionNotification; source: string; line: number }
+  | { kind: 'tx'; id: string; json: string; source: string; line: number }
   | { kind: 'reject'; source: string; line: number; errors: FieldError[]; record: unknown };
 
 /** Prepared items of one input, in input order, in chunks (as the reader yields them). */
@@ -21,12 +22,16 @@ export type PreparedChunks = AsyncIterable<PreparedItem[]>;
  * Read, map and validate one input on the calling thread.
  * @example for await (const items of prepareInput(spec, await loadProfile(), {})) …
  */
-export async function* prepareInput(
-  spec: InputSpec,
-  profile: CompiledProfile,
-  opts: ReadOptions,
-): PreparedChunks {
-  for await (const chunk of readInput(spec, opts)) {
+export function prepareInput(spec: InputSpec, profile: CompiledProfile, opts: ReadOptions): PreparedChunks {
+  return prepareRecords(readInput(spec, opts), profile);
+}
+
+/**
+ * Map and validate records as a reader yields them (the part of prepareInput after reading).
+ * @example for await (const items of prepareRecords(readCsv(bytes, 'a.csv', opts), profile)) …
+ */
+export async function* prepareRecords(records: RecordChunks, profile: CompiledProfile): PreparedChunks {
+  for await (const chunk of records) {
     const out: PreparedItem[] = [];
     for (let k = 0; k < chunk.length; k++) {
       const item = chunk[k] as (typeof chunk)[number];
@@ -72,7 +77,14 @@ export async function* prepareInput(
         });
         continue;
       }
-      out.push({ kind: 'tx', tx, source: rec.source, line: rec.line });
+      // Serialised here, on the thread that prepared it: a string crosses threads far cheaper than an object.
+      out.push({
+        kind: 'tx',
+        id: tx.transactionId,
+        json: JSON.stringify(tx),
+        source: rec.source,
+        line: rec.line,
+      });
     }
     yield out;
   }

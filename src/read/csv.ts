@@ -13,9 +13,16 @@ export interface CsvOptions {
   onHeader?: (columns: string[], source: string) => void;
   /** Stop after the header (readCsvHeader). */
   headerOnly?: boolean;
+  /** The header, when these bytes are a later chunk of the input (they then hold no header row). */
+  columns?: string[];
+  /** Line number of the first byte (a later chunk of the input); default 1. */
+  firstLine?: number;
+  /** The input's record delimiter, when these bytes are a later chunk (csv-parse discovers it otherwise). */
+  recordDelimiter?: string;
 }
 
 const NEWLINE = Buffer.from('\n');
+const CRLF = Buffer.from('\r\n');
 
 /** The line csv-parse names in an error (it counts each line inside a quoted value). */
 function line0(err: CsvError): number {
@@ -57,8 +64,11 @@ function countBreaks(values: string[]): { chars: number; lines: number } {
 export async function* readCsv(bytes: AsyncIterable<Buffer>, source: string, opts: CsvOptions): RecordChunks {
   const pending: Pending[] = [];
   let failure: Error | undefined;
+  const base = (opts.firstLine ?? 1) - 1;
   const parser = parse({
-    bom: true,
+    // A later chunk of an input starts mid-file: no BOM, and the record delimiter found at the start.
+    bom: opts.columns === undefined,
+    ...(opts.recordDelimiter === undefined ? {} : { record_delimiter: opts.recordDelimiter }),
     delimiter: opts.delimiter,
     // Ragged rows are let through and turned into rejects here, so one bad row never aborts the file.
     relax_column_count: true,
@@ -82,12 +92,12 @@ export async function* readCsv(bytes: AsyncIterable<Buffer>, source: string, opt
     failure = err;
   });
   parser.resume();
-  let columns: string[] | undefined;
+  let columns: string[] | undefined = opts.columns;
   // csv-parse counts each CR and LF inside a quoted value as a line; this is how far it is ahead.
   let overcount = 0;
   const overlong = (line: number): ReadItem => ({
     kind: 'reject',
-    reject: { source, line, message: `line longer than ${opts.maxLineBytes} bytes` },
+    reject: { source, line: base + line, message: `line longer than ${opts.maxLineBytes} bytes` },
   });
   const drain = (ended = false): ReadItem[] => {
     const items: ReadItem[] = [];
@@ -97,13 +107,15 @@ export async function* readCsv(bytes: AsyncIterable<Buffer>, source: string, opt
         if (p.error.code === 'CSV_MAX_RECORD_SIZE') {
           failure = new SvcIngestError(
             'INPUT_PARSE',
-            `${source}: a record starting near line ${line0(p.error) - overcount} runs over ${4 * opts.maxLineBytes} bytes ` +
+            `${source}: a record starting near line ${base + line0(p.error) - overcount} runs over ${4 * opts.maxLineBytes} bytes ` +
               '(an unclosed quote?); the rest of the file cannot be read reliably',
             { source },
           );
           break;
         }
-        const line = typeof p.error.lines === 'number' ? p.error.lines - overcount : 0;
+        const rel = typeof p.error.lines === 'number' ? p.error.lines - overcount : 0;
+        while (held.length > 0 && (held[0] as number) < rel) items.push(overlong(held.shift() as number));
+        const line = rel === 0 ? 0 : base + rel;
         items.push({
           kind: 'reject',
           reject: { source, line, message: `CSV: ${p.error.message.replace(/ at line \d+/, '')}` },
@@ -112,8 +124,9 @@ export async function* readCsv(bytes: AsyncIterable<Buffer>, source: string, opt
       }
       const { values } = p;
       const breaks = countBreaks(values);
-      const line = p.lines - overcount - breaks.chars;
-      while (held.length > 0 && (held[0] as number) < line) items.push(overlong(held.shift() as number));
+      const rel = p.lines - overcount - breaks.chars;
+      while (held.length > 0 && (held[0] as number) < rel) items.push(overlong(held.shift() as number));
+      const line = base + rel;
       overcount += breaks.chars - breaks.lines;
       if (columns === undefined) {
         const seen = new Set<string>();
@@ -169,6 +182,7 @@ export async function* readCsv(bytes: AsyncIterable<Buffer>, source: string, opt
   let carry: Buffer[] = [];
   let carryLen = 0;
   let dropping = false;
+  let droppedCR = false; // the last byte seen of the line being dropped is a CR
   /** Lines dropped as overlong; reported in line order, as the parser may still hold the record before one. */
   const held: number[] = [];
   let newlines = 0;
@@ -186,6 +200,7 @@ export async function* readCsv(bytes: AsyncIterable<Buffer>, source: string, opt
         carryLen = 0;
       }
       if (nl === -1) {
+        if (dropping && end > start) droppedCR = chunk[end - 1] === 13;
         if (!dropping && end > start) {
           carry.push(chunk.subarray(start));
           carryLen += end - start;
@@ -193,7 +208,8 @@ export async function* readCsv(bytes: AsyncIterable<Buffer>, source: string, opt
         return;
       }
       if (dropping) {
-        parser.write(NEWLINE);
+        // The dropped line's own line ending, so a CRLF file's parser still sees a record delimiter there.
+        parser.write((nl > start ? chunk[nl - 1] === 13 : droppedCR) ? CRLF : NEWLINE);
         held.push(newlines + 1);
         newlines++;
         dropping = false;

@@ -11,11 +11,13 @@ export async function* readNdjson(
   bytes: AsyncIterable<Buffer>,
   source: string,
   maxLineBytes: number,
+  /** Line number of the first byte, when these bytes are a later chunk of the input. */
+  firstLine = 1,
 ): RecordChunks {
   let carry: Buffer[] = [];
   let carryLen = 0;
   let skipping = false;
-  let line = 1;
+  let line = firstLine;
   const tooLong = `line longer than ${maxLineBytes} bytes`;
   const handle = (text: string, items: ReadItem[]): void => {
     let t = text;

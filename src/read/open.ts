@@ -112,7 +112,7 @@ export async function resolveInputs(paths: string[], opts: { format?: InputForma
 }
 
 /** Bytes of one input, gunzipped when needed; standard input is sniffed for gzip. */
-async function* inputBytes(
+export async function* inputBytes(
   spec: InputSpec,
   stdin: NodeJS.ReadableStream | undefined,
 ): AsyncGenerator<Buffer> {

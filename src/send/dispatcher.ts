@@ -6,13 +6,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pLimit from 'p-limit';
 import pRetry from 'p-retry';
 import type { Batch, BatchItem } from '../batch/batcher.ts';
-import type { TransactionNotification } from '../client/models.ts';
 import { SvcIngestError } from '../errors.ts';
 import { classifyFailure, type FailureClass } from './classify.ts';
 
 /** The one network call the dispatcher needs (the shared client's postTransactions). */
+/** Sends one batch: each transaction already serialised as JSON (SvcClient.postTransactionsJson). */
 export type PostTransactions = (
-  transactions: TransactionNotification[],
+  transactions: readonly string[],
   opts: { requestId: string; signal?: AbortSignal },
 ) => Promise<{ requestId: string; httpStatus: number }>;
 
@@ -99,7 +99,7 @@ export function createDispatcher(o: DispatcherOptions): Dispatcher {
   let probeWait = o.retryBaseMs;
 
   async function attempt(batchId: string, items: BatchItem[], retries: number): Promise<AttemptResult> {
-    const txs = items.map((i) => i.tx);
+    const txs = items.map((i) => i.json);
     let attempts = 0;
     let clientRequestId = '';
     let lastFailure: FailureClass | undefined;

@@ -32,7 +32,10 @@ afterAll(async () => {
 function batches(n: number, size: number, prefix: string): Batch[] {
   return range(n).map((b) => ({
     id: `${prefix}-${b + 1}`,
-    items: range(size, b * size).map((i) => ({ tx: makeTx(i, prefix), source: 'mem', line: i + 2 })),
+    items: range(size, b * size).map((i) => {
+      const tx = makeTx(i, prefix);
+      return { id: tx.transactionId, json: JSON.stringify(tx), source: 'mem', line: i + 2 };
+    }),
   }));
 }
 
@@ -40,7 +43,7 @@ async function run(bs: Batch[], opts: Partial<DispatcherOptions> = {}) {
   const outcomes: BatchOutcome[] = [];
   let retries = 0;
   const d = createDispatcher({
-    post: (txs, o) => client.postTransactions(txs, o),
+    post: (txs, o) => client.postTransactionsJson(txs, o),
     concurrency: 4,
     maxRetries: 5,
     retryBaseMs: 1,
@@ -111,7 +114,7 @@ describe('dispatcher against the simulator', () => {
     const { outcomes } = await run(batches(3, 20, 'po'), { maxRetries: 1 });
     const failed = outcomes.filter((o) => o.status === 'failed');
     expect(failed).toHaveLength(1);
-    expect(failed[0]?.items.map((i) => i.tx.transactionId)).toEqual(['po-00000017']);
+    expect(failed[0]?.items.map((i) => i.id)).toEqual(['po-00000017']);
     expect(sim.stats().transactions.distinct).toBe(59);
     expect(sim.deliveries().has('po-00000017')).toBe(false);
     // One poison record in a batch of 20: ceil(log2 20) = 5 levels, 2 halves each, (splitRetries + 1) attempts each.
@@ -121,10 +124,11 @@ describe('dispatcher against the simulator', () => {
 
   it('does not retry a 400 and splits it down to the refused record', async () => {
     const bad = batches(1, 8, 'v4');
-    (bad[0]!.items[5]!.tx as unknown as Record<string, unknown>).paymentNetworkMCC = '12';
+    const item = bad[0]!.items[5]!;
+    item.json = JSON.stringify({ ...JSON.parse(item.json), paymentNetworkMCC: '12' });
     const { outcomes } = await run(bad, { maxRetries: 5 });
     const failed = outcomes.filter((o) => o.status === 'failed');
-    expect(failed.map((o) => o.items.map((i) => i.tx.transactionId))).toEqual([['v4-00000005']]);
+    expect(failed.map((o) => o.items.map((i) => i.id))).toEqual([['v4-00000005']]);
     expect(failed[0]?.httpStatus).toBe(400);
     expect(failed[0]?.attempts).toBe(1);
     expect(sim.stats().transactions.distinct).toBe(7);

@@ -1,0 +1,199 @@
+// Prepares one input file on a pool of worker threads: the main thread splits the bytes into chunks at record
+// boundaries (split.ts), each worker reads, maps and validates whole chunks, and the items come back in input
+// order with the line numbers a single reader would give. Same items as prepareInput, in the same order.
+import { Worker } from 'node:worker_threads';
+import { type ErrorCode, SvcIngestError } from '../errors.ts';
+import { type InputSpec, inputBytes, readCsvHeader, sourceName } from '../read/open.ts';
+import type { PoolReply, PoolRequest, PoolWorkerData } from './pool-worker.ts';
+import type { PreparedChunks, PreparedItem } from './prepare.ts';
+import { createSplitter } from './split.ts';
+
+/** Options of prepareInPool. */
+export interface PoolOptions {
+  /** Mapping profile name or path (each worker loads and compiles it itself); undefined = canonical. */
+  mapping: string | undefined;
+  delimiter: string;
+  maxLineBytes: number;
+  threads: number;
+  /** A chunk ends at the first record boundary after this many bytes (default 512 KiB). */
+  chunkBytes?: number;
+}
+
+/** Chunks handed out and not yet taken by the consumer, per worker: how far reading runs ahead. */
+const CHUNKS_AHEAD = 3;
+/** Bytes a worker may have been sent and not yet read, so one endless chunk cannot pile up in its queue. */
+const UNREAD_BYTES = 4 * 1024 * 1024;
+/** Item messages (of up to 200 items) a worker may post ahead of the consumer. */
+const WINDOW = 32;
+
+type Outcome = { items: PreparedItem[][]; done: boolean; error?: PoolReply & { t: 'error' } };
+
+interface Lane {
+  worker: Worker;
+  unread: number;
+  /** Resolves a writer waiting for this worker to read. */
+  wake: (() => void) | null;
+}
+
+function errorOf(m: Extract<PoolReply, { t: 'error' }>): Error {
+  if (m.code) return new SvcIngestError(m.code as ErrorCode, m.message, m.context ?? {});
+  return new Error(m.message);
+}
+
+/**
+ * Read, map and validate one input file (CSV or NDJSON, gzipped or not) on `threads` worker threads.
+ * Memory stays bounded: reading runs at most a few chunks ahead of the consumer.
+ * @example for await (const items of prepareInPool(spec, { mapping: undefined, delimiter: ',', maxLineBytes: 1 << 20, threads: 2 })) …
+ */
+export async function* prepareInPool(spec: InputSpec, o: PoolOptions): PreparedChunks {
+  const source = sourceName(spec);
+  const columns = spec.format === 'csv' ? await readCsvHeader(spec, { delimiter: o.delimiter }) : [];
+  const data: PoolWorkerData = {
+    source,
+    format: spec.format,
+    mapping: o.mapping,
+    delimiter: o.delimiter,
+    maxLineBytes: o.maxLineBytes,
+    window: WINDOW,
+  };
+  const outcomes = new Map<number, Outcome>();
+  const outcome = (seq: number): Outcome => {
+    let r = outcomes.get(seq);
+    if (!r) {
+      r = { items: [], done: false };
+      outcomes.set(seq, r);
+    }
+    return r;
+  };
+  let notify: (() => void) | null = null;
+  const poke = () => {
+    notify?.();
+    notify = null;
+  };
+  let failure: Error | undefined;
+  let stopped = false;
+  const lanes: Lane[] = [];
+  for (let i = 0; i < o.threads; i++) {
+    const worker = new Worker(new URL('./pool-worker.ts', import.meta.url), {
+      workerData: data,
+      // As the launcher does for the main thread: a small young generation keeps RSS flat on long files.
+      resourceLimits: { maxYoungGenerationSizeMb: 16, maxOldGenerationSizeMb: 96 },
+    });
+    const lane: Lane = { worker, unread: 0, wake: null };
+    worker.on('message', (m: PoolReply) => {
+      if (m.t === 'ack') {
+        lane.unread -= m.bytes;
+        lane.wake?.();
+        lane.wake = null;
+        return;
+      }
+      const r = outcome(m.seq);
+      if (m.t === 'items') r.items.push(m.items);
+      else if (m.t === 'done') r.done = true;
+      else r.error = m;
+      poke();
+    });
+    worker.on('error', (err) => {
+      failure ??= new Error(`prepare worker failed: ${err.message}`);
+      poke();
+    });
+    worker.on('exit', (code) => {
+      if (!stopped) failure ??= new Error(`prepare worker exited (code ${code}) before the end of ${source}`);
+      poke();
+    });
+    lanes.push(lane);
+  }
+
+  // The feeder: reads the input, splits it, hands chunk after chunk to the workers in turn.
+  let chunks = 0; // chunks opened
+  let fed = false; // every chunk has been opened and ended
+  /** A read error, and the last chunk whose records were read before it (-1: none). */
+  let readError: { after: number; error: unknown } | undefined;
+  let taken = 0; // chunks the consumer has finished
+  let aheadWake: (() => void) | null = null;
+  const wakeAhead = (): void => {
+    aheadWake?.();
+    aheadWake = null;
+  };
+  const bytes = inputBytes(spec, undefined);
+  const feed = async (): Promise<void> => {
+    const splitter = createSplitter({
+      format: spec.format,
+      delimiter: o.delimiter,
+      maxLineBytes: o.maxLineBytes,
+      chunkBytes: o.chunkBytes ?? 512 * 1024,
+    });
+    let line = 1;
+    let open = -1; // the chunk being fed
+    const send = async (seq: number, m: PoolRequest): Promise<void> => {
+      const lane = lanes[seq % lanes.length] as Lane;
+      if (m.t === 'data') {
+        while (lane.unread > UNREAD_BYTES && !stopped) await new Promise<void>((r) => (lane.wake = r));
+        lane.unread += m.bytes.byteLength;
+      }
+      if (!stopped) lane.worker.postMessage(m);
+    };
+    const piece = async (p: { bytes: Buffer; newlines: number; last: boolean }): Promise<void> => {
+      if (open === -1) {
+        while (chunks - taken >= CHUNKS_AHEAD * lanes.length && !stopped)
+          await new Promise<void>((r) => (aheadWake = r));
+        open = chunks++;
+        const m: PoolRequest =
+          open === 0
+            ? { t: 'open', seq: open, firstLine: line }
+            : { t: 'open', seq: open, firstLine: line, columns, recordDelimiter: splitter.recordDelimiter };
+        await send(open, m);
+      }
+      if (p.bytes.length > 0) await send(open, { t: 'data', seq: open, bytes: p.bytes });
+      line += p.newlines;
+      if (p.last) {
+        await send(open, { t: 'end', seq: open });
+        open = -1;
+      }
+    };
+    try {
+      for await (const buf of bytes) {
+        for (const p of splitter.push(buf)) await piece(p);
+        if (stopped) return;
+      }
+      await piece(splitter.end());
+    } catch (err) {
+      readError = { after: open === -1 ? chunks - 1 : open, error: err };
+      if (open !== -1) await send(open, { t: 'end', seq: open });
+    } finally {
+      fed = true;
+      poke();
+    }
+  };
+  const feeding = feed();
+
+  try {
+    for (let seq = 0; ; seq++) {
+      for (;;) {
+        if (failure) throw failure;
+        const r = outcomes.get(seq);
+        if (r && r.items.length > 0) {
+          const items = r.items.shift() as PreparedItem[];
+          (lanes[seq % lanes.length] as Lane).worker.postMessage({ t: 'credit' } satisfies PoolRequest);
+          yield items;
+          continue;
+        }
+        if (r?.error) throw errorOf(r.error);
+        if (r?.done) break;
+        // A read error surfaces where a single reader would raise it: after the records read before it.
+        if (readError && readError.after < seq) throw readError.error;
+        if (fed && seq >= chunks) return;
+        await new Promise<void>((res) => (notify = res));
+      }
+      outcomes.delete(seq);
+      taken = seq + 1;
+      wakeAhead();
+    }
+  } finally {
+    stopped = true;
+    wakeAhead();
+    for (const lane of lanes) lane.wake?.();
+    await feeding.catch(() => {});
+    await Promise.all(lanes.map((l) => l.worker.terminate()));
+  }
+}
