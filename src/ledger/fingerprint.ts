@@ -208,7 +208,7 @@ function indexFile(run: SpilledRun, buf: Uint32Array): void {
 export function createSpillingFingerprintSet(
   opts: { memoryIds?: number; dir?: string } = {},
 ): FingerprintSet {
-  const limit = Math.max(1, Math.floor(opts.memoryIds ?? 1_000_000));
+  const limit = Math.max(1, Math.floor(opts.memoryIds ?? 500_000));
   const parent = opts.dir ?? tmpdir();
   // Run files hold slots as little-endian 64-bit words; elsewhere, stay in memory.
   let spilling = endianness() === 'LE';

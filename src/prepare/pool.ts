@@ -115,7 +115,8 @@ export async function* prepareInPool(spec: InputSpec, o: PoolOptions): PreparedC
     aheadWake?.();
     aheadWake = null;
   };
-  const bytes = inputBytes(spec, undefined);
+  // The main thread only splits here: big reads, fewer messages.
+  const bytes = inputBytes(spec, undefined, 256 * 1024);
   const feed = async (): Promise<void> => {
     const splitter = createSplitter({
       format: spec.format,

@@ -111,10 +111,16 @@ export async function resolveInputs(paths: string[], opts: { format?: InputForma
   return specs;
 }
 
-/** Bytes of one input, gunzipped when needed; standard input is sniffed for gzip. */
+/**
+ * Bytes of one input, gunzipped when needed; standard input is sniffed for gzip. Files are read
+ * `readBytes` at a time (default 16 KiB: csv-parse handles a whole read synchronously, so on the thread
+ * that also handles the service's answers smaller reads mean shorter event-loop stalls; test/bench
+ * e2e-c8: p99 loop delay 28 ms at 256 KiB, 9-15 ms at 64 KiB, ~10 ms at 16 KiB, ratio 0.84 → 0.87).
+ */
 export async function* inputBytes(
   spec: InputSpec,
   stdin: NodeJS.ReadableStream | undefined,
+  readBytes = 16 * 1024,
 ): AsyncGenerator<Buffer> {
   const source = sourceName(spec);
   let raw: AsyncIterable<Buffer | string>;
@@ -130,9 +136,7 @@ export async function* inputBytes(
       for (let r = await it.next(); !r.done; r = await it.next()) yield r.value;
     })();
   } else {
-    // 64 KiB: csv-parse handles a whole chunk synchronously, so bigger reads meant longer event-loop stalls
-    // (p99 28 ms at 256 KiB, 9 ms at 64 KiB) for no gain in throughput (test/bench, dry-canonical-csv).
-    raw = createReadStream(spec.path, { highWaterMark: 64 * 1024 });
+    raw = createReadStream(spec.path, { highWaterMark: readBytes });
   }
   try {
     if (!gzip) {
