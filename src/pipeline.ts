@@ -13,7 +13,7 @@ import type { Logger } from './log.ts';
 import { loadProfile } from './map/profile.ts';
 import { maskCardNumbers, maskDeep } from './mask.ts';
 import { type PreparedItem, prepareChunks } from './prepare/choose.ts';
-import { type InputFormat, readCsvHeader, resolveInputs } from './read/open.ts';
+import { type InputFormat, type InputSpec, readCsvHeader, resolveInputs } from './read/open.ts';
 import { createDispatcher, OutageError, type PostTransactions } from './send/dispatcher.ts';
 
 export interface SendOptions {
@@ -145,9 +145,13 @@ async function runSend(
       );
     }
   };
+  // Each file's header, checked here and handed on to the reader (the worker pool needs it for later chunks).
+  const headers = new Map<InputSpec, string[]>();
   for (const spec of specs) {
-    if (spec.format === 'csv' && spec.path !== '-')
-      checkHeader(await readCsvHeader(spec, { delimiter }), spec.path);
+    if (spec.format !== 'csv' || spec.path === '-') continue;
+    const columns = await readCsvHeader(spec, { delimiter });
+    checkHeader(columns, spec.path);
+    headers.set(spec, columns);
   }
 
   let lock: LedgerLock | null = null;
@@ -304,6 +308,7 @@ async function runSend(
           delimiter,
           stdin: o.stdin,
           onHeader: spec.path === '-' ? checkHeader : undefined,
+          columns: headers.get(spec),
           dryRun: o.dryRun,
           concurrency: o.concurrency,
         });

@@ -120,10 +120,7 @@ async function runSendCommand(inputs: string[], flags: SendFlags): Promise<numbe
   }
   const paths = inputs.length === 0 ? ['-'] : inputs;
 
-  let client: {
-    postTransactionsJson: import('../send/dispatcher.ts').PostTransactions;
-    close(): Promise<void>;
-  } | null = null;
+  let client: Pick<import('../client/index.ts').SvcClient, 'postTransactionsJson' | 'close'> | null = null;
   if (!flags.dryRun) {
     const { createClient } = await import('../client/index.ts');
     client = createClient(config, { logger, connections: config.send.concurrency });

@@ -1,5 +1,5 @@
-// 64-bit fingerprints of ids (two 32-bit hashes) and a compact open-addressing set of them (8 bytes an id),
-// plus a variant in flat memory that spills sorted runs of fingerprints to a temp folder.
+// 64-bit fingerprints of ids (two 32-bit hashes) and a set of them in flat memory: an open-addressing table
+// (8 bytes an id) that spills sorted runs of fingerprints to a temp folder.
 import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
 import { endianness, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -34,74 +34,15 @@ export function fingerprint(s: string, out: Uint32Array): void {
 /**
  * A set of ids kept as 64-bit fingerprints (8-10 bytes an id instead of ~80 for a Set of strings).
  * Two different ids share a fingerprint with probability about n²/2^65 over n ids (3e-6 for 10M).
- * @example const s = createFingerprintSet(); s.add('t-1'); s.has('t-1') // true
+ * @example const s = createSpillingFingerprintSet(); s.add('t-1'); s.has('t-1') // true
  */
 export interface FingerprintSet {
   has(id: string): boolean;
   /** Adds the id; false if (its fingerprint) was already there. */
   add(id: string): boolean;
   readonly size: number;
-  /** Releases what the set keeps outside memory (createSpillingFingerprintSet); the set is unusable after. */
+  /** Releases what the set keeps outside memory; the set is unusable after. */
   close?(): void;
-}
-
-export function createFingerprintSet(initialCapacity = 1 << 16): FingerprintSet {
-  let cap = initialCapacity;
-  let slots = new Uint32Array(cap * 2);
-  let size = 0;
-  const fp = new Uint32Array(2);
-  // Slot of a fingerprint by multiply-shift on the high hash: any capacity, not only powers of two.
-  const home = (hi: number, c: number) => Math.floor((hi / 4294967296) * c);
-  const find = (hi: number, lo: number): number => {
-    let i = home(hi, cap);
-    for (;;) {
-      const h = slots[2 * i] as number;
-      const l = slots[2 * i + 1] as number;
-      if (l === 0) return -1 - i;
-      if (h === hi && l === lo) return i;
-      if (++i === cap) i = 0;
-    }
-  };
-  const grow = () => {
-    const old = slots;
-    const oldCap = cap;
-    cap = Math.ceil(cap * 1.5);
-    slots = new Uint32Array(cap * 2);
-    for (let k = 0; k < oldCap; k++) {
-      const lo = old[2 * k + 1] as number;
-      if (lo === 0) continue;
-      const hi = old[2 * k] as number;
-      let i = home(hi, cap);
-      while (slots[2 * i + 1] !== 0) if (++i === cap) i = 0;
-      slots[2 * i] = hi;
-      slots[2 * i + 1] = lo;
-    }
-  };
-  return {
-    has(id) {
-      fingerprint(id, fp);
-      return find(fp[0] as number, fp[1] as number) >= 0;
-    },
-    add(id) {
-      fingerprint(id, fp);
-      const hi = fp[0] as number;
-      const lo = fp[1] as number;
-      const at = find(hi, lo);
-      if (at >= 0) return false;
-      if (size + 1 > cap * 0.8) {
-        grow();
-        return this.add(id);
-      }
-      const i = -1 - at;
-      slots[2 * i] = hi;
-      slots[2 * i + 1] = lo;
-      size++;
-      return true;
-    },
-    get size() {
-      return size;
-    },
-  };
 }
 
 /** Slots a block of a run file (4 KiB); one sparse in-memory key per block. */
@@ -196,13 +137,12 @@ function indexFile(run: SpilledRun, buf: Uint32Array): void {
 }
 
 /**
- * The same set as createFingerprintSet in flat memory: at most `memoryIds` fingerprints (default 1,000,000,
- * ~10 MB) in an in-memory table; when it is full they are sorted and written as one run file (mode 0600) to
+ * A FingerprintSet in flat memory: at most `memoryIds` fingerprints (default 500,000, ~5 MB) in an in-memory
+ * table; when it is full they are sorted and written as one run file (mode 0600) to
  * a folder made on first need in `dir` (default the OS temp folder), removed on exit or by close(). A run
  * keeps in memory a Bloom filter (~1.25 bytes an id) and one key per 4 KiB block, so a lookup reads the file
  * (one 4 KiB pread) only on a Bloom hit; every 4 runs of one size are merged into one (a lookup checks ~3
- * runs per 4x of ids). If the folder cannot be made or written, the table just keeps growing in memory, as
- * createFingerprintSet does.
+ * runs per 4x of ids). If the folder cannot be made or written, the table just keeps growing in memory.
  * @example const s = createSpillingFingerprintSet(); s.add('t-1'); s.has('t-1') // true; s.close?.()
  */
 export function createSpillingFingerprintSet(

@@ -25,6 +25,8 @@ export interface PrepareOptions {
   maxLineBytes?: number;
   stdin?: NodeJS.ReadableStream;
   onHeader?: (columns: string[], source: string) => void;
+  /** A CSV file's header, when the caller has read it already. */
+  columns?: string[];
   /** A dry run: nothing else for the main thread to do, so parsing in parallel always pays. */
   dryRun?: boolean;
   /** Batches in flight: below WORKER_MIN_CONCURRENCY the main thread has time to spare. */
@@ -78,6 +80,7 @@ export function prepareChunks(spec: InputSpec, profile: CompiledProfile, o: Prep
       delimiter,
       maxLineBytes,
       threads: prepareThreads(o.dryRun ?? false),
+      columns: o.columns,
       chunkBytes,
     });
   }

@@ -17,6 +17,8 @@ export interface PoolOptions {
   threads: number;
   /** A chunk ends at the first record boundary after this many bytes (default 512 KiB). */
   chunkBytes?: number;
+  /** A CSV file's header, when the caller has read it already (else it is read here). */
+  columns?: string[];
 }
 
 /** Chunks handed out and not yet taken by the consumer, per worker: how far reading runs ahead. */
@@ -47,7 +49,8 @@ function errorOf(m: Extract<PoolReply, { t: 'error' }>): Error {
  */
 export async function* prepareInPool(spec: InputSpec, o: PoolOptions): PreparedChunks {
   const source = sourceName(spec);
-  const columns = spec.format === 'csv' ? await readCsvHeader(spec, { delimiter: o.delimiter }) : [];
+  const columns =
+    spec.format === 'csv' ? (o.columns ?? (await readCsvHeader(spec, { delimiter: o.delimiter }))) : [];
   const data: PoolWorkerData = {
     source,
     format: spec.format,
@@ -135,6 +138,7 @@ export async function* prepareInPool(spec: InputSpec, o: PoolOptions): PreparedC
       if (!stopped) lane.worker.postMessage(m);
     };
     const piece = async (p: { bytes: Buffer; newlines: number; last: boolean }): Promise<void> => {
+      if (open === -1 && p.bytes.length === 0) return; // the input ended on a chunk boundary
       if (open === -1) {
         while (chunks - taken >= CHUNKS_AHEAD * lanes.length && !stopped)
           await new Promise<void>((r) => (aheadWake = r));

@@ -6,15 +6,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pLimit from 'p-limit';
 import pRetry from 'p-retry';
 import type { Batch, BatchItem } from '../batch/batcher.ts';
+import type { SvcClient } from '../client/index.ts';
 import { SvcIngestError } from '../errors.ts';
 import { classifyFailure, type FailureClass } from './classify.ts';
 
 /** The one network call the dispatcher needs (the shared client's postTransactions). */
-/** Sends one batch: each transaction already serialised as JSON (SvcClient.postTransactionsJson). */
-export type PostTransactions = (
-  transactions: readonly string[],
-  opts: { requestId: string; signal?: AbortSignal },
-) => Promise<{ requestId: string; httpStatus: number }>;
+/** Sends one batch: each transaction already serialised as JSON (the client's postTransactionsJson). */
+export type PostTransactions = SvcClient['postTransactionsJson'];
 
 /**
  * The final outcome of one batch (or of one part of a split batch): exactly one ledger line.

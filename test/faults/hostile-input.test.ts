@@ -1,11 +1,10 @@
 // Hostile input: each case is a reject or one clear error line, never a stack trace, never the end of the good records.
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ROOT, runCli } from '../helpers/cli.ts';
+import { ROOT, runCli, startCli } from '../helpers/cli.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import { CANONICAL_COLUMNS, csvOf, makeTx } from '../helpers/transactions.ts';
 import { FAST, readRejects, report, STACK, settles, summary, workdir } from './helpers.ts';
@@ -253,18 +252,9 @@ describe('hostile CSV', () => {
 describe('a 100 MB line with no newline on standard input', () => {
   it('is rejected while memory stays bounded; the good lines before it are sent', async () => {
     const w = await workdir('hostile-huge');
-    const child = spawn(join(ROOT, 'src/bin/svc-ingest'), ['send', ...FAST, '--format', 'ndjson', '-'], {
-      cwd: ROOT,
-      env: { ...process.env, SVC_LOG_LEVEL: 'warn', ...w.env(sim) },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => {
-      stdout += d;
-    });
-    child.stderr.setEncoding('utf8').on('data', (d: string) => {
-      stderr += d;
+    const { child, done } = startCli(['send', ...FAST, '--format', 'ndjson', '-'], {
+      env: w.env(sim),
+      keepStdinOpen: true,
     });
     let hwmKb = 0;
     const poll = setInterval(() => {
@@ -273,17 +263,16 @@ describe('a 100 MB line with no newline on standard input', () => {
         if (m) hwmKb = Math.max(hwmKb, Number(m[1]));
       } catch {}
     }, 20);
-    const closed = new Promise<number | null>((res) => child.on('close', (code) => res(code)));
     const write = (b: Buffer | string) =>
-      child.stdin.write(b)
+      child.stdin!.write(b)
         ? Promise.resolve()
-        : new Promise<void>((r) => child.stdin.once('drain', () => r()));
+        : new Promise<void>((r) => child.stdin!.once('drain', () => r()));
     for (let i = 0; i < 20; i++) await write(`${good(i, 'hg')}\n`);
     const block = Buffer.alloc(1024 * 1024, 'x');
     await write('{"transactionId":"');
     for (let i = 0; i < 100; i++) await write(block);
-    child.stdin.end();
-    const code = await closed;
+    child.stdin!.end();
+    const { code, stdout, stderr } = await done;
     clearInterval(poll);
     expect(stderr).not.toMatch(STACK);
     expect(code, stderr).toBe(2);

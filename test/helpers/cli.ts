@@ -17,9 +17,13 @@ export interface CliRun {
   done: Promise<CliResult>;
 }
 
+/**
+ * Start the CLI. Its standard input gets `input` and is closed, or stays open for the caller to write
+ * (`child.stdin`) with `keepStdinOpen`.
+ */
 export function startCli(
   args: string[],
-  opts: { env?: NodeJS.ProcessEnv; input?: string | Buffer; cwd?: string } = {},
+  opts: { env?: NodeJS.ProcessEnv; input?: string | Buffer; cwd?: string; keepStdinOpen?: boolean } = {},
 ): CliRun {
   const child = spawn(BIN, args, {
     cwd: opts.cwd ?? ROOT,
@@ -36,7 +40,7 @@ export function startCli(
   });
   child.stdin!.on('error', () => {});
   if (opts.input !== undefined) child.stdin!.end(opts.input);
-  else child.stdin!.end();
+  else if (!opts.keepStdinOpen) child.stdin!.end();
   const done = new Promise<CliResult>((res) => {
     child.on('close', (code, signal) => res({ code, signal, stdout, stderr }));
   });

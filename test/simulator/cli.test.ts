@@ -1,15 +1,12 @@
 // `svc-ingest simulate` as a real child process: first stdout line is a live URL, flags apply, SIGTERM exits 0.
 import { spawn } from 'node:child_process';
-import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
+import { BIN, ROOT, runCli } from '../helpers/cli.ts';
 import { call, makeTx, postTx } from './helpers.ts';
 
-const root = resolve(import.meta.dirname, '../..');
-const bin = resolve(root, 'src/bin/svc-ingest');
-
 function startCli(args: string[]) {
-  const child = spawn(bin, ['simulate', ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(BIN, ['simulate', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (d: string) => {
     stderr += d;
@@ -21,21 +18,6 @@ function startCli(args: string[]) {
   });
   const exited = new Promise<number | null>((ok) => child.once('exit', (code) => ok(code)));
   return { child, firstLine, exited, stderr: () => stderr };
-}
-
-function runToEnd(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((ok) => {
-    const child = spawn(bin, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => {
-      stdout += d;
-    });
-    child.stderr.setEncoding('utf8').on('data', (d: string) => {
-      stderr += d;
-    });
-    child.on('close', (code) => ok({ code, stdout, stderr }));
-  });
 }
 
 describe('svc-ingest simulate', () => {
@@ -80,7 +62,7 @@ describe('svc-ingest simulate', () => {
       [['--tls-cert', '/nonexistent.pem', '--tls-key', '/nonexistent.pem'], '--tls-cert'],
     ];
     // Children run concurrently: each one's start-up dominates.
-    const results = await Promise.all(cases.map(([args]) => runToEnd(['simulate', ...args])));
+    const results = await Promise.all(cases.map(([args]) => runCli(['simulate', ...args])));
     results.forEach((r, i) => {
       const [args, flag] = cases[i]!;
       expect(r.code, args.join(' ')).toBe(1);
@@ -93,7 +75,7 @@ describe('svc-ingest simulate', () => {
   });
 
   it('documents every option with its default in --help', async () => {
-    const r = await runToEnd(['simulate', '--help']);
+    const r = await runCli(['simulate', '--help']);
     expect(r.code).toBe(0);
     const flags = [
       '--port',
