@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import type { TransactionField, TransactionNotification } from '../client/models.ts';
 import { TRANSACTION_FIELDS } from '../client/models.ts';
 import { SvcIngestError } from '../errors.ts';
-import { luhnValid, maskCardNumbers, maskDeep, maskPan } from '../mask.ts';
+import { holdsCardNumberId, luhnValid, maskCardNumbers, maskDeep, maskPan } from '../mask.ts';
 import type { InputFormat } from '../read/open.ts';
 import type { FieldError } from '../validate/validate.ts';
 import { addError, REQUIRED_FIELDS, validateTransaction } from '../validate/validate.ts';
@@ -103,7 +103,12 @@ function isEmpty(v: unknown): boolean {
 
 function scalarToString(v: unknown): string {
   if (typeof v === 'string') return v;
-  if (typeof v === 'number' && Number.isFinite(v)) return String(v);
+  if (typeof v === 'number' && Number.isFinite(v)) {
+    // JSON.parse has already rounded it: the text would not be the source's digits.
+    if (Number.isInteger(v) && !Number.isSafeInteger(v))
+      throw new MapFail('a number this long has lost digits in JSON: write it as a string');
+    return String(v);
+  }
   if (typeof v === 'boolean') return v ? 'true' : 'false';
   throw new MapFail(`expected a text or number, got ${quote(v)}`);
 }
@@ -199,7 +204,12 @@ function compileSource(
           if (i > 0) joined += sep;
           if (!isEmpty(v)) joined += typeof v === 'object' ? JSON.stringify(v) : String(v).trim();
         }
-        return prefix + createHash('sha256').update(joined).digest('hex').slice(0, length);
+        let id = prefix + createHash('sha256').update(joined).digest('hex').slice(0, length);
+        // Hex can hold a digit run that reads as a card number (~1 id in 1,000 at 32 characters), which
+        // validation would refuse: hash again, deterministically, until it does not.
+        for (let n = 1; n <= 8 && holdsCardNumberId(id); n++)
+          id = prefix + createHash('sha256').update(`${joined}${sep}#${n}`).digest('hex').slice(0, length);
+        return id;
       },
     };
   }

@@ -4,6 +4,7 @@ import type { TransactionField } from '../client/models.ts';
 import { REQUIRED_TRANSACTION_FIELDS, TRANSACTION_FIELDS } from '../client/models.ts';
 import { isCountryAlpha2, isCurrencyCode } from '../map/codes.ts';
 import { quote as show } from '../map/fail.ts';
+import { containsCardNumber, hasThirteenDigits, holdsCardNumberId } from '../mask.ts';
 
 /**
  * One problem with one field of a record.
@@ -115,13 +116,67 @@ const CHECKS: Partial<Record<TransactionField, StringCheck>> = {
   acquirerReferenceNumber: pattern(ALNUM_32, 'expected 1..32 letters or digits'),
 };
 
-/** One lookup per field: its JSON type and its format check. */
-const RULES = new Map<string, { type: 'string' | 'boolean' | 'integer'; check: StringCheck | undefined }>(
+/**
+ * Where a card number could ride along to the service, and which reading of the card-number rule
+ * applies (src/mask.ts). `text`: free text, masked when mapped, so one found here came from a constant or
+ * a default of the profile. `id`: ids, codes and amounts, whose formats allow 13 digits or more; whole
+ * digit groups and sequences of them are candidates, never a window inside a longer number. The other
+ * string fields (timestamps, MCC, state, postal and country codes, iin, last4, sequence numbers) cannot
+ * hold 13 digits in a row by their formats.
+ */
+const CARD_CHECK: Partial<Record<TransactionField, 'text' | 'id'>> = {
+  paymentNetworkMerchant: 'text',
+  paymentNetworkMerchantAddress1: 'text',
+  paymentNetworkMerchantAddress2: 'text',
+  paymentNetworkMerchantCity: 'text',
+  transactionId: 'id',
+  sourceCustomerId: 'id',
+  sourceAccountId: 'id',
+  paymentNetworkMerchantId: 'id',
+  walletDescription: 'id',
+  authorizationApprovalCode: 'id',
+  acquirerReferenceNumber: 'id',
+  cardPresentIndicator: 'id',
+  transactionType: 'id',
+  paymentType: 'id',
+  paymentMethodEntryType: 'id',
+  paymentNetworkMerchantIdType: 'id',
+  onlineIndicator: 'id',
+  authorizationAmount: 'id',
+  cashBackAtPointOfSaleAmount: 'id',
+  postedAmount: 'id',
+};
+
+/** Longest value the card check reads; longer ones fail their format check (every such field is ≤ 100). */
+const CARD_CHECK_MAX = 256;
+
+const HOLDS_CARD_NUMBER =
+  'holds a card number (13-19 digits passing the Luhn check); it is never sent. A numeric id of that ' +
+  'length can be sent through a "hash" rule';
+const TEXT_HOLDS_CARD_NUMBER = 'holds a card number (13-19 digits passing the Luhn check); it is never sent';
+const INVALID_UTF8 =
+  'invalid UTF-8: the source has bytes here that are not text (they would have been sent as U+FFFD)';
+
+interface Rule {
+  type: 'string' | 'boolean' | 'integer';
+  check: StringCheck | undefined;
+  card: 'text' | 'id' | undefined;
+}
+
+/** One lookup per field: its JSON type, its format check and its card-number check. */
+const RULES = new Map<string, Rule>(
   (Object.keys(TRANSACTION_FIELDS) as TransactionField[]).map((f) => [
     f,
-    { type: TRANSACTION_FIELDS[f], check: CHECKS[f] },
+    { type: TRANSACTION_FIELDS[f], check: CHECKS[f], card: CARD_CHECK[f] },
   ]),
 );
+
+/** The card-number problem of a string field, if any. The pre-check makes the common case one short loop. */
+function cardProblem(card: 'text' | 'id' | undefined, v: string): string | undefined {
+  if (card === undefined || v.length > CARD_CHECK_MAX || !hasThirteenDigits(v)) return undefined;
+  if (card === 'id') return holdsCardNumberId(v) ? `${HOLDS_CARD_NUMBER}, got ${show(v)}` : undefined;
+  return containsCardNumber(v) ? `${TEXT_HOLDS_CARD_NUMBER}, got ${show(v)}` : undefined;
+}
 
 /** Append to a list created on first use, so the valid path allocates nothing. */
 export function addError(list: FieldError[] | undefined, error: FieldError): FieldError[] {
@@ -133,10 +188,12 @@ export function addError(list: FieldError[] | undefined, error: FieldError): Fie
 /**
  * Check one TransactionNotification; [] = valid. Every problem of every field is reported at once.
  * Pure and allocation-free on the valid path: the [] returned for a valid record is shared and
- * frozen, so copy it before adding errors of your own.
+ * frozen, so copy it before adding errors of your own. A card number in an id, code or amount is an
+ * error (the value shown masked). `invalidUtf8`: the source record's bytes were not all valid UTF-8
+ * (the reader says so), so a string field holding U+FFFD got it from bytes that are not text.
  * @example validateTransaction({ transactionId: 't 1' }) // [{ field: 'transactionId', ... }, { field: 'transactionType', message: 'required' }, ...]
  */
-export function validateTransaction(tx: Record<string, unknown>): FieldError[] {
+export function validateTransaction(tx: Record<string, unknown>, invalidUtf8 = false): FieldError[] {
   let errors: FieldError[] | undefined;
   for (const field in tx) {
     const v = tx[field];
@@ -149,9 +206,13 @@ export function validateTransaction(tx: Record<string, unknown>): FieldError[] {
     } else if (rule.type === 'string') {
       if (typeof v !== 'string') message = `expected a string, got ${show(v)}`;
       else if (v.length === 0) message = 'expected a non-empty string (leave an absent field out)';
+      else if (invalidUtf8 && v.indexOf('\ufffd') !== -1) message = INVALID_UTF8;
       else {
-        const expected = rule.check === undefined ? undefined : rule.check(v);
-        if (expected !== undefined) message = `${expected}, got ${show(v)}`;
+        message = cardProblem(rule.card, v);
+        if (message === undefined) {
+          const expected = rule.check === undefined ? undefined : rule.check(v);
+          if (expected !== undefined) message = `${expected}, got ${show(v)}`;
+        }
       }
     } else if (rule.type === 'boolean') {
       if (typeof v !== 'boolean') message = `expected true or false, got ${show(v)}`;

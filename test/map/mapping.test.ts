@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { compileProfile } from '../../src/map/compile.ts';
 import type { CompiledProfile } from '../../src/map/profile.ts';
 import { canonicalProfile, loadProfile } from '../../src/map/profile.ts';
-import { luhnValid, maskCardNumbers, maskPan } from '../../src/mask.ts';
+import { holdsCardNumberId, luhnValid, maskCardNumbers, maskPan } from '../../src/mask.ts';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'svc-map-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -281,8 +281,13 @@ describe('card numbers', () => {
   it('maskPan and maskCardNumbers', () => {
     expect(maskPan('4111111111111111')).toBe('411111******1111');
     expect(maskPan('378282246310005')).toBe('378282*****0005');
-    expect(maskCardNumbers('arn 74567890123456789012345 ok')).toBe('arn 74567890123456789012345 ok');
-    expect(maskCardNumbers('id 4111111111111112')).toBe('id 4111111111111112');
+    // An ARN is one long number, not a card number, as an id; in text every 13-19-digit window counts
+    // (test/mask/mask.test.ts has both sides of the rule).
+    expect(holdsCardNumberId('74567890123456789012345')).toBe(false);
+    expect(maskCardNumbers('arn 74567890123456789012345 ok')).toBe('arn 7456789*********9012345 ok');
+    // 4111111111111112 fails Luhn but holds 13-digit windows that pass; this one holds none.
+    expect(maskCardNumbers('id 4111111111111113')).toBe('id 4111111111111113');
+    expect(holdsCardNumberId('4111111111111112')).toBe(false);
   });
 });
 
