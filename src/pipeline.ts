@@ -328,7 +328,8 @@ async function runSend(
                 [
                   {
                     field: 'transactionId',
-                    message: `duplicate transactionId ${id} within this run; the first one is sent`,
+                    // The id itself is in `record` (masked there like every value), never in a message.
+                    message: 'duplicate transactionId within this run; the first one is sent',
                   },
                 ],
                 // The source record stayed with the thread that parsed it; the mapped one stands in.

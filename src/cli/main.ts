@@ -1,6 +1,7 @@
 // CLI entry: declares the commands and turns errors into exit statuses. The only place that exits.
 import { Command, CommanderError } from 'commander';
 import { ExitError, SvcIngestError } from '../errors.ts';
+import { maskCardNumbers } from '../mask.ts';
 import * as reconcile from './reconcile.ts';
 import * as redemptions from './redemptions.ts';
 import * as send from './send.ts';
@@ -23,12 +24,15 @@ const program = new Command('svc-ingest')
   )
   .version('0.1.0')
   .showHelpAfterError('(run with --help for usage)')
+  // commander echoes arguments in its errors ("unknown option '--…'"); masked like every line we print.
+  .configureOutput({ writeErr: (text) => process.stderr.write(maskCardNumbers(text)) })
   .exitOverride();
 
 for (const mod of [send, simulate, redemptions, stores, tickets, reconcile]) mod.define(program);
 
 function fail(message: string, code: number): void {
-  process.stderr.write(`svc-ingest: ${message}\n`);
+  // Messages quote paths, names and values from the input: no card number leaves in full.
+  process.stderr.write(`svc-ingest: ${maskCardNumbers(message)}\n`);
   process.exitCode = code;
 }
 
@@ -44,6 +48,6 @@ try {
     fail(`${err.code}: ${err.message}`, 1);
   } else {
     fail(`unexpected error: ${err instanceof Error ? err.message : String(err)}`, 1);
-    if (process.env.SVC_DEBUG) process.stderr.write(`${(err as Error)?.stack ?? ''}\n`);
+    if (process.env.SVC_DEBUG) process.stderr.write(`${maskCardNumbers((err as Error)?.stack ?? '')}\n`);
   }
 }

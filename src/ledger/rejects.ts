@@ -5,9 +5,11 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { SvcIngestError } from '../errors.ts';
+import { maskDeep } from '../mask.ts';
 
 /**
- * One reject line (CONTRACT.md). `record` never holds a full card number.
+ * One reject line (CONTRACT.md). Nothing in it holds a full card number: the writer masks every string,
+ * key and number of the line (src/mask.ts) on its way to the file.
  * @example {"source":"a.csv","line":17,"errors":[{"field":"postedAmount","message":"…"}],"record":{…}}
  */
 export interface RejectLine {
@@ -43,7 +45,8 @@ export async function openRejectsWriter(path: string): Promise<RejectsWriter> {
     write(line) {
       if (error)
         throw new SvcIngestError('LEDGER_WRITE', `cannot write rejects file ${path}: ${error.message}`);
-      stream.write(`${JSON.stringify(line)}\n`);
+      // The last pass before the disk: every value, key and message of the line, whoever built it.
+      stream.write(`${JSON.stringify(maskDeep(line))}\n`);
     },
     async close() {
       await new Promise<void>((resolve) => stream.end(resolve));

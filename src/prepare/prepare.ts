@@ -51,7 +51,7 @@ export async function* prepareRecords(records: RecordChunks, profile: CompiledPr
       try {
         const mapped = profile.map(rec.fields);
         const errors = mapped.ok
-          ? validateTransaction(mapped.tx as unknown as Record<string, unknown>)
+          ? validateTransaction(mapped.tx as unknown as Record<string, unknown>, rec.invalidUtf8 === true)
           : mapped.errors;
         if (!mapped.ok || errors.length > 0) {
           out.push({
