@@ -1,14 +1,15 @@
 // Card numbers: the one rule for what is a card number, how it is masked, and when an id holds one.
 //
-// A card number is 13-19 digits, the first not a zero, passing the Luhn check (no card number starts
-// with 0: ISO/IEC 7812 gives payment cards the major industry identifiers 1-9). Digits count as one number when only spaces,
-// dashes, dots or slashes stand between them (`4111 1111 1111 1111`, `4111.1111.1111.1111`), so a
-// "digit run" is a maximal stretch of digits joined by those separators. Two readings of a run:
+// A card number is 13-19 digits passing the Luhn check (the rule a capture server scanning our traffic
+// applies). Digits count as one number when only spaces, dashes, dots or slashes stand between them
+// (`4111 1111 1111 1111`, `4111.1111.1111.1111`), so a "digit run" is a maximal stretch of digits
+// joined by those separators. Two readings of a run:
 // - anything we store or print (free text, messages, keys, logs): every 13-19-digit window of every run
 //   is checked, so a card number next to other digits (`1234 4111111111111111`) is found and masked;
-// - an id or code field we send: only whole digit groups (maximal runs of digits) and contiguous
-//   sequences of them are candidates, so a 23-digit reference number is not a card number because some
-//   16 digits inside it pass Luhn, while `4111111111111111-01` holds one (see holdsCardNumberId).
+// - an id, code or amount we send: only whole digit groups (maximal runs of digits) and contiguous
+//   sequences of them are candidates, leading zeros being padding (no card number starts with 0), so a
+//   23-digit reference number is not a card number because some 16 digits inside it pass Luhn, nor is
+//   `0000000000012345`, while `4111111111111111-01` holds one (see holdsCardNumberId).
 
 /** Luhn check of a string of ASCII digits (no separators). */
 export function luhnValid(digits: string): boolean {
@@ -148,7 +149,6 @@ function cardWindows(digits: number[]): number[] {
     const dbl = lastOdd ? dbl0 : dbl1;
     const lo = Math.max(0, b - MAX);
     for (let a = b - MIN; a >= lo; a--) {
-      if (digits[a] === 0) continue;
       const sum = (plain[b] as number) - (plain[a] as number) + (dbl[b] as number) - (dbl[a] as number);
       if (sum % 10 === 0) out.push(a, b);
     }
