@@ -243,13 +243,46 @@ export function containsCardNumber(text: string): boolean {
 export function holdsCardNumberId(text: string): boolean {
   if (!hasThirteenDigits(text)) return false;
   const n = text.length;
-  for (let i = 0; i < n; i++) {
-    if (!isDigit(text.charCodeAt(i))) continue;
-    const run = readRun(text, i);
-    if (run.digits.length >= MIN && runHoldsCardId(run)) return true;
-    i = run.end - 1;
+  let i = 0;
+  while (i < n) {
+    if (!isDigit(text.charCodeAt(i))) {
+      i++;
+      continue;
+    }
+    let end = i;
+    while (end < n && isDigit(text.charCodeAt(end))) end++;
+    let next = end;
+    while (next < n && isSeparator(text.charCodeAt(next))) next++;
+    if (next > end && next < n && isDigit(text.charCodeAt(next))) {
+      // Groups joined by separators: every sequence of them is a candidate.
+      const run = readRun(text, i);
+      if (run.digits.length >= MIN && runHoldsCardId(run)) return true;
+      i = run.end;
+      continue;
+    }
+    // One group alone (a merchant id, an ARN, a numeric id): the common case, read in place.
+    let sig = i;
+    while (sig < end && text.charCodeAt(sig) === 48) sig++;
+    if (end - sig >= MIN && end - sig <= MAX && luhnAt(text, sig, end)) return true;
+    i = end;
   }
   return false;
+}
+
+/** Luhn check of text[a, b), all ASCII digits. */
+function luhnAt(text: string, a: number, b: number): boolean {
+  let sum = 0;
+  let double = false;
+  for (let i = b - 1; i >= a; i--) {
+    let d = text.charCodeAt(i) - 48;
+    if (double) {
+      d *= 2;
+      if (d > 9) d -= 9;
+    }
+    sum += d;
+    double = !double;
+  }
+  return sum % 10 === 0;
 }
 
 function runHoldsCardId(run: Run): boolean {
