@@ -35,7 +35,11 @@ export interface Config {
     ledgerPath: string;
     rejectsPath: string;
     resume: boolean;
+    /** A progress log line this often when stderr is not a TTY (0 = never); `--progress-interval` in seconds. */
+    progressIntervalMs: number;
   };
+  /** Prometheus metrics of a send run: a textfile-collector file and/or a /metrics port on 127.0.0.1. */
+  metrics: { file?: string; port?: number };
   /** SVC_LOG_LEVEL */
   log: { level: string };
 }

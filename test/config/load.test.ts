@@ -36,7 +36,9 @@ describe('loadConfig', () => {
       ledgerPath: 'ledger/transactions.ndjson',
       rejectsPath: 'ledger/rejects.ndjson',
       resume: true,
+      progressIntervalMs: 30000,
     });
+    expect(c.metrics).toEqual({});
     expect(c.session.provider).toBe('startSession');
     expect(c.auth).toEqual({ header: 'Authorization', scheme: 'Bearer' });
     expect(c.tls).toEqual({});
