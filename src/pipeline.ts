@@ -49,7 +49,7 @@ export interface SendOptions {
 }
 
 /**
- * What a run did (CONTRACT.md `--json` summary, plus a few extra members).
+ * What a run did (the `--json` summary of docs/contract.md).
  * read = valid + rejected; valid = sent + skipped + failed (dry run: + batched).
  */
 export interface RunSummary {

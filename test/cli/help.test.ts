@@ -127,3 +127,42 @@ describe('npm side', () => {
     }
   });
 });
+
+describe('the repository carries its own contract', () => {
+  it('README points only to files in the repository, and names no path of this machine', async () => {
+    const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
+    expect(readme).not.toMatch(
+      /\.\.\/shared|shared\/(CONTRACT|FACTS)|\bFACTS\.md\b|(?<!docs\/)\bCONTRACT\.md\b/,
+    );
+    expect(readme).not.toMatch(/\/work\//);
+    const links = [...readme.matchAll(/\]\(([^)#\s]+)(#[^)]*)?\)/g)]
+      .map((m) => m[1]!)
+      .filter((l) => !/^[a-z]+:/.test(l));
+    expect(links.length).toBeGreaterThan(0);
+    for (const link of links) await expect(readFile(join(ROOT, link), 'utf8'), link).resolves.toBeTruthy();
+  });
+
+  it('docs/contract.md gives every exit status with what to do, the line formats and the summary', async () => {
+    const contract = await readFile(join(ROOT, 'docs/contract.md'), 'utf8');
+    for (const code of ['0', '1', '2', '3', '4', '5', '130 / 143'])
+      expect(contract).toMatch(new RegExp(`\\n\\| ${code} \\| .+ \\| .+ \\|`));
+    for (const heading of [
+      '### Ledger line',
+      '### Reject line',
+      '### Summary',
+      '### Delivery rules',
+      '### Exit status',
+    ])
+      expect(contract).toContain(heading);
+    const send = await runCli(['send', '--help']);
+    // Every option of send is in the contract.
+    for (const opt of send.stdout.matchAll(/^ {2}(--[a-z-]+)/gm)) {
+      if (
+        opt[1] === '--help' ||
+        ['--base-url', '--config', '--insecure-http', '--log-level'].includes(opt[1]!)
+      )
+        continue;
+      expect(contract, opt[1]).toContain(`\`${opt[1]}`);
+    }
+  });
+});
