@@ -78,24 +78,23 @@ export function createRunMetrics(): RunMetrics {
       follow(this, 'batches.failed', p.failedBatches, { outcome: 'failed' });
     },
   });
-  new Counter({
-    name: `${METRIC_PREFIX}retries_total`,
-    help: 'Retries of a batch request scheduled after a retryable failure (500, 502-504, 429, network, timeout).',
-    registers,
-    collect() {
-      const p = snapshot();
-      if (p) follow(this, 'retries', p.retries, {});
-    },
-  });
-  new Counter({
-    name: `${METRIC_PREFIX}splits_total`,
-    help: 'Batches split in halves to isolate a record the service refuses.',
-    registers,
-    collect() {
-      const p = snapshot();
-      if (p) follow(this, 'splits', p.splits, {});
-    },
-  });
+  /** A counter without labels that follows one pipeline counter. */
+  const total = (name: string, help: string, pick: (p: RunProgress) => number) =>
+    new Counter({
+      name: `${METRIC_PREFIX}${name}`,
+      help,
+      registers,
+      collect() {
+        const p = snapshot();
+        if (p) follow(this, name, pick(p), {});
+      },
+    });
+  total(
+    'retries_total',
+    'Retries of a batch request scheduled after a retryable failure (500, 502-504, 429, network, timeout).',
+    (p) => p.retries,
+  );
+  total('splits_total', 'Batches split in halves to isolate a record the service refuses.', (p) => p.splits);
   // Unlabelled, so that every text-format parser reads it; the answers by status are a counter of their own.
   const latency = new Histogram({
     name: `${METRIC_PREFIX}request_duration_seconds`,
