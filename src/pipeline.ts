@@ -197,7 +197,7 @@ async function runSend(
         rejects: writesRejects ? rejectsAbs : null,
         dryRun: o.dryRun,
       },
-      `ledger ${ledgerAbs}`,
+      `run ${runId}: ledger ${ledgerAbs}${writesRejects ? `, rejects ${rejectsAbs}` : ''}`,
     );
     if (!o.dryRun) {
       lock = await acquireLedgerLock(o.ledgerPath);
