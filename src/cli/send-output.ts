@@ -104,7 +104,10 @@ export function formatSummary(s: RunSummary, allowEmpty = false): string {
   if (s.emptyInputs.length > 0 && s.read > 0)
     lines.push(`no records in: ${s.emptyInputs.join(', ')} (the other inputs were read)`);
   if (s.ledger) lines.push(`ledger:  ${s.ledger}`);
-  if (s.rejects && s.rejected > 0) lines.push(`rejects: ${s.rejects}`);
+  if (s.rejects && s.rejected > 0)
+    lines.push(
+      `rejects: ${s.rejects}${s.rejectedKnown > 0 ? ` (${s.rejectedNew} new, ${s.rejectedKnown} recorded by an earlier run)` : ''}`,
+    );
   if (s.interrupted) lines.push(`interrupted by ${s.interrupted}: rerun the same command to resume`);
   else if (s.read === 0 && !s.outage)
     lines.push(
