@@ -46,6 +46,8 @@ const MAX = 19;
 /** Digits kept at each end of a masked card number. */
 const KEEP_HEAD = 6;
 const KEEP_TAIL = 4;
+/** Digits a masked 16-digit card number hides: a window with as many hidden is as safe as one masked. */
+const ENOUGH_HIDDEN = 6;
 
 function isDigit(c: number): boolean {
   return c >= 48 && c <= 57;
@@ -158,34 +160,52 @@ function cardWindows(digits: number[]): number[] {
 
 /** The run's text with its card numbers masked, or undefined when it holds none. */
 function maskRun(text: string, start: number, run: Run): string | undefined {
-  const { digits, at } = run;
+  const { digits, at, groups } = run;
   const m = digits.length;
   const windows = cardWindows(digits);
   if (windows.length === 0) return undefined;
   const slice = text.slice(start, run.end);
-  // The whole run is one card number: the usual masked form, separators dropped.
-  if (m <= MAX) {
+  // The whole run is one card number: the usual masked form, separators dropped. (Not when it starts with a
+  // zero, which no card number does: `0/4111…` in a path is a card number after a digit, masked in place.)
+  if (m <= MAX && digits[0] !== 0) {
     for (let w = 0; w < windows.length; w += 2) {
       if (windows[w] === 0 && windows[w + 1] === m) return maskPan(slice);
     }
   }
-  // Otherwise each card number inside keeps at most its first 6 and last 4 digits; separators and the
-  // digits around stay where they are. What is left shows no 13 digits of any Luhn-valid window.
-  const hidden = new Int32Array(m + 1);
+  // Otherwise every Luhn-valid window ends with as many digits hidden as the usual masking would hide of it
+  // (all but its first 6 and last 4, at most 6 needed: what a masked 16-digit card number hides), so what is
+  // left holds no Luhn-valid window and none can be guessed back from its check digit. Windows along digit
+  // groups come first (a number as written: `1234 4111111111111111`), so each keeps its first 6 and last 4
+  // digits in place; a window another one's masking already hides enough of is left as it is.
+  const boundary = new Uint8Array(m + 1);
+  for (let g = 0; g < groups.length; g++) boundary[groups[g] as number] = 1;
+  boundary[m] = 1;
+  const first: number[] = [];
+  const rest: number[] = [];
   for (let w = 0; w < windows.length; w += 2) {
-    const a = (windows[w] as number) + KEEP_HEAD;
-    const b = (windows[w + 1] as number) - KEEP_TAIL;
-    if (a < b) {
-      hidden[a] = (hidden[a] as number) + 1;
-      hidden[b] = (hidden[b] as number) - 1;
-    }
+    const aligned = boundary[windows[w] as number] === 1 && boundary[windows[w + 1] as number] === 1;
+    (aligned ? first : rest).push(w);
+  }
+  // Along groups: by start, then shortest (`4111 1111 1111 1111 123` hides the 16-digit card's middle); one
+  // starting with a zero (padding, and no card number starts with one) after the others.
+  const padded = (w: number): number => (digits[windows[w] as number] === 0 ? 1 : 0);
+  first.sort(
+    (x, y) =>
+      padded(x) - padded(y) ||
+      (windows[x] as number) - (windows[y] as number) ||
+      (windows[x + 1] as number) - (windows[y + 1] as number),
+  );
+  const hidden = new Uint8Array(m);
+  for (const w of first.concat(rest)) {
+    const a = windows[w] as number;
+    const b = windows[w + 1] as number;
+    let count = 0;
+    for (let k = a; k < b; k++) count += hidden[k] as number;
+    if (count >= Math.min(b - a - KEEP_HEAD - KEEP_TAIL, ENOUGH_HIDDEN)) continue;
+    for (let k = a + KEEP_HEAD; k < b - KEEP_TAIL; k++) hidden[k] = 1;
   }
   const chars = slice.split('');
-  let depth = 0;
-  for (let k = 0; k < m; k++) {
-    depth += hidden[k] as number;
-    if (depth > 0) chars[(at[k] as number) - start] = '*';
-  }
+  for (let k = 0; k < m; k++) if (hidden[k] === 1) chars[(at[k] as number) - start] = '*';
   return chars.join('');
 }
 
