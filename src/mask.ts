@@ -13,10 +13,15 @@
 
 /** Luhn check of a string of ASCII digits (no separators). */
 export function luhnValid(digits: string): boolean {
+  return digits.length > 0 && luhnAt(digits, 0, digits.length);
+}
+
+/** Luhn check of text[a, b), which must be ASCII digits (false when one is not). */
+function luhnAt(text: string, a: number, b: number): boolean {
   let sum = 0;
   let double = false;
-  for (let i = digits.length - 1; i >= 0; i--) {
-    let d = digits.charCodeAt(i) - 48;
+  for (let i = b - 1; i >= a; i--) {
+    let d = text.charCodeAt(i) - 48;
     if (d < 0 || d > 9) return false;
     if (double) {
       d *= 2;
@@ -25,7 +30,7 @@ export function luhnValid(digits: string): boolean {
     sum += d;
     double = !double;
   }
-  return digits.length > 0 && sum % 10 === 0;
+  return sum % 10 === 0;
 }
 
 /**
@@ -74,11 +79,12 @@ export function hasThirteenDigits(text: string): boolean {
 }
 
 /**
- * One digit run of a text: its digits, where each sits in the text, and where each digit group (a
- * maximal stretch of adjacent digits) starts, as an index into the digits. `end` is the index after it.
+ * One digit run of a text: its digits (separators left out), where each sits in the text, and where each
+ * digit group (a maximal stretch of adjacent digits) starts, as an index into the digits. `end` is the
+ * index in the text after it.
  */
 interface Run {
-  digits: number[];
+  digits: string;
   at: number[];
   groups: number[];
   end: number;
@@ -86,17 +92,18 @@ interface Run {
 
 /** The digit run starting at text[start] (a digit). */
 function readRun(text: string, start: number): Run {
-  const digits: number[] = [];
+  let digits = '';
   const at: number[] = [];
   const groups: number[] = [0];
   const n = text.length;
   let i = start;
   for (;;) {
+    const from = i;
     while (i < n && isDigit(text.charCodeAt(i))) {
-      digits.push(text.charCodeAt(i) - 48);
       at.push(i);
       i++;
     }
+    digits += text.slice(from, i);
     let j = i;
     while (j < n && isSeparator(text.charCodeAt(j))) j++;
     if (j === i || j >= n || !isDigit(text.charCodeAt(j))) break;
@@ -106,27 +113,11 @@ function readRun(text: string, start: number): Run {
   return { digits, at, groups, end: i };
 }
 
-/** Luhn sum of digits[a, b) (the last digit undoubled). */
-function luhnOf(digits: number[], a: number, b: number): boolean {
-  let sum = 0;
-  let double = false;
-  for (let i = b - 1; i >= a; i--) {
-    let d = digits[i] as number;
-    if (double) {
-      d *= 2;
-      if (d > 9) d -= 9;
-    }
-    sum += d;
-    double = !double;
-  }
-  return sum % 10 === 0;
-}
-
 /**
  * Every Luhn-valid window of 13-19 digits of a run, as [start, end) pairs into its digits. Prefix sums
  * by parity make each window O(1), so a hostile megabyte of digits costs a few passes, not 19 per window.
  */
-function cardWindows(digits: number[]): number[] {
+function cardWindows(digits: string): number[] {
   const m = digits.length;
   const out: number[] = [];
   if (m < MIN) return out;
@@ -136,7 +127,7 @@ function cardWindows(digits: number[]): number[] {
   const dbl0 = new Int32Array(m + 1);
   const dbl1 = new Int32Array(m + 1);
   for (let k = 0; k < m; k++) {
-    const d = digits[k] as number;
+    const d = digits.charCodeAt(k) - 48;
     const dd = d * 2 > 9 ? d * 2 - 9 : d * 2;
     const odd = k & 1;
     plain0[k + 1] = (plain0[k] as number) + (odd ? 0 : d);
@@ -167,7 +158,7 @@ function maskRun(text: string, start: number, run: Run): string | undefined {
   const slice = text.slice(start, run.end);
   // The whole run is one card number: the usual masked form, separators dropped. (Not when it starts with a
   // zero, which no card number does: `0/4111…` in a path is a card number after a digit, masked in place.)
-  if (m <= MAX && digits[0] !== 0) {
+  if (m <= MAX && digits.charCodeAt(0) !== 48) {
     for (let w = 0; w < windows.length; w += 2) {
       if (windows[w] === 0 && windows[w + 1] === m) return maskPan(slice);
     }
@@ -188,7 +179,7 @@ function maskRun(text: string, start: number, run: Run): string | undefined {
   }
   // Along groups: by start, then shortest (`4111 1111 1111 1111 123` hides the 16-digit card's middle); one
   // starting with a zero (padding, and no card number starts with one) after the others.
-  const padded = (w: number): number => (digits[windows[w] as number] === 0 ? 1 : 0);
+  const padded = (w: number): number => (digits.charCodeAt(windows[w] as number) === 48 ? 1 : 0);
   first.sort(
     (x, y) =>
       padded(x) - padded(y) ||
@@ -289,22 +280,6 @@ export function holdsCardNumberId(text: string): boolean {
   return false;
 }
 
-/** Luhn check of text[a, b), all ASCII digits. */
-function luhnAt(text: string, a: number, b: number): boolean {
-  let sum = 0;
-  let double = false;
-  for (let i = b - 1; i >= a; i--) {
-    let d = text.charCodeAt(i) - 48;
-    if (double) {
-      d *= 2;
-      if (d > 9) d -= 9;
-    }
-    sum += d;
-    double = !double;
-  }
-  return sum % 10 === 0;
-}
-
 function runHoldsCardId(run: Run): boolean {
   const { digits, groups } = run;
   const m = digits.length;
@@ -314,7 +289,7 @@ function runHoldsCardId(run: Run): boolean {
   // start. nz[i] is the first non-zero digit at or after i, so hostile runs of zeros stay linear.
   const nz = new Int32Array(m + 1);
   nz[m] = m;
-  for (let i = m - 1; i >= 0; i--) nz[i] = digits[i] === 0 ? (nz[i + 1] as number) : i;
+  for (let i = m - 1; i >= 0; i--) nz[i] = digits.charCodeAt(i) === 48 ? (nz[i + 1] as number) : i;
   let first = 1;
   for (let g = 0; g < k; g++) {
     const sig = nz[groups[g] as number] as number;
@@ -324,7 +299,7 @@ function runHoldsCardId(run: Run): boolean {
       const b = boundary(h);
       if (b - sig < MIN) continue;
       if (b - sig > MAX) break;
-      if (luhnOf(digits, sig, b)) return true;
+      if (luhnAt(digits, sig, b)) return true;
     }
   }
   return false;
