@@ -252,8 +252,10 @@ export function containsCardNumber(text: string): boolean {
  * @example holdsCardNumberId('74567890123456789012345') // false
  */
 export function holdsCardNumberId(text: string): boolean {
-  if (!hasThirteenDigits(text)) return false;
+  // One pass over the groups is the pre-check too: a value with fewer than 13 digits in a row (separators
+  // aside) is read once, and only a run of groups long enough is looked at closer.
   const n = text.length;
+  if (n < MIN) return false;
   let i = 0;
   while (i < n) {
     if (!isDigit(text.charCodeAt(i))) {
@@ -265,10 +267,21 @@ export function holdsCardNumberId(text: string): boolean {
     let next = end;
     while (next < n && isSeparator(text.charCodeAt(next))) next++;
     if (next > end && next < n && isDigit(text.charCodeAt(next))) {
-      // Groups joined by separators: every sequence of them is a candidate.
-      const run = readRun(text, i);
-      if (run.digits.length >= MIN && runHoldsCardId(run)) return true;
-      i = run.end;
+      // Groups joined by separators: every sequence of them is a candidate, if there are digits enough.
+      let count = end - i;
+      let j = next;
+      for (;;) {
+        while (j < n && isDigit(text.charCodeAt(j))) {
+          count++;
+          j++;
+        }
+        let k = j;
+        while (k < n && isSeparator(text.charCodeAt(k))) k++;
+        if (k === j || k >= n || !isDigit(text.charCodeAt(k))) break;
+        j = k;
+      }
+      if (count >= MIN && runHoldsCardId(readRun(text, i))) return true;
+      i = j;
       continue;
     }
     // One group alone (a merchant id, an ARN, a numeric id): the common case, read in place.

@@ -209,7 +209,7 @@ export function validateTransaction(tx: Record<string, unknown>, invalidUtf8 = f
       else if (v.length === 0) message = 'expected a non-empty string (leave an absent field out)';
       else if (invalidUtf8 && v.indexOf('\ufffd') !== -1) message = INVALID_UTF8;
       else {
-        message = cardProblem(rule.card, v);
+        if (rule.card !== undefined && v.length >= 13) message = cardProblem(rule.card, v);
         if (message === undefined) {
           const expected = rule.check === undefined ? undefined : rule.check(v);
           if (expected !== undefined) message = `${expected}, got ${show(v)}`;
