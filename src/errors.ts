@@ -18,6 +18,10 @@ export type ErrorCode =
   | 'SEND_LIMIT'
   | 'SEND_SESSION'
   | 'SEND_OUTAGE'
+  | 'SEND_UNAVAILABLE'
+  | 'SEND_AUTH'
+  | 'SEND_REDIRECT'
+  | 'SEND_REQUEST'
   | 'LEDGER_LOCKED'
   | 'LEDGER_WRITE'
   | 'LEDGER_READ';
@@ -60,6 +64,16 @@ export const EXIT = {
   USAGE: 1,
   REJECTED: 2,
   FAILED: 3,
+  /** The service could not be reached, or stayed down past the outage limit. */
+  UNAVAILABLE: 5,
   SIGINT: 130,
   SIGTERM: 143,
 } as const;
+
+/**
+ * The exit status for an error that ends a command: 5 when the service is unavailable, else 1 (could not run).
+ * @example exitCodeOf(new SvcIngestError('SEND_UNAVAILABLE', '…')) === 5
+ */
+export function exitCodeOf(err: SvcIngestError): number {
+  return err.code === 'SEND_UNAVAILABLE' || err.code === 'SEND_OUTAGE' ? EXIT.UNAVAILABLE : EXIT.USAGE;
+}

@@ -14,7 +14,7 @@ import { loadProfile } from './map/profile.ts';
 import { maskCardNumbers, maskDeep } from './mask.ts';
 import { type PreparedItem, prepareChunks } from './prepare/choose.ts';
 import { type InputFormat, type InputSpec, readCsvHeader, resolveInputs } from './read/open.ts';
-import { createDispatcher, OutageError, type PostTransactions } from './send/dispatcher.ts';
+import { createDispatcher, OutageError, type PostTransactions, StopError } from './send/dispatcher.ts';
 
 export interface SendOptions {
   inputs: string[];
@@ -36,6 +36,8 @@ export interface SendOptions {
   dryRun: boolean;
   /** The client's postTransactions; unused in a dry run. */
   post?: PostTransactions;
+  /** Checks that the service answers (the client's checkService); run before any record is read. */
+  preflight?: () => Promise<void>;
   logger: Logger;
   stdin?: NodeJS.ReadableStream;
   /** Polled between records: a signal name once the run must stop. */
@@ -171,6 +173,8 @@ async function runSend(
       if (ledger.repairedTornLine)
         log.warn({ event: 'ledger.torn' }, 'the ledger ended in a torn line (earlier crash); it is skipped');
     }
+    // Before any record is read (standard input would be consumed): does the service answer at all?
+    if (!o.dryRun) await o.preflight?.();
     if (o.resume) {
       const loaded = await loadAckedIndex(o.ledgerPath);
       acked = loaded.index;
@@ -225,7 +229,8 @@ async function runSend(
         } else {
           c.failed += ids.length;
           c.failedBatches++;
-          log.warn(
+          // While the run stops (outage, credentials, redirect) the one error line says why; each batch is info.
+          log[out.stopping ? 'info' : 'warn'](
             {
               event: 'batch.failed',
               batchId: out.batchId,
@@ -233,7 +238,7 @@ async function runSend(
               attempts: out.attempts,
               error: line.error,
             },
-            'batch failed after retries',
+            out.attempts === 0 ? 'batch not sent' : 'batch failed after retries',
           );
         }
       },
@@ -347,17 +352,25 @@ async function runSend(
         }
       }
       await submit(batcher.flush());
+      await dispatcher.drain();
     } catch (err) {
-      if (err instanceof OutageError) {
+      if (err instanceof StopError) {
+        // The run stops (outage, refused credentials, a redirect): records read but not sent are recorded as
+        // failed ("not sent: …"), so read = sent + skipped + failed + rejected holds and a rerun sends them.
+        const rest = batcher.flush();
+        if (rest) await dispatcher.abandon(rest, err.notSent, true);
+        await dispatcher.drain().catch((e: unknown) => {
+          if (e !== err) throw e;
+        });
+        if (!(err instanceof OutageError)) throw err;
         outage = true;
         log.error({ event: 'run.outage' }, err.message);
-        const rest = batcher.flush();
-        if (rest) await dispatcher.abandon(rest, 'not sent: the service was unavailable');
       } else if (o.stopRequested?.() && err instanceof SvcIngestError && err.code.startsWith('INPUT_')) {
         // A signal closed standard input under the reader: that is the stop, not a read error.
         interrupted = o.stopRequested();
         const rest = batcher.flush();
         if (rest) await dispatcher.abandon(rest, 'not sent: interrupted');
+        await dispatcher.drain();
       } else {
         // Stop sending at once; what is in flight settles and is recorded (if the ledger still can).
         dispatcher.stop();
@@ -365,7 +378,6 @@ async function runSend(
         throw err;
       }
     }
-    await dispatcher.drain();
     interrupted ??= o.stopRequested?.() ?? null;
 
     const valid = c.read - c.rejected;

@@ -1,6 +1,6 @@
 // CLI entry: declares the commands and turns errors into exit statuses. The only place that exits.
 import { Command, CommanderError } from 'commander';
-import { ExitError, SvcIngestError } from '../errors.ts';
+import { ExitError, exitCodeOf, SvcIngestError } from '../errors.ts';
 import * as reconcile from './reconcile.ts';
 import * as redemptions from './redemptions.ts';
 import * as send from './send.ts';
@@ -41,7 +41,7 @@ try {
     // commander already printed the message (or the help); help and version end with 0.
     process.exitCode = err.exitCode === 0 ? 0 : 1;
   } else if (err instanceof SvcIngestError) {
-    fail(`${err.code}: ${err.message}`, 1);
+    fail(`${err.code}: ${err.message}`, exitCodeOf(err));
   } else {
     fail(`unexpected error: ${err instanceof Error ? err.message : String(err)}`, 1);
     if (process.env.SVC_DEBUG) process.stderr.write(`${(err as Error)?.stack ?? ''}\n`);

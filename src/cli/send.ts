@@ -51,7 +51,7 @@ export function define(program: Command): void {
     .option('--split-retries <n>', 'retries of each half when a failing batch is split (default 1)')
     .option(
       '--outage-max-ms <ms>',
-      'how long to probe a service that looks down before giving up (default 120000)',
+      'how long the service may keep failing (from its first failure) before giving up, exit 5 (default 120000)',
     )
     .option('--ledger <path>', 'batch ledger, NDJSON, append-only (default ledger/transactions.ndjson)')
     .option('--rejects <path>', 'rejected records, NDJSON (default ledger/rejects.ndjson)')
@@ -61,8 +61,10 @@ export function define(program: Command): void {
     .option('--no-progress', 'no live progress line on a TTY')
     .addHelpText(
       'after',
-      '\nExit status: 0 all valid records acknowledged; 1 could not run; 2 some records rejected;\n' +
-        '3 some batches failed (rerun resends them); 130/143 interrupted by SIGINT/SIGTERM (rerun resumes).\n' +
+      '\nExit status: 0 all valid records acknowledged; 1 could not run (also: the service refused our\n' +
+        'credentials (401/403) or redirected); 2 some records rejected; 3 some batches failed (rerun resends them);\n' +
+        '5 service unavailable (no answer before reading, or down past --outage-max-ms; rerun resumes);\n' +
+        '130/143 interrupted by SIGINT/SIGTERM (rerun resumes). Most severe wins: 1, 5, 3, 2.\n' +
         'Examples:\n' +
         '  svc-ingest send exports/2026-11-20.csv\n' +
         '  svc-ingest send --mapping northwind-csv samples/northwind.csv\n' +
@@ -120,7 +122,10 @@ async function runSendCommand(inputs: string[], flags: SendFlags): Promise<numbe
   }
   const paths = inputs.length === 0 ? ['-'] : inputs;
 
-  let client: Pick<import('../client/index.ts').SvcClient, 'postTransactionsJson' | 'close'> | null = null;
+  let client: Pick<
+    import('../client/index.ts').SvcClient,
+    'postTransactionsJson' | 'checkService' | 'close'
+  > | null = null;
   if (!flags.dryRun) {
     const { createClient } = await import('../client/index.ts');
     client = createClient(config, { logger, connections: config.send.concurrency });
@@ -165,6 +170,7 @@ async function runSendCommand(inputs: string[], flags: SendFlags): Promise<numbe
     resume: config.send.resume,
     dryRun: Boolean(flags.dryRun),
     post: client ? (txs, o) => client.postTransactionsJson(txs, o) : undefined,
+    preflight: client ? () => client.checkService() : undefined,
     logger,
     stdin: process.stdin,
     stopRequested: () => stopSignal,
@@ -189,9 +195,11 @@ async function runSendCommand(inputs: string[], flags: SendFlags): Promise<numbe
   const level = process.stderr.isTTY && !flags.json ? 'debug' : 'info';
   logger[level]({ event: 'run.end', ...summary }, 'run finished');
 
+  // Most severe first: (1 is thrown), 5 service unavailable, 3 batches failed, 2 records rejected.
   if (summary.interrupted === 'SIGINT') return EXIT.SIGINT;
   if (summary.interrupted) return EXIT.SIGTERM;
-  if (summary.failed > 0 || summary.outage) return EXIT.FAILED;
+  if (summary.outage) return EXIT.UNAVAILABLE;
+  if (summary.failed > 0) return EXIT.FAILED;
   if (summary.rejected > 0) return EXIT.REJECTED;
   return EXIT.OK;
 }

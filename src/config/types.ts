@@ -22,6 +22,8 @@ export interface Config {
     provider: 'startSession' | 'static' | 'command';
     tokenEnv?: string;
     command?: string;
+    /** Env variables passed to `command` besides PATH, HOME and SVC_CUSTOMER_ID (SVC_SESSION_COMMAND_ENV). */
+    commandEnv: string[];
     organizationId: string;
     scopes: string[];
     refreshBeforeMs: number;
@@ -36,6 +38,11 @@ export interface Config {
     rejectsPath: string;
     resume: boolean;
   };
+  /**
+   * `tickets listen`: the signing secret (env variable named by secretEnv, or a file), the header / request
+   * timeout and the connection cap.
+   */
+  webhook: { secretEnv?: string; secretFile?: string; timeoutMs: number; maxConnections: number };
   /** SVC_LOG_LEVEL */
   log: { level: string };
 }

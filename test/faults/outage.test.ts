@@ -1,4 +1,4 @@
-// Outage breaker: the service down → stop taking batches, probe with growing waits, exit 3 without hammering.
+// Outage breaker: the service down → stop taking batches, probe with growing waits, exit 5 without hammering.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.ts';
@@ -37,7 +37,7 @@ function probeBound(): number {
 const sim = useSimulator({ seed: 503 });
 
 describe('outage breaker', () => {
-  it('service down: stops taking batches, probes with growing waits, exits 3 quickly; a rerun after recovery sends all once', async () => {
+  it('service down: stops taking batches, probes with growing waits, exits 5 quickly; a rerun after recovery sends all once', async () => {
     sim.reset();
     sim.setFaults({ ...NO_FAULTS, failRate: 1 });
     const w = await workdir('outage');
@@ -61,7 +61,7 @@ describe('outage breaker', () => {
     const t0 = performance.now();
     const r = await runCli(args, { env: w.env(sim) });
     const wallMs = Math.round(performance.now() - t0);
-    expect(r.code, r.stderr).toBe(3);
+    expect(r.code, r.stderr).toBe(5);
     expect(r.stderr).not.toMatch(STACK);
     const s = summary(r);
     expect(s.outage).toBe(true);
