@@ -14,6 +14,24 @@ export const TIMESTAMP_HEADER = 'X-SVC-Timestamp';
 export const WEBHOOK_MAX_BODY = 1024 * 1024;
 /** How far a timestamp may be from our clock, either way (seconds). */
 export const WEBHOOK_TOLERANCE_S = 300;
+/** After refusing a request, how long the connection stays open (unread) so the sender can read the answer. */
+const LINGER_MS = 1_000;
+
+/**
+ * Closes a connection whose request body is not read: once the answer is out, our side is shut (FIN) and reading
+ * stops, so the rest of the body stays in the sender's buffers (TCP flow control holds it back); after LINGER_MS
+ * the socket is destroyed. Destroying it at once would reset the connection under the sender's writes, and the
+ * sender would see the reset instead of our answer.
+ */
+function lingerThenClose(socket: Socket): void {
+  socket.destroySoon = () => {
+    socket.pause();
+    if (socket.writable) socket.end();
+    const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+    timer.unref();
+    socket.once('close', () => clearTimeout(timer));
+  };
+}
 
 /**
  * The signature header value for a body signed at `timestamp` (Unix seconds).
@@ -113,10 +131,11 @@ export function startWebhookReceiver(opts: WebhookReceiverOptions): Promise<Webh
   const refuse = (req: IncomingMessage, res: ServerResponse, status: number, reason: string): void => {
     opts.onBadRequest?.(reason, status);
     req.removeAllListeners('data');
-    req.pause();
+    // Node closes a `connection: close` answer's socket with destroySoon once the answer is written.
+    lingerThenClose(req.socket);
     res.shouldKeepAlive = false;
     res.writeHead(status, { 'content-type': 'application/json', connection: 'close' });
-    res.end(JSON.stringify({ error: reason }), () => req.socket.destroySoon());
+    res.end(JSON.stringify({ error: reason }));
   };
 
   const remember = (signature: string, now: number): boolean => {
