@@ -173,10 +173,10 @@ export function define(program: Command): void {
       ].join('\n'),
     )
     .option('--port <n>', 'TCP port; 0 picks a free one', '0')
-    .option('--host <addr>', 'address to listen on (off loopback only with --allow-remote)', '127.0.0.1')
+    .option('--host <addr>', 'address to listen on; off loopback it needs allow-remote', '127.0.0.1')
     .option(
       '--allow-remote',
-      'allow a --host other than loopback (its /__sim/* control API is unauthenticated; default: off)',
+      'allow listening off loopback (its /__sim/* control API is unauthenticated; default: off)',
     )
     .option('--seed <n>', 'seed of all data, ids and fault draws', '1')
     .option('--latency-ms <ms>', 'fixed latency added to every request', '0')
