@@ -45,8 +45,9 @@ export interface DispatcherOptions {
   breakerThreshold?: number;
   /**
    * Longest time the service may keep failing (counted from the first failed attempt after the last ack) before
-   * the dispatcher gives up with an OutageError (default 120000 ms). Retries and probes that would wait past it
-   * are not made; one request already under way can add up to its timeout.
+   * the dispatcher gives up with an OutageError (default 120000 ms). A batch's retries end at the limit (p-retry's
+   * maxRetryTime shortens the last wait); a probe that would wait past it is not made; the attempt under way then
+   * can add up to its timeout.
    */
   outageMaxMs?: number;
   /** Called once per outcome, inside the batch's slot; must persist it (the ledger). A throw is fatal. */
@@ -131,8 +132,6 @@ interface AttemptResult {
   httpStatus: number | null;
   attempts: number;
   failure?: FailureClass;
-  /** A retry was not made because it would have waited past outageMaxMs. */
-  outOfTime?: boolean;
 }
 
 export function createDispatcher(o: DispatcherOptions): Dispatcher {
@@ -184,8 +183,11 @@ export function createDispatcher(o: DispatcherOptions): Dispatcher {
     let answer: { requestId: string; httpStatus: number } | undefined;
     let startedAt = 0;
     let willRetry = false;
-    let outOfTime = false;
     let lastError: unknown;
+    // The batch's retries end where the outage limit does (p-retry shortens the last wait to meet it). If another
+    // batch is acked meanwhile the limit moves on, but this batch keeps the end it started with.
+    const left = failingSince === 0 ? outageMaxMs : outageMaxMs - (performance.now() - failingSince);
+    const retryUntil = performance.now() + left;
     try {
       const res = await pRetry(
         async (n) => {
@@ -206,6 +208,7 @@ export function createDispatcher(o: DispatcherOptions): Dispatcher {
           maxTimeout: o.retryMaxMs,
           factor: 2,
           randomize: true,
+          maxRetryTime: Math.max(0, left),
           signal: stopCtl.signal,
           // Decided once, in onFailedAttempt (which p-retry calls first), so onRetry counts only real retries.
           shouldRetry: () => willRetry,
@@ -214,12 +217,11 @@ export function createDispatcher(o: DispatcherOptions): Dispatcher {
             noteFailure(lastFailure, startedAt);
             willRetry = false;
             if (retriesLeft <= 0 || !lastFailure.retry || stopCtl.signal.aborted) return;
-            const extra = Math.max(0, (lastFailure.retryAfterMs ?? 0) - retryDelay);
-            // A retry that would wait past the outage limit is not made: the batch fails now and the run gives up.
-            if (outageSpent(retryDelay + extra)) {
-              outOfTime = true;
-              return;
-            }
+            // The service has been failing for the whole outage limit: no more retries (deliverTop gives up).
+            if (outageSpent(0) || performance.now() >= retryUntil) return;
+            // Retry-After on top of p-retry's delay, but never past the outage limit.
+            const untilLimit = outageMaxMs - (performance.now() - failingSince) - retryDelay;
+            const extra = Math.max(0, Math.min((lastFailure.retryAfterMs ?? 0) - retryDelay, untilLimit));
             willRetry = true;
             o.onRetry?.({
               batchId,
@@ -257,7 +259,6 @@ export function createDispatcher(o: DispatcherOptions): Dispatcher {
         httpStatus: failure?.httpStatus ?? null,
         attempts,
         failure: failure ?? { retry: false, httpStatus: null, message: 'interrupted', aborted: true },
-        ...(outOfTime ? { outOfTime } : {}),
       };
     }
   }
@@ -357,14 +358,8 @@ export function createDispatcher(o: DispatcherOptions): Dispatcher {
         }
       }
     }
-    // The service has been failing for outageMaxMs (this batch's retries stopped at the limit): give up.
-    if (
-      d.acked === 0 &&
-      d.failed.length > 0 &&
-      !(fatal instanceof StopError) &&
-      (outageSpent(0) || d.failed.some((p) => p.r.outOfTime))
-    )
-      giveUp();
+    // The service has been failing for outageMaxMs (this batch's retries ran up to the limit): give up.
+    if (d.acked === 0 && d.failed.length > 0 && !(fatal instanceof StopError) && outageSpent(0)) giveUp();
     const stopping = fatal instanceof StopError;
     for (const part of d.failed) {
       await o.onOutcome({

@@ -21,7 +21,9 @@ const CONCURRENCY = 4;
 const MAX_RETRIES = 2;
 const BASE_MS = 5;
 const CAP_MS = 160;
-const OUTAGE_MAX_MS = 400;
+// The limit counts from the first failure, so it also covers the batches' own retries and the ledger writes before
+// the breaker opens (400 ms, when it counted from the opening, left no room for probes on a loaded machine).
+const OUTAGE_MAX_MS = 1_000;
 
 /** Probes the breaker can send: waits start at the retry base, double, are capped, and stop past the limit. */
 function probeBound(): number {
