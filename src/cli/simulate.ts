@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { SvcIngestError } from '../errors.ts';
 import { createLogger } from '../log.ts';
 import type { SimulatorOptions } from '../simulator/index.ts';
-import { isLoopbackBind } from './common.ts';
+import { addExamples, isLoopbackBind } from './common.ts';
 
 /** Env variable holding the bearer token `--require-token` demands (never on the command line: argv is public). */
 export const SIM_TOKEN_ENV = 'SVC_SIM_TOKEN';
@@ -154,7 +154,7 @@ export async function runSimulate(flags: SimulateFlags): Promise<void> {
 }
 
 export function define(program: Command): void {
-  program
+  const cmd = program
     .command('simulate')
     .description('Run the embedded simulator of the whole service on loopback until SIGINT/SIGTERM.')
     .addHelpText(
@@ -166,10 +166,6 @@ export function define(program: Command): void {
         'options, e.g. {"failRate":0.2,"poison":["t-9"]}), POST /__sim/reset.',
         `Env: ${SIM_TOKEN_ENV} (the token --require-token demands), ${SIM_WEBHOOK_SECRET_ENV} (when set, webhook POSTs are`,
         'signed: X-SVC-Timestamp and X-SVC-Signature: v1=<hex HMAC-SHA256 of "<timestamp>.<body>">).',
-        'Examples:',
-        '  svc-ingest simulate --port 8080 --fail-rate 0.2 --latency-ms 50',
-        '  SVC_SIM_TOKEN=… svc-ingest simulate --require-token',
-        '  SVC_SIM_WEBHOOK_SECRET=… svc-ingest simulate --webhook-url http://127.0.0.1:8081/webhook',
       ].join('\n'),
     )
     .option('--port <n>', 'TCP port; 0 picks a free one', '0')
@@ -205,8 +201,23 @@ export function define(program: Command): void {
     .option('--tls-key <file>', 'PEM private key for --tls-cert')
     .option('--tls-ca <file>', 'PEM CA bundle for client certificates (default: none)')
     .option('--tls-request-cert', 'demand a client certificate signed by --tls-ca (mutual TLS; default: off)')
-    .option('--log-level <level>', 'log level on stderr', 'info')
-    .action(async (flags: SimulateFlags) => {
-      await runSimulate(flags);
-    });
+    .option('--log-level <level>', 'log level on stderr', 'info');
+  addExamples(cmd, [
+    ['svc-ingest simulate --port 8080', 'a healthy service on http://127.0.0.1:8080'],
+    [
+      'svc-ingest simulate --port 8080 --fail-rate 0.2 --latency-ms 50',
+      'one request in five fails, 50 ms each',
+    ],
+    [
+      'svc-ingest simulate --port 0 --poison t-9 --seed 7 | head -1',
+      'any free port; the URL is the first line',
+    ],
+    ['SVC_SIM_TOKEN=… svc-ingest simulate --require-token', 'demands that bearer token (never on argv)'],
+    [
+      'SVC_SIM_WEBHOOK_SECRET=… svc-ingest simulate --webhook-url http://127.0.0.1:8081/webhook',
+      'signs each ticket update it POSTs',
+    ],
+  ]).action(async (flags: SimulateFlags) => {
+    await runSimulate(flags);
+  });
 }

@@ -9,6 +9,7 @@ import { createLogger } from '../log.ts';
 import { maskDeep } from '../mask.ts';
 import {
   addConnectionOptions,
+  addExamples,
   type CommonOptions,
   isLoopbackBind,
   loadCommandConfig,
@@ -162,7 +163,16 @@ export function define(program: Command): void {
   const tickets = program
     .command('tickets')
     .description('customer-issue tickets: create, get, listen for updates');
-  addConnectionOptions(
+  addExamples(tickets, [
+    ['svc-ingest tickets listen --port 8081 --until-closed T-1 &', 'receive the updates of ticket T-1'],
+    [
+      'svc-ingest tickets create --ticket-id T-1 --customer cust-0001 --offer 100001 --transaction 123 --description "Reward not credited"',
+      'open it',
+    ],
+    ['svc-ingest tickets get T-1', 'read it back'],
+    ['svc-ingest help tickets create', "one sub-command's options"],
+  ]);
+  const create = addConnectionOptions(
     tickets
       .command('create')
       .description('open a ticket (202 = received; the outcome arrives on the webhook)')
@@ -173,15 +183,29 @@ export function define(program: Command): void {
       .requiredOption('--description <text>', 'expected versus observed behaviour')
       .option('--author <email>', 'authorEmailAddress')
       .option('--json', 'print the answer as JSON on stdout'),
-  ).action(async (opts: CreateOptions) => runCreate(opts));
-  addConnectionOptions(
+  );
+  addExamples(create, [
+    [
+      'svc-ingest tickets create --ticket-id T-1 --customer cust-0001 --offer 100001 --transaction 123 --transaction 124 --description "Reward not credited after purchase"',
+      'two transactions of one offer',
+    ],
+    [
+      'svc-ingest tickets create --ticket-id T-2 --customer cust-0002 --offer 100002 --transaction 9 --description "Wrong amount" --author ops@bank.example --json',
+      'with an author, answer as JSON',
+    ],
+  ]).action(async (opts: CreateOptions) => runCreate(opts));
+  const get = addConnectionOptions(
     tickets
       .command('get')
       .description('read a ticket back by your ticket id')
       .argument('<id>', 'sourceTicketId')
       .option('--json', 'print the ticket as JSON on stdout'),
-  ).action(async (id: string, opts: GetOptions) => runGet(id, opts));
-  addConnectionOptions(
+  );
+  addExamples(get, [
+    ['svc-ingest tickets get T-1', 'status, dates, resolution'],
+    ['svc-ingest tickets get T-1 --json | jq .status', 'as JSON'],
+  ]).action(async (id: string, opts: GetOptions) => runGet(id, opts));
+  const listen = addConnectionOptions(
     tickets
       .command('listen')
       .description('receive ticket updates on a webhook; prints each update as one NDJSON line on stdout')
@@ -194,10 +218,18 @@ export function define(program: Command): void {
         '\nWith a shared secret (webhook.secretEnv: the NAME of an env variable holding it, or webhook.secretFile;\n' +
           'never on the command line) every POST must carry X-SVC-Timestamp (Unix seconds, within 5 minutes) and\n' +
           'X-SVC-Signature: v1=<hex HMAC-SHA256 of "<timestamp>.<body>">; others get 401 and are not printed.\n' +
-          'Bodies over 1 MiB get 413, non-JSON content types 415. Every printed update has card numbers masked.\n' +
-          'Examples:\n' +
-          '  svc-ingest tickets listen --port 8081\n' +
-          '  SVC_WEBHOOK_SECRET_ENV=HOOK_SECRET HOOK_SECRET=… svc-ingest tickets listen --port 8081 --until-closed T-1',
+          'Bodies over 1 MiB get 413, non-JSON content types 415. Every printed update has card numbers masked.',
       ),
-  ).action(async (opts: ListenOptions) => runListen(opts));
+  );
+  addExamples(listen, [
+    ['svc-ingest tickets listen --port 8081', 'every update as one NDJSON line, until SIGTERM'],
+    [
+      'svc-ingest tickets listen --port 8081 --path /hooks/svc --until-closed T-1 > T-1.ndjson',
+      'until ticket T-1 is closed',
+    ],
+    [
+      'SVC_WEBHOOK_SECRET_ENV=HOOK_SECRET svc-ingest tickets listen --port 8081',
+      'signed updates only (the secret in env HOOK_SECRET)',
+    ],
+  ]).action(async (opts: ListenOptions) => runListen(opts));
 }

@@ -52,7 +52,9 @@ describe('authentication refused', () => {
     const r = await runCli(['send', ...FAST, '--concurrency', '4', file], { env: env(`${TOKEN}-wrong`) });
     const wallMs = Math.round(performance.now() - t0);
     expect(r.code, r.stderr).toBe(1);
-    expect(r.stdout).toBe('');
+    // --json: the one error object, nothing else.
+    expect(JSON.parse(r.stdout)).toMatchObject({ error: { code: 'SEND_AUTH' } });
+    expect(r.stdout.trim().split('\n')).toHaveLength(1);
     const lines = r.stderr.trim().split('\n');
     expect(lines, r.stderr).toHaveLength(1);
     expect(lines[0]).toMatch(/^svc-ingest: SEND_AUTH: POST .* answered HTTP 401 .*stopped at once/);

@@ -21,7 +21,10 @@ describe('environment', () => {
     ]) {
       const r = await runCli(args, { env });
       expect(r.code, args[0]).toBe(1);
-      expect(r.stdout).toBe('');
+      // With --json the error object is on stdout; without, nothing is.
+      if (args.includes('--json'))
+        expect(JSON.parse(r.stdout)).toMatchObject({ error: { code: 'CONFIG_INVALID' } });
+      else expect(r.stdout).toBe('');
       const lines = r.stderr.trim().split('\n');
       expect(lines, r.stderr).toHaveLength(1);
       expect(lines[0]).toMatch(/^svc-ingest: CONFIG_INVALID: NODE_TLS_REJECT_UNAUTHORIZED=0 is set/);

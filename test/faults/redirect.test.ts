@@ -57,7 +57,9 @@ describe('redirects', () => {
     };
     const r = await runCli(['send', ...FAST, '--concurrency', '4', '--batch-size', '10', file], { env });
     expect(r.code, r.stderr).toBe(1);
-    expect(r.stdout).toBe('');
+    // --json: the one error object, nothing else.
+    expect(JSON.parse(r.stdout)).toMatchObject({ error: { code: 'SEND_REDIRECT' } });
+    expect(r.stdout.trim().split('\n')).toHaveLength(1);
     const lines = r.stderr.trim().split('\n');
     expect(lines, r.stderr).toHaveLength(1);
     expect(lines[0]).toMatch(

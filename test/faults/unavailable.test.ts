@@ -59,7 +59,9 @@ describe('service unavailable', () => {
     const r = await runCli(['send', '--json', '--format', 'ndjson', '-'], { env, input });
     const wallMs = performance.now() - t0;
     expect(r.code, r.stderr).toBe(5);
-    expect(r.stdout).toBe('');
+    // --json: the one error object, nothing else.
+    expect(JSON.parse(r.stdout)).toMatchObject({ error: { code: 'SEND_UNAVAILABLE' } });
+    expect(r.stdout.trim().split('\n')).toHaveLength(1);
     expectOneLine(
       r.stderr,
       new RegExp(
