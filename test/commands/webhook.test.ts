@@ -70,6 +70,34 @@ function post(url: string, body: string, headers: Record<string, string>): Promi
   });
 }
 
+/** POSTs `mib` MiB of spaces as fast as the server takes them; how far it got and the status, if any came. */
+function flood(
+  url: string,
+  headers: Record<string, string>,
+  mib: number,
+): Promise<{ status: number; written: number }> {
+  return new Promise((resolve) => {
+    const req = request(url, { method: 'POST', headers });
+    let written = 0;
+    let status = 0;
+    const chunk = Buffer.alloc(64 * 1024, 0x20);
+    const pump = () => {
+      while (written < mib * 1024 * 1024) {
+        written += chunk.length;
+        if (!req.write(chunk)) return void req.once('drain', pump);
+      }
+      req.end();
+    };
+    req.on('response', (res) => {
+      status = res.statusCode ?? 0;
+      res.resume();
+    });
+    req.on('error', () => resolve({ status, written }));
+    req.on('close', () => resolve({ status, written }));
+    pump();
+  });
+}
+
 function signed(
   body: string,
   timestamp = Math.floor(Date.now() / 1000),
@@ -194,52 +222,11 @@ describe('tickets listen with a shared secret', () => {
       ).toBe(415);
 
       // Declared 300 MB: answered 413 at once; the sender's writes fail long before the end.
-      const huge = await new Promise<{ status: number; written: number }>((resolve) => {
-        const req = request(l.url, {
-          method: 'POST',
-          headers: { ...signed('{}'), 'content-length': String(300 * 1024 * 1024) },
-        });
-        let written = 0;
-        let status = 0;
-        const chunk = Buffer.alloc(64 * 1024, 0x20);
-        const pump = () => {
-          while (written < 300 * 1024 * 1024) {
-            written += chunk.length;
-            if (!req.write(chunk)) return void req.once('drain', pump);
-          }
-        };
-        req.on('response', (res) => {
-          status = res.statusCode ?? 0;
-          res.resume();
-        });
-        req.on('error', () => resolve({ status, written }));
-        req.on('close', () => resolve({ status, written }));
-        pump();
-      });
+      const huge = await flood(l.url, { ...signed('{}'), 'content-length': String(300 * 1024 * 1024) }, 300);
       expect(huge.status).toBe(413);
       expect(huge.written).toBeLessThan(64 * 1024 * 1024);
-
       // Chunked, no length: refused once 1 MiB has come in.
-      const chunked = await new Promise<{ status: number; written: number }>((resolve) => {
-        const req = request(l.url, { method: 'POST', headers: signed('{}') });
-        let written = 0;
-        let status = 0;
-        const chunk = Buffer.alloc(64 * 1024, 0x20);
-        const pump = () => {
-          while (written < 100 * 1024 * 1024) {
-            written += chunk.length;
-            if (!req.write(chunk)) return void req.once('drain', pump);
-          }
-          req.end();
-        };
-        req.on('response', (res) => {
-          status = res.statusCode ?? 0;
-          res.resume();
-        });
-        req.on('error', () => resolve({ status, written }));
-        req.on('close', () => resolve({ status, written }));
-        pump();
-      });
+      const chunked = await flood(l.url, signed('{}'), 100);
       expect(chunked.status).toBe(413);
       expect(chunked.written).toBeLessThan(64 * 1024 * 1024);
 
