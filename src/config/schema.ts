@@ -65,6 +65,15 @@ export const CONFIG_KEYS: readonly KeySpec[] = [
   { path: 'send.ledgerPath', kind: 'string', nonEmpty: true, env: 'SVC_LEDGER_PATH' },
   { path: 'send.rejectsPath', kind: 'string', nonEmpty: true, env: 'SVC_REJECTS_PATH' },
   { path: 'send.resume', kind: 'bool', env: 'SVC_SEND_RESUME' },
+  { path: 'ledger.url', kind: 'string', optional: true, nonEmpty: true, env: 'SVC_LEDGER_URL' },
+  {
+    path: 'ledger.passwordFile',
+    kind: 'string',
+    optional: true,
+    file: true,
+    env: 'SVC_LEDGER_PASSWORD_FILE',
+  },
+  { path: 'ledger.leaseMs', kind: 'int', min: 1000, max: 3_600_000, env: 'SVC_LEDGER_LEASE_MS' },
   { path: 'log.level', kind: 'level', env: 'SVC_LOG_LEVEL' },
 ];
 

@@ -36,6 +36,11 @@ export interface Config {
     rejectsPath: string;
     resume: boolean;
   };
+  /**
+   * The shared PostgreSQL ledger: `url` postgres://USER@HOST[:PORT]/DB (SVC_LEDGER_URL), the password from a file
+   * (SVC_LEDGER_PASSWORD_FILE; else the URL, PGPASSWORD or ~/.pgpass), claims' lease (SVC_LEDGER_LEASE_MS).
+   */
+  ledger: { url?: string; passwordFile?: string; leaseMs: number };
   /** SVC_LOG_LEVEL */
   log: { level: string };
 }
