@@ -7,7 +7,7 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { SvcIngestError } from '../errors.ts';
 import { createSplitter } from '../prepare/split.ts';
-import type { InputSpec } from '../read/open.ts';
+import { type InputSpec, unreadable } from '../read/open.ts';
 
 /** Default partition size: about 200k canonical records, half a minute of one worker at concurrency 8. */
 export const DEFAULT_PARTITION_BYTES = 64 * 1024 * 1024;
@@ -80,8 +80,7 @@ export async function cutFile(spec: InputSpec, o: CutOptions): Promise<FileCuts>
       for (const p of splitter.push(buf as Buffer)) take(p);
     }
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? String(err);
-    throw new SvcIngestError('INPUT_UNREADABLE', `cannot read ${spec.path}: ${code}`, { source: spec.path });
+    throw unreadable(spec.path, err);
   }
   take(splitter.end());
   if (pos !== size)

@@ -8,7 +8,8 @@ import { SvcIngestError } from '../errors.ts';
 import { changedInput, recordPlan } from '../ledger/postgres/partitions.ts';
 import { connectLedgerDb } from '../ledger/postgres/session.ts';
 import type { Logger } from '../log.ts';
-import { type CompiledProfile, loadProfile, MAPPINGS_DIR } from '../map/profile.ts';
+import { loadProfile, MAPPINGS_DIR } from '../map/profile.ts';
+import { checkRequiredColumns } from '../map/required-columns.ts';
 import { DEFAULT_MAX_LINE_BYTES, type InputFormat, readCsvHeader, resolveInputs } from '../read/open.ts';
 import { cutFile, DEFAULT_PARTITION_BYTES } from './cut.ts';
 
@@ -56,18 +57,6 @@ async function mappingOf(mapping: string | undefined): Promise<{ mapping?: strin
   return { mapping: isPath ? file : mapping, sha256 };
 }
 
-function checkHeader(profile: CompiledProfile, columns: string[], source: string): void {
-  const have = new Set(columns);
-  const missing = profile.requiredColumns.filter((col) => !have.has(col));
-  if (missing.length > 0) {
-    throw new SvcIngestError(
-      'INPUT_HEADER_MISSING_COLUMN',
-      `${source}: header lacks column${missing.length > 1 ? 's' : ''} ${missing.join(', ')} needed by mapping ${profile.name}`,
-      { source },
-    );
-  }
-}
-
 /**
  * Plan a backfill: everything is checked before anything is written; files already planned are not read again.
  * @example await planBackfill({ url: 'postgres://svc@127.0.0.1/ledger', files: ['/data/2019.csv'], logger })
@@ -87,7 +76,7 @@ export async function planBackfill(o: PlanOptions): Promise<PlanResult> {
   for (const spec of await resolveInputs(o.files, { format: o.format })) {
     const abs = await realpath(spec.path);
     const columns = spec.format === 'csv' ? await readCsvHeader(spec, { delimiter }) : undefined;
-    if (columns) checkHeader(profile, columns, spec.path);
+    if (columns) checkRequiredColumns(profile, columns, spec.path);
     specs.push({ spec: { ...spec, path: abs }, columns });
   }
   const mapping = await mappingOf(o.mapping);

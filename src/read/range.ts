@@ -6,7 +6,7 @@ import { createReadStream } from 'node:fs';
 import { SvcIngestError } from '../errors.ts';
 import { readCsv } from './csv.ts';
 import { readNdjson } from './ndjson.ts';
-import { DEFAULT_MAX_LINE_BYTES, type InputFormat, inputBytes } from './open.ts';
+import { DEFAULT_MAX_LINE_BYTES, type InputFormat, inputBytes, unreadable } from './open.ts';
 import type { RecordChunks } from './types.ts';
 
 /**
@@ -46,15 +46,7 @@ export async function* rangeBytes(
     for await (const chunk of createReadStream(path, { start, end: end - 1, highWaterMark: readBytes }))
       yield chunk as Buffer;
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    const why =
-      code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : (code ?? String(err));
-    throw new SvcIngestError(
-      'INPUT_UNREADABLE',
-      `cannot read ${path}: ${why}`,
-      { source: path },
-      { cause: err },
-    );
+    throw unreadable(path, err);
   }
 }
 

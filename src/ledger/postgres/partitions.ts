@@ -6,10 +6,10 @@ import type { PgDb } from './db.ts';
 import type { PgSession } from './session.ts';
 
 /**
- * One input file as planned.
- * @example { path: '/data/2019.csv', size: 1073741824, mtimeMs: 1763800000000, format: 'csv', gzip: false, delimiter: ',', recordDelimiter: '\n', columns: ['transactionId', …], mapping: 'northwind-csv', partitionBytes: 67108864, partitions: [{ start: 0, end: 67109012, firstLine: 1 }, …] }
+ * An input file of a backfill, as planned: what any worker needs to read its partitions as the planner did.
+ * @example { path: '/data/2019.csv', size: 1073741824, mtimeMs: 1763800000000, format: 'csv', gzip: false, delimiter: ',', recordDelimiter: '\n', columns: ['transactionId', …], mapping: 'northwind-csv' }
  */
-export interface PlannedInput {
+export interface BackfillInput {
   /** Absolute path, the same on every worker (a shared file system). */
   path: string;
   size: number;
@@ -17,12 +17,18 @@ export interface PlannedInput {
   format: 'csv' | 'ndjson';
   gzip: boolean;
   delimiter: string;
+  /** CSV: '\n' or '\r\n' (for partitions that do not start the file). */
   recordDelimiter?: string;
+  /** CSV: the header (for partitions that do not start the file). */
   columns?: string[];
   /** Profile name, or absolute path; undefined = canonical. */
   mapping?: string;
   /** sha256 of the profile file's bytes (undefined for canonical), so workers can check they map alike. */
   mappingSha256?: string;
+}
+
+/** One input file with its partitions, to record. */
+export interface PlannedInput extends BackfillInput {
   partitionBytes: number;
   partitions: Array<{ start: number; end: number; firstLine: number }>;
 }
@@ -48,7 +54,7 @@ export interface PartitionCounters {
  * A claimed partition with everything needed to read it.
  * @example { partitionNo: 7, seq: 3, start: 201327104, end: 268436020, firstLine: 1233411, claims: 1, path: '/data/2019.csv', format: 'csv', … }
  */
-export interface ClaimedPartition {
+export interface ClaimedPartition extends BackfillInput {
   partitionNo: number;
   inputNo: number;
   /** Its place in the file: 0, 1, … */
@@ -58,16 +64,6 @@ export interface ClaimedPartition {
   firstLine: number;
   /** How many times it has been claimed, this one included (> 1: released or taken over from a dead worker). */
   claims: number;
-  path: string;
-  size: number;
-  mtimeMs: number;
-  format: 'csv' | 'ndjson';
-  gzip: boolean;
-  delimiter: string;
-  recordDelimiter?: string;
-  columns?: string[];
-  mapping?: string;
-  mappingSha256?: string;
 }
 
 const num = (v: unknown): number => Number(v ?? 0);
