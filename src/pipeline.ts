@@ -1,9 +1,11 @@
 // The send pipeline in one readable chain: read → map → validate → dedupe/resume → batch → send → ledger.
 // Every record read settles in exactly one counter: rejected, skipped, sent or failed.
 import { randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
 import { createBatcher } from './batch/batcher.ts';
 import { SvcIngestError } from './errors.ts';
 import { type AckedIndex, createAckedIndex, loadAckedIndex } from './ledger/acked-index.ts';
+import { checkStateFile } from './ledger/files.ts';
 import { createSpillingFingerprintSet } from './ledger/fingerprint.ts';
 import { acquireLedgerLock, type LedgerLock } from './ledger/lock.ts';
 import { nullRejectsWriter, openRejectsWriter, type RejectsWriter } from './ledger/rejects.ts';
@@ -13,7 +15,7 @@ import type { Logger } from './log.ts';
 import { loadProfile } from './map/profile.ts';
 import { maskCardNumbers, maskDeep } from './mask.ts';
 import { type PreparedItem, prepareChunks } from './prepare/choose.ts';
-import { type InputFormat, type InputSpec, readCsvHeader, resolveInputs } from './read/open.ts';
+import { type InputFormat, type InputSpec, readCsvHeader, resolveInputs, sourceName } from './read/open.ts';
 import { createDispatcher, OutageError, type PostTransactions } from './send/dispatcher.ts';
 
 export interface SendOptions {
@@ -32,6 +34,13 @@ export interface SendOptions {
   rejectsPath: string;
   /** Write rejects even in a dry run (the user named --rejects). */
   rejectsExplicit?: boolean;
+  /** Most reject lines this run appends (0 or absent: no limit); reaching it stops the run (INPUT_TOO_MANY_REJECTS). */
+  maxRejects?: number;
+  /** Most bytes this run appends to the rejects file (0 or absent: no limit). */
+  maxRejectBytes?: number;
+  /** Stop when at least this percent of the first `rejectSample` records are rejected (0 or absent: off). */
+  maxRejectPercent?: number;
+  rejectSample?: number;
   resume: boolean;
   dryRun: boolean;
   /** The client's postTransactions; unused in a dry run. */
@@ -52,6 +61,10 @@ export interface RunSummary {
   read: number;
   valid: number;
   rejected: number;
+  /** Rejects not in the rejects file before this run (rejected = rejectedNew + rejectedKnown). */
+  rejectedNew: number;
+  /** Rejects of the same record of the same source already recorded by an earlier run (not appended again). */
+  rejectedKnown: number;
   skipped: number;
   sent: number;
   failed: number;
@@ -65,9 +78,12 @@ export interface RunSummary {
   interrupted: string | null;
   outage: boolean;
   runId: string;
+  /** Absolute paths of the ledger (null in a dry run) and of the rejects file (null when none is written). */
   ledger: string | null;
   rejects: string | null;
   ledgerBadLines: number;
+  /** Why the run stopped before the end of its input and exits 1 (too many rejects); absent otherwise. */
+  error?: { code: string; message: string };
 }
 
 /** The counters a run moves as it goes; the summary and the progress line read them. */
@@ -75,6 +91,7 @@ type Counters = Pick<
   RunSummary,
   | 'read'
   | 'rejected'
+  | 'rejectedKnown'
   | 'skipped'
   | 'sent'
   | 'failed'
@@ -102,6 +119,7 @@ export function startSend(o: SendOptions): RunHandle {
   const c: Counters = {
     read: 0,
     rejected: 0,
+    rejectedKnown: 0,
     skipped: 0,
     sent: 0,
     failed: 0,
@@ -162,31 +180,67 @@ async function runSend(
   // This run's ids as 64-bit fingerprints in flat memory: a ~10 MB table, then sorted runs in a temp folder
   // (~1.3 bytes an id kept in memory). Made out here so that the finally below removes that folder.
   const seen = createSpillingFingerprintSet();
+  const writesRejects = !o.dryRun || Boolean(o.rejectsExplicit);
+  const ledgerAbs = resolve(o.ledgerPath);
+  const rejectsAbs = resolve(o.rejectsPath);
   try {
+    // Ledger, its owner file and the rejects file must each be a regular file or not exist yet: a link, a
+    // directory, a FIFO or a device (/dev/full) is refused here, before anything is created or locked.
+    await checkStateFile(o.ledgerPath, 'ledger');
+    if (!o.dryRun) await checkStateFile(`${o.ledgerPath}.lock`, 'lock owner file');
+    if (writesRejects) await checkStateFile(o.rejectsPath, 'rejects file');
+    log.info(
+      {
+        event: 'run.start',
+        runId,
+        ledger: ledgerAbs,
+        rejects: writesRejects ? rejectsAbs : null,
+        dryRun: o.dryRun,
+      },
+      `run ${runId}: ledger ${ledgerAbs}${writesRejects ? `, rejects ${rejectsAbs}` : ''}`,
+    );
     if (!o.dryRun) {
       lock = await acquireLedgerLock(o.ledgerPath);
       if (lock.tookOver)
-        log.warn({ event: 'ledger.lock.takeover', pid: lock.tookOver.pid }, 'took over a stale ledger lock');
-      ledger = await openLedgerWriter(o.ledgerPath);
+        log.warn(
+          { event: 'ledger.lock.takeover', pid: lock.tookOver.pid },
+          'an earlier run died holding this ledger; the kernel released its lock',
+        );
+      ledger = await openLedgerWriter(lock.file);
       if (ledger.repairedTornLine)
         log.warn({ event: 'ledger.torn' }, 'the ledger ended in a torn line (earlier crash); it is skipped');
     }
+    let interrupted: string | null = null;
     if (o.resume) {
-      const loaded = await loadAckedIndex(o.ledgerPath);
+      log.info({ event: 'ledger.loading' }, 'loading the resume index');
+      const loaded = await loadAckedIndex(o.ledgerPath, {
+        shouldStop: () => o.stopRequested?.() != null,
+      });
       acked = loaded.index;
       ledgerBadLines = loaded.stats.bad;
-      if (loaded.stats.bad > 0) {
-        log.warn(
-          { event: 'ledger.bad_lines', count: loaded.stats.bad, lines: loaded.stats.badLines },
-          'ledger has unreadable lines (a torn write after a crash); they are skipped',
+      if (loaded.interrupted) {
+        // A signal while loading: nothing was read, nothing is sent.
+        interrupted = o.stopRequested?.() ?? 'SIGTERM';
+      } else {
+        if (loaded.stats.bad > 0) {
+          log.warn(
+            { event: 'ledger.bad_lines', count: loaded.stats.bad, lines: loaded.stats.badLines },
+            'ledger has unreadable lines (a torn write after a crash, or a line over 1 MiB); they are skipped',
+          );
+        }
+        log.info(
+          { event: 'ledger.loaded', acked: loaded.stats.acked, lines: loaded.stats.lines },
+          'resume index loaded',
         );
       }
-      log.info(
-        { event: 'ledger.loaded', acked: loaded.stats.acked, lines: loaded.stats.lines },
-        'resume index loaded',
-      );
     }
-    if (!o.dryRun || o.rejectsExplicit) rejects = await openRejectsWriter(o.rejectsPath);
+    if (writesRejects && !interrupted) {
+      rejects = await openRejectsWriter(o.rejectsPath, {
+        maxLines: o.maxRejects,
+        maxBytes: o.maxRejectBytes,
+        sources: specs.map(sourceName),
+      });
+    }
 
     const dispatcher = createDispatcher({
       post: o.post ?? (() => Promise.reject(new Error('no client in dry run'))),
@@ -273,6 +327,11 @@ async function runSend(
     o.onStop?.(() => dispatcher.stop());
 
     const batcher = createBatcher(o.batchSize, runId);
+    // Reject amplification: a run stops when the rejects file would grow past its caps, or when the first
+    // records are nearly all rejected: the input is not what the profile expects.
+    const sample = o.rejectSample ?? 1000;
+    const percent = o.maxRejectPercent ?? 0;
+    let tooManyRejects: string | null = null;
     const reject = (
       source: string,
       line: number,
@@ -280,13 +339,19 @@ async function runSend(
       record: unknown,
     ) => {
       c.rejected++;
-      try {
-        rejects.write({ source, line, errors, record, runId });
-      } catch (err) {
-        if (err instanceof SvcIngestError) throw err;
-        // A record too deep or too big to serialise (JSON.stringify's RangeError): keep the line without it.
-        rejects.write({ source, line, errors, runId });
+      if (rejects.write({ source, line, errors, record, runId }) === 'known') c.rejectedKnown++;
+      if (rejects.full && !tooManyRejects) {
+        tooManyRejects =
+          rejects.full === 'lines'
+            ? `more than ${o.maxRejects} rejects in this run (--max-rejects)`
+            : `the rejects would add more than ${o.maxRejectBytes} bytes to the rejects file in this run (--max-reject-bytes)`;
       }
+    };
+    const rejectRatioExceeded = (): boolean => {
+      if (percent > 0 && c.rejected * 100 >= percent * sample) {
+        tooManyRejects = `${c.rejected} of the first ${sample} records were rejected (limit ${percent}%, --max-reject-percent)`;
+      }
+      return tooManyRejects !== null;
     };
     const submit = async (batch: ReturnType<typeof batcher.push>) => {
       if (!batch) return;
@@ -298,10 +363,10 @@ async function runSend(
       await dispatcher.submit(batch);
     };
 
-    let interrupted: string | null = null;
     let outage = false;
     try {
       outer: for (const spec of specs) {
+        if (interrupted) break;
         // read → map → validate, on worker threads for a large file (prepare/choose.ts).
         const chunks = prepareChunks(spec, profile, {
           mapping: o.mapping,
@@ -314,6 +379,8 @@ async function runSend(
         });
         for await (const chunk of chunks) {
           for (let k = 0; k < chunk.length; k++) {
+            // Checked before the next record is counted, so every record read is settled.
+            if (tooManyRejects || (c.read === sample && rejectRatioExceeded())) break outer;
             const item = chunk[k] as PreparedItem;
             c.read++;
             if (item.kind === 'reject') {
@@ -346,7 +413,13 @@ async function runSend(
           if (interrupted) break outer;
         }
       }
-      await submit(batcher.flush());
+      if (tooManyRejects && !o.dryRun) {
+        // Read and valid, never sent: failed in the ledger, so the accounting holds and a rerun sends them.
+        const rest = batcher.flush();
+        if (rest) await dispatcher.abandon(rest, 'not sent: stopped, too many rejects');
+      } else {
+        await submit(batcher.flush());
+      }
     } catch (err) {
       if (err instanceof OutageError) {
         outage = true;
@@ -373,6 +446,8 @@ async function runSend(
       read: c.read,
       valid,
       rejected: c.rejected,
+      rejectedNew: c.rejected - c.rejectedKnown,
+      rejectedKnown: c.rejectedKnown,
       skipped: c.skipped,
       sent: c.sent,
       failed: c.failed,
@@ -386,9 +461,17 @@ async function runSend(
       interrupted,
       outage,
       runId,
-      ledger: o.dryRun ? null : o.ledgerPath,
-      rejects: o.dryRun && !o.rejectsExplicit ? null : o.rejectsPath,
+      ledger: o.dryRun ? null : ledgerAbs,
+      rejects: writesRejects ? rejectsAbs : null,
       ledgerBadLines,
+      ...(tooManyRejects
+        ? {
+            error: {
+              code: 'INPUT_TOO_MANY_REJECTS',
+              message: `the input is not what the profile expects: ${tooManyRejects}; stopped reading. Check --mapping and --format (the rejects file says why records were refused), or raise the limit`,
+            },
+          }
+        : {}),
     };
   } finally {
     seen.close?.();

@@ -30,7 +30,10 @@ export function formatSummary(s: RunSummary): string {
         `(${s.batches} batches, ${s.failedBatches} failed, ${s.retries} retries) in ${secs} s`,
   ];
   if (s.ledger) lines.push(`ledger:  ${s.ledger}`);
-  if (s.rejects && s.rejected > 0) lines.push(`rejects: ${s.rejects}`);
+  if (s.rejects && s.rejected > 0)
+    lines.push(
+      `rejects: ${s.rejects}${s.rejectedKnown > 0 ? ` (${s.rejectedNew} new, ${s.rejectedKnown} recorded by an earlier run)` : ''}`,
+    );
   if (s.interrupted) lines.push(`interrupted by ${s.interrupted}: rerun the same command to resume`);
   else if (s.outage)
     lines.push(

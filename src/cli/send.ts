@@ -17,6 +17,10 @@ interface SendFlags extends CommonOptions {
   outageMaxMs?: string;
   ledger?: string;
   rejects?: string;
+  maxRejects?: string;
+  maxRejectBytes?: string;
+  maxRejectPercent?: string;
+  rejectSample?: string;
   resume: boolean;
   dryRun?: boolean;
   json?: boolean;
@@ -55,13 +59,27 @@ export function define(program: Command): void {
     )
     .option('--ledger <path>', 'batch ledger, NDJSON, append-only (default ledger/transactions.ndjson)')
     .option('--rejects <path>', 'rejected records, NDJSON (default ledger/rejects.ndjson)')
+    .option(
+      '--max-rejects <n>',
+      'stop (exit 1) past this many new rejects in one run; 0 = no limit (default 100000)',
+    )
+    .option(
+      '--max-reject-bytes <n>',
+      'stop (exit 1) before one run adds more than this to the rejects file; 0 = no limit (default 67108864 = 64 MiB)',
+    )
+    .option(
+      '--max-reject-percent <p>',
+      'stop (exit 1) when at least p% of the first --reject-sample records are rejected; 0 = off (default 90)',
+    )
+    .option('--reject-sample <n>', 'records the --max-reject-percent check looks at (default 1000)')
     .option('--no-resume', 'resend transactions the ledger already shows as acknowledged')
     .option('--dry-run', 'read, map, validate and batch; send nothing; ledger untouched')
     .option('--json', 'print the run summary as one JSON object on stdout')
     .option('--no-progress', 'no live progress line on a TTY')
     .addHelpText(
       'after',
-      '\nExit status: 0 all valid records acknowledged; 1 could not run; 2 some records rejected;\n' +
+      '\nExit status: 0 all valid records acknowledged; 1 could not run, or stopped: too many rejects;\n' +
+        '2 some records rejected (also on a rerun whose rejects were all recorded before);\n' +
         '3 some batches failed (rerun resends them); 130/143 interrupted by SIGINT/SIGTERM (rerun resumes).\n' +
         'Examples:\n' +
         '  svc-ingest send exports/2026-11-20.csv\n' +
@@ -86,6 +104,10 @@ function sendFlags(f: SendFlags): ConfigFlags {
   put('send.retryMaxMs', f.retryMaxMs, '--retry-max-ms');
   put('send.ledgerPath', f.ledger, '--ledger');
   put('send.rejectsPath', f.rejects, '--rejects');
+  put('send.maxRejects', f.maxRejects, '--max-rejects');
+  put('send.maxRejectBytes', f.maxRejectBytes, '--max-reject-bytes');
+  put('send.maxRejectPercent', f.maxRejectPercent, '--max-reject-percent');
+  put('send.rejectSample', f.rejectSample, '--reject-sample');
   if (f.resume === false) put('send.resume', false, '--no-resume');
   return out;
 }
@@ -162,6 +184,10 @@ async function runSendCommand(inputs: string[], flags: SendFlags): Promise<numbe
     ledgerPath: config.send.ledgerPath,
     rejectsPath: config.send.rejectsPath,
     rejectsExplicit: flags.rejects !== undefined,
+    maxRejects: config.send.maxRejects,
+    maxRejectBytes: config.send.maxRejectBytes,
+    maxRejectPercent: config.send.maxRejectPercent,
+    rejectSample: config.send.rejectSample,
     resume: config.send.resume,
     dryRun: Boolean(flags.dryRun),
     post: client ? (txs, o) => client.postTransactionsJson(txs, o) : undefined,
@@ -189,6 +215,11 @@ async function runSendCommand(inputs: string[], flags: SendFlags): Promise<numbe
   const level = process.stderr.isTTY && !flags.json ? 'debug' : 'info';
   logger[level]({ event: 'run.end', ...summary }, 'run finished');
 
+  if (summary.error) {
+    // The run stopped itself (too many rejects): the summary above says what was done, this line why.
+    process.stderr.write(`svc-ingest: ${summary.error.code}: ${summary.error.message}\n`);
+    return EXIT.USAGE;
+  }
   if (summary.interrupted === 'SIGINT') return EXIT.SIGINT;
   if (summary.interrupted) return EXIT.SIGTERM;
   if (summary.failed > 0 || summary.outage) return EXIT.FAILED;

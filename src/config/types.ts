@@ -35,6 +35,13 @@ export interface Config {
     ledgerPath: string;
     rejectsPath: string;
     resume: boolean;
+    /** Most reject lines one run appends (0 = no limit); past it the run stops (INPUT_TOO_MANY_REJECTS). */
+    maxRejects: number;
+    /** Most bytes one run appends to the rejects file (0 = no limit). */
+    maxRejectBytes: number;
+    /** Stop when at least this percent of the first `rejectSample` records are rejected (0 = off). */
+    maxRejectPercent: number;
+    rejectSample: number;
   };
   /**
    * The shared PostgreSQL ledger: `url` postgres://USER@HOST[:PORT]/DB (SVC_LEDGER_URL), the password from a file

@@ -36,6 +36,10 @@ describe('loadConfig', () => {
       ledgerPath: 'ledger/transactions.ndjson',
       rejectsPath: 'ledger/rejects.ndjson',
       resume: true,
+      maxRejects: 100_000,
+      maxRejectBytes: 64 * 1024 * 1024,
+      maxRejectPercent: 90,
+      rejectSample: 1000,
     });
     expect(c.session.provider).toBe('startSession');
     expect(c.auth).toEqual({ header: 'Authorization', scheme: 'Bearer' });
