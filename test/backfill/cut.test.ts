@@ -1,17 +1,18 @@
 // Backfill partitions, differential: a file cut into byte ranges (cutFile) and read range by range (readRange) must
 // give exactly the records, line numbers and rejects of one reader over the whole file, on real files full of the
 // awkward cases (quoted line breaks, doubled quotes, CRLF, BOM, ragged rows, overlong lines), at many sizes.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { cutFile } from '../../src/backfill/cut.ts';
 import { type InputSpec, readCsvHeader, readInput } from '../../src/read/open.ts';
 import { readRange } from '../../src/read/range.ts';
 import type { ReadItem } from '../../src/read/types.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'svc-cut-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const MAX_LINE = 120;
 
 /** xorshift32: deterministic, so a failing seed can be replayed. */

@@ -1,10 +1,10 @@
 // `svc-ingest backfill plan|status` and `ledger migrate` through the real CLI against a real PostgreSQL: partitions
 // whose ranges read back exactly what one reader of the file reads, planning twice changes nothing, bad input
 // stops the plan before anything is recorded, the password never shows, and status reads it all back.
-import { copyFileSync, mkdtempSync, utimesSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { readInput } from '../../src/read/open.ts';
 import { readRange } from '../../src/read/range.ts';
 import type { ReadItem } from '../../src/read/types.ts';
@@ -14,6 +14,7 @@ import { csvOf, makeTx } from '../helpers/transactions.ts';
 
 const pgs = usePostgres();
 const dir = mkdtempSync(join(tmpdir(), 'svc-plan-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const dbName = (url: string) => url.split('/').pop() as string;
 
 async function all(chunks: AsyncIterable<ReadItem[]>): Promise<ReadItem[]> {

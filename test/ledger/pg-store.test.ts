@@ -1,7 +1,7 @@
 // The PostgreSQL LedgerStore against a real server: claims (acked never again, in flight elsewhere skipped, an expired
 // lease taken over, failed admitted again, concurrent admitters never share an id), group-committed outcomes as the
 // file ledger stores them, credentials never shown, and the round trips per batch.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -415,6 +415,7 @@ describe('PostgreSQL ledger store: credentials', () => {
     } finally {
       if (saved === undefined) delete process.env.PGPASSWORD;
       else process.env.PGPASSWORD = saved;
+      rmSync(dir, { recursive: true, force: true });
     }
     const withPw = await open(url, 'U');
     expect(withPw.location).toBe(bare);
