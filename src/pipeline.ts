@@ -1,6 +1,8 @@
 // The send pipeline in one readable chain: read → map → validate → dedupe/resume → batch → send → ledger.
 // Every record read settles in exactly one counter: rejected, skipped, sent or failed.
 import { randomBytes } from 'node:crypto';
+import { fstatSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { createBatcher } from './batch/batcher.ts';
 import { SvcIngestError } from './errors.ts';
@@ -51,10 +53,12 @@ export interface SendOptions {
   stopRequested?: () => string | null;
   /** Called when a stop request is seen, after which nothing new is read. */
   onStop?: (stop: () => void) => void;
+  /** An input without records is logged at info instead of warn (`--allow-empty`). */
+  allowEmpty?: boolean;
 }
 
 /**
- * What a run did (CONTRACT.md `--json` summary, plus a few extra members).
+ * What a run did (the `--json` summary of docs/contract.md).
  * read = valid + rejected; valid = sent + skipped + failed (dry run: + batched).
  */
 export interface RunSummary {
@@ -82,6 +86,8 @@ export interface RunSummary {
   ledger: string | null;
   rejects: string | null;
   ledgerBadLines: number;
+  /** Inputs that held no record (an empty file, only a header, empty standard input), by source name. */
+  emptyInputs: string[];
   /** Why the run stopped before the end of its input and exits 1 (too many rejects); absent otherwise. */
   error?: { code: string; message: string };
 }
@@ -102,12 +108,14 @@ type Counters = Pick<
   | 'batched'
 >;
 
-/** What the live progress line shows. */
-export type RunProgress = Pick<
-  RunSummary,
-  'read' | 'sent' | 'rejected' | 'skipped' | 'failed' | 'retries'
-> & {
+/** A snapshot of a run under way: its counters, what is in flight, and how far through the input it is. */
+export type RunProgress = Counters & {
+  /** Batches handed to the dispatcher and not yet settled. */
   inFlight: number;
+  /** Input bytes consumed so far (compressed bytes for a .gz file), all inputs together. */
+  bytesRead: number;
+  /** Size of all inputs together, or null when one has no known size (a pipe on standard input). */
+  bytesTotal: number | null;
 };
 
 export interface RunHandle {
@@ -130,15 +138,40 @@ export function startSend(o: SendOptions): RunHandle {
     batched: 0,
   };
   let inFlight = () => 0;
-  const done = runSend(o, c, (f) => {
+  const bytes: InputBytes = { read: 0, total: null };
+  const done = runSend(o, c, bytes, (f) => {
     inFlight = f;
   });
-  return { progress: () => ({ ...c, inFlight: inFlight() }), done };
+  return {
+    progress: () => ({ ...c, inFlight: inFlight(), bytesRead: bytes.read, bytesTotal: bytes.total }),
+    done,
+  };
+}
+
+/** How much of the input has been consumed, for the progress line and its ETA. */
+interface InputBytes {
+  read: number;
+  total: number | null;
+}
+
+/** Size of each input in bytes where it is known: a file, or standard input redirected from a file. */
+async function inputSizes(specs: InputSpec[]): Promise<Map<InputSpec, number | null>> {
+  const sizes = new Map<InputSpec, number | null>();
+  for (const spec of specs) {
+    try {
+      const st = spec.path === '-' ? fstatSync(0) : await stat(spec.path);
+      sizes.set(spec, st.isFile() ? st.size : null);
+    } catch {
+      sizes.set(spec, null); // the reader reports an unreadable input
+    }
+  }
+  return sizes;
 }
 
 async function runSend(
   o: SendOptions,
   c: Counters,
+  bytes: InputBytes,
   exposeInFlight: (f: () => number) => void,
 ): Promise<RunSummary> {
   const started = performance.now();
@@ -152,7 +185,9 @@ async function runSend(
     spec.sniff && profile.format ? { ...spec, format: profile.format, sniff: false } : spec,
   );
   const delimiter = o.delimiter ?? profile.delimiter;
+  const headerSeen = new Set<string>();
   const checkHeader = (columns: string[], source: string) => {
+    headerSeen.add(source);
     const have = new Set(columns);
     const missing = profile.requiredColumns.filter((col) => !have.has(col));
     if (missing.length > 0) {
@@ -163,11 +198,23 @@ async function runSend(
       );
     }
   };
+  const sizes = await inputSizes(specs);
+  bytes.total = [...sizes.values()].every((n) => n !== null)
+    ? [...sizes.values()].reduce<number>((a, n) => a + (n ?? 0), 0)
+    : null;
+  // An input without records is its own outcome (exit 4 when every input is so), never a header error.
+  const emptyInputs: string[] = [];
+  const noRecords = (spec: InputSpec, why: string) => {
+    const source = sourceName(spec);
+    emptyInputs.push(source);
+    log[o.allowEmpty ? 'info' : 'warn']({ event: 'input.empty', source }, `${source}: ${why}`);
+  };
   // Each file's header, checked here and handed on to the reader (the worker pool needs it for later chunks).
   const headers = new Map<InputSpec, string[]>();
   for (const spec of specs) {
-    if (spec.format !== 'csv' || spec.path === '-') continue;
+    if (spec.format !== 'csv' || spec.path === '-' || sizes.get(spec) === 0) continue;
     const columns = await readCsvHeader(spec, { delimiter });
+    if (columns.length === 0) continue; // blank lines only: reported as empty when read
     checkHeader(columns, spec.path);
     headers.set(spec, columns);
   }
@@ -279,15 +326,19 @@ async function runSend(
         } else {
           c.failed += ids.length;
           c.failedBatches++;
+          // A batch never sent (a stop, or the service gave up on) is not a batch that failed after retries.
+          const notSent = out.attempts === 0;
+          const stopped = notSent && (o.stopRequested?.() != null || /interrupt/.test(out.error ?? ''));
           log.warn(
             {
-              event: 'batch.failed',
+              event: stopped ? 'batch.interrupted' : notSent ? 'batch.not_sent' : 'batch.failed',
               batchId: out.batchId,
+              records: ids.length,
               httpStatus: out.httpStatus,
               attempts: out.attempts,
               error: line.error,
             },
-            'batch failed after retries',
+            stopped ? 'interrupted, not sent' : notSent ? 'batch not sent' : 'batch failed after retries',
           );
         }
       },
@@ -367,8 +418,17 @@ async function runSend(
     try {
       outer: for (const spec of specs) {
         if (interrupted) break;
+        if (sizes.get(spec) === 0) {
+          noRecords(spec, spec.path === '-' ? 'empty input' : 'empty file');
+          continue;
+        }
+        const readBefore = c.read;
+        const bytesBefore = bytes.read;
         // read → map → validate, on worker threads for a large file (prepare/choose.ts).
         const chunks = prepareChunks(spec, profile, {
+          onBytes: (n) => {
+            bytes.read += n;
+          },
           mapping: o.mapping,
           delimiter,
           stdin: o.stdin,
@@ -411,6 +471,19 @@ async function runSend(
           }
           interrupted = o.stopRequested?.() ?? null;
           if (interrupted) break outer;
+        }
+        if (c.read === readBefore) {
+          const source = sourceName(spec);
+          noRecords(
+            spec,
+            bytes.read === bytesBefore
+              ? spec.path === '-'
+                ? 'empty input'
+                : 'empty file'
+              : headerSeen.has(source)
+                ? 'only a header, no records'
+                : 'no records (blank lines only)',
+          );
         }
       }
       if (tooManyRejects && !o.dryRun) {
@@ -464,6 +537,7 @@ async function runSend(
       ledger: o.dryRun ? null : ledgerAbs,
       rejects: writesRejects ? rejectsAbs : null,
       ledgerBadLines,
+      emptyInputs,
       ...(tooManyRejects
         ? {
             error: {

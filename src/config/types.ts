@@ -35,6 +35,8 @@ export interface Config {
     ledgerPath: string;
     rejectsPath: string;
     resume: boolean;
+    /** A progress log line this often when stderr is not a TTY (0 = never); `--progress-interval` in seconds. */
+    progressIntervalMs: number;
     /** Most reject lines one run appends (0 = no limit); past it the run stops (INPUT_TOO_MANY_REJECTS). */
     maxRejects: number;
     /** Most bytes one run appends to the rejects file (0 = no limit). */
@@ -43,6 +45,8 @@ export interface Config {
     maxRejectPercent: number;
     rejectSample: number;
   };
+  /** Prometheus metrics of a send run: a textfile-collector file and/or a /metrics port on 127.0.0.1. */
+  metrics: { file?: string; port?: number };
   /**
    * The shared PostgreSQL ledger: `url` postgres://USER@HOST[:PORT]/DB (SVC_LEDGER_URL), the password from a file
    * (SVC_LEDGER_PASSWORD_FILE; else the URL, PGPASSWORD or ~/.pgpass), claims' lease (SVC_LEDGER_LEASE_MS).

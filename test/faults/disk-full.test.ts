@@ -99,7 +99,10 @@ describe('disk full', () => {
     const code1 = Number((await readFile(out('code1'), 'utf8')).trim());
     const stderr1 = await readFile(out('stderr1'), 'utf8');
     expect(code1, stderr1).toBe(1);
-    expect(await readFile(out('stdout1'), 'utf8')).toBe('');
+    // --json (in FAST): stdout holds only the error object.
+    const stdout1 = await readFile(out('stdout1'), 'utf8');
+    expect(stdout1.trim().split('\n')).toHaveLength(1);
+    expect(JSON.parse(stdout1).error).toMatchObject({ code: 'LEDGER_WRITE' });
     const lines = stderr1.trim().split('\n');
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/^svc-ingest: LEDGER_WRITE: cannot write ledger .*ledger\.ndjson: ENOSPC/);

@@ -75,7 +75,8 @@ describe('the ledger lock', () => {
         if (i === k) continue;
         const r = await run.done;
         expect(r.code, r.stderr).toBe(1);
-        expect(r.stdout).toBe('');
+        // --json (in FAST): stdout holds only the error object.
+        expect(JSON.parse(r.stdout).error).toMatchObject({ code: 'LEDGER_LOCKED' });
         const msg = oneLine(r, 'LEDGER_LOCKED');
         expect(msg).toMatch(/is in use by (process \d+|another process)/);
         if (paths[i] === paths[k]) {
@@ -117,7 +118,8 @@ describe('the ledger lock', () => {
     }
     expect(sends()).toBe(0);
     holder.child.stdin!.end();
-    expect((await holder.done).code).toBe(0);
+    // The holder read no record: exit 4 ("no records"), the lock released all the same.
+    expect((await holder.done).code).toBe(4);
     const after = await runCli(['send', ...FAST, file], {
       env: w.env(sim, { SVC_LEDGER_PATH: join(w.dir, 'hard.ndjson') }),
     });
@@ -134,7 +136,9 @@ describe('ledger, rejects and owner file: regular files only, never through a li
     const r = await runCli(['send', ...FAST, file], { env: w.env(sim, env) });
     const ms = Date.now() - t0;
     expect(r.code, r.stderr).toBe(1);
-    expect(r.stdout).toBe('');
+    // --json (in FAST): stdout holds only the error object.
+    expect(r.stdout.trim().split('\n')).toHaveLength(1);
+    expect(JSON.parse(r.stdout).error).toMatchObject({ code: 'LEDGER_PATH_INVALID' });
     expect(oneLine(r, 'LEDGER_PATH_INVALID')).toMatch(what);
     expect(sends()).toBe(0);
     return { r, ms };
