@@ -6,7 +6,7 @@ import type { PlanResult } from '../backfill/plan.ts';
 import { formatBytes, formatStatus } from '../backfill/status.ts';
 import { SvcIngestError } from '../errors.ts';
 import type { InputFormat } from '../read/open.ts';
-import { parseIntOption, printJson, printText } from './common.ts';
+import { addExamples, parseIntOption, printJson, printText } from './common.ts';
 import { addPgLedgerOptions, type PgLedgerOptions, pgLedgerContext } from './pg-ledger.ts';
 
 interface PlanCliOptions extends PgLedgerOptions {
@@ -78,7 +78,14 @@ export function define(program: Command): void {
   const backfill = program
     .command('backfill')
     .description('split a large input across workers on several hosts, through the shared PostgreSQL ledger');
-  addPgLedgerOptions(
+  addExamples(backfill, [
+    [
+      'svc-ingest backfill plan --ledger postgres://svc@db.internal/ledger /shared/exports/2019-*.csv',
+      'cut the inputs into partitions',
+    ],
+    ['svc-ingest backfill status --ledger postgres://svc@db.internal/ledger', 'how far it is'],
+  ]);
+  const plan = addPgLedgerOptions(
     backfill
       .command('plan')
       .description(
@@ -98,20 +105,25 @@ export function define(program: Command): void {
       )
       .option('--delimiter <char>', 'CSV field delimiter (default: the profile’s, else ",")')
       .option('--partition-bytes <n>', `partition size in bytes (default ${DEFAULT_PARTITION_BYTES})`),
-  )
-    .addHelpText(
-      'after',
-      '\nExamples:\n' +
-        '  svc-ingest backfill plan --ledger postgres://svc@db.internal/ledger /shared/exports/2019-*.csv\n' +
-        '  SVC_LEDGER_URL=postgres://svc@127.0.0.1/ledger svc-ingest backfill plan --mapping northwind-csv a.csv b.csv.gz',
-    )
-    .action((files: string[], opts: PlanCliOptions) => runPlan(files, opts));
-  addPgLedgerOptions(
+  ).action((files: string[], opts: PlanCliOptions) => runPlan(files, opts));
+  addExamples(plan, [
+    [
+      'svc-ingest backfill plan --ledger postgres://svc@db.internal/ledger /shared/exports/2019-*.csv',
+      'plan every file',
+    ],
+    [
+      'svc-ingest backfill plan --mapping northwind-csv --partition-bytes 268435456 a.csv b.csv.gz',
+      'with a profile, larger partitions, the ledger from SVC_LEDGER_URL',
+    ],
+  ]);
+  const status = addPgLedgerOptions(
     backfill.command('status').description('partitions by state, records sent, rate and ETA, per worker'),
-  )
-    .addHelpText(
-      'after',
-      '\nExample:\n  svc-ingest backfill status --ledger postgres://svc@db.internal/ledger --json | jq .etaSeconds',
-    )
-    .action((opts: PgLedgerOptions) => runStatus(opts));
+  ).action((opts: PgLedgerOptions) => runStatus(opts));
+  addExamples(status, [
+    [
+      'svc-ingest backfill status --ledger postgres://svc@db.internal/ledger',
+      'partitions, records, rate and ETA',
+    ],
+    ['svc-ingest backfill status --json | jq .etaSeconds', 'seconds left, the ledger from SVC_LEDGER_URL'],
+  ]);
 }

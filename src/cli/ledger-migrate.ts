@@ -2,7 +2,7 @@
 // first use by any command that writes to it).
 import type { Command } from 'commander';
 import { LATEST_VERSION, migrate } from '../ledger/postgres/migrations.ts';
-import { printJson, printText } from './common.ts';
+import { addExamples, printJson, printText } from './common.ts';
 import { addPgLedgerOptions, type PgLedgerOptions, pgLedgerContext } from './pg-ledger.ts';
 
 async function runMigrate(opts: PgLedgerOptions): Promise<void> {
@@ -37,19 +37,31 @@ async function runMigrate(opts: PgLedgerOptions): Promise<void> {
  * Register after the module that declares `ledger`.
  */
 export function define(program: Command): void {
-  const ledger =
-    program.commands.find((c) => c.name() === 'ledger') ??
-    program.command('ledger').description('inspect and maintain the ledger');
-  addPgLedgerOptions(
+  let ledger = program.commands.find((c) => c.name() === 'ledger');
+  if (!ledger) {
+    ledger = program.command('ledger').description('inspect and maintain the ledger');
+    addExamples(ledger, [
+      [
+        'svc-ingest ledger migrate --ledger postgres://svc@db.internal/ledger',
+        'create or upgrade the schema',
+      ],
+    ]);
+  }
+  const migrateCmd = addPgLedgerOptions(
     ledger
       .command('migrate')
       .description(
         `create or upgrade the shared PostgreSQL ledger's schema (to version ${LATEST_VERSION}); safe to run again`,
       ),
-  )
-    .addHelpText(
-      'after',
-      '\nExample:\n  svc-ingest ledger migrate --ledger postgres://svc@db.internal:5432/ledger',
-    )
-    .action((opts: PgLedgerOptions) => runMigrate(opts));
+  ).action((opts: PgLedgerOptions) => runMigrate(opts));
+  addExamples(migrateCmd, [
+    [
+      'svc-ingest ledger migrate --ledger postgres://svc@db.internal:5432/ledger',
+      'create or upgrade the schema',
+    ],
+    [
+      'SVC_LEDGER_PASSWORD_FILE=/run/secrets/pg svc-ingest ledger migrate --json',
+      'the URL from SVC_LEDGER_URL',
+    ],
+  ]);
 }

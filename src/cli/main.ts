@@ -2,8 +2,8 @@
 import { Command, CommanderError } from 'commander';
 import { type ErrorCode, ExitError, exitStatusOf, SvcIngestError } from '../errors.ts';
 import { maskCardNumbers } from '../mask.ts';
-import { addExamples } from './common.ts';
 import * as backfill from './backfill.ts';
+import { addExamples } from './common.ts';
 import * as ledgerMigrate from './ledger-migrate.ts';
 import * as reconcile from './reconcile.ts';
 import * as redemptions from './redemptions.ts';
