@@ -2,7 +2,9 @@
 import { Command, CommanderError } from 'commander';
 import { type ErrorCode, ExitError, exitStatusOf, SvcIngestError } from '../errors.ts';
 import { maskCardNumbers } from '../mask.ts';
+import * as backfill from './backfill.ts';
 import { addExamples } from './common.ts';
+import * as ledgerMigrate from './ledger-migrate.ts';
 import * as reconcile from './reconcile.ts';
 import * as redemptions from './redemptions.ts';
 import * as send from './send.ts';
@@ -27,7 +29,8 @@ const program = new Command('svc-ingest')
   .showHelpAfterError('(run with --help for usage)')
   .exitOverride();
 
-for (const mod of [send, simulate, redemptions, stores, tickets, reconcile]) mod.define(program);
+for (const mod of [send, simulate, redemptions, stores, tickets, reconcile, backfill, ledgerMigrate])
+  mod.define(program);
 addExamples(program, [
   [
     'svc-ingest send --mapping northwind-csv samples/northwind.csv',

@@ -128,6 +128,15 @@ export const CONFIG_KEYS: readonly KeySpec[] = [
     max: 10_000,
     env: 'SVC_WEBHOOK_MAX_CONNECTIONS',
   },
+  { path: 'ledger.url', kind: 'string', optional: true, nonEmpty: true, env: 'SVC_LEDGER_URL' },
+  {
+    path: 'ledger.passwordFile',
+    kind: 'string',
+    optional: true,
+    file: true,
+    env: 'SVC_LEDGER_PASSWORD_FILE',
+  },
+  { path: 'ledger.leaseMs', kind: 'int', min: 1000, max: 3_600_000, env: 'SVC_LEDGER_LEASE_MS' },
   { path: 'log.level', kind: 'level', env: 'SVC_LOG_LEVEL' },
 ];
 

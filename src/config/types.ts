@@ -54,6 +54,11 @@ export interface Config {
    * timeout and the connection cap.
    */
   webhook: { secretEnv?: string; secretFile?: string; timeoutMs: number; maxConnections: number };
+  /**
+   * The shared PostgreSQL ledger: `url` postgres://USER@HOST[:PORT]/DB (SVC_LEDGER_URL), the password from a file
+   * (SVC_LEDGER_PASSWORD_FILE; else the URL, PGPASSWORD or ~/.pgpass), claims' lease (SVC_LEDGER_LEASE_MS).
+   */
+  ledger: { url?: string; passwordFile?: string; leaseMs: number };
   /** SVC_LOG_LEVEL */
   log: { level: string };
 }
