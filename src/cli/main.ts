@@ -2,7 +2,9 @@
 import { Command, CommanderError } from 'commander';
 import { type ErrorCode, ExitError, exitStatusOf, SvcIngestError } from '../errors.ts';
 import { maskCardNumbers } from '../mask.ts';
+import * as backfill from './backfill.ts';
 import { addExamples } from './common.ts';
+import * as ledgerMigrate from './ledger-migrate.ts';
 import * as reconcile from './reconcile.ts';
 import * as redemptions from './redemptions.ts';
 import * as send from './send.ts';
@@ -29,7 +31,8 @@ const program = new Command('svc-ingest')
   .configureOutput({ writeErr: (text) => process.stderr.write(maskCardNumbers(text)) })
   .exitOverride();
 
-for (const mod of [send, simulate, redemptions, stores, tickets, reconcile]) mod.define(program);
+for (const mod of [send, simulate, redemptions, stores, tickets, reconcile, backfill, ledgerMigrate])
+  mod.define(program);
 addExamples(program, [
   [
     'svc-ingest send --mapping northwind-csv samples/northwind.csv',
