@@ -19,19 +19,24 @@ const { visa, visa2, visa13, mastercard, mastercard2, amex, discover, jcb, diner
 /** The service, as a capture server: answers 200 (or the scripted error) and keeps every body it received. */
 interface Capture {
   url: string;
+  /** Bodies of the POSTs to the transactions endpoint. */
   bodies: string[];
+  /** Every request as received (method, URL, body), whatever its endpoint. */
+  all: string[];
   /** Answer every request with this status and body (an error envelope echoing card numbers). */
   failWith: { status: number; body: string } | null;
 }
 let server: Server;
-const capture: Capture = { url: '', bodies: [], failWith: null };
+const capture: Capture = { url: '', bodies: [], all: [], failWith: null };
 
 beforeAll(async () => {
   server = createServer((req: IncomingMessage, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      capture.bodies.push(Buffer.concat(chunks).toString('utf8'));
+      const body = Buffer.concat(chunks).toString('utf8');
+      capture.all.push(`${req.method} ${req.url}\n${JSON.stringify(req.headers)}\n${body}`);
+      if (req.method === 'POST' && req.url?.startsWith('/v2/data/transactions')) capture.bodies.push(body);
       res.setHeader('content-type', 'application/json');
       if (capture.failWith) {
         res.statusCode = capture.failWith.status;
@@ -48,6 +53,7 @@ beforeAll(async () => {
 afterAll(() => new Promise<void>((r) => server.close(() => r())));
 beforeEach(() => {
   capture.bodies = [];
+  capture.all = [];
   capture.failWith = null;
 });
 
@@ -216,6 +222,7 @@ describe('no card number leaves: the service, files and streams, on hostile inpu
 
         // The service saw every good record, and not one Luhn-valid window in any byte of any request.
         const sent = new Set<string>();
+        for (const request of capture.all) expect(pansIn(request)).toEqual([]);
         for (const body of capture.bodies) {
           expect(luhnWindows(body)).toEqual([]);
           expect(pansIn(body)).toEqual([]);
