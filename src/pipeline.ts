@@ -10,11 +10,11 @@ import { nullRejectsWriter, openRejectsWriter, type RejectsWriter } from './ledg
 import type { LedgerLine } from './ledger/types.ts';
 import { type LedgerWriter, openLedgerWriter } from './ledger/writer.ts';
 import type { Logger } from './log.ts';
-import { checkHeader as checkProfileHeader } from './map/columns.ts';
 import { loadProfile } from './map/profile.ts';
 import { maskCardNumbers, maskDeep } from './mask.ts';
 import { type PreparedItem, prepareChunks } from './prepare/choose.ts';
-import { type InputFormat, type InputSpec, readCsvHeader, resolveInputs } from './read/open.ts';
+import { openInputs } from './prepare/inputs.ts';
+import type { InputFormat } from './read/open.ts';
 import { createDispatcher, OutageError, type PostTransactions } from './send/dispatcher.ts';
 
 export interface SendOptions {
@@ -132,17 +132,13 @@ async function runSend(
 
   // Everything that can refuse to run does so before anything is sent.
   const profile = await loadProfile(o.mapping);
-  // --format beats the extension; the profile's format is only a hint for standard input.
-  const specs = (await resolveInputs(o.inputs, { format: o.format })).map((spec) =>
-    spec.sniff && profile.format ? { ...spec, format: profile.format, sniff: false } : spec,
-  );
-  const delimiter = o.delimiter ?? profile.delimiter;
-  const checkHeader = (columns: string[], source: string) =>
-    checkProfileHeader(profile, columns, source, {
-      strict: o.strict,
-      warn: (message, use) =>
-        log.warn({ event: 'mapping.column_missing', rule: use.rule, column: use.column, source }, message),
-    });
+  const { specs, delimiter, headers, onHeader } = await openInputs(o.inputs, profile, {
+    format: o.format,
+    delimiter: o.delimiter,
+    strict: o.strict,
+    warn: (message, use) =>
+      log.warn({ event: 'mapping.column_missing', rule: use.rule, column: use.column }, message),
+  });
   // Fields the profile lets records go without ("required": false): said once a run, when it first happens.
   const relaxedSeen = new Set<string>();
   const noteRelaxed = (item: Extract<PreparedItem, { kind: 'tx' }>) => {
@@ -155,15 +151,6 @@ async function runSend(
       );
     }
   };
-  // Each file's header, checked here and handed on to the reader (the worker pool needs it for later chunks).
-  const headers = new Map<InputSpec, string[]>();
-  for (const spec of specs) {
-    if (spec.format !== 'csv' || spec.path === '-') continue;
-    const columns = await readCsvHeader(spec, { delimiter });
-    checkHeader(columns, spec.path);
-    headers.set(spec, columns);
-  }
-
   let lock: LedgerLock | null = null;
   let ledger: LedgerWriter | null = null;
   let rejects: RejectsWriter = nullRejectsWriter();
@@ -317,7 +304,7 @@ async function runSend(
           mapping: o.mapping,
           delimiter,
           stdin: o.stdin,
-          onHeader: spec.path === '-' ? checkHeader : undefined,
+          onHeader: spec.path === '-' ? onHeader : undefined,
           columns: headers.get(spec),
           dryRun: o.dryRun,
           concurrency: o.concurrency,
