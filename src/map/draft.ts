@@ -107,6 +107,19 @@ const KNOWN: Partial<Record<TransactionField, string[]>> = {
   acquirerReferenceNumber: ['arn', 'acqrefnum'],
 };
 const PAN_NAMES = ['cardnumber', 'pan', 'cardno', 'primaryaccountnumber'];
+/** Separate date and time columns, combined with a template. */
+const DATE_TIME: Partial<Record<TransactionField, Array<[string, string]>>> = {
+  transactionTimestamp: [
+    ['txndate', 'txntime'],
+    ['transactiondate', 'transactiontime'],
+    ['date', 'time'],
+  ],
+  transactionPostingTimestamp: [
+    ['postdate', 'posttime'],
+    ['postingdate', 'postingtime'],
+    ['posteddate', 'postedtime'],
+  ],
+};
 const AMOUNTS = new Set<string>(['postedAmount', 'authorizationAmount', 'cashBackAtPointOfSaleAmount']);
 const TIMES = new Set<string>(['transactionTimestamp', 'transactionPostingTimestamp']);
 
@@ -176,8 +189,18 @@ export function draftProfile(src: {
   for (const field of Object.keys(TRANSACTION_FIELDS) as TransactionField[]) {
     const names = [norm(field), ...(KNOWN[field] ?? [])];
     const from = names.map((n) => byNorm.get(n)).find((p) => p !== undefined);
+    const pair = (DATE_TIME[field] ?? [])
+      .map(([d, t]) => [byNorm.get(d), byNorm.get(t)])
+      .find((p): p is [string, string] => p[0] !== undefined && p[1] !== undefined);
     if (from !== undefined) fields[field] = ruleFor(field, from, paths.get(from));
-    else if (field === 'paymentNetworkMerchantIdType') fields[field] = { const: 'MID' };
+    else if (pair !== undefined) {
+      const sample = `${paths.get(pair[0]) ?? ''} ${paths.get(pair[1]) ?? ''}`;
+      fields[field] = {
+        template: `{${pair[0]}} {${pair[1]}}`,
+        timestamp: true,
+        description: `TODO: give the pattern ("format") and the zone of ${JSON.stringify(sample)}`,
+      };
+    } else if (field === 'paymentNetworkMerchantIdType') fields[field] = { const: 'MID' };
     else if (REQUIRED_FIELDS.includes(field))
       fields[field] = {
         from: '?',

@@ -5,7 +5,10 @@ import { runCli } from '../helpers/cli.ts';
 
 type Tx = Record<string, unknown>;
 
-async function mapSample(mapping: string, file: string): Promise<{ txs: Tx[]; stderr: string; code: number | null }> {
+async function mapSample(
+  mapping: string,
+  file: string,
+): Promise<{ txs: Tx[]; stderr: string; code: number | null }> {
   const r = await runCli(['map', '--mapping', mapping, `samples/${file}`]);
   const txs = r.stdout
     .trim()
