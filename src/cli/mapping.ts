@@ -119,7 +119,7 @@ async function firstRecord(
 }
 
 async function runCheck(name: string, file: string | undefined, flags: CheckFlags): Promise<number> {
-  const [{ loadProfile }, { openInputs }, { compileGetter }] = await Promise.all([
+  const [{ loadProfile }, { openInputs }, { compileGetter, PathError }] = await Promise.all([
     import('../map/profile.ts'),
     import('../prepare/inputs.ts'),
     import('../map/path.ts'),
@@ -156,8 +156,17 @@ async function runCheck(name: string, file: string | undefined, flags: CheckFlag
     if (first === undefined) lines.push(`${file}: no record to check the paths against`);
     else {
       let absent = 0;
+      // A column's text has its escapes removed: one that no longer parses as a path is a key as it is.
+      const readPath = (text: string) => {
+        try {
+          return compileGetter(text);
+        } catch (err) {
+          if (!(err instanceof PathError)) throw err;
+          return (rec: Record<string, unknown>) => rec[text];
+        }
+      };
       for (const use of profile.columns) {
-        if (compileGetter(use.column)(first.fields) !== undefined) continue;
+        if (readPath(use.column)(first.fields) !== undefined) continue;
         absent++;
         warn(
           `${file}: the first record has nothing at ${JSON.stringify(use.column)} named by ${use.rule}${use.required ? ' (a required field)' : ''}`,

@@ -10,7 +10,7 @@ import { addError, REQUIRED_FIELDS, validateTransaction } from '../validate/vali
 import { toMinorUnits } from './amount.ts';
 import { currencyExponent, toCountryAlpha2, toCurrencyAlpha3, toStateCode } from './codes.ts';
 import { MapFail, quote } from './fail.ts';
-import { type Getter, PathError, compileGetter as parseGetter } from './path.ts';
+import { type Getter, PathError, compileGetter as parseGetter, pathText } from './path.ts';
 import type { ColumnUse, CompiledProfile } from './profile.ts';
 import { compileTimestamp } from './timestamp.ts';
 
@@ -150,7 +150,10 @@ function compileSource(
     const from = rule.from;
     if (typeof from !== 'string' || from === '')
       bad(env.source, `${path}.from`, 'a column name or dotted path', from);
-    return { get: getterAt(env, `${path}.from`, from), columns: [{ column: from, rule: `${path}.from` }] };
+    return {
+      get: getterAt(env, `${path}.from`, from),
+      columns: [{ column: pathText(from), rule: `${path}.from` }],
+    };
   }
   if (rule.template !== undefined) {
     const t = rule.template;
@@ -163,7 +166,7 @@ function compileSource(
     for (let m = re.exec(t); m !== null; m = re.exec(t)) {
       literals.push(t.slice(last, m.index));
       const col = m[1] as string;
-      columns.push({ column: col, rule: `${path}.template` });
+      columns.push({ column: pathText(col), rule: `${path}.template` });
       getters.push(getterAt(env, `${path}.template`, col));
       last = m.index + m[0].length;
     }
@@ -211,7 +214,7 @@ function compileSource(
     const n = getters.length;
     const escapedSep = `\\${sep}`;
     return {
-      columns: cols.map((c, i) => ({ column: c, rule: `${path}.hash.of[${i}]` })),
+      columns: cols.map((c, i) => ({ column: pathText(c), rule: `${path}.hash.of[${i}]` })),
       get: (rec) => {
         // Parts joined by the separator, as before, while no part holds it (so ids made earlier stay the
         // same); otherwise every backslash and separator inside a part is escaped with a backslash. A plain
@@ -786,7 +789,8 @@ export function compileProfile(doc: unknown, source: string, defaultName: string
     const needed = required.has(f) && !compiled.hasDefault;
     for (const c of compiled.columns) columns.push({ ...c, field: f, required: needed });
   }
-  if (pan !== undefined) columns.push({ column: pan.from, rule: 'pan.from', field: 'iin', required: false });
+  if (pan !== undefined)
+    columns.push({ column: pathText(pan.from), rule: 'pan.from', field: 'iin', required: false });
   const missing = REQUIRED_FIELDS.filter((f) => !explicit.has(f));
   if (missing.length > 0)
     bad(

@@ -14,6 +14,18 @@ export type PathStep = { key: string } | { index: number } | { where: string; eq
 /** A path the language does not understand; the message says what was expected. */
 export class PathError extends Error {}
 
+/** `\[`, `\]`, `\.` and `\\` stand for the character itself (a CSV header such as `Amount [USD]`). */
+const ESCAPABLE = '[].\\';
+
+/**
+ * The text a path names as one key: escapes removed. Looked up first, as a whole, in every record (a
+ * CSV header `merchant.city` or `Amount [USD]`), and the column name checked against CSV headers.
+ * @example pathText('Amount \\[USD\\]') // 'Amount [USD]'
+ */
+export function pathText(path: string): string {
+  return path.includes('\\') ? path.replace(/\\([[\].\\])/g, '$1') : path;
+}
+
 const INDEX = /^-?\d{1,9}$/;
 const SELECTOR_HELP = 'a selector [n] or [key=value]';
 
@@ -35,7 +47,8 @@ function parseSelector(path: string, inner: string): PathStep {
 
 /**
  * Parse a path. Dots separate keys (outside brackets); `[n]` picks an array element by position,
- * `[key=value]` the first element whose `key` is `value` (compared as text; quotes optional).
+ * `[key=value]` the first element whose `key` is `value` (compared as text; quotes optional); a
+ * backslash before `[`, `]`, `.` or another backslash makes it part of the key.
  * Throws PathError for anything else: a stray or unclosed bracket, an empty selector, a selector not
  * after a key, `[*]`, a `*` key, or a JSONPath `$` root.
  * @example parsePath('merchant.city') // [{ key: 'merchant' }, { key: 'city' }]
@@ -54,7 +67,15 @@ export function parsePath(path: string): PathStep[] {
   };
   for (let i = 0; i < path.length; i++) {
     const ch = path[i] as string;
-    if (ch === '[') {
+    const next = path[i + 1];
+    if (ch === '\\' && next !== undefined && ESCAPABLE.includes(next)) {
+      if (afterSelector)
+        throw new PathError(
+          `"." or a selector after "]", got ${JSON.stringify(ch)} in ${JSON.stringify(path)}`,
+        );
+      name += next;
+      i++;
+    } else if (ch === '[') {
       const close = path.indexOf(']', i + 1);
       const inner = close < 0 ? '' : path.slice(i + 1, close);
       if (close < 0 || inner.includes('['))
@@ -108,11 +129,12 @@ function step(o: unknown, s: PathStep): unknown {
  */
 export function compileGetter(path: string): Getter {
   const steps = parsePath(path);
-  if (steps.length === 1 && 'key' in (steps[0] as PathStep)) return (rec) => rec[path];
+  const text = pathText(path);
+  if (steps.length === 1 && 'key' in (steps[0] as PathStep)) return (rec) => rec[text];
   if (steps.every((s) => 'key' in s)) {
     const parts = steps.map((s) => (s as { key: string }).key);
     return (rec) => {
-      const literal = rec[path];
+      const literal = rec[text];
       if (literal !== undefined) return literal;
       let o: unknown = rec;
       for (let i = 0; i < parts.length; i++) {
@@ -123,7 +145,7 @@ export function compileGetter(path: string): Getter {
     };
   }
   return (rec) => {
-    const literal = rec[path];
+    const literal = rec[text];
     if (literal !== undefined) return literal;
     let o: unknown = rec;
     for (let i = 0; i < steps.length; i++) {

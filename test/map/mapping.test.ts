@@ -419,9 +419,17 @@ describe('paths: array selectors, and a load-time error for what the language do
     );
     expect(invalid({ fields: BASE, pan: { from: 'card[' } })).toMatch(/^MAPPING_INVALID: pan\.from: /);
   });
-  it('a CSV header with dots or brackets in it is read as it is', () => {
+  it('a CSV header with dots in it is read as it is; brackets are escaped with a backslash', () => {
     expect(get('Txn No.', { 'Txn No.': 'n-1' })).toBe('n-1');
     expect(get('merchant.city', { 'merchant.city': 'Mesa' })).toBe('Mesa');
+    expect(get('Amount \\[USD\\]', { 'Amount [USD]': '12' })).toBe('12');
+    expect(get('a\\.b.c', { 'a.b': { c: 'nested' } })).toBe('nested');
+    expect(get('C:\\Temp', { 'C:\\Temp': 'kept' })).toBe('kept');
+    expect(invalid({ fields: { ...BASE, acquirerReferenceNumber: 'Amount [USD]' } })).toMatch(
+      /fields\.acquirerReferenceNumber\.from: expected a selector \[n\] or \[key=value\], got \[USD\]/,
+    );
+    const p = profile({ acquirerReferenceNumber: 'Amount \\[USD\\]' });
+    expect(p.columns.find((c) => c.field === 'acquirerReferenceNumber')?.column).toBe('Amount [USD]');
   });
 });
 
