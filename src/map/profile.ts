@@ -3,9 +3,10 @@
 // The profile language is documented, one example per feature, in the README ("Mapping profiles").
 // In short: { "name", "format", "delimiter", "timeZone", "pan": {"from", "iinLength"},
 //   "fields": { "<TransactionNotification field>": "COLUMN" | { source, options, conversion } } }
-// where a source is one of from / template / const / hash, options are default, trim, maxLength,
-// case, zeroPad, else, and a conversion is one of amount / timestamp / boolean / integer /
-// currency / country / state / enum. `const`, `default` and `else` are output values.
+// where a source is one of from / template / const / hash (columns and paths: path.ts), options are
+// default, else, trim, maxLength, case, zeroPad, slice, split, match, required, and a conversion is one
+// of amount / timestamp / boolean / integer / currency / country / state / enum. `const`, `default` and
+// `else` are output values.
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { TransactionField, TransactionNotification } from '../client/models.ts';
