@@ -6,6 +6,15 @@ import { SvcIngestError } from '../errors.ts';
 import { createLogger, type Logger } from '../log.ts';
 
 /**
+ * Adds an "Examples:" block to a command's --help: each example a command line with a comment above it.
+ * @example addExamples(cmd, [['svc-ingest stores --ad 100001 --postal-code 10001 --radius 5000', 'by postal code']])
+ */
+export function addExamples(cmd: Command, examples: Array<[command: string, what: string]>): Command {
+  const lines = examples.map(([command, what]) => `  # ${what}\n  ${command}`);
+  return cmd.addHelpText('after', `\nExamples:\n${lines.join('\n')}`);
+}
+
+/**
  * Values of the common flags as commander parses them.
  * @example { baseUrl: 'https://svc.example', timeout: '5000', config: 'prod.json', insecureHttp: undefined, logLevel: 'debug' }
  */

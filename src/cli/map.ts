@@ -3,6 +3,7 @@
 import { once } from 'node:events';
 import { type Command, Option } from 'commander';
 import { EXIT, SvcIngestError } from '../errors.ts';
+import { addExamples } from './common.ts';
 
 interface MapFlags {
   mapping: string;
@@ -13,8 +14,9 @@ interface MapFlags {
 }
 
 export function define(program: Command): void {
-  program
+  const cmd = program
     .command('map')
+    .summary('try a mapping profile: mapped records on stdout, rejects on stderr; nothing sent')
     .description(
       'Try a mapping profile: print each record of the input as the TransactionNotification it becomes\n' +
         '(NDJSON on stdout, card numbers masked) and each reject with its line and reasons on stderr.\n' +
@@ -38,15 +40,21 @@ export function define(program: Command): void {
     .addHelpText(
       'after',
       '\nExit status: 0 every record mapped; 1 could not run (bad profile, unreadable input, missing column);\n' +
-        '2 some records rejected (the same verdicts as send, duplicate transactionIds included).\n' +
-        'Examples:\n' +
-        '  svc-ingest map --mapping northwind-csv --limit 5 samples/northwind.csv\n' +
-        '  svc-ingest map --mapping ./my-bank.json export.csv 2>rejects.txt | jq .postedAmount\n' +
-        '  zcat feed.ndjson.gz | svc-ingest map --mapping lithic --format ndjson - >/dev/null',
-    )
-    .action(async (inputs: string[], flags: MapFlags) => {
-      process.exitCode = await runMap(inputs, flags);
-    });
+        '2 some records rejected (the same verdicts as send, duplicate transactionIds included).',
+    );
+  addExamples(cmd, [
+    ['svc-ingest map --mapping northwind-csv --limit 5 samples/northwind.csv', 'the first five records'],
+    [
+      'svc-ingest map --mapping ./my-bank.json export.csv 2>rejects.txt | jq .postedAmount',
+      'a profile being written',
+    ],
+    [
+      'zcat feed.ndjson.gz | svc-ingest map --mapping lithic --format ndjson - >/dev/null',
+      'only the rejects',
+    ],
+  ]).action(async (inputs: string[], flags: MapFlags) => {
+    process.exitCode = await runMap(inputs, flags);
+  });
 }
 
 function positiveInt(value: string | undefined, flag: string): number | undefined {

@@ -2,7 +2,7 @@
 import path from 'node:path';
 import { type Command, Option } from 'commander';
 import { EXIT, SvcIngestError } from '../errors.ts';
-import { printJson, printText } from './common.ts';
+import { addExamples, printJson, printText } from './common.ts';
 
 interface CheckFlags {
   format?: 'csv' | 'ndjson';
@@ -11,37 +11,35 @@ interface CheckFlags {
 }
 
 export function define(program: Command): void {
-  program
+  const list = program
     .command('mappings')
     .description('List the built-in mapping profiles (--mapping NAME) with what each reads.')
-    .option('--json', 'one JSON array of {name, description, format} on stdout')
-    .addHelpText(
-      'after',
-      "\nExamples:\n  svc-ingest mappings\n  svc-ingest mappings --json | jq -r '.[].name'",
-    )
-    .action(async (flags: { json?: boolean }) => {
-      const { listProfiles } = await import('../map/profile.ts');
-      const list = await listProfiles();
-      if (flags.json) return printJson(list);
-      const width = Math.max(...list.map((p) => p.name.length));
-      printText(
-        list.map((p) => `${p.name.padEnd(width)}  ${(p.format ?? 'any').padEnd(6)}  ${p.description}`),
-      );
-    });
+    .option('--json', 'one JSON array of {name, description, format} on stdout');
+  addExamples(list, [
+    ['svc-ingest mappings', 'names, formats and descriptions'],
+    ["svc-ingest mappings --json | jq -r '.[].name'", 'the names only'],
+  ]).action(async (flags: { json?: boolean }) => {
+    const { listProfiles } = await import('../map/profile.ts');
+    const profiles = await listProfiles();
+    if (flags.json) return printJson(profiles);
+    const width = Math.max(...profiles.map((p) => p.name.length));
+    printText(
+      profiles.map((p) => `${p.name.padEnd(width)}  ${(p.format ?? 'any').padEnd(6)}  ${p.description}`),
+    );
+  });
 
   const mapping = program
     .command('mapping')
-    .description('Write a mapping profile: check one (and its columns against an export), or draft one.')
-    .addHelpText(
-      'after',
-      '\nExamples:\n' +
-        '  svc-ingest mapping draft export.csv > my-bank.json\n' +
-        '  svc-ingest mapping check my-bank.json export.csv\n' +
-        '  svc-ingest map --mapping my-bank.json --limit 20 export.csv',
-    );
+    .description('Write a mapping profile: check one (and its columns against an export), or draft one.');
+  addExamples(mapping, [
+    ['svc-ingest mapping draft export.csv > my-bank.json', 'a first profile from the header and first row'],
+    ['svc-ingest mapping check my-bank.json export.csv', 'the profile, and its columns against the header'],
+    ['svc-ingest map --mapping my-bank.json --limit 20 export.csv', 'what it makes of the first records'],
+  ]);
 
-  mapping
+  const check = mapping
     .command('check')
+    .summary('check a profile, and its columns against an export')
     .description(
       'Load and check a profile (a bad key is reported with its JSON path); with FILE, check every column\n' +
         "the profile names against the file's CSV header (NDJSON: against its first record).",
@@ -59,17 +57,21 @@ export function define(program: Command): void {
     .addHelpText(
       'after',
       '\nExit status: 0 the profile is valid (and FILE has its required columns); 1 it is not (one line\n' +
-        'naming the file and the JSON path of the bad key), or FILE lacks a column.\n' +
-        'Examples:\n' +
-        '  svc-ingest mapping check northwind-csv samples/northwind.csv\n' +
-        '  svc-ingest mapping check --strict ./my-bank.json export.csv.gz',
-    )
-    .action(async (profile: string, file: string | undefined, flags: CheckFlags) => {
-      process.exitCode = await runCheck(profile, file, flags);
-    });
+        'naming the file and the JSON path of the bad key), or FILE lacks a column.',
+    );
+  addExamples(check, [
+    ['svc-ingest mapping check northwind-csv samples/northwind.csv', 'a built-in profile against a sample'],
+    [
+      'svc-ingest mapping check --strict ./my-bank.json export.csv.gz',
+      'every column a rule names must exist',
+    ],
+  ]).action(async (profile: string, file: string | undefined, flags: CheckFlags) => {
+    process.exitCode = await runCheck(profile, file, flags);
+  });
 
-  mapping
+  const draft = mapping
     .command('draft')
+    .summary("propose a profile from an export's header or first object")
     .description(
       'Propose a profile for an export from its CSV header and first row (or its first NDJSON object),\n' +
         'matching known column names; guesses are marked TODO. Prints the profile JSON on stdout.',
@@ -82,16 +84,13 @@ export function define(program: Command): void {
       ]),
     )
     .option('--delimiter <char>', 'CSV delimiter (default ",")')
-    .option('--name <name>', 'profile name (default: the file name)')
-    .addHelpText(
-      'after',
-      '\nExamples:\n' +
-        '  svc-ingest mapping draft export.csv > config/mappings/my-bank.json\n' +
-        '  svc-ingest mapping draft --format ndjson feed.jsonl | jq .fields',
-    )
-    .action(async (file: string, flags: CheckFlags & { name?: string }) => {
-      await runDraft(file, flags);
-    });
+    .option('--name <name>', 'profile name (default: the file name)');
+  addExamples(draft, [
+    ['svc-ingest mapping draft export.csv > config/mappings/my-bank.json', 'a starting point to edit'],
+    ['svc-ingest mapping draft --format ndjson feed.jsonl | jq .fields', 'what it matched'],
+  ]).action(async (file: string, flags: CheckFlags & { name?: string }) => {
+    await runDraft(file, flags);
+  });
 }
 
 /** The first record of an input (with its format), or undefined when it holds none. */

@@ -6,6 +6,7 @@ import type { LedgerReadStats } from '../ledger/read.ts';
 import { readLedger } from '../ledger/read.ts';
 import {
   addConnectionOptions,
+  addExamples,
   type CommonOptions,
   parseIntOption,
   printJson,
@@ -130,7 +131,7 @@ export async function runReconcile(opts: ReconcileOptions): Promise<void> {
 }
 
 export function define(program: Command): void {
-  addConnectionOptions(
+  const cmd = addConnectionOptions(
     program
       .command('reconcile')
       .description(
@@ -140,5 +141,12 @@ export function define(program: Command): void {
       .option('--ledger <path>', 'ledger to read (default: send.ledgerPath, env SVC_LEDGER_PATH)')
       .option('--lookback-days <n>', 'lookbackWindowInDays, 0..396 (service default 120)')
       .option('--json', 'print the report as JSON on stdout'),
-  ).action(async (opts: ReconcileOptions) => runReconcile(opts));
+  );
+  addExamples(cmd, [
+    ['svc-ingest reconcile --customer cust-0001 --customer cust-0002', 'two customers, default ledger'],
+    [
+      'svc-ingest reconcile --customer cust-0001 --ledger /var/lib/svc-ingest/transactions.ndjson --json',
+      'a named ledger, report as JSON',
+    ],
+  ]).action(async (opts: ReconcileOptions) => runReconcile(opts));
 }

@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { SvcIngestError } from '../errors.ts';
 import { createLogger } from '../log.ts';
 import type { SimulatorOptions } from '../simulator/index.ts';
+import { addExamples } from './common.ts';
 
 /**
  * Raw flag values as commander hands them over (all strings until checked).
@@ -130,7 +131,7 @@ export async function runSimulate(flags: SimulateFlags): Promise<void> {
 }
 
 export function define(program: Command): void {
-  program
+  const cmd = program
     .command('simulate')
     .description('Run the embedded simulator of the whole service on loopback until SIGINT/SIGTERM.')
     .addHelpText(
@@ -171,8 +172,18 @@ export function define(program: Command): void {
     .option('--tls-key <file>', 'PEM private key for --tls-cert')
     .option('--tls-ca <file>', 'PEM CA bundle for client certificates (default: none)')
     .option('--tls-request-cert', 'demand a client certificate signed by --tls-ca (mutual TLS; default: off)')
-    .option('--log-level <level>', 'log level on stderr', 'info')
-    .action(async (flags: SimulateFlags) => {
-      await runSimulate(flags);
-    });
+    .option('--log-level <level>', 'log level on stderr', 'info');
+  addExamples(cmd, [
+    ['svc-ingest simulate --port 8080', 'a healthy service on http://127.0.0.1:8080'],
+    [
+      'svc-ingest simulate --port 8080 --fail-rate 0.2 --latency-ms 50',
+      'one request in five fails, 50 ms each',
+    ],
+    [
+      'svc-ingest simulate --port 0 --poison t-9 --seed 7 | head -1',
+      'any free port; the URL is the first line',
+    ],
+  ]).action(async (flags: SimulateFlags) => {
+    await runSimulate(flags);
+  });
 }

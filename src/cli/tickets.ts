@@ -7,6 +7,7 @@ import { EXIT, ExitError } from '../errors.ts';
 import { createLogger } from '../log.ts';
 import {
   addConnectionOptions,
+  addExamples,
   type CommonOptions,
   loadCommandConfig,
   parseIntOption,
@@ -138,7 +139,16 @@ export function define(program: Command): void {
   const tickets = program
     .command('tickets')
     .description('customer-issue tickets: create, get, listen for updates');
-  addConnectionOptions(
+  addExamples(tickets, [
+    ['svc-ingest tickets listen --port 8081 --until-closed T-1 &', 'receive the updates of ticket T-1'],
+    [
+      'svc-ingest tickets create --ticket-id T-1 --customer cust-0001 --offer 100001 --transaction 123 --description "Reward not credited"',
+      'open it',
+    ],
+    ['svc-ingest tickets get T-1', 'read it back'],
+    ['svc-ingest help tickets create', "one sub-command's options"],
+  ]);
+  const create = addConnectionOptions(
     tickets
       .command('create')
       .description('open a ticket (202 = received; the outcome arrives on the webhook)')
@@ -149,15 +159,29 @@ export function define(program: Command): void {
       .requiredOption('--description <text>', 'expected versus observed behaviour')
       .option('--author <email>', 'authorEmailAddress')
       .option('--json', 'print the answer as JSON on stdout'),
-  ).action(async (opts: CreateOptions) => runCreate(opts));
-  addConnectionOptions(
+  );
+  addExamples(create, [
+    [
+      'svc-ingest tickets create --ticket-id T-1 --customer cust-0001 --offer 100001 --transaction 123 --transaction 124 --description "Reward not credited after purchase"',
+      'two transactions of one offer',
+    ],
+    [
+      'svc-ingest tickets create --ticket-id T-2 --customer cust-0002 --offer 100002 --transaction 9 --description "Wrong amount" --author ops@bank.example --json',
+      'with an author, answer as JSON',
+    ],
+  ]).action(async (opts: CreateOptions) => runCreate(opts));
+  const get = addConnectionOptions(
     tickets
       .command('get')
       .description('read a ticket back by your ticket id')
       .argument('<id>', 'sourceTicketId')
       .option('--json', 'print the ticket as JSON on stdout'),
-  ).action(async (id: string, opts: GetOptions) => runGet(id, opts));
-  addConnectionOptions(
+  );
+  addExamples(get, [
+    ['svc-ingest tickets get T-1', 'status, dates, resolution'],
+    ['svc-ingest tickets get T-1 --json | jq .status', 'as JSON'],
+  ]).action(async (id: string, opts: GetOptions) => runGet(id, opts));
+  const listen = addConnectionOptions(
     tickets
       .command('listen')
       .description('receive ticket updates on a webhook; prints each update as one NDJSON line on stdout')
@@ -165,5 +189,12 @@ export function define(program: Command): void {
       .option('--host <addr>', 'address to bind', '127.0.0.1')
       .option('--path <path>', 'webhook path', '/webhook')
       .option('--until-closed <id>', 'exit after the final update of this ticket (0 closed, 2 not created)'),
-  ).action(async (opts: ListenOptions) => runListen(opts));
+  );
+  addExamples(listen, [
+    ['svc-ingest tickets listen --port 8081', 'every update as one NDJSON line, until SIGTERM'],
+    [
+      'svc-ingest tickets listen --port 8081 --path /hooks/svc --until-closed T-1 > T-1.ndjson',
+      'until ticket T-1 is closed',
+    ],
+  ]).action(async (opts: ListenOptions) => runListen(opts));
 }

@@ -65,6 +65,25 @@ export const CONFIG_KEYS: readonly KeySpec[] = [
   { path: 'send.ledgerPath', kind: 'string', nonEmpty: true, env: 'SVC_LEDGER_PATH' },
   { path: 'send.rejectsPath', kind: 'string', nonEmpty: true, env: 'SVC_REJECTS_PATH' },
   { path: 'send.resume', kind: 'bool', env: 'SVC_SEND_RESUME' },
+  {
+    path: 'send.progressIntervalMs',
+    kind: 'int',
+    min: 0,
+    max: 86_400_000,
+    env: 'SVC_SEND_PROGRESS_INTERVAL_MS',
+  },
+  { path: 'metrics.file', kind: 'string', optional: true, nonEmpty: true, env: 'SVC_METRICS_FILE' },
+  { path: 'metrics.port', kind: 'int', optional: true, min: 0, max: 65_535, env: 'SVC_METRICS_PORT' },
+  { path: 'send.maxRejects', kind: 'int', min: 0, max: 2_147_483_647, env: 'SVC_SEND_MAX_REJECTS' },
+  {
+    path: 'send.maxRejectBytes',
+    kind: 'int',
+    min: 0,
+    max: Number.MAX_SAFE_INTEGER,
+    env: 'SVC_SEND_MAX_REJECT_BYTES',
+  },
+  { path: 'send.maxRejectPercent', kind: 'int', min: 0, max: 100, env: 'SVC_SEND_MAX_REJECT_PERCENT' },
+  { path: 'send.rejectSample', kind: 'int', min: 1, max: 2_147_483_647, env: 'SVC_SEND_REJECT_SAMPLE' },
   { path: 'log.level', kind: 'level', env: 'SVC_LOG_LEVEL' },
 ];
 

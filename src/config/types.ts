@@ -35,7 +35,18 @@ export interface Config {
     ledgerPath: string;
     rejectsPath: string;
     resume: boolean;
+    /** A progress log line this often when stderr is not a TTY (0 = never); `--progress-interval` in seconds. */
+    progressIntervalMs: number;
+    /** Most reject lines one run appends (0 = no limit); past it the run stops (INPUT_TOO_MANY_REJECTS). */
+    maxRejects: number;
+    /** Most bytes one run appends to the rejects file (0 = no limit). */
+    maxRejectBytes: number;
+    /** Stop when at least this percent of the first `rejectSample` records are rejected (0 = off). */
+    maxRejectPercent: number;
+    rejectSample: number;
   };
+  /** Prometheus metrics of a send run: a textfile-collector file and/or a /metrics port on 127.0.0.1. */
+  metrics: { file?: string; port?: number };
   /** SVC_LOG_LEVEL */
   log: { level: string };
 }

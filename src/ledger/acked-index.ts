@@ -3,21 +3,15 @@
 // Slots are sorted in runs, merged into one sorted file in the temp folder, and searched through a sparse
 // in-memory index (one key per 4 KiB block). A fingerprint match is confirmed against that ledger line, read
 // back from the ledger (a few lines cached), so a fingerprint collision can never skip a record.
-import {
-  closeSync,
-  createReadStream,
-  mkdtempSync,
-  openSync,
-  readSync,
-  rmSync,
-  statSync,
-  writeSync,
-} from 'node:fs';
+import { closeSync, constants, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
 import { endianness, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { SvcIngestError } from '../errors.ts';
+import { openStateFile } from './files.ts';
 import { fingerprint } from './fingerprint.ts';
-import { type LedgerReadStats, parseLedgerLine } from './read.ts';
+import { createLineSplitter, type SplitLine } from './lines.ts';
+import { countBad, type LedgerReadStats, parseLedgerLine } from './read.ts';
 
 /** Set of acknowledged transactionIds, built from the ledger at start and grown as batches are acked. */
 export interface AckedIndex {
@@ -29,7 +23,19 @@ export interface AckedIndex {
 export interface AckedIndexLoad {
   index: AckedIndex;
   stats: LedgerReadStats & { acked: number; failed: number; ackedLines: number };
+  /** True when `shouldStop` said so before the index was complete: `index` is then empty. */
+  interrupted: boolean;
 }
+
+export interface AckedIndexOptions {
+  /** Polled between chunks of the ledger and while merging; true stops the load (a signal arrived). */
+  shouldStop?: () => boolean;
+}
+
+/** Work between two looks at `shouldStop` (and two turns of the event loop, so a signal handler runs). */
+const SLOTS_PER_TURN = 1 << 16;
+const BLOCKS_PER_TURN = 1 << 12;
+const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 
 const MAX_LINES = 1 << 24;
 /** Slots sorted in memory at once (32 MiB); a ledger with fewer acked ids is never written to disk. */
@@ -74,8 +80,13 @@ function memoryStore(words: Uint32Array, count: number): SlotStore {
   return { count, read: (from, n) => words.subarray(2 * from, 2 * (from + n)), close() {} };
 }
 
-/** Merge sorted run files into one sorted file; returns its store (pread by block). */
-function mergeRuns(dir: string, runs: Array<{ path: string; count: number }>, total: number): SlotStore {
+/** Merge sorted run files into one sorted file; returns its store (pread by block), or null when stopped. */
+async function mergeRuns(
+  dir: string,
+  runs: Array<{ path: string; count: number }>,
+  total: number,
+  shouldStop: () => boolean,
+): Promise<SlotStore | null> {
   const CHUNK = 64 * 1024; // slots buffered per run while merging
   const cursors = runs.map((r) => ({
     fd: openSync(r.path, 'r'),
@@ -99,7 +110,16 @@ function mergeRuns(dir: string, runs: Array<{ path: string; count: number }>, to
   const outBuf = new Uint32Array(CHUNK * 2);
   let outLen = 0;
   const live = cursors.filter(refill);
+  let merged = 0;
+  let stopped = false;
   while (live.length > 0) {
+    if (++merged % SLOTS_PER_TURN === 0) {
+      await nextTurn();
+      if (shouldStop()) {
+        stopped = true;
+        break;
+      }
+    }
     // k is small (runs of 4M slots: 5 at 20M ids, 25 at 100M): a linear pick of the smallest head is enough.
     let best = 0;
     for (let k = 1; k < live.length; k++) {
@@ -119,10 +139,11 @@ function mergeRuns(dir: string, runs: Array<{ path: string; count: number }>, to
     }
     if (!refill(c)) live.splice(best, 1);
   }
-  if (outLen > 0) writeSync(out, new Uint8Array(outBuf.buffer), 0, outLen * 8);
+  if (outLen > 0 && !stopped) writeSync(out, new Uint8Array(outBuf.buffer), 0, outLen * 8);
   closeSync(out);
   for (const c of cursors) closeSync(c.fd);
   for (const r of runs) rmSync(r.path, { force: true });
+  if (stopped) return null;
   const fd = openSync(path, 'r');
   const block = new Uint32Array(BLOCK * 2);
   return {
@@ -139,23 +160,28 @@ function mergeRuns(dir: string, runs: Array<{ path: string; count: number }>, to
 }
 
 /**
- * Read the whole ledger (a missing file is empty) into an index of acked transactionIds. Bad lines
- * (a torn write after a crash) are skipped and counted, as readLedger does. Memory: ~12 bytes per
- * acked ledger line and 32 MiB while loading, whatever the number of ids.
+ * Read the whole ledger (a missing file is empty; a link or anything but a regular file is refused) into an
+ * index of acked transactionIds. Bad lines (a torn write after a crash) and lines over 1 MiB are skipped and
+ * counted, as readLedger does. Memory: ~12 bytes per acked ledger line and 32 MiB while loading, whatever the
+ * number of ids. Stops early, with an empty index and `interrupted`, once `shouldStop()` is true.
  * @example const { index } = await loadAckedIndex('ledger/transactions.ndjson'); index.has('t-1')
  */
-export async function loadAckedIndex(ledgerPath: string): Promise<AckedIndexLoad> {
+export async function loadAckedIndex(
+  ledgerPath: string,
+  opts: AckedIndexOptions = {},
+): Promise<AckedIndexLoad> {
+  const shouldStop = opts.shouldStop ?? (() => false);
   const stats = { lines: 0, bad: 0, badLines: [] as number[], acked: 0, failed: 0, ackedLines: 0 };
-  try {
-    statSync(ledgerPath);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { index: createAckedIndex(), stats };
-    throw ledgerError(ledgerPath, err);
-  }
+  const empty = (interrupted: boolean): AckedIndexLoad => ({ index: createAckedIndex(), stats, interrupted });
+  const file = await openStateFile(ledgerPath, 'ledger', 'read');
+  if (!file) return empty(false);
   if (endianness() !== 'LE') throw new Error('the resume index needs a little-endian machine');
   let run = new Uint32Array(1024 * 2);
   let inRun = 0;
   let dir: string | undefined;
+  const removeDir = () => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  };
   const runs: Array<{ path: string; count: number }> = [];
   let lineStart = new Float64Array(1024);
   let lineLength = new Uint32Array(1024);
@@ -188,8 +214,13 @@ export async function loadAckedIndex(ledgerPath: string): Promise<AckedIndexLoad
     inRun++;
   };
 
-  const onLine = (text: string, offset: number, bytes: number): void => {
+  const onLine = ({ text, offset, bytes }: SplitLine): void => {
     stats.lines++;
+    if (text === null) {
+      // Over 1 MiB: no ledger line is that long; counted bad, never held.
+      countBad(stats);
+      return;
+    }
     if (text.length === 0) return;
     const line = parseLedgerLine(text, stats);
     if (!line) return;
@@ -202,7 +233,7 @@ export async function loadAckedIndex(ledgerPath: string): Promise<AckedIndexLoad
     if (n >= MAX_LINES) {
       throw new SvcIngestError(
         'LEDGER_READ',
-        `ledger ${ledgerPath} has more than ${MAX_LINES} acked lines; start a new ledger file`,
+        `ledger ${file.absPath} has more than ${MAX_LINES} acked lines; start a new ledger file`,
         { source: ledgerPath },
       );
     }
@@ -225,31 +256,30 @@ export async function loadAckedIndex(ledgerPath: string): Promise<AckedIndexLoad
     }
   };
 
-  // Split the bytes into lines here: the byte offset of each line is what the exact check reads back.
-  let carry: Buffer | null = null;
-  let offset = 0; // file offset of the first byte of the buffer being split
+  // The splitter keeps each line's byte offset: the exact check reads the line back from there.
+  let stopped = false;
   try {
-    const stream = createReadStream(ledgerPath, { highWaterMark: 1 << 20 });
+    const splitter = createLineSplitter();
+    const stream = file.handle.createReadStream({ highWaterMark: 1 << 20 });
     for await (const chunk of stream as AsyncIterable<Buffer>) {
-      const buf: Buffer = carry ? Buffer.concat([carry, chunk]) : chunk;
-      carry = null;
-      let start = 0;
-      for (let nl = buf.indexOf(10); nl !== -1; nl = buf.indexOf(10, start)) {
-        const end = nl > start && buf[nl - 1] === 13 ? nl - 1 : nl;
-        onLine(buf.toString('utf8', start, end), offset + start, end - start);
-        start = nl + 1;
+      splitter.push(chunk, onLine);
+      if (shouldStop()) {
+        stopped = true;
+        stream.destroy();
+        break;
       }
-      if (start < buf.length) carry = buf.subarray(start);
-      offset += start;
     }
-    if (carry && carry.length > 0) {
-      const end = carry[carry.length - 1] === 13 ? carry.length - 1 : carry.length;
-      onLine(carry.toString('utf8', 0, end), offset, end);
-    }
+    if (!stopped) splitter.end(onLine);
   } catch (err) {
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    removeDir();
     if (err instanceof SvcIngestError) throw err;
-    throw ledgerError(ledgerPath, err);
+    throw ledgerError(file.absPath, err);
+  } finally {
+    await file.handle.close().catch(() => {});
+  }
+  if (stopped) {
+    removeDir();
+    return empty(true);
   }
 
   let store: SlotStore;
@@ -260,19 +290,31 @@ export async function loadAckedIndex(ledgerPath: string): Promise<AckedIndexLoad
   } else {
     if (inRun > 0) flushRun();
     run = new Uint32Array(0);
-    store = mergeRuns(dir as string, runs, total);
+    const merged = await mergeRuns(dir as string, runs, total, shouldStop);
+    if (!merged) {
+      removeDir();
+      return empty(true);
+    }
+    store = merged;
+  }
+  const index = await sortedIndex(ledgerPath, store, lineStart, lineLength, shouldStop);
+  if (!index) {
+    store.close();
+    removeDir();
+    return empty(true);
   }
   const tempDir = dir;
   if (tempDir) process.once('exit', () => rmSync(tempDir, { recursive: true, force: true }));
-  return { index: sortedIndex(ledgerPath, store, lineStart, lineLength), stats };
+  return { index, stats, interrupted: false };
 }
 
-function sortedIndex(
+async function sortedIndex(
   path: string,
   store: SlotStore,
   lineStart: Float64Array,
   lineLength: Uint32Array,
-): AckedIndex {
+  shouldStop: () => boolean,
+): Promise<AckedIndex | null> {
   const count = store.count;
   // Sparse index: the (high, low) key of the first slot of each block.
   const blocks = Math.ceil(count / BLOCK);
@@ -282,6 +324,10 @@ function sortedIndex(
   let prevHi = -1;
   let prevLo8 = -1;
   for (let b = 0; b < blocks; b++) {
+    if (b > 0 && b % BLOCKS_PER_TURN === 0) {
+      await nextTurn();
+      if (shouldStop()) return null;
+    }
     const n = Math.min(BLOCK, count - b * BLOCK);
     const w = store.read(b * BLOCK, n);
     keyLo[b] = w[0] as number;
@@ -306,7 +352,7 @@ function sortedIndex(
     const buf = Buffer.allocUnsafe(len);
     let ids: Set<string>;
     try {
-      const fd = openSync(path, 'r');
+      const fd = openSync(path, constants.O_RDONLY | NOFOLLOW);
       try {
         readSync(fd, buf, 0, len, lineStart[n] as number);
       } finally {

@@ -37,6 +37,7 @@ export async function openInputs(
   for (const spec of specs) {
     if (spec.format !== 'csv' || spec.path === '-') continue;
     const columns = await readCsvHeader(spec, { delimiter });
+    if (columns.length === 0) continue; // an empty file, or blank lines only: no record to map
     onHeader(columns, spec.path);
     headers.set(spec, columns);
   }

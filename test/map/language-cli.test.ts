@@ -500,7 +500,7 @@ describe('authoring tools', () => {
     for (const cmd of [['map'], ['mappings'], ['mapping', 'check'], ['mapping', 'draft']]) {
       const r = await runCli([...cmd, '--help']);
       expect(r.code, cmd.join(' ')).toBe(0);
-      expect(r.stdout, cmd.join(' ')).toMatch(/Examples:\n {2}svc-ingest /);
+      expect(r.stdout, cmd.join(' ')).toMatch(/Examples:\n {2}# .+\n {2}svc-ingest /);
     }
   });
 });
