@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { luhnValid } from '../../src/mask.ts';
 import { ROOT, runCli, summaryOf } from '../helpers/cli.ts';
+import { CONST_RULES } from '../helpers/profiles.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 
 const sim = useSimulator({ seed: 13 }, 'reset');
@@ -17,25 +18,7 @@ beforeAll(async () => {
 });
 
 // Every required field as a constant unless a test gives it a rule.
-const CONSTS: Record<string, unknown> = {
-  transactionType: { const: 'AUTHORIZED' },
-  sourceCustomerId: { const: 'c-1' },
-  sourceAccountId: { const: 'a-1' },
-  paymentType: { const: 'DEBIT' },
-  paymentMethodEntryType: { const: 'CHIP' },
-  transactionTimestamp: { const: '2025-10-09T18:20:33.000Z' },
-  transactionPostingTimestamp: { const: '2025-10-10T06:00:00.000Z' },
-  paymentNetworkMCC: { const: '5411' },
-  paymentNetworkMerchantIdType: { const: 'MID' },
-  paymentNetworkMerchant: { const: 'Shop' },
-  paymentNetworkMerchantCity: { const: 'Tempe' },
-  paymentNetworkMerchantState: { const: 'AZ' },
-  paymentNetworkMerchantPostalCode: { const: '85281' },
-  paymentNetworkMerchantCountryCode: { const: 'US' },
-  paymentNetworkMerchantId: { const: 'm-1' },
-  postedAmount: { const: '100' },
-  currencyCode: { const: 'USD' },
-};
+const CONSTS = CONST_RULES;
 
 async function files(
   name: string,

@@ -8,31 +8,13 @@ import { compileProfile } from '../../src/map/compile.ts';
 import type { CompiledProfile } from '../../src/map/profile.ts';
 import { canonicalProfile, loadProfile } from '../../src/map/profile.ts';
 import { luhnValid, maskCardNumbers, maskPan } from '../../src/mask.ts';
+import { CONST_RULES } from '../helpers/profiles.ts';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'svc-map-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 // Every required field gets a constant unless the test overrides it.
-const BASE: Record<string, unknown> = {
-  transactionId: { const: 't-1' },
-  transactionType: { const: 'AUTHORIZED' },
-  sourceCustomerId: { const: 'c' },
-  sourceAccountId: { const: 'a' },
-  paymentType: { const: 'DEBIT' },
-  paymentMethodEntryType: { const: 'CHIP' },
-  transactionTimestamp: { const: '2025-10-09T18:20:33.000Z' },
-  transactionPostingTimestamp: { const: '2025-10-09T18:20:33.000Z' },
-  paymentNetworkMCC: { const: '5411' },
-  paymentNetworkMerchantIdType: { const: 'MID' },
-  paymentNetworkMerchant: { const: 'Shop' },
-  paymentNetworkMerchantCity: { const: 'Tempe' },
-  paymentNetworkMerchantState: { const: 'AZ' },
-  paymentNetworkMerchantPostalCode: { const: '85281' },
-  paymentNetworkMerchantCountryCode: { const: 'US' },
-  paymentNetworkMerchantId: { const: 'm-1' },
-  postedAmount: { const: '100' },
-  currencyCode: { const: 'USD' },
-};
+const BASE = CONST_RULES;
 function profile(fields: Record<string, unknown>, extra: Record<string, unknown> = {}): CompiledProfile {
   return compileProfile({ ...extra, fields: { ...BASE, ...fields } }, 'test.json', 'test');
 }
