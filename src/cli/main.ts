@@ -2,7 +2,9 @@
 import { Command, CommanderError } from 'commander';
 import { type ErrorCode, ExitError, exitStatusOf, SvcIngestError } from '../errors.ts';
 import { maskCardNumbers } from '../mask.ts';
+import * as backfill from './backfill.ts';
 import { addExamples } from './common.ts';
+import * as ledgerMigrate from './ledger-migrate.ts';
 import * as map from './map.ts';
 import * as mapping from './mapping.ts';
 import * as reconcile from './reconcile.ts';
@@ -29,7 +31,18 @@ const program = new Command('svc-ingest')
   .showHelpAfterError('(run with --help for usage)')
   .exitOverride();
 
-for (const mod of [send, map, mapping, simulate, redemptions, stores, tickets, reconcile])
+for (const mod of [
+  send,
+  map,
+  mapping,
+  simulate,
+  redemptions,
+  stores,
+  tickets,
+  reconcile,
+  backfill,
+  ledgerMigrate,
+])
   mod.define(program);
 addExamples(program, [
   [

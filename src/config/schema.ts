@@ -84,6 +84,15 @@ export const CONFIG_KEYS: readonly KeySpec[] = [
   },
   { path: 'send.maxRejectPercent', kind: 'int', min: 0, max: 100, env: 'SVC_SEND_MAX_REJECT_PERCENT' },
   { path: 'send.rejectSample', kind: 'int', min: 1, max: 2_147_483_647, env: 'SVC_SEND_REJECT_SAMPLE' },
+  { path: 'ledger.url', kind: 'string', optional: true, nonEmpty: true, env: 'SVC_LEDGER_URL' },
+  {
+    path: 'ledger.passwordFile',
+    kind: 'string',
+    optional: true,
+    file: true,
+    env: 'SVC_LEDGER_PASSWORD_FILE',
+  },
+  { path: 'ledger.leaseMs', kind: 'int', min: 1000, max: 3_600_000, env: 'SVC_LEDGER_LEASE_MS' },
   { path: 'log.level', kind: 'level', env: 'SVC_LOG_LEVEL' },
 ];
 

@@ -47,6 +47,11 @@ export interface Config {
   };
   /** Prometheus metrics of a send run: a textfile-collector file and/or a /metrics port on 127.0.0.1. */
   metrics: { file?: string; port?: number };
+  /**
+   * The shared PostgreSQL ledger: `url` postgres://USER@HOST[:PORT]/DB (SVC_LEDGER_URL), the password from a file
+   * (SVC_LEDGER_PASSWORD_FILE; else the URL, PGPASSWORD or ~/.pgpass), claims' lease (SVC_LEDGER_LEASE_MS).
+   */
+  ledger: { url?: string; passwordFile?: string; leaseMs: number };
   /** SVC_LOG_LEVEL */
   log: { level: string };
 }

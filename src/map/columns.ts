@@ -2,6 +2,7 @@
 // naming the rule (an error under --strict), so a misspelt column never drops a field unnoticed.
 import { SvcIngestError } from '../errors.ts';
 import type { ColumnUse, CompiledProfile } from './profile.ts';
+import { checkRequiredColumns } from './required-columns.ts';
 
 /**
  * How checkHeader reports a missing optional column when it does not throw.
@@ -30,8 +31,8 @@ export function describeMissing(use: ColumnUse, source: string): string {
 
 /**
  * Check a CSV header against a profile. A missing column of a required field without a default →
- * INPUT_HEADER_MISSING_COLUMN; any other missing column → `warn` (INPUT_HEADER_MISSING_COLUMN under
- * `strict`).
+ * INPUT_HEADER_MISSING_COLUMN (checkRequiredColumns, which backfill plans use alone); any other missing
+ * column → `warn` (INPUT_HEADER_MISSING_COLUMN under `strict`).
  * @example checkHeader(profile, columns, 'a.csv', { strict: false, warn: (m) => log.warn(m) })
  */
 export function checkHeader(
@@ -40,16 +41,9 @@ export function checkHeader(
   source: string,
   opts: HeaderCheckOptions = {},
 ): void {
+  checkRequiredColumns(profile, header, source);
   const missing = missingColumns(profile, header);
   if (missing.length === 0) return;
-  const required = [...new Set(missing.filter((c) => c.required).map((c) => c.column))];
-  if (required.length > 0) {
-    throw new SvcIngestError(
-      'INPUT_HEADER_MISSING_COLUMN',
-      `${source}: header lacks column${required.length > 1 ? 's' : ''} ${required.join(', ')} needed by mapping ${profile.name}`,
-      { source },
-    );
-  }
   if (opts.strict) {
     const first = missing[0] as ColumnUse;
     const rest = missing.length > 1 ? ` (and ${missing.length - 1} more)` : '';

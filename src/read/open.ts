@@ -45,7 +45,8 @@ export function sourceName(spec: InputSpec): string {
   return spec.path === '-' ? 'stdin' : spec.path;
 }
 
-function unreadable(file: string, err: unknown): SvcIngestError {
+/** INPUT_UNREADABLE naming the file and why (no such file, permission denied, or the error's code). */
+export function unreadable(file: string, err: unknown): SvcIngestError {
   const code = (err as NodeJS.ErrnoException)?.code;
   const why =
     code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : (code ?? String(err));
