@@ -19,7 +19,7 @@ import { loadProfile } from './map/profile.ts';
 import { maskCardNumbers, maskDeep } from './mask.ts';
 import { type PreparedItem, prepareChunks } from './prepare/choose.ts';
 import { type InputFormat, type InputSpec, readCsvHeader, resolveInputs, sourceName } from './read/open.ts';
-import { createDispatcher, OutageError, type PostTransactions } from './send/dispatcher.ts';
+import { createDispatcher, OutageError, type PostTransactions, StopError } from './send/dispatcher.ts';
 
 export interface SendOptions {
   inputs: string[];
@@ -50,6 +50,8 @@ export interface SendOptions {
   dryRun: boolean;
   /** The client's postTransactions; unused in a dry run. */
   post?: PostTransactions;
+  /** Checks that the service answers (the client's checkService); run before any record is read. */
+  preflight?: () => Promise<void>;
   logger: Logger;
   stdin?: NodeJS.ReadableStream;
   /** Polled between records: a signal name once the run must stop. */
@@ -269,6 +271,8 @@ async function runSend(
       if (ledger.repairedTornLine)
         log.warn({ event: 'ledger.torn' }, 'the ledger ended in a torn line (earlier crash); it is skipped');
     }
+    // Before any record is read (standard input would be consumed): does the service answer at all?
+    if (!o.dryRun) await o.preflight?.();
     let interrupted: string | null = null;
     if (o.resume) {
       log.info({ event: 'ledger.loading' }, 'loading the resume index');
@@ -341,7 +345,8 @@ async function runSend(
           // A batch never sent (a stop, or the service gave up on) is not a batch that failed after retries.
           const notSent = out.attempts === 0;
           const stopped = notSent && (o.stopRequested?.() != null || /interrupt/.test(out.error ?? ''));
-          log.warn(
+          // While the run stops (outage, credentials, redirect) the one error line says why; each batch is info.
+          log[out.stopping ? 'info' : 'warn'](
             {
               event: stopped ? 'batch.interrupted' : notSent ? 'batch.not_sent' : 'batch.failed',
               batchId: out.batchId,
@@ -506,17 +511,25 @@ async function runSend(
       } else {
         await submit(batcher.flush());
       }
+      await dispatcher.drain();
     } catch (err) {
-      if (err instanceof OutageError) {
+      if (err instanceof StopError) {
+        // The run stops (outage, refused credentials, a redirect): records read but not sent are recorded as
+        // failed ("not sent: …"), so read = sent + skipped + failed + rejected holds and a rerun sends them.
+        const rest = batcher.flush();
+        if (rest) await dispatcher.abandon(rest, err.notSent, true);
+        await dispatcher.drain().catch((e: unknown) => {
+          if (e !== err) throw e;
+        });
+        if (!(err instanceof OutageError)) throw err;
         outage = true;
         log.error({ event: 'run.outage' }, err.message);
-        const rest = batcher.flush();
-        if (rest) await dispatcher.abandon(rest, 'not sent: the service was unavailable');
       } else if (o.stopRequested?.() && err instanceof SvcIngestError && err.code.startsWith('INPUT_')) {
         // A signal closed standard input under the reader: that is the stop, not a read error.
         interrupted = o.stopRequested();
         const rest = batcher.flush();
         if (rest) await dispatcher.abandon(rest, 'not sent: interrupted');
+        await dispatcher.drain();
       } else {
         // Stop sending at once; what is in flight settles and is recorded (if the ledger still can).
         dispatcher.stop();
@@ -524,7 +537,6 @@ async function runSend(
         throw err;
       }
     }
-    await dispatcher.drain();
     interrupted ??= o.stopRequested?.() ?? null;
 
     const valid = c.read - c.rejected;

@@ -1,7 +1,7 @@
 // Shared by every command: the common connection flags, config loading from them, logger and client set-up.
 import type { Command } from 'commander';
 import type { SvcClient } from '../client/index.ts';
-import { type Config, type ConfigFlags, loadConfig } from '../config/index.ts';
+import { type Config, type ConfigFlags, isLoopbackHost, loadConfig } from '../config/index.ts';
 import { SvcIngestError } from '../errors.ts';
 import { createLogger, type Logger } from '../log.ts';
 
@@ -125,4 +125,13 @@ export function parseNumberOption(value: string, flag: string): number {
     });
   }
   return n;
+}
+
+/**
+ * True when an address to listen on never takes connections from other machines (127.x, ::1, localhost).
+ * @example isLoopbackBind('::1') === true; isLoopbackBind('0.0.0.0') === false
+ */
+export function isLoopbackBind(host: string): boolean {
+  const h = host.trim();
+  return isLoopbackHost(h.includes(':') && !h.startsWith('[') ? `[${h}]` : h);
 }

@@ -61,7 +61,7 @@ export function define(program: Command): void {
     .option('--split-retries <n>', 'retries of each half when a failing batch is split (default 1)')
     .option(
       '--outage-max-ms <ms>',
-      'how long to probe a service that looks down before giving up (default 120000)',
+      'how long the service may keep failing (from its first failure) before giving up, exit 5 (default 120000)',
     )
     .option('--ledger <path>', 'batch ledger, NDJSON, append-only (default ledger/transactions.ndjson)')
     .option('--rejects <path>', 'rejected records, NDJSON (default ledger/rejects.ndjson)')
@@ -97,10 +97,11 @@ export function define(program: Command): void {
     )
     .addHelpText(
       'after',
-      '\nExit status: 0 all valid records acknowledged; 1 could not run, or stopped: too many rejects;\n' +
-        '2 some records rejected (also on a rerun whose rejects were all recorded before);\n' +
-        '3 some batches failed (rerun resends them); 4 no records (empty input; see --allow-empty);\n' +
-        '5 service unavailable (rerun later); 130/143 interrupted by SIGINT/SIGTERM (rerun resumes).',
+      '\nExit status: 0 all valid records acknowledged; 1 could not run, or stopped: too many rejects, or the\n' +
+        'service refused our credentials (401/403) or redirected; 2 some records rejected (also on a rerun whose\n' +
+        'rejects were all recorded before); 3 some batches failed (rerun resends them); 4 no records (empty input;\n' +
+        'see --allow-empty); 5 service unavailable (no answer before reading, or failing past --outage-max-ms;\n' +
+        'rerun later); 130/143 interrupted by SIGINT/SIGTERM (rerun resumes). Most severe wins: 1, 130/143, 5, 3, 2.',
     );
   addExamples(cmd, [
     ['svc-ingest send exports/2026-11-20.csv', 'canonical columns, default ledger'],
@@ -231,7 +232,10 @@ async function sendAndReport(
   ]);
   const splitRetries = nonNegInt(flags.splitRetries, '--split-retries', 1);
   const outageMaxMs = nonNegInt(flags.outageMaxMs, '--outage-max-ms', 120_000);
-  let client: Pick<import('../client/index.ts').SvcClient, 'postTransactionsJson' | 'close'> | null = null;
+  let client: Pick<
+    import('../client/index.ts').SvcClient,
+    'postTransactionsJson' | 'checkService' | 'close'
+  > | null = null;
   if (!flags.dryRun) {
     const { createClient } = await import('../client/index.ts');
     client = createClient(config, { logger, connections: config.send.concurrency });
@@ -288,6 +292,7 @@ async function sendAndReport(
     resume: config.send.resume,
     dryRun: Boolean(flags.dryRun),
     post,
+    preflight: client ? () => (client as NonNullable<typeof client>).checkService() : undefined,
     logger,
     stdin: process.stdin,
     stopRequested: () => stopSignal,
@@ -327,7 +332,8 @@ async function sendAndReport(
   }
   if (summary.interrupted === 'SIGINT') return EXIT.SIGINT;
   if (summary.interrupted) return EXIT.SIGTERM;
-  if (summary.failed > 0 || summary.outage) return EXIT.FAILED;
+  if (summary.outage) return EXIT.UNAVAILABLE;
+  if (summary.failed > 0) return EXIT.FAILED;
   if (summary.rejected > 0) return EXIT.REJECTED;
   if (summary.read === 0 && !flags.allowEmpty) {
     logger.warn(

@@ -22,6 +22,8 @@ export interface Config {
     provider: 'startSession' | 'static' | 'command';
     tokenEnv?: string;
     command?: string;
+    /** Env variables passed to `command` besides PATH, HOME and SVC_CUSTOMER_ID (SVC_SESSION_COMMAND_ENV). */
+    commandEnv: string[];
     organizationId: string;
     scopes: string[];
     refreshBeforeMs: number;
@@ -47,6 +49,11 @@ export interface Config {
   };
   /** Prometheus metrics of a send run: a textfile-collector file and/or a /metrics port on 127.0.0.1. */
   metrics: { file?: string; port?: number };
+  /**
+   * `tickets listen`: the signing secret (env variable named by secretEnv, or a file), the header / request
+   * timeout and the connection cap.
+   */
+  webhook: { secretEnv?: string; secretFile?: string; timeoutMs: number; maxConnections: number };
   /**
    * The shared PostgreSQL ledger: `url` postgres://USER@HOST[:PORT]/DB (SVC_LEDGER_URL), the password from a file
    * (SVC_LEDGER_PASSWORD_FILE; else the URL, PGPASSWORD or ~/.pgpass), claims' lease (SVC_LEDGER_LEASE_MS).

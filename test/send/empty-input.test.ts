@@ -1,9 +1,10 @@
 // "No records" is its own outcome: empty files, header-only CSV, empty standard input exit 4 with a warning
 // unless --allow-empty; a rerun that skips everything is not empty; one empty input among others is named.
-import { spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { BIN, runCli, summaryOf } from '../helpers/cli.ts';
@@ -74,11 +75,19 @@ describe('send: an input without records', () => {
     expect(piped.code, piped.stderr).toBe(4);
     expect(summaryOf(piped)).toMatchObject({ read: 0, emptyInputs: ['stdin'] });
     expect(events(piped.stderr, 'input.empty')[0].msg).toBe('stdin: empty input');
-    // </dev/null exactly as a shell gives it.
-    const shell = spawnSync('sh', ['-c', `"${BIN}" send --json - < /dev/null`], {
+    // </dev/null exactly as a shell gives it. Not spawnSync: the simulator runs in this process, and send asks it
+    // whether it answers before reading.
+    const shell = await promisify(execFile)('sh', ['-c', `"${BIN}" send --json - < /dev/null`], {
       env: { ...process.env, SVC_LOG_LEVEL: 'warn', ...env() },
       encoding: 'utf8',
-    });
+    }).then(
+      (r) => ({ status: 0, ...r }),
+      (e: { code: number; stdout: string; stderr: string }) => ({
+        status: e.code,
+        stdout: e.stdout,
+        stderr: e.stderr,
+      }),
+    );
     expect(shell.status, shell.stderr).toBe(4);
     expect(JSON.parse(shell.stdout.trim())).toMatchObject({ read: 0, emptyInputs: ['stdin'] });
   });
