@@ -1,7 +1,7 @@
 // Card numbers: the one rule for what is a card number, how it is masked, and when an id holds one.
 //
 // A card number is 13-19 digits passing the Luhn check (the rule a capture server scanning our traffic
-// applies). Digits count as one number when only spaces, dashes, dots or slashes stand between them
+// applies), zeros only excepted. Digits count as one number when only spaces, dashes, dots or slashes stand between them
 // (`4111 1111 1111 1111`, `4111.1111.1111.1111`), so a "digit run" is a maximal stretch of digits
 // joined by those separators. Two readings of a run:
 // - anything we store or print (free text, messages, keys, logs): every 13-19-digit window of every run
@@ -126,8 +126,11 @@ function cardWindows(digits: string): number[] {
   const plain1 = new Int32Array(m + 1);
   const dbl0 = new Int32Array(m + 1);
   const dbl1 = new Int32Array(m + 1);
+  // Non-zero digits before k: a window of zeros only passes Luhn but is no number at all.
+  const nonZero = new Int32Array(m + 1);
   for (let k = 0; k < m; k++) {
     const d = digits.charCodeAt(k) - 48;
+    nonZero[k + 1] = (nonZero[k] as number) + (d === 0 ? 0 : 1);
     const dd = d * 2 > 9 ? d * 2 - 9 : d * 2;
     const odd = k & 1;
     plain0[k + 1] = (plain0[k] as number) + (odd ? 0 : d);
@@ -143,7 +146,7 @@ function cardWindows(digits: string): number[] {
     const lo = Math.max(0, b - MAX);
     for (let a = b - MIN; a >= lo; a--) {
       const sum = (plain[b] as number) - (plain[a] as number) + (dbl[b] as number) - (dbl[a] as number);
-      if (sum % 10 === 0) out.push(a, b);
+      if (sum % 10 === 0 && nonZero[b] !== nonZero[a]) out.push(a, b);
     }
   }
   return out;

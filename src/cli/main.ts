@@ -5,6 +5,8 @@ import { maskCardNumbers } from '../mask.ts';
 import * as backfill from './backfill.ts';
 import { addExamples } from './common.ts';
 import * as ledgerMigrate from './ledger-migrate.ts';
+import * as map from './map.ts';
+import * as mapping from './mapping.ts';
 import * as reconcile from './reconcile.ts';
 import * as redemptions from './redemptions.ts';
 import * as send from './send.ts';
@@ -31,7 +33,18 @@ const program = new Command('svc-ingest')
   .configureOutput({ writeErr: (text) => process.stderr.write(maskCardNumbers(text)) })
   .exitOverride();
 
-for (const mod of [send, simulate, redemptions, stores, tickets, reconcile, backfill, ledgerMigrate])
+for (const mod of [
+  send,
+  map,
+  mapping,
+  simulate,
+  redemptions,
+  stores,
+  tickets,
+  reconcile,
+  backfill,
+  ledgerMigrate,
+])
   mod.define(program);
 addExamples(program, [
   [

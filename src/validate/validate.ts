@@ -188,13 +188,19 @@ export function addError(list: FieldError[] | undefined, error: FieldError): Fie
 
 /**
  * Check one TransactionNotification; [] = valid. Every problem of every field is reported at once.
+ * `required` is the list of fields a record must have: REQUIRED_FIELDS unless a mapping profile
+ * changed it (its `required`); formats are checked whatever the list.
  * Pure and allocation-free on the valid path: the [] returned for a valid record is shared and
  * frozen, so copy it before adding errors of your own. A card number in an id, code or amount is an
  * error (the value shown masked). `invalidUtf8`: the source record's bytes were not all valid UTF-8
  * (the reader says so), so a string field holding U+FFFD got it from bytes that are not text.
  * @example validateTransaction({ transactionId: 't 1' }) // [{ field: 'transactionId', ... }, { field: 'transactionType', message: 'required' }, ...]
  */
-export function validateTransaction(tx: Record<string, unknown>, invalidUtf8 = false): FieldError[] {
+export function validateTransaction(
+  tx: Record<string, unknown>,
+  required: readonly string[] = REQUIRED_FIELDS,
+  invalidUtf8 = false,
+): FieldError[] {
   let errors: FieldError[] | undefined;
   for (const field in tx) {
     const v = tx[field];
@@ -223,8 +229,8 @@ export function validateTransaction(tx: Record<string, unknown>, invalidUtf8 = f
     }
     if (message !== undefined) errors = addError(errors, { field, message });
   }
-  for (let i = 0; i < REQUIRED_FIELDS.length; i++) {
-    const field = REQUIRED_FIELDS[i] as string;
+  for (let i = 0; i < required.length; i++) {
+    const field = required[i] as string;
     if (tx[field] === undefined) errors = addError(errors, { field, message: 'required' });
   }
   return errors ?? NO_ERRORS;

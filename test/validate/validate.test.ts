@@ -201,13 +201,13 @@ describe('card numbers in the fields we send', () => {
 describe('invalid UTF-8', () => {
   it("with the reader's flag, a string field holding U+FFFD is an error naming it; without, U+FFFD is text", () => {
     const tx = { ...VALID, paymentNetworkMerchant: 'Caf\ufffd Lum\ufffdre', sourceAccountId: 'a\ufffd1' };
-    expect(validateTransaction(tx, true).map((e) => e.field)).toEqual([
+    expect(validateTransaction(tx, REQUIRED_FIELDS, true).map((e) => e.field)).toEqual([
       'sourceAccountId',
       'paymentNetworkMerchant',
     ]);
-    expect(validateTransaction(tx, true)[0]?.message).toMatch(/invalid UTF-8/);
+    expect(validateTransaction(tx, REQUIRED_FIELDS, true)[0]?.message).toMatch(/invalid UTF-8/);
     expect(validateTransaction(tx)).toEqual([]);
-    expect(validateTransaction(VALID, true)).toEqual([]);
+    expect(validateTransaction(VALID, REQUIRED_FIELDS, true)).toEqual([]);
   });
 });
 
