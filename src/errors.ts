@@ -60,6 +60,8 @@ export const EXIT = {
   USAGE: 1,
   REJECTED: 2,
   FAILED: 3,
+  EMPTY: 4,
+  UNAVAILABLE: 5,
   SIGINT: 130,
   SIGTERM: 143,
 } as const;

@@ -1,6 +1,7 @@
 // CLI entry: declares the commands and turns errors into exit statuses. The only place that exits.
 import { Command, CommanderError } from 'commander';
 import { ExitError, SvcIngestError } from '../errors.ts';
+import * as ledger from './ledger.ts';
 import * as reconcile from './reconcile.ts';
 import * as redemptions from './redemptions.ts';
 import * as send from './send.ts';
@@ -25,7 +26,7 @@ const program = new Command('svc-ingest')
   .showHelpAfterError('(run with --help for usage)')
   .exitOverride();
 
-for (const mod of [send, simulate, redemptions, stores, tickets, reconcile]) mod.define(program);
+for (const mod of [send, simulate, redemptions, stores, tickets, reconcile, ledger]) mod.define(program);
 
 function fail(message: string, code: number): void {
   process.stderr.write(`svc-ingest: ${message}\n`);

@@ -1,4 +1,4 @@
-// Resume index: which transactionIds the ledger shows as acknowledged, in flat memory at any ledger size.
+// Resume index: which transactionIds the ledger shows as acknowledged (or failed), in flat memory at any ledger size.
 // Each acked id is one 64-bit slot: a 40-bit fingerprint of the id and the number of its ledger line (24 bits).
 // Slots are sorted in runs, merged into one sorted file in the temp folder, and searched through a sparse
 // in-memory index (one key per 4 KiB block). A fingerprint match is confirmed against that ledger line, read
@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import { SvcIngestError } from '../errors.ts';
 import { fingerprint } from './fingerprint.ts';
 import { type LedgerReadStats, parseLedgerLine } from './read.ts';
+import type { LedgerLine } from './types.ts';
 
 /** Set of acknowledged transactionIds, built from the ledger at start and grown as batches are acked. */
 export interface AckedIndex {
@@ -28,7 +29,8 @@ export interface AckedIndex {
 
 export interface AckedIndexLoad {
   index: AckedIndex;
-  stats: LedgerReadStats & { acked: number; failed: number; ackedLines: number };
+  /** Lines read, bad lines, ids of acked lines (indexed) and of failed lines, acked and failed lines. */
+  stats: LedgerReadStats & { acked: number; failed: number; ackedLines: number; failedLines: number };
 }
 
 const MAX_LINES = 1 << 24;
@@ -139,26 +141,116 @@ function mergeRuns(dir: string, runs: Array<{ path: string; count: number }>, to
 }
 
 /**
+ * Indexes of a ledger's acked lines (and, on request, of its failed lines) with exact answers.
+ * @example const { acked, failed } = await loadLedgerIndexes('ledger/transactions.ndjson', { failed: true })
+ */
+export interface LedgerIndexes {
+  acked: LedgerLineIndex;
+  /** Only when asked for (`failed: true`). */
+  failed: LedgerLineIndex | undefined;
+  stats: AckedIndexLoad['stats'];
+}
+
+/**
  * Read the whole ledger (a missing file is empty) into an index of acked transactionIds. Bad lines
  * (a torn write after a crash) are skipped and counted, as readLedger does. Memory: ~12 bytes per
  * acked ledger line and 32 MiB while loading, whatever the number of ids.
  * @example const { index } = await loadAckedIndex('ledger/transactions.ndjson'); index.has('t-1')
  */
 export async function loadAckedIndex(ledgerPath: string): Promise<AckedIndexLoad> {
-  const stats = { lines: 0, bad: 0, badLines: [] as number[], acked: 0, failed: 0, ackedLines: 0 };
   try {
     statSync(ledgerPath);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { index: createAckedIndex(), stats };
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT')
+      return { index: createAckedIndex(), stats: newStats() };
     throw ledgerError(ledgerPath, err);
   }
+  const { acked, stats } = await loadLedgerIndexes(ledgerPath);
+  return { index: acked, stats };
+}
+
+function newStats(): AckedIndexLoad['stats'] {
+  return { lines: 0, bad: 0, badLines: [], acked: 0, failed: 0, ackedLines: 0, failedLines: 0 };
+}
+
+/**
+ * Read the whole ledger once (it must exist) into the index of its acked lines and, with `failed`, of its
+ * failed lines; `onLine` sees every readable line in file order (bad ones are counted in `stats`).
+ * Memory: ~12 bytes per indexed line and up to 32 MiB per index while loading, whatever the number of ids.
+ * @example const { acked } = await loadLedgerIndexes(path, { onLine: (l) => count(l) }); acked.linesOf('t-1')
+ */
+export async function loadLedgerIndexes(
+  ledgerPath: string,
+  opts: { failed?: boolean; onLine?: (line: LedgerLine) => void } = {},
+): Promise<LedgerIndexes> {
   if (endianness() !== 'LE') throw new Error('the resume index needs a little-endian machine');
+  const stats = newStats();
+  const acked = createCollector(ledgerPath, 'acked');
+  const failed = opts.failed ? createCollector(ledgerPath, 'failed') : undefined;
+
+  const onLine = (text: string, offset: number, bytes: number): void => {
+    stats.lines++;
+    if (text.length === 0) return;
+    const line = parseLedgerLine(text, stats);
+    if (!line) return;
+    opts.onLine?.(line);
+    if (line.status === 'acked') {
+      stats.ackedLines++;
+      stats.acked += acked.addLine(line.transactionIds, offset, bytes);
+    } else {
+      stats.failedLines++;
+      stats.failed += line.transactionIds.length;
+      failed?.addLine(line.transactionIds, offset, bytes);
+    }
+  };
+
+  // Split the bytes into lines here: the byte offset of each line is what the exact check reads back.
+  let carry: Buffer | null = null;
+  let offset = 0; // file offset of the first byte of the buffer being split
+  try {
+    const stream = createReadStream(ledgerPath, { highWaterMark: 1 << 20 });
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      const buf: Buffer = carry ? Buffer.concat([carry, chunk]) : chunk;
+      carry = null;
+      let start = 0;
+      for (let nl = buf.indexOf(10); nl !== -1; nl = buf.indexOf(10, start)) {
+        const end = nl > start && buf[nl - 1] === 13 ? nl - 1 : nl;
+        onLine(buf.toString('utf8', start, end), offset + start, end - start);
+        start = nl + 1;
+      }
+      if (start < buf.length) carry = buf.subarray(start);
+      offset += start;
+    }
+    if (carry && carry.length > 0) {
+      const end = carry[carry.length - 1] === 13 ? carry.length - 1 : carry.length;
+      onLine(carry.toString('utf8', 0, end), offset, end);
+    }
+  } catch (err) {
+    acked.discard();
+    failed?.discard();
+    if (err instanceof SvcIngestError) throw err;
+    throw ledgerError(ledgerPath, err);
+  }
+  return { acked: acked.finish(), failed: failed?.finish(), stats };
+}
+
+/** Gathers the slots of one status's lines while the ledger is read, then sorts them into an index. */
+interface SlotCollector {
+  /** Indexes one line's ids; returns how many were indexed (the string ones). */
+  addLine(ids: unknown[], offset: number, bytes: number): number;
+  finish(): LedgerLineIndex;
+  /** Removes what was written so far (after a failed read). */
+  discard(): void;
+}
+
+function createCollector(ledgerPath: string, status: 'acked' | 'failed'): SlotCollector {
   let run = new Uint32Array(1024 * 2);
   let inRun = 0;
   let dir: string | undefined;
   const runs: Array<{ path: string; count: number }> = [];
   let lineStart = new Float64Array(1024);
   let lineLength = new Uint32Array(1024);
+  let lines = 0;
   const fp = new Uint32Array(2);
 
   const flushRun = (): void => {
@@ -188,97 +280,95 @@ export async function loadAckedIndex(ledgerPath: string): Promise<AckedIndexLoad
     inRun++;
   };
 
-  const onLine = (text: string, offset: number, bytes: number): void => {
-    stats.lines++;
-    if (text.length === 0) return;
-    const line = parseLedgerLine(text, stats);
-    if (!line) return;
-    const ids: unknown[] = line.transactionIds;
-    if (line.status !== 'acked') {
-      stats.failed += ids.length;
-      return;
-    }
-    const n = stats.ackedLines++;
-    if (n >= MAX_LINES) {
-      throw new SvcIngestError(
-        'LEDGER_READ',
-        `ledger ${ledgerPath} has more than ${MAX_LINES} acked lines; start a new ledger file`,
-        { source: ledgerPath },
-      );
-    }
-    if (n === lineStart.length) {
-      const s = new Float64Array(n * 2);
-      s.set(lineStart);
-      lineStart = s;
-      const l = new Uint32Array(n * 2);
-      l.set(lineLength);
-      lineLength = l;
-    }
-    lineStart[n] = offset;
-    lineLength[n] = bytes;
-    for (let k = 0; k < ids.length; k++) {
-      const id = ids[k];
-      if (typeof id !== 'string') continue;
-      fingerprint(id, fp);
-      pushSlot(fp[0] as number, ((((fp[1] as number) & 0xff) << 24) | n) >>> 0);
-      stats.acked++;
-    }
-  };
-
-  // Split the bytes into lines here: the byte offset of each line is what the exact check reads back.
-  let carry: Buffer | null = null;
-  let offset = 0; // file offset of the first byte of the buffer being split
-  try {
-    const stream = createReadStream(ledgerPath, { highWaterMark: 1 << 20 });
-    for await (const chunk of stream as AsyncIterable<Buffer>) {
-      const buf: Buffer = carry ? Buffer.concat([carry, chunk]) : chunk;
-      carry = null;
-      let start = 0;
-      for (let nl = buf.indexOf(10); nl !== -1; nl = buf.indexOf(10, start)) {
-        const end = nl > start && buf[nl - 1] === 13 ? nl - 1 : nl;
-        onLine(buf.toString('utf8', start, end), offset + start, end - start);
-        start = nl + 1;
+  return {
+    addLine(ids, offset, bytes) {
+      const n = lines++;
+      if (n >= MAX_LINES) {
+        throw new SvcIngestError(
+          'LEDGER_READ',
+          `ledger ${ledgerPath} has more than ${MAX_LINES} ${status} lines; start a new ledger file`,
+          { source: ledgerPath },
+        );
       }
-      if (start < buf.length) carry = buf.subarray(start);
-      offset += start;
-    }
-    if (carry && carry.length > 0) {
-      const end = carry[carry.length - 1] === 13 ? carry.length - 1 : carry.length;
-      onLine(carry.toString('utf8', 0, end), offset, end);
-    }
-  } catch (err) {
-    if (dir) rmSync(dir, { recursive: true, force: true });
-    if (err instanceof SvcIngestError) throw err;
-    throw ledgerError(ledgerPath, err);
-  }
+      if (n === lineStart.length) {
+        const s = new Float64Array(n * 2);
+        s.set(lineStart);
+        lineStart = s;
+        const l = new Uint32Array(n * 2);
+        l.set(lineLength);
+        lineLength = l;
+      }
+      lineStart[n] = offset;
+      lineLength[n] = bytes;
+      let added = 0;
+      for (let k = 0; k < ids.length; k++) {
+        const id = ids[k];
+        if (typeof id !== 'string') continue;
+        fingerprint(id, fp);
+        pushSlot(fp[0] as number, ((((fp[1] as number) & 0xff) << 24) | n) >>> 0);
+        added++;
+      }
+      return added;
+    },
+    finish() {
+      let store: SlotStore;
+      const total = runs.reduce((n, r) => n + r.count, 0) + inRun;
+      if (runs.length === 0) {
+        sortSlots(run, inRun);
+        store = memoryStore(run, inRun);
+      } else {
+        if (inRun > 0) flushRun();
+        run = new Uint32Array(0);
+        store = mergeRuns(dir as string, runs, total);
+      }
+      const tempDir = dir;
+      const removeDir = () => {
+        if (tempDir) rmSync(tempDir, { recursive: true, force: true });
+      };
+      if (tempDir) process.once('exit', removeDir);
+      return sortedIndex(ledgerPath, store, lines, lineStart, lineLength, () => {
+        process.off('exit', removeDir);
+        removeDir();
+      });
+    },
+    discard() {
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
 
-  let store: SlotStore;
-  const total = runs.reduce((n, r) => n + r.count, 0) + inRun;
-  if (runs.length === 0) {
-    sortSlots(run, inRun);
-    store = memoryStore(run, inRun);
-  } else {
-    if (inRun > 0) flushRun();
-    run = new Uint32Array(0);
-    store = mergeRuns(dir as string, runs, total);
-  }
-  const tempDir = dir;
-  if (tempDir) process.once('exit', () => rmSync(tempDir, { recursive: true, force: true }));
-  return { index: sortedIndex(ledgerPath, store, lineStart, lineLength), stats };
+/**
+ * An index of the transactionIds of one status's ledger lines (acked or failed), exact: a fingerprint match
+ * is confirmed against the ledger line it points at.
+ * @example index.linesOf('t-1') // [3, 17]: the 4th and 18th indexed lines hold t-1; index.line(17).requestId
+ */
+export interface LedgerLineIndex extends AckedIndex {
+  /** Lines indexed (numbered 0.. in file order). */
+  readonly lineCount: number;
+  /** Numbers of the indexed lines holding the id, ascending. */
+  linesOf(id: string): number[];
+  /** Indexed line n, read back from the ledger. */
+  line(n: number): LedgerLine;
+  /** Distinct ids in the indexed lines: each group of equal fingerprints is counted from its lines' text. */
+  distinct(): number;
+  /** Closes the ledger and the index file and removes the index's temp folder (else removed at exit). */
+  close(): void;
 }
 
 function sortedIndex(
   path: string,
   store: SlotStore,
+  lineCount: number,
   lineStart: Float64Array,
   lineLength: Uint32Array,
-): AckedIndex {
+  removeTemp: () => void,
+): LedgerLineIndex {
   const count = store.count;
   // Sparse index: the (high, low) key of the first slot of each block.
   const blocks = Math.ceil(count / BLOCK);
   const keyHi = new Uint32Array(blocks);
   const keyLo = new Uint32Array(blocks);
-  let distinct = 0;
+  let distinctFingerprints = 0;
   let prevHi = -1;
   let prevLo8 = -1;
   for (let b = 0; b < blocks; b++) {
@@ -289,7 +379,7 @@ function sortedIndex(
     for (let i = 0; i < n; i++) {
       const hi = w[2 * i + 1] as number;
       const lo8 = (w[2 * i] as number) >>> 24;
-      if (hi !== prevHi || lo8 !== prevLo8) distinct++;
+      if (hi !== prevHi || lo8 !== prevLo8) distinctFingerprints++;
       prevHi = hi;
       prevLo8 = lo8;
     }
@@ -297,24 +387,31 @@ function sortedIndex(
   const added = new Set<string>();
   const fp = new Uint32Array(2);
   const cache = new Map<number, Set<string>>();
+  let fd: number | undefined;
 
-  /** The ids of one acked ledger line, read back from the file. */
+  /** The text of indexed line n, read back from the file. */
+  const lineText = (n: number): string => {
+    const len = lineLength[n] as number;
+    const buf = Buffer.allocUnsafe(len);
+    try {
+      fd ??= openSync(path, 'r');
+      readSync(fd, buf, 0, len, lineStart[n] as number);
+    } catch (err) {
+      throw ledgerError(path, err);
+    }
+    return buf.toString('utf8');
+  };
+
+  /** The ids of one indexed ledger line. */
   const lineIds = (n: number): Set<string> => {
     const hit = cache.get(n);
     if (hit) return hit;
-    const len = lineLength[n] as number;
-    const buf = Buffer.allocUnsafe(len);
     let ids: Set<string>;
     try {
-      const fd = openSync(path, 'r');
-      try {
-        readSync(fd, buf, 0, len, lineStart[n] as number);
-      } finally {
-        closeSync(fd);
-      }
-      const line = JSON.parse(buf.toString('utf8')) as { transactionIds: unknown[] };
+      const line = JSON.parse(lineText(n)) as { transactionIds: unknown[] };
       ids = new Set(line.transactionIds.filter((x): x is string => typeof x === 'string'));
     } catch (err) {
+      if (err instanceof SvcIngestError) throw err;
       throw ledgerError(path, err);
     }
     if (cache.size >= CACHED_LINES) cache.delete(cache.keys().next().value as number);
@@ -322,8 +419,15 @@ function sortedIndex(
     return ids;
   };
 
-  /** Does any slot with this 40-bit fingerprint point at a ledger line holding the id? */
-  const lookup = (id: string, hi: number, lo8: number): boolean => {
+  /**
+   * Visits, in ascending order, each indexed line holding the id (the slots with its 40-bit fingerprint whose
+   * line has it); stops when `visit` returns true.
+   */
+  const lookup = (id: string, visit: (n: number) => boolean): void => {
+    if (count === 0) return;
+    fingerprint(id, fp);
+    const hi = fp[0] as number;
+    const lo8 = (fp[1] as number) & 0xff;
     // Last block whose first key is below the fingerprint (equal keys may start in the block before).
     let a = 0;
     let b = blocks;
@@ -333,6 +437,7 @@ function sortedIndex(
       if (h < hi || (h === hi && (keyLo[m] as number) >>> 24 < lo8)) a = m + 1;
       else b = m;
     }
+    let last = -1;
     for (let blk = Math.max(0, a - 1); blk < blocks; blk++) {
       const n = Math.min(BLOCK, count - blk * BLOCK);
       const w = store.read(blk * BLOCK, n);
@@ -340,25 +445,93 @@ function sortedIndex(
         const h = w[2 * i + 1] as number;
         const lo = w[2 * i] as number;
         if (h < hi || (h === hi && lo >>> 24 < lo8)) continue;
-        if (h !== hi || lo >>> 24 !== lo8) return false;
-        if (lineIds(lo & 0xffffff).has(id)) return true;
+        if (h !== hi || lo >>> 24 !== lo8) return;
+        const line = lo & 0xffffff;
+        // An id written twice in one line has two slots of that line: visit it once.
+        if (line !== last && lineIds(line).has(id) && visit(line)) return;
+        last = line;
       }
     }
-    return false;
   };
 
   return {
     has(id) {
       if (added.has(id)) return true;
-      if (count === 0) return false;
-      fingerprint(id, fp);
-      return lookup(id, fp[0] as number, (fp[1] as number) & 0xff);
+      let found = false;
+      lookup(id, () => {
+        found = true;
+        return true;
+      });
+      return found;
     },
     add(id) {
       added.add(id);
     },
     get size() {
-      return distinct + added.size;
+      return distinctFingerprints + added.size;
+    },
+    lineCount,
+    linesOf(id) {
+      const out: number[] = [];
+      lookup(id, (n) => {
+        out.push(n);
+        return false;
+      });
+      return out;
+    },
+    line(n) {
+      if (!(n >= 0 && n < lineCount)) throw new RangeError(`no indexed line ${n}`);
+      try {
+        return JSON.parse(lineText(n)) as LedgerLine;
+      } catch (err) {
+        if (err instanceof SvcIngestError) throw err;
+        throw ledgerError(path, err);
+      }
+    },
+    distinct() {
+      // Slots sort by fingerprint: a group of equal fingerprints is contiguous. A group of one slot is one id;
+      // a bigger one (the same id in several lines, or ids whose fingerprints collide) is counted from its lines.
+      let total = 0;
+      let groupHi = -1;
+      let groupLo8 = -1;
+      let group: number[] = [];
+      const settle = (): void => {
+        if (group.length <= 1) {
+          total += group.length;
+          return;
+        }
+        const ids = new Set<string>();
+        for (const n of group) {
+          for (const id of lineIds(n)) {
+            fingerprint(id, fp);
+            if (fp[0] === groupHi && ((fp[1] as number) & 0xff) === groupLo8) ids.add(id);
+          }
+        }
+        total += ids.size;
+      };
+      for (let b = 0; b < blocks; b++) {
+        const n = Math.min(BLOCK, count - b * BLOCK);
+        const w = store.read(b * BLOCK, n);
+        for (let i = 0; i < n; i++) {
+          const hi = w[2 * i + 1] as number;
+          const lo = w[2 * i] as number;
+          if (hi !== groupHi || lo >>> 24 !== groupLo8) {
+            settle();
+            groupHi = hi;
+            groupLo8 = lo >>> 24;
+            group = [];
+          }
+          group.push(lo & 0xffffff);
+        }
+      }
+      settle();
+      return total;
+    },
+    close() {
+      if (fd !== undefined) closeSync(fd);
+      fd = undefined;
+      store.close();
+      removeTemp();
     },
   };
 }
