@@ -165,6 +165,14 @@ export function define(program: Command): void {
     .command('ledger')
     .description(
       'what the ledger holds: status, outstanding failed ids, the batch that carried an id (read-only)',
+    )
+    .addHelpText(
+      'after',
+      '\nEach reads every --ledger given (default send.ledgerPath); a missing ledger or a directory is an error.\n' +
+        'Examples:\n' +
+        '  svc-ingest ledger status\n' +
+        '  svc-ingest ledger failed --json > outstanding.ndjson\n' +
+        '  svc-ingest ledger find tx-0001 --ledger /var/lib/svc-ingest/transactions.ndjson',
     );
   options(
     ledger
