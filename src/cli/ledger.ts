@@ -85,6 +85,9 @@ function foundLine(h: FoundLine): string {
 }
 
 async function setUp(opts: LedgerOptions) {
+  // A signal ends the command through process.exit, so the indexes' temp folders are removed ('exit' handlers).
+  process.once('SIGINT', () => process.exit(EXIT.SIGINT));
+  process.once('SIGTERM', () => process.exit(EXIT.SIGTERM));
   const config = loadCommandConfig(opts);
   const paths = await ledgerPaths(opts.ledger, config);
   const [{ createLogger }, query] = await Promise.all([import('../log.ts'), import('../ledger/query.ts')]);

@@ -253,9 +253,16 @@ function createCollector(ledgerPath: string, status: 'acked' | 'failed'): SlotCo
   let lines = 0;
   const fp = new Uint32Array(2);
 
+  const removeDir = (): void => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  };
   const flushRun = (): void => {
     sortSlots(run, inRun);
-    dir ??= mkdtempSync(join(tmpdir(), 'svc-ingest-index-'));
+    if (!dir) {
+      dir = mkdtempSync(join(tmpdir(), 'svc-ingest-index-'));
+      // Also when the process ends while the ledger is still being read (a signal, an error).
+      process.once('exit', removeDir);
+    }
     const path = join(dir, `run-${runs.length}.bin`);
     const fd = openSync(path, 'w', 0o600);
     try {
@@ -321,18 +328,14 @@ function createCollector(ledgerPath: string, status: 'acked' | 'failed'): SlotCo
         run = new Uint32Array(0);
         store = mergeRuns(dir as string, runs, total);
       }
-      const tempDir = dir;
-      const removeDir = () => {
-        if (tempDir) rmSync(tempDir, { recursive: true, force: true });
-      };
-      if (tempDir) process.once('exit', removeDir);
       return sortedIndex(ledgerPath, store, lines, lineStart, lineLength, () => {
         process.off('exit', removeDir);
         removeDir();
       });
     },
     discard() {
-      if (dir) rmSync(dir, { recursive: true, force: true });
+      process.off('exit', removeDir);
+      removeDir();
     },
   };
 }

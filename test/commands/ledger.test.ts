@@ -1,10 +1,12 @@
 // `svc-ingest ledger status|failed|find` through the real CLI, on ledgers written by real `send` runs against
 // the simulator (poison ids make failed batches; later runs acknowledge them).
-import { appendFile, copyFile, mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { readdirSync } from 'node:fs';
+import { appendFile, copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type CliResult, runCli, summaryOf } from '../helpers/cli.ts';
+import { writeAckedLedger } from '../bench/gen.ts';
+import { type CliResult, runCli, startCli, summaryOf, waitFor } from '../helpers/cli.ts';
 import { NO_FAULTS, useSimulator } from '../helpers/simulator.ts';
 import { csvOf, makeTx, range } from '../helpers/transactions.ts';
 
@@ -259,5 +261,25 @@ describe('ledger paths', () => {
     const def = await ledgerCli(['status']);
     expect(def.code).toBe(1);
     expect(def.stderr).toContain(`ledger ${join(dir, 'unused.ndjson')}: no such file`);
+  });
+});
+
+describe('ledger status on a ledger whose index spills to disk', () => {
+  it('SIGTERM while it loads: exit 143 and its temporary index files are gone', async () => {
+    // 5M acked ids: more than one sorted run (4M slots) of the index, so a folder is made in TMPDIR mid-read.
+    const big = join(dir, 'big.ndjson');
+    await writeAckedLedger(big, 5_000_000);
+    const tmp = join(dir, 'tmp');
+    await mkdir(tmp);
+    try {
+      const run = startCli(['ledger', 'status', '--ledger', big], { env: { TMPDIR: tmp } });
+      await waitFor(() => readdirSync(tmp).length > 0, run.child, 60_000);
+      run.child.kill('SIGTERM');
+      const r = await run.done;
+      expect(r.code, r.stderr).toBe(143);
+      expect(readdirSync(tmp)).toEqual([]);
+    } finally {
+      await rm(big, { force: true });
+    }
   });
 });
