@@ -32,6 +32,8 @@ let txB: TransactionNotification[];
 /** A seeded customer with catalog redemptions (their transactions are none of ours). */
 let seeded: string;
 
+/** Both ledgers of rc-a. */
+const bothA = () => ['--ledger', ledgerA1, '--ledger', ledgerA2];
 const txFor = (customer: string, prefix: string, n: number) =>
   range(n).map((i) => ({
     ...makeTx(i, prefix),
@@ -113,7 +115,7 @@ afterAll(async () => {
 
 describe('reconcile: matching', () => {
   it('matches each redemption to the acked batch and service requestId that carried it; totals; exit 0', async () => {
-    const r = await reconcile(['--customer', 'rc-a', '--ledger', ledgerA1, '--ledger', ledgerA2, '--json']);
+    const r = await reconcile(['--customer', 'rc-a', ...bothA(), '--json']);
     expect(r.code, r.stderr).toBe(0);
     const report = JSON.parse(r.stdout);
     const answer = await client.getRedemptions('rc-a');
@@ -231,17 +233,7 @@ describe('reconcile: matching', () => {
   });
 
   it('a customer who cannot be checked is reported with its error, the others still are: exit 3', async () => {
-    const r = await reconcile([
-      '--customer',
-      'rc-a',
-      '--customer',
-      'never-enrolled',
-      '--ledger',
-      ledgerA1,
-      '--ledger',
-      ledgerA2,
-      '--json',
-    ]);
+    const r = await reconcile(['--customer', 'rc-a', '--customer', 'never-enrolled', ...bothA(), '--json']);
     expect(r.code).toBe(3);
     const report = JSON.parse(r.stdout);
     expect(report.totals).toMatchObject({ customers: 2, customersFailed: 1, unmatched: 0 });
@@ -274,10 +266,7 @@ describe('reconcile: where the customers come from', () => {
       list,
       '--customers-from',
       csv,
-      '--ledger',
-      ledgerA1,
-      '--ledger',
-      ledgerA2,
+      ...bothA(),
       '--ledger',
       ledgerB,
       '--lookback-days',
@@ -290,17 +279,7 @@ describe('reconcile: where the customers come from', () => {
 
     const other = join(dir, 'enrolled.csv');
     await writeFile(other, 'CUST,x\nrc-a,1\n');
-    const named = await reconcile([
-      '--customers-from',
-      other,
-      '--column',
-      'CUST',
-      '--ledger',
-      ledgerA1,
-      '--ledger',
-      ledgerA2,
-      '--json',
-    ]);
+    const named = await reconcile(['--customers-from', other, '--column', 'CUST', ...bothA(), '--json']);
     expect(named.code, named.stderr).toBe(0);
     expect(ids(named.stdout)).toEqual(['rc-a']);
     const wrong = await reconcile(['--customers-from', other, '--column', 'NOPE', '--ledger', ledgerA1]);
@@ -351,10 +330,7 @@ describe('reconcile: where the customers come from', () => {
       join(dir, 'a1.csv'),
       '--from-export',
       join(dir, 'a2.csv'),
-      '--ledger',
-      ledgerA1,
-      '--ledger',
-      ledgerA2,
+      ...bothA(),
       '--json',
     ]);
     expect(two.code, two.stderr).toBe(0);
