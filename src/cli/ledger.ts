@@ -126,7 +126,7 @@ export async function runFailed(opts: LedgerOptions): Promise<number> {
   if (!opts.json) {
     printText([
       ids === 0
-        ? 'no outstanding failed ids: every failed batch was acknowledged since'
+        ? 'no outstanding failed ids (none failed, or each was acknowledged since)'
         : `${ids} outstanding failed id(s) in ${batches.size} batch(es); a rerun of send resends them`,
     ]);
   }
