@@ -67,8 +67,8 @@ function sortSlots(words: Uint32Array, count: number): void {
 /** Where sorted slots live: in memory (small ledgers) or in a file read block by block. */
 interface SlotStore {
   count: number;
-  /** Words of slots [from, from + n) (a view that is valid until the next call). */
-  read(from: number, n: number): Uint32Array;
+  /** Words of slots [from, from + n) (a view valid until the next call with the same `into`). */
+  read(from: number, n: number, into?: Uint32Array): Uint32Array;
   close(): void;
 }
 
@@ -129,10 +129,9 @@ function mergeRuns(dir: string, runs: Array<{ path: string; count: number }>, to
   const block = new Uint32Array(BLOCK * 2);
   return {
     count: total,
-    read(from, n) {
-      const view = block.subarray(0, 2 * n);
-      readSync(fd, new Uint8Array(block.buffer, 0, n * 8), 0, n * 8, from * 8);
-      return view;
+    read(from, n, into = block) {
+      readSync(fd, new Uint8Array(into.buffer, into.byteOffset, n * 8), 0, n * 8, from * 8);
+      return into.subarray(0, 2 * n);
     },
     close() {
       closeSync(fd);
@@ -341,6 +340,21 @@ function createCollector(ledgerPath: string, status: 'acked' | 'failed'): SlotCo
 }
 
 /**
+ * Slots with one 40-bit fingerprint: its high 32 bits, its low 8 bits, and the indexed lines they point at.
+ * @example { hi: 3735928559, lo8: 17, lines: [4, 90] }
+ */
+export interface FingerprintGroup {
+  hi: number;
+  lo8: number;
+  lines: number[];
+}
+
+/** Orders two fingerprints: negative, zero or positive. */
+export function compareFingerprints(a: FingerprintGroup, b: FingerprintGroup): number {
+  return a.hi !== b.hi ? a.hi - b.hi : a.lo8 - b.lo8;
+}
+
+/**
  * An index of the transactionIds of one status's ledger lines (acked or failed), exact: a fingerprint match
  * is confirmed against the ledger line it points at.
  * @example index.linesOf('t-1') // [3, 17]: the 4th and 18th indexed lines hold t-1; index.line(17).requestId
@@ -354,6 +368,10 @@ export interface LedgerLineIndex extends AckedIndex {
   line(n: number): LedgerLine;
   /** Distinct ids in the indexed lines: each group of equal fingerprints is counted from its lines' text. */
   distinct(): number;
+  /** The groups of slots with equal 40-bit fingerprints, in fingerprint order (one sequential read). */
+  groups(): Generator<FingerprintGroup>;
+  /** The distinct ids of a group's lines that have the group's fingerprint. */
+  idsOf(group: FingerprintGroup): Set<string>;
   /** Closes the ledger and the index file and removes the index's temp folder (else removed at exit). */
   close(): void;
 }
@@ -457,6 +475,39 @@ function sortedIndex(
     }
   };
 
+  /** Fingerprint groups in order (see LedgerLineIndex.groups). */
+  function* groups(): Generator<FingerprintGroup> {
+    // Slots sort by fingerprint: a group is contiguous. Its own buffer, so lookups may run between groups.
+    const buf = new Uint32Array(BLOCK * 2);
+    let group: FingerprintGroup | undefined;
+    for (let b = 0; b < blocks; b++) {
+      const n = Math.min(BLOCK, count - b * BLOCK);
+      const w = store.read(b * BLOCK, n, buf);
+      for (let i = 0; i < n; i++) {
+        const hi = w[2 * i + 1] as number;
+        const lo = w[2 * i] as number;
+        if (group && group.hi === hi && group.lo8 === lo >>> 24) {
+          group.lines.push(lo & 0xffffff);
+          continue;
+        }
+        if (group) yield group;
+        group = { hi, lo8: lo >>> 24, lines: [lo & 0xffffff] };
+      }
+    }
+    if (group) yield group;
+  }
+  /** Distinct ids of a group's lines with its fingerprint. */
+  const idsOf = (g: FingerprintGroup): Set<string> => {
+    const ids = new Set<string>();
+    for (const n of new Set(g.lines)) {
+      for (const id of lineIds(n)) {
+        fingerprint(id, fp);
+        if (fp[0] === g.hi && ((fp[1] as number) & 0xff) === g.lo8) ids.add(id);
+      }
+    }
+    return ids;
+  };
+
   return {
     has(id) {
       if (added.has(id)) return true;
@@ -492,44 +543,14 @@ function sortedIndex(
       }
     },
     distinct() {
-      // Slots sort by fingerprint: a group of equal fingerprints is contiguous. A group of one slot is one id;
-      // a bigger one (the same id in several lines, or ids whose fingerprints collide) is counted from its lines.
+      // A group of one slot is one id; a bigger one (the same id in several lines, or ids whose fingerprints
+      // collide) is counted from its lines.
       let total = 0;
-      let groupHi = -1;
-      let groupLo8 = -1;
-      let group: number[] = [];
-      const settle = (): void => {
-        if (group.length <= 1) {
-          total += group.length;
-          return;
-        }
-        const ids = new Set<string>();
-        for (const n of group) {
-          for (const id of lineIds(n)) {
-            fingerprint(id, fp);
-            if (fp[0] === groupHi && ((fp[1] as number) & 0xff) === groupLo8) ids.add(id);
-          }
-        }
-        total += ids.size;
-      };
-      for (let b = 0; b < blocks; b++) {
-        const n = Math.min(BLOCK, count - b * BLOCK);
-        const w = store.read(b * BLOCK, n);
-        for (let i = 0; i < n; i++) {
-          const hi = w[2 * i + 1] as number;
-          const lo = w[2 * i] as number;
-          if (hi !== groupHi || lo >>> 24 !== groupLo8) {
-            settle();
-            groupHi = hi;
-            groupLo8 = lo >>> 24;
-            group = [];
-          }
-          group.push(lo & 0xffffff);
-        }
-      }
-      settle();
+      for (const g of groups()) total += g.lines.length === 1 ? 1 : idsOf(g).size;
       return total;
     },
+    groups,
+    idsOf,
     close() {
       if (fd !== undefined) closeSync(fd);
       fd = undefined;

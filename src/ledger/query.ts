@@ -4,7 +4,13 @@
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { SvcIngestError } from '../errors.ts';
-import { type LedgerLineIndex, loadLedgerIndexes } from './acked-index.ts';
+import {
+  compareFingerprints,
+  type FingerprintGroup,
+  type LedgerLineIndex,
+  loadLedgerIndexes,
+} from './acked-index.ts';
+import { fingerprint } from './fingerprint.ts';
 import { type LedgerReadStats, readLedger } from './read.ts';
 import type { LedgerLine } from './types.ts';
 
@@ -185,12 +191,13 @@ function closeAll(ledgers: LoadedLedger[]): void {
  * The failed lines that hold the last failure of an outstanding id, each with those ids, in file order
  * (ledgers in the order given). An id counts once, at its last failure (a later ledger's failure is later).
  */
-function* outstandingLines(
+async function* outstandingLines(
   ledgers: LoadedLedger[],
-): Generator<{ ledger: LoadedLedger; line: LedgerLine; ids: Array<{ id: string; failures: number }> }> {
+): AsyncGenerator<{ ledger: LoadedLedger; line: LedgerLine; ids: Array<{ id: string; failures: number }> }> {
   for (let f = 0; f < ledgers.length; f++) {
     const here = ledgers[f] as LoadedLedger;
     for (let n = 0; n < here.failed.lineCount; n++) {
+      if ((n & 1023) === 1023) await breathe();
       const line = here.failed.line(n);
       const ids: Array<{ id: string; failures: number }> = [];
       const inLine = new Set<string>();
@@ -221,7 +228,7 @@ export async function* outstandingFailures(
   const ledgers = await loadAll(paths);
   try {
     for (const l of ledgers) stats?.(l.path, l.stats);
-    for (const { ledger, line, ids } of outstandingLines(ledgers)) {
+    for await (const { ledger, line, ids } of outstandingLines(ledgers)) {
       const ctx = lineContext(line);
       for (const { id, failures } of ids) {
         yield {
@@ -294,7 +301,7 @@ export async function ledgerStatus(paths: string[]): Promise<LedgerStatus> {
   try {
     let outstandingBatches = 0;
     let outstandingIds = 0;
-    for (const { line, ids } of outstandingLines(ledgers)) {
+    for await (const { line, ids } of outstandingLines(ledgers)) {
       outstandingBatches++;
       outstandingIds += ids.length;
       runOf(str(line.runId)).ids.outstanding += ids.length;
@@ -329,8 +336,7 @@ export async function ledgerStatus(paths: string[]): Promise<LedgerStatus> {
       },
       ids: {
         acked: list.reduce((s, r) => s + r.ids.acked, 0),
-        ackedDistinct:
-          ledgers.length === 1 ? (ledgers[0] as LoadedLedger).acked.distinct() : distinctAcross(ledgers),
+        ackedDistinct: await distinctAcross(ledgers),
         failed: list.reduce((s, r) => s + r.ids.failed, 0),
         outstanding: outstandingIds,
       },
@@ -342,24 +348,75 @@ export async function ledgerStatus(paths: string[]): Promise<LedgerStatus> {
   }
 }
 
+/** Lets the event loop run (signals, I/O) during a long computation. */
+const breathe = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** Shared fingerprint groups checked one by one; beyond this many, one pass over the ledger's lines instead. */
+const FEW_SHARED = 1 << 16;
+/** Bits of the shared-fingerprint set: 2^28 (32 MiB), indexed by the top 28 bits of the fingerprint. */
+const SHARED_BITS_WORDS = 1 << 23;
+
 /**
- * Distinct acked ids over several ledgers: each ledger's distinct ids, less those an earlier ledger already
- * acked (checked id by id against the earlier indexes while its acked lines are read back).
+ * Distinct acked ids over the ledgers: each ledger's distinct ids (one sequential pass over its sorted
+ * fingerprints, groups of equal fingerprints counted from their lines), less those an earlier ledger already
+ * acked. Which fingerprints a ledger shares with earlier ones is found by walking the sorted fingerprints side by
+ * side; only ids with such a fingerprint are checked exactly: group by group when they are few, else in one
+ * sequential pass over the ledger's acked lines (a bit set of the shared fingerprints in front of the check).
  */
-function distinctAcross(ledgers: LoadedLedger[]): number {
-  let total = (ledgers[0] as LoadedLedger).acked.distinct();
-  for (let f = 1; f < ledgers.length; f++) {
+async function distinctAcross(ledgers: LoadedLedger[]): Promise<number> {
+  let total = 0;
+  const fp = new Uint32Array(2);
+  for (let f = 0; f < ledgers.length; f++) {
     const here = (ledgers[f] as LoadedLedger).acked;
-    let repeats = 0;
-    for (let n = 0; n < here.lineCount; n++) {
-      for (const id of here.line(n).transactionIds as unknown[]) {
-        if (typeof id !== 'string') continue;
-        // Counted once in this ledger: at its first line here.
-        if (here.linesOf(id)[0] !== n) continue;
-        if (ledgers.slice(0, f).some((l) => l.acked.has(id))) repeats++;
+    const earlier = ledgers.slice(0, f).map((l) => {
+      const it = l.acked.groups();
+      return { index: l.acked, it, at: it.next().value as FingerprintGroup | undefined };
+    });
+    const few: FingerprintGroup[] = [];
+    let bits: Uint32Array | undefined;
+    const mark = (g: FingerprintGroup) => {
+      const b = g.hi >>> 4;
+      (bits as Uint32Array)[b >>> 5] = ((bits as Uint32Array)[b >>> 5] as number) | (1 << (b & 31));
+    };
+    let k = 0;
+    for (const g of here.groups()) {
+      if ((++k & 0xffff) === 0) await breathe();
+      total += g.lines.length === 1 ? 1 : here.idsOf(g).size;
+      let shared = false;
+      for (const e of earlier) {
+        while (e.at && compareFingerprints(e.at, g) < 0)
+          e.at = e.it.next().value as FingerprintGroup | undefined;
+        if (e.at && compareFingerprints(e.at, g) === 0) shared = true;
+      }
+      if (!shared) continue;
+      if (!bits && few.length < FEW_SHARED) few.push(g);
+      else {
+        if (!bits) {
+          bits = new Uint32Array(SHARED_BITS_WORDS);
+          for (const x of few) mark(x);
+          few.length = 0;
+        }
+        mark(g);
       }
     }
-    total += here.distinct() - repeats;
+    const ackedBefore = (id: string) => earlier.some((e) => e.index.has(id));
+    if (!bits) {
+      for (const g of few) for (const id of here.idsOf(g)) if (ackedBefore(id)) total--;
+      continue;
+    }
+    for (let n = 0; n < here.lineCount; n++) {
+      if ((n & 1023) === 1023) await breathe();
+      const seen = new Set<string>();
+      for (const id of here.line(n).transactionIds as unknown[]) {
+        if (typeof id !== 'string' || seen.has(id)) continue;
+        seen.add(id);
+        fingerprint(id, fp);
+        const b = (fp[0] as number) >>> 4;
+        if ((((bits[b >>> 5] as number) >>> (b & 31)) & 1) === 0) continue;
+        // Counted once: at the first line of this ledger that holds it.
+        if (ackedBefore(id) && here.linesOf(id)[0] === n) total--;
+      }
+    }
   }
   return total;
 }

@@ -190,7 +190,9 @@ describe('ledger failed', () => {
     expect([json.code, json.stdout]).toEqual([0, '']);
     const text = await ledgerCli(['failed', '--ledger', ledger]);
     expect(text.code).toBe(0);
-    expect(text.stdout.trim()).toBe('no outstanding failed ids (none failed, or each was acknowledged since)');
+    expect(text.stdout.trim()).toBe(
+      'no outstanding failed ids (none failed, or each was acknowledged since)',
+    );
     const one = await ledgerCli(['failed', '--ledger', after[1] as string]);
     expect(one.stdout).toContain(`${id(42)}  failed 2x, last `);
     expect(one.stdout).toContain('1 outstanding failed id(s) in 1 batch(es)');

@@ -16,6 +16,7 @@ import {
 } from '../../src/ledger/query.ts';
 import type { LedgerLine } from '../../src/ledger/types.ts';
 import { openLedgerWriter } from '../../src/ledger/writer.ts';
+import { range } from '../helpers/transactions.ts';
 
 const tmp = () => mkdtemp(join(tmpdir(), 'svc-query-'));
 
@@ -170,6 +171,24 @@ describe('outstanding failures and status', () => {
     await writeLedger(b, [line('acked', ['d-2', 'd-3', COLLIDING[1]]), line('acked', ['d-3'])]);
     const s = await ledgerStatus([a, b]);
     expect(s.ids).toMatchObject({ acked: 7, ackedDistinct: 5 });
+  });
+
+  it('distinct acked ids across ledgers sharing more than 65,536 fingerprints (the bit-set pass)', async () => {
+    const dir = await tmp();
+    const a = join(dir, 'a.ndjson');
+    const b = join(dir, 'b.ndjson');
+    const batches = (from: number, to: number) =>
+      range(Math.ceil((to - from) / 50)).map((k) =>
+        line(
+          'acked',
+          range(Math.min(50, to - from - k * 50), from + k * 50).map((i) => `s-${i}`),
+        ),
+      );
+    await writeLedger(a, batches(0, 100_000));
+    // b shares 30,000..99,999 (70,000 ids) with a, repeats 60,000..60,049 in a second line, adds up to 129,999.
+    await writeLedger(b, [...batches(30_000, 130_000), ...batches(60_000, 60_050)]);
+    const s = await ledgerStatus([a, b]);
+    expect(s.ids).toMatchObject({ acked: 200_050, ackedDistinct: 130_000 });
   });
 });
 
