@@ -1,4 +1,5 @@
 // `svc-ingest ledger status|failed|find`: what the ledgers say, for operators and support (read-only, no service).
+import { once } from 'node:events';
 import type { Command } from 'commander';
 import { EXIT, ExitError } from '../errors.ts';
 import type { FoundLine, LedgerRun, LedgerStatus, OutstandingFailure } from '../ledger/query.ts';
@@ -113,23 +114,49 @@ export async function runStatus(opts: LedgerOptions): Promise<number> {
   return EXIT.OK;
 }
 
+/**
+ * Lines to stdout in 64 KiB writes that wait for the reader: a slow pipe (`| less`, `| wc`) must not make
+ * the output pile up in memory.
+ */
+function createStdoutLines() {
+  let buf = '';
+  const flush = async (): Promise<void> => {
+    if (buf === '') return;
+    const ok = process.stdout.write(buf);
+    buf = '';
+    if (!ok) await once(process.stdout, 'drain');
+  };
+  return {
+    async push(line: string): Promise<void> {
+      buf += `${line}\n`;
+      if (buf.length >= 1 << 16) await flush();
+    },
+    flush,
+  };
+}
+
 export async function runFailed(opts: LedgerOptions): Promise<number> {
   const { paths, query, warnBad } = await setUp(opts);
+  const out = createStdoutLines();
   let ids = 0;
-  const batches = new Set<string>();
+  let batches = 0;
+  let lastBatch: string | undefined;
+  // The ids of one failed line come one after another.
   for await (const f of query.outstandingFailures(paths, warnBad)) {
     ids++;
-    batches.add(`${f.ledger}\n${f.batchId}`);
-    if (opts.json) printJson(f);
-    else printText([failureLine(f)]);
+    const batch = `${f.ledger}\n${f.batchId}`;
+    if (batch !== lastBatch) batches++;
+    lastBatch = batch;
+    await out.push(opts.json ? JSON.stringify(f) : failureLine(f));
   }
   if (!opts.json) {
-    printText([
+    await out.push(
       ids === 0
         ? 'no outstanding failed ids (none failed, or each was acknowledged since)'
-        : `${ids} outstanding failed id(s) in ${batches.size} batch(es); a rerun of send resends them`,
-    ]);
+        : `${ids} outstanding failed id(s) in ${batches} batch(es); a rerun of send resends them`,
+    );
   }
+  await out.flush();
   return ids > 0 ? EXIT.FAILED : EXIT.OK;
 }
 

@@ -353,8 +353,8 @@ const breathe = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** Shared fingerprint groups checked one by one; beyond this many, one pass over the ledger's lines instead. */
 const FEW_SHARED = 1 << 16;
-/** Bits of the shared-fingerprint set: 2^28 (32 MiB), indexed by the top 28 bits of the fingerprint. */
-const SHARED_BITS_WORDS = 1 << 23;
+/** Bits of the shared-fingerprint set: 2^27 (16 MiB), indexed by the top 27 bits of the fingerprint. */
+const SHARED_BITS_WORDS = 1 << 22;
 
 /**
  * Distinct acked ids over the ledgers: each ledger's distinct ids (one sequential pass over its sorted
@@ -375,7 +375,7 @@ async function distinctAcross(ledgers: LoadedLedger[]): Promise<number> {
     const few: FingerprintGroup[] = [];
     let bits: Uint32Array | undefined;
     const mark = (g: FingerprintGroup) => {
-      const b = g.hi >>> 4;
+      const b = g.hi >>> 5;
       (bits as Uint32Array)[b >>> 5] = ((bits as Uint32Array)[b >>> 5] as number) | (1 << (b & 31));
     };
     let k = 0;
@@ -411,7 +411,7 @@ async function distinctAcross(ledgers: LoadedLedger[]): Promise<number> {
         if (typeof id !== 'string' || seen.has(id)) continue;
         seen.add(id);
         fingerprint(id, fp);
-        const b = (fp[0] as number) >>> 4;
+        const b = (fp[0] as number) >>> 5;
         if ((((bits[b >>> 5] as number) >>> (b & 31)) & 1) === 0) continue;
         // Counted once: at the first line of this ledger that holds it.
         if (ackedBefore(id) && here.linesOf(id)[0] === n) total--;
