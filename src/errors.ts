@@ -9,6 +9,7 @@ export type ErrorCode =
   | 'INPUT_FORMAT_UNKNOWN'
   | 'INPUT_HEADER_MISSING_COLUMN'
   | 'INPUT_PARSE'
+  | 'INPUT_TOO_MANY_REJECTS'
   | 'MAPPING_INVALID'
   | 'MAPPING_UNREADABLE'
   | 'RECORD_INVALID'
@@ -18,14 +19,23 @@ export type ErrorCode =
   | 'SEND_LIMIT'
   | 'SEND_SESSION'
   | 'SEND_OUTAGE'
+  | 'SEND_UNAVAILABLE'
+  | 'SEND_AUTH'
+  | 'SEND_REDIRECT'
+  | 'SEND_REQUEST'
   | 'LEDGER_LOCKED'
+  | 'LEDGER_PATH_INVALID'
   | 'LEDGER_WRITE'
-  | 'LEDGER_READ';
+  | 'LEDGER_READ'
+  | 'METRICS_WRITE'
+  | 'METRICS_LISTEN';
 
 export interface ErrorContext {
   source?: string;
   line?: number;
   field?: string;
+  /** The process's exit status when this error ends a command; default 1 ("could not run"). */
+  exitStatus?: number;
   [key: string]: unknown;
 }
 
@@ -60,8 +70,24 @@ export const EXIT = {
   USAGE: 1,
   REJECTED: 2,
   FAILED: 3,
+  /** No records: every input was empty (or only a header); `--allow-empty` makes it 0. */
   EMPTY: 4,
+  /** The service could not be reached, or stayed down past the outage limit. */
   UNAVAILABLE: 5,
   SIGINT: 130,
   SIGTERM: 143,
 } as const;
+
+/**
+ * The exit status for an error that ended a command: an ExitError's own, 5 when the service is unavailable, an
+ * error's `context.exitStatus`, else 1.
+ * @example exitStatusOf(new SvcIngestError('INPUT_UNREADABLE', 'cannot read a.csv: no such file')) // 1
+ */
+export function exitStatusOf(err: unknown): number {
+  if (err instanceof ExitError) return err.exitCode;
+  if (err instanceof SvcIngestError && (err.code === 'SEND_UNAVAILABLE' || err.code === 'SEND_OUTAGE'))
+    return EXIT.UNAVAILABLE;
+  if (err instanceof SvcIngestError && typeof err.context.exitStatus === 'number')
+    return err.context.exitStatus;
+  return EXIT.USAGE;
+}

@@ -1,4 +1,6 @@
 // Creates the pino logger: NDJSON (or pretty on a TTY) to stderr, synchronous, with secrets and card numbers redacted.
+// Owns stderr's live line (the progress line on a TTY): a log line clears it first and redraws it after.
+import { Writable } from 'node:stream';
 import { type Logger as PinoLogger, pino } from 'pino';
 import pretty from 'pino-pretty';
 
@@ -28,6 +30,46 @@ function scrub(value: unknown, depth: number): unknown {
   return out;
 }
 
+/** fd 2, written synchronously (SonicBoom retries EAGAIN on a non-blocking pipe); one for the process. */
+let stderrSink: ReturnType<typeof pino.destination> | undefined;
+/** The live line's text, '' when none is shown. */
+let liveText = '';
+const CLEAR_LINE = '\r\x1b[K';
+
+function rawStderr(): ReturnType<typeof pino.destination> {
+  stderrSink ??= pino.destination({ dest: 2, sync: true });
+  return stderrSink;
+}
+
+/** Writes a piece of stderr output (a log line, a summary) so that it never lands on the live line. */
+export function writeStderr(text: string): void {
+  const out = rawStderr();
+  if (liveText === '') {
+    out.write(text);
+    return;
+  }
+  out.write(CLEAR_LINE);
+  out.write(text);
+  out.write(liveText);
+}
+
+/**
+ * The one live line on stderr (a TTY's progress line): `show` draws or redraws it in place, `clear` erases it.
+ * Log lines written meanwhile go above it (writeStderr), never glued onto it.
+ * @example liveLine.show('read 1200  sent 1150'); …; liveLine.clear()
+ */
+export const liveLine = {
+  show(text: string): void {
+    liveText = text;
+    rawStderr().write(`${CLEAR_LINE}${text}`);
+  },
+  clear(): void {
+    if (liveText === '') return;
+    liveText = '';
+    rawStderr().write(CLEAR_LINE);
+  },
+};
+
 /**
  * A pino logger writing to stderr (fd 2) synchronously, so nothing is lost when the process exits.
  * `pretty` defaults to whether stderr is a TTY; pino-pretty runs in-process as a stream (no worker).
@@ -36,12 +78,16 @@ export function createLogger(opts: { level?: string; pretty?: boolean } = {}): L
   const usePretty = opts.pretty ?? Boolean(process.stderr.isTTY);
   const destination = usePretty
     ? pretty({
-        destination: 2,
-        sync: true,
+        destination: new Writable({
+          write(chunk: Buffer | string, _enc, cb) {
+            writeStderr(typeof chunk === 'string' ? chunk : chunk.toString('utf8'));
+            cb();
+          },
+        }),
         colorize: Boolean(process.stderr.isTTY),
         translateTime: 'SYS:HH:MM:ss.l',
       })
-    : pino.destination({ dest: 2, sync: true });
+    : { write: writeStderr };
   return pino(
     {
       level: opts.level ?? 'info',

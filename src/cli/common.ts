@@ -1,9 +1,18 @@
 // Shared by every command: the common connection flags, config loading from them, logger and client set-up.
 import type { Command } from 'commander';
 import type { SvcClient } from '../client/index.ts';
-import { type Config, type ConfigFlags, loadConfig } from '../config/index.ts';
+import { type Config, type ConfigFlags, isLoopbackHost, loadConfig } from '../config/index.ts';
 import { SvcIngestError } from '../errors.ts';
 import { createLogger, type Logger } from '../log.ts';
+
+/**
+ * Adds an "Examples:" block to a command's --help: each example a command line with a comment above it.
+ * @example addExamples(cmd, [['svc-ingest stores --ad 100001 --postal-code 10001 --radius 5000', 'by postal code']])
+ */
+export function addExamples(cmd: Command, examples: Array<[command: string, what: string]>): Command {
+  const lines = examples.map(([command, what]) => `  # ${what}\n  ${command}`);
+  return cmd.addHelpText('after', `\nExamples:\n${lines.join('\n')}`);
+}
 
 /**
  * Values of the common flags as commander parses them.
@@ -139,4 +148,13 @@ export function addLedgerOption(cmd: Command): Command {
 export async function ledgerPaths(given: string[] | undefined, config: Config): Promise<string[]> {
   const { checkLedgerPaths } = await import('../ledger/query.ts');
   return checkLedgerPaths(given && given.length > 0 ? given : [config.send.ledgerPath]);
+}
+
+/**
+ * True when an address to listen on never takes connections from other machines (127.x, ::1, localhost).
+ * @example isLoopbackBind('::1') === true; isLoopbackBind('0.0.0.0') === false
+ */
+export function isLoopbackBind(host: string): boolean {
+  const h = host.trim();
+  return isLoopbackHost(h.includes(':') && !h.startsWith('[') ? `[${h}]` : h);
 }

@@ -1,6 +1,8 @@
 // `make demo`: start the embedded simulator with a few injected faults, send every sample through its
-// mapping profile with the real CLI, show each run's summary, then resume once to show nothing is resent.
+// mapping profile with the real CLI, show each run's summary, then resume once to show nothing is resent;
+// last, a ticket round trip whose webhook updates are signed with a shared secret and verified by `tickets listen`.
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { startSimulator } from '../simulator/index.ts';
@@ -38,6 +40,33 @@ function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number;
   });
 }
 
+// The webhook receiver first (its URL goes to the simulator), with a shared secret from the environment.
+const hookSecret = randomBytes(24).toString('hex');
+const listener = spawn(bin, ['tickets', 'listen', '--port', '0', '--until-closed', 'DEMO-1'], {
+  cwd: root,
+  env: {
+    ...process.env,
+    SVC_WEBHOOK_SECRET_ENV: 'DEMO_HOOK_SECRET',
+    DEMO_HOOK_SECRET: hookSecret,
+    SVC_LOG_LEVEL: 'warn',
+  },
+  stdio: ['ignore', 'pipe', 'pipe'],
+});
+let listened = '';
+listener.stdout.setEncoding('utf8').on('data', (d: string) => {
+  listened += d;
+});
+const listenerDone = new Promise<number>((done) => listener.on('close', (code) => done(code ?? 1)));
+const hookUrl = await new Promise<string>((resolve, reject) => {
+  let err = '';
+  listener.stderr.setEncoding('utf8').on('data', (d: string) => {
+    err += d;
+    const m = /listening on (\S+)/.exec(err);
+    if (m?.[1]) resolve(m[1]);
+  });
+  listener.on('close', () => reject(new Error(`tickets listen did not start: ${err}`)));
+});
+
 const sim = await startSimulator({
   seed: 7,
   latencyMs: 15,
@@ -45,6 +74,9 @@ const sim = await startSimulator({
   failRate: 0.15,
   rate429: 0.03,
   retryAfterS: 0,
+  webhookUrl: hookUrl,
+  webhookSecret: hookSecret,
+  ticketDelayMs: 50,
 });
 try {
   await rm(outDir, { recursive: true, force: true });
@@ -78,6 +110,35 @@ try {
   const firstLine = async (path: string) => (await readFile(path, 'utf8')).split('\n')[0] ?? '';
   process.stdout.write(`\nledger:  ${ledger}\n  first line: ${await firstLine(ledger)}\n`);
   process.stdout.write(`rejects: ${rejects}\n  first line: ${await firstLine(rejects)}\n`);
+
+  const ticketArgs = [
+    'tickets',
+    'create',
+    '--ticket-id',
+    'DEMO-1',
+    '--customer',
+    'cust-0001',
+    '--offer',
+    '100001',
+  ];
+  const args = [...ticketArgs, '--transaction', '7', '--description', 'Reward not credited after purchase'];
+  process.stdout.write(
+    `\n== ticket round trip: webhook updates signed (HMAC-SHA256) by the simulator, verified by tickets listen\n$ svc-ingest ${args.join(' ')}\n`,
+  );
+  const created = await runCli(args, env);
+  process.stdout.write(`exit ${created.code}: ${created.stdout}`);
+  const code = await Promise.race([
+    listenerDone,
+    new Promise<number>((done) => setTimeout(() => done(-1), 10_000)),
+  ]);
+  for (const line of listened.split('\n').filter(Boolean)) {
+    const u = JSON.parse(line) as { status?: string; processingStatus?: string; resolutionType?: string };
+    process.stdout.write(
+      `  update: ${u.processingStatus} / ${u.status}${u.resolutionType ? ` (${u.resolutionType})` : ''}\n`,
+    );
+  }
+  process.stdout.write(`tickets listen --until-closed DEMO-1: exit ${code}\n`);
 } finally {
+  listener.kill('SIGTERM');
   await sim.close();
 }

@@ -5,6 +5,7 @@ import { EXIT, ExitError } from '../errors.ts';
 import type { FoundLine, LedgerRun, LedgerStatus, OutstandingFailure } from '../ledger/query.ts';
 import type { LedgerReadStats } from '../ledger/read.ts';
 import {
+  addExamples,
   addLedgerOption,
   type CommonOptions,
   ledgerPaths,
@@ -194,17 +195,23 @@ export function define(program: Command): void {
   const ledger = program
     .command('ledger')
     .description(
-      'what the ledger holds: status, outstanding failed ids, the batch that carried an id (read-only)',
+      'what the ledger holds: status, outstanding failed ids, the batch that carried an id (file ledgers,\n' +
+        'read-only); migrate: the schema of a PostgreSQL ledger',
     )
     .addHelpText(
       'after',
-      '\nEach reads every --ledger given (default send.ledgerPath); a missing ledger or a directory is an error.\n' +
-        'Examples:\n' +
-        '  svc-ingest ledger status\n' +
-        '  svc-ingest ledger failed --json > outstanding.ndjson\n' +
-        '  svc-ingest ledger find tx-0001 --ledger /var/lib/svc-ingest/transactions.ndjson',
+      '\nstatus, failed and find read every --ledger given (default send.ledgerPath); a missing ledger or a\n' +
+        'directory is an error.',
     );
-  options(
+  addExamples(ledger, [
+    ['svc-ingest ledger status', 'runs, batches, ids, outstanding failures, the last run'],
+    ['svc-ingest ledger failed --json > outstanding.ndjson', 'the outstanding failed ids as NDJSON'],
+    [
+      'svc-ingest ledger find tx-0001 --ledger /var/lib/svc-ingest/transactions.ndjson',
+      'which batch and requestId carried an id',
+    ],
+  ]);
+  const status = options(
     ledger
       .command('status')
       .description(
@@ -212,15 +219,16 @@ export function define(program: Command): void {
       ),
     'print the status as one JSON object on stdout',
   )
-    .addHelpText(
-      'after',
-      '\nExit status: 0 reported; 1 could not run (a missing ledger, a directory, …).\n' +
-        'Examples:\n' +
-        '  svc-ingest ledger status\n' +
-        '  svc-ingest ledger status --ledger /var/lib/svc-ingest/transactions.ndjson --json | jq .ids.outstanding',
-    )
+    .addHelpText('after', '\nExit status: 0 reported; 1 could not run (a missing ledger, a directory, …).')
     .action(async (opts: LedgerOptions) => exitWith(runStatus(opts)));
-  options(
+  addExamples(status, [
+    ['svc-ingest ledger status', 'the configured ledger, readable'],
+    [
+      'svc-ingest ledger status --ledger /var/lib/svc-ingest/transactions.ndjson --json | jq .ids.outstanding',
+      'a named ledger, as JSON',
+    ],
+  ]);
+  const failed = options(
     ledger
       .command('failed')
       .description(
@@ -230,25 +238,24 @@ export function define(program: Command): void {
   )
     .addHelpText(
       'after',
-      '\nExit status: 0 nothing outstanding; 3 some ids outstanding (a rerun of send resends them); 1 could not run.\n' +
-        'Examples:\n' +
-        '  svc-ingest ledger failed\n' +
-        "  svc-ingest ledger failed --json | jq -r '.transactionId' > outstanding.txt",
+      '\nExit status: 0 nothing outstanding; 3 some ids outstanding (a rerun of send resends them); 1 could not run.',
     )
     .action(async (opts: LedgerOptions) => exitWith(runFailed(opts)));
-  options(
+  addExamples(failed, [
+    ['svc-ingest ledger failed', 'readable, one id a line'],
+    ["svc-ingest ledger failed --json | jq -r '.transactionId' > outstanding.txt", 'just the ids'],
+  ]);
+  const find = options(
     ledger
       .command('find')
       .description('every ledger line naming the ids: status, batch, service requestId, time, source lines')
       .argument('<id...>', 'transactionId(s)'),
     'print one JSON object a line (NDJSON) on stdout; an id in no line gives {"transactionId", "status": "absent"}',
   )
-    .addHelpText(
-      'after',
-      '\nExit status: 0 every id is in some line; 2 some id is in none; 1 could not run.\n' +
-        'Examples:\n' +
-        '  svc-ingest ledger find tx-0001 tx-0002\n' +
-        '  svc-ingest ledger find --ledger old.ndjson --ledger new.ndjson --json tx-0001',
-    )
+    .addHelpText('after', '\nExit status: 0 every id is in some line; 2 some id is in none; 1 could not run.')
     .action(async (ids: string[], opts: LedgerOptions) => exitWith(runFind(ids, opts)));
+  addExamples(find, [
+    ['svc-ingest ledger find tx-0001 tx-0002', 'two ids in the configured ledger'],
+    ['svc-ingest ledger find --ledger old.ndjson --ledger new.ndjson --json tx-0001', 'two ledgers, NDJSON'],
+  ]);
 }

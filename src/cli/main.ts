@@ -1,7 +1,11 @@
 // CLI entry: declares the commands and turns errors into exit statuses. The only place that exits.
 import { Command, CommanderError } from 'commander';
-import { ExitError, SvcIngestError } from '../errors.ts';
+import { type ErrorCode, ExitError, exitStatusOf, SvcIngestError } from '../errors.ts';
+import { maskCardNumbers } from '../mask.ts';
+import * as backfill from './backfill.ts';
+import { addExamples } from './common.ts';
 import * as ledger from './ledger.ts';
+import * as ledgerMigrate from './ledger-migrate.ts';
 import * as reconcile from './reconcile.ts';
 import * as redemptions from './redemptions.ts';
 import * as send from './send.ts';
@@ -26,25 +30,66 @@ const program = new Command('svc-ingest')
   .showHelpAfterError('(run with --help for usage)')
   .exitOverride();
 
-for (const mod of [send, simulate, redemptions, stores, tickets, reconcile, ledger]) mod.define(program);
+// `ledger` declares the command group; `ledger migrate` adds itself to it, so it comes after.
+for (const mod of [send, simulate, redemptions, stores, tickets, reconcile, backfill, ledger, ledgerMigrate])
+  mod.define(program);
+addExamples(program, [
+  [
+    'svc-ingest send --mapping northwind-csv samples/northwind.csv',
+    'send an export through a mapping profile',
+  ],
+  ['svc-ingest send --dry-run exports/2026-11-20.csv', 'read, map and validate only'],
+  ['svc-ingest reconcile --customer cust-0001', "match a customer's redemptions to the ledger"],
+  ['svc-ingest help send', "a command's options, exit statuses and examples"],
+]);
 
-function fail(message: string, code: number): void {
-  process.stderr.write(`svc-ingest: ${message}\n`);
-  process.exitCode = code;
+/**
+ * `svc-ingest help tickets create` → `svc-ingest tickets create --help`: commander's own help command looks one
+ * level deep only, and would print the parent's help. A word that names no sub-command is left for commander
+ * to refuse ("unknown command").
+ */
+function helpArgv(argv: string[]): string[] {
+  const words = argv.slice(3);
+  if (argv[2] !== 'help' || words.length === 0 || words.some((a) => a.startsWith('-'))) return argv;
+  let cmd: Command = program;
+  for (let i = 0; i < words.length; i++) {
+    const next = cmd.commands.find((c) => c.name() === words[i] || c.aliases().includes(words[i]!));
+    if (!next) return [...argv.slice(0, 2), ...words.slice(0, i + 1)];
+    cmd = next;
+  }
+  return [...argv.slice(0, 2), ...words, '--help'];
+}
+
+const argv = helpArgv(process.argv);
+const end = argv.indexOf('--');
+/**
+ * A `--json` (or `--ndjson`) run answers a failure to run with one JSON object on stdout too, so a pipeline step
+ * can parse it.
+ */
+const jsonMode = argv.slice(2, end === -1 ? undefined : end).some((a) => a === '--json' || a === '--ndjson');
+
+/** One line on stderr (`svc-ingest: CODE: message`); with --json also `{"error":{code,message}}` on stdout. */
+function fail(code: ErrorCode | 'UNEXPECTED', message: string, status: number, humanShown = false): void {
+  const text = maskCardNumbers(message);
+  if (!humanShown)
+    process.stderr.write(`svc-ingest: ${code === 'UNEXPECTED' ? 'unexpected error' : code}: ${text}\n`);
+  if (jsonMode) process.stdout.write(`${JSON.stringify({ error: { code, message: text } })}\n`);
+  process.exitCode = status;
 }
 
 try {
-  await program.parseAsync(process.argv);
+  await program.parseAsync(argv);
 } catch (err) {
   if (err instanceof ExitError) {
     process.exitCode = err.exitCode;
   } else if (err instanceof CommanderError) {
     // commander already printed the message (or the help); help and version end with 0.
-    process.exitCode = err.exitCode === 0 ? 0 : 1;
+    if (err.exitCode === 0) process.exitCode = 0;
+    else fail('USAGE_INVALID', err.message.replace(/^error: /, ''), 1, true);
   } else if (err instanceof SvcIngestError) {
-    fail(`${err.code}: ${err.message}`, 1);
+    fail(err.code, err.message, exitStatusOf(err));
   } else {
-    fail(`unexpected error: ${err instanceof Error ? err.message : String(err)}`, 1);
+    fail('UNEXPECTED', err instanceof Error ? err.message : String(err), 1);
     if (process.env.SVC_DEBUG) process.stderr.write(`${(err as Error)?.stack ?? ''}\n`);
   }
 }

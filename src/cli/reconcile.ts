@@ -4,6 +4,7 @@ import { EXIT, ExitError, SvcIngestError } from '../errors.ts';
 import type { CustomerReconciliation, ReconcileReport } from '../reconcile/reconcile.ts';
 import {
   addConnectionOptions,
+  addExamples,
   addLedgerOption,
   type CommonOptions,
   collect,
@@ -159,12 +160,8 @@ export async function runReconcile(opts: ReconcileOptions): Promise<number> {
       concurrency,
       ...(lookback === undefined ? {} : { lookbackDays: lookback }),
     });
-    if (unavailable) {
-      const message = `service unavailable: ${unavailable.message}`;
-      if (opts.json || opts.ndjson) printJson({ error: { code: unavailable.code, message } });
-      process.stderr.write(`svc-ingest: ${unavailable.code}: ${message}\n`);
-      return EXIT.UNAVAILABLE;
-    }
+    // SEND_UNAVAILABLE: exit 5, one line (and with --json / --ndjson the error object on stdout) from main.ts.
+    if (unavailable) throw unavailable;
     const report = await matchRedemptions(fetched, ledgers, currency);
     if (report.ledgerBadLines > 0) {
       logger.warn(
@@ -218,20 +215,29 @@ export function define(program: Command): void {
       .option('--currency <code>', "the rewards' currency (the service's redemptions carry none)", 'USD')
       .option('--json', 'print the whole report as one JSON object on stdout')
       .option('--ndjson', 'print one JSON line per customer on stdout'),
-  )
-    .addHelpText(
-      'after',
-      '\nExit status: 0 every redemption matched; 1 could not run; 2 some redemptions unmatched;\n' +
-        '3 some customers could not be checked (their error is in the report); 4 no customers in the sources;\n' +
-        '5 service unavailable (nothing reported).\n' +
-        'Examples:\n' +
-        '  svc-ingest reconcile --customer cust-0001 --customer cust-0002\n' +
-        '  svc-ingest reconcile --customers-from customers.txt --ledger /var/lib/svc/2026.ndjson --ledger /var/lib/svc/2025.ndjson\n' +
-        '  svc-ingest reconcile --customers-from enrolled.csv --column CUST_NO --ndjson\n' +
-        '  svc-ingest reconcile --from-export exports/2026-11-20.csv --mapping northwind-csv --json',
-    )
-    .action(async (opts: ReconcileOptions) => {
-      const code = await runReconcile(opts);
-      if (code !== EXIT.OK) throw new ExitError(code, `reconcile exit ${code}`);
-    });
+  ).addHelpText(
+    'after',
+    '\nExit status: 0 every redemption matched; 1 could not run; 2 some redemptions unmatched;\n' +
+      '3 some customers could not be checked (their error is in the report); 4 no customers in the sources;\n' +
+      '5 service unavailable (nothing reported).',
+  );
+  addExamples(cmd, [
+    ['svc-ingest reconcile --customer cust-0001 --customer cust-0002', 'two customers, default ledger'],
+    [
+      'svc-ingest reconcile --customers-from customers.txt --ledger /var/lib/svc-ingest/2026.ndjson --ledger /var/lib/svc-ingest/2025.ndjson',
+      'customers one a line, two ledgers (both are read)',
+    ],
+    [
+      'svc-ingest reconcile --customers-from enrolled.csv --column CUST_NO --ndjson',
+      'customers from a CSV column, one JSON line per customer',
+    ],
+    [
+      'svc-ingest reconcile --from-export exports/2026-11-20.csv --mapping northwind-csv --json',
+      "every customer of last night's export, report as JSON",
+    ],
+  ]);
+  cmd.action(async (opts: ReconcileOptions) => {
+    const code = await runReconcile(opts);
+    if (code !== EXIT.OK) throw new ExitError(code, `reconcile exit ${code}`);
+  });
 }

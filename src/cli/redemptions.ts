@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import type { RedemptionsResponse } from '../client/models.ts';
 import {
   addConnectionOptions,
+  addExamples,
   type CommonOptions,
   parseIntOption,
   printJson,
@@ -41,12 +42,19 @@ export async function runRedemptions(opts: RedemptionsOptions): Promise<void> {
 }
 
 export function define(program: Command): void {
-  addConnectionOptions(
+  const cmd = addConnectionOptions(
     program
       .command('redemptions')
       .description("list one customer's redeemed ads (starts or reuses a session for the customer)")
       .requiredOption('--customer <id>', 'sourceCustomerId')
       .option('--lookback-days <n>', 'lookbackWindowInDays, 0..396 (service default 120)')
       .option('--json', 'print the service answer as JSON on stdout'),
-  ).action(async (opts: RedemptionsOptions) => runRedemptions(opts));
+  );
+  addExamples(cmd, [
+    ['svc-ingest redemptions --customer cust-0001', 'one line per redemption'],
+    [
+      'svc-ingest redemptions --customer cust-0001 --lookback-days 30 --json | jq .redemptions',
+      'the last 30 days, as JSON',
+    ],
+  ]).action(async (opts: RedemptionsOptions) => runRedemptions(opts));
 }

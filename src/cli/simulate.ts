@@ -4,6 +4,12 @@ import type { Command } from 'commander';
 import { SvcIngestError } from '../errors.ts';
 import { createLogger } from '../log.ts';
 import type { SimulatorOptions } from '../simulator/index.ts';
+import { addExamples, isLoopbackBind } from './common.ts';
+
+/** Env variable holding the bearer token `--require-token` demands (never on the command line: argv is public). */
+export const SIM_TOKEN_ENV = 'SVC_SIM_TOKEN';
+/** Env variable holding the secret the simulator signs its webhook POSTs with, when set. */
+export const SIM_WEBHOOK_SECRET_ENV = 'SVC_SIM_WEBHOOK_SECRET';
 
 /**
  * Raw flag values as commander hands them over (all strings until checked).
@@ -25,7 +31,8 @@ export interface SimulateFlags {
   webhookUrl?: string;
   ticketDelayMs: string;
   sessionTtlMs: string;
-  requireToken?: string;
+  requireToken?: boolean;
+  allowRemote?: boolean;
   tlsCert?: string;
   tlsKey?: string;
   tlsCa?: string;
@@ -59,8 +66,14 @@ function readPem(flag: string, path: string): string {
   }
 }
 
-/** Turn the flags into SimulatorOptions, checking each with a one-line message naming the flag. */
-export function simulatorOptionsFromFlags(f: SimulateFlags): SimulatorOptions {
+/**
+ * Turn the flags (and the two env variables SVC_SIM_TOKEN, SVC_SIM_WEBHOOK_SECRET) into SimulatorOptions,
+ * checking each with a one-line message naming the flag.
+ */
+export function simulatorOptionsFromFlags(
+  f: SimulateFlags,
+  env: NodeJS.ProcessEnv = process.env,
+): SimulatorOptions {
   const o: SimulatorOptions = {
     port: int('--port', f.port, 0, 65_535),
     host: f.host,
@@ -77,6 +90,12 @@ export function simulatorOptionsFromFlags(f: SimulateFlags): SimulatorOptions {
     sessionTtlMs: int('--session-ttl-ms', f.sessionTtlMs, 1, 2 ** 31 - 1),
   };
   if (f.host.trim() === '') throw usage('--host: expected a host name or address, got ""');
+  // Its /__sim/* control endpoints have no authentication: reachable from other machines only when asked for.
+  if (!isLoopbackBind(f.host) && !f.allowRemote) {
+    throw usage(
+      `--host ${f.host} is not a loopback address; the simulator's /__sim/* control endpoints are unauthenticated, so listening there needs --allow-remote`,
+    );
+  }
   if (f.poison !== undefined) {
     const ids = f.poison.split(',').map((s) => s.trim());
     if (ids.some((s) => s === ''))
@@ -91,10 +110,15 @@ export function simulatorOptionsFromFlags(f: SimulateFlags): SimulatorOptions {
     if (!ok) throw usage(`--webhook-url: expected an http(s) URL, got "${f.webhookUrl}"`);
     o.webhookUrl = f.webhookUrl;
   }
-  if (f.requireToken !== undefined) {
-    if (f.requireToken === '') throw usage('--require-token: expected a non-empty token');
-    o.requireToken = f.requireToken;
+  if (f.requireToken) {
+    const token = env[SIM_TOKEN_ENV];
+    if (token === undefined || token === '') {
+      throw usage(`--require-token: the token comes from env ${SIM_TOKEN_ENV}, which is not set or empty`);
+    }
+    o.requireToken = token;
   }
+  const secret = env[SIM_WEBHOOK_SECRET_ENV];
+  if (secret !== undefined && secret !== '') o.webhookSecret = secret;
   if (f.tlsCert !== undefined || f.tlsKey !== undefined) {
     if (f.tlsCert === undefined || f.tlsKey === undefined)
       throw usage('--tls-cert and --tls-key go together');
@@ -130,7 +154,7 @@ export async function runSimulate(flags: SimulateFlags): Promise<void> {
 }
 
 export function define(program: Command): void {
-  program
+  const cmd = program
     .command('simulate')
     .description('Run the embedded simulator of the whole service on loopback until SIGINT/SIGTERM.')
     .addHelpText(
@@ -140,10 +164,16 @@ export function define(program: Command): void {
         'Prints the base URL as the first line of stdout; logs go to stderr. Faults hit POST /v2/data/transactions.',
         'Control API: GET /__sim/stats, GET /__sim/deliveries (NDJSON), POST /__sim/faults (JSON of fault',
         'options, e.g. {"failRate":0.2,"poison":["t-9"]}), POST /__sim/reset.',
+        `Env: ${SIM_TOKEN_ENV} (the token --require-token demands), ${SIM_WEBHOOK_SECRET_ENV} (when set, webhook POSTs are`,
+        'signed: X-SVC-Timestamp and X-SVC-Signature: v1=<hex HMAC-SHA256 of "<timestamp>.<body>">).',
       ].join('\n'),
     )
     .option('--port <n>', 'TCP port; 0 picks a free one', '0')
-    .option('--host <addr>', 'address to listen on', '127.0.0.1')
+    .option('--host <addr>', 'address to listen on; off loopback it needs allow-remote', '127.0.0.1')
+    .option(
+      '--allow-remote',
+      'allow listening off loopback (its /__sim/* control API is unauthenticated; default: off)',
+    )
     .option('--seed <n>', 'seed of all data, ids and fault draws', '1')
     .option('--latency-ms <ms>', 'fixed latency added to every request', '0')
     .option('--jitter-ms <ms>', 'plus a uniform random 0..ms', '0')
@@ -164,15 +194,30 @@ export function define(program: Command): void {
     .option('--ticket-delay-ms <ms>', 'delay before each ticket webhook update', '100')
     .option('--session-ttl-ms <ms>', 'lifetime of session tokens', '3600000')
     .option(
-      '--require-token <token>',
-      'demand Authorization: Bearer <token> except on startSession (default: off)',
+      '--require-token',
+      `demand Authorization: Bearer <token> on every endpoint except startSession; the token comes from env ${SIM_TOKEN_ENV}, never argv (default: off)`,
     )
     .option('--tls-cert <file>', 'serve https with this PEM certificate (with --tls-key; default: http)')
     .option('--tls-key <file>', 'PEM private key for --tls-cert')
     .option('--tls-ca <file>', 'PEM CA bundle for client certificates (default: none)')
     .option('--tls-request-cert', 'demand a client certificate signed by --tls-ca (mutual TLS; default: off)')
-    .option('--log-level <level>', 'log level on stderr', 'info')
-    .action(async (flags: SimulateFlags) => {
-      await runSimulate(flags);
-    });
+    .option('--log-level <level>', 'log level on stderr', 'info');
+  addExamples(cmd, [
+    ['svc-ingest simulate --port 8080', 'a healthy service on http://127.0.0.1:8080'],
+    [
+      'svc-ingest simulate --port 8080 --fail-rate 0.2 --latency-ms 50',
+      'one request in five fails, 50 ms each',
+    ],
+    [
+      'svc-ingest simulate --port 0 --poison t-9 --seed 7 | head -1',
+      'any free port; the URL is the first line',
+    ],
+    ['SVC_SIM_TOKEN=… svc-ingest simulate --require-token', 'demands that bearer token (never on argv)'],
+    [
+      'SVC_SIM_WEBHOOK_SECRET=… svc-ingest simulate --webhook-url http://127.0.0.1:8081/webhook',
+      'signs each ticket update it POSTs',
+    ],
+  ]).action(async (flags: SimulateFlags) => {
+    await runSimulate(flags);
+  });
 }

@@ -4,6 +4,7 @@ import type { CustomerLocation, StoreLocationsResponse } from '../client/models.
 import { SvcIngestError } from '../errors.ts';
 import {
   addConnectionOptions,
+  addExamples,
   type CommonOptions,
   parseIntOption,
   parseNumberOption,
@@ -73,7 +74,7 @@ export async function runStores(opts: StoresOptions): Promise<void> {
 }
 
 export function define(program: Command): void {
-  addConnectionOptions(
+  const cmd = addConnectionOptions(
     program
       .command('stores')
       .description('list store locations near a customer for one or more ads')
@@ -83,5 +84,12 @@ export function define(program: Command): void {
       .option('--postal-code <z>', 'customer postal code (when no --lat/--lon)')
       .requiredOption('--radius <m>', 'search radius in meters, 1..48000')
       .option('--json', 'print the service answer as JSON on stdout'),
-  ).action(async (opts: StoresOptions) => runStores(opts));
+  );
+  addExamples(cmd, [
+    [
+      'svc-ingest stores --ad 100001 --ad 100002 --lat 40.75 --lon -73.99 --radius 5000',
+      'stores of two ads within 5 km of a point',
+    ],
+    ['svc-ingest stores --ad 100001 --postal-code 10001 --radius 48000 --json', 'by postal code, as JSON'],
+  ]).action(async (opts: StoresOptions) => runStores(opts));
 }

@@ -3,11 +3,15 @@ import type { Command } from 'commander';
 import { createEnumWarner, warnTicketEnums } from '../client/enums.ts';
 import { startWebhookReceiver } from '../client/index.ts';
 import type { CreateTicketRequest, Ticket, TicketWebhookUpdate } from '../client/models.ts';
+import { readWebhookSecret } from '../config/secret.ts';
 import { EXIT, ExitError } from '../errors.ts';
 import { createLogger } from '../log.ts';
+import { maskDeep } from '../mask.ts';
 import {
   addConnectionOptions,
+  addExamples,
   type CommonOptions,
+  isLoopbackBind,
   loadCommandConfig,
   parseIntOption,
   printJson,
@@ -89,6 +93,14 @@ export async function runListen(opts: ListenOptions): Promise<void> {
   const warn = createEnumWarner(logger);
   const port = parseIntOption(opts.port, '--port');
   const path = opts.path.startsWith('/') ? opts.path : `/${opts.path}`;
+  const secret = readWebhookSecret(config);
+  if (secret === undefined && !isLoopbackBind(opts.host)) {
+    logger.warn(
+      { event: 'webhook.unsigned', host: opts.host },
+      `listening on ${opts.host} without a webhook secret: anyone who can reach this port can post ticket updates ` +
+        '(set webhook.secretEnv or webhook.secretFile; see README "Webhook signing")',
+    );
+  }
   let settle: (code: number) => void = () => {};
   const done = new Promise<number>((resolve) => {
     settle = resolve;
@@ -104,7 +116,12 @@ export async function runListen(opts: ListenOptions): Promise<void> {
     port,
     host: opts.host,
     path,
-    onUpdate(u) {
+    ...(secret !== undefined ? { secret } : {}),
+    timeoutMs: config.webhook.timeoutMs,
+    maxConnections: config.webhook.maxConnections,
+    onUpdate(raw) {
+      // Whatever the sender put in an update, no card number is printed or logged in full.
+      const u = maskDeep(raw) as TicketWebhookUpdate;
       printJson(u);
       warnTicketEnums(
         {
@@ -120,15 +137,23 @@ export async function runListen(opts: ListenOptions): Promise<void> {
       );
       if (
         opts.untilClosed !== undefined &&
-        String(u.sourceTicketId) === opts.untilClosed &&
+        String(raw.sourceTicketId) === opts.untilClosed &&
         isFinalUpdate(u)
       ) {
         settle(u.processingStatus === 'Error' ? EXIT.REJECTED : EXIT.OK);
       }
     },
-    onBadRequest: (reason) => logger.warn({ reason }, 'webhook.bad_request'),
+    onBadRequest: (reason, status) =>
+      logger.warn({ event: 'webhook.refused', status, reason }, 'webhook.refused'),
+    onEvict: (n) =>
+      logger.warn(
+        { event: 'webhook.evicted', evicted: n, maxConnections: config.webhook.maxConnections },
+        'connection cap reached: the oldest connections are closed',
+      ),
   });
-  process.stderr.write(`svc-ingest: listening on ${receiver.url}\n`);
+  process.stderr.write(
+    `svc-ingest: listening on ${receiver.url} (${secret !== undefined ? 'signed updates only' : 'unsigned: no webhook secret configured'})\n`,
+  );
   const code = await done;
   await receiver.close();
   if (code !== EXIT.OK) throw new ExitError(code);
@@ -138,7 +163,16 @@ export function define(program: Command): void {
   const tickets = program
     .command('tickets')
     .description('customer-issue tickets: create, get, listen for updates');
-  addConnectionOptions(
+  addExamples(tickets, [
+    ['svc-ingest tickets listen --port 8081 --until-closed T-1 &', 'receive the updates of ticket T-1'],
+    [
+      'svc-ingest tickets create --ticket-id T-1 --customer cust-0001 --offer 100001 --transaction 123 --description "Reward not credited"',
+      'open it',
+    ],
+    ['svc-ingest tickets get T-1', 'read it back'],
+    ['svc-ingest help tickets create', "one sub-command's options"],
+  ]);
+  const create = addConnectionOptions(
     tickets
       .command('create')
       .description('open a ticket (202 = received; the outcome arrives on the webhook)')
@@ -149,21 +183,53 @@ export function define(program: Command): void {
       .requiredOption('--description <text>', 'expected versus observed behaviour')
       .option('--author <email>', 'authorEmailAddress')
       .option('--json', 'print the answer as JSON on stdout'),
-  ).action(async (opts: CreateOptions) => runCreate(opts));
-  addConnectionOptions(
+  );
+  addExamples(create, [
+    [
+      'svc-ingest tickets create --ticket-id T-1 --customer cust-0001 --offer 100001 --transaction 123 --transaction 124 --description "Reward not credited after purchase"',
+      'two transactions of one offer',
+    ],
+    [
+      'svc-ingest tickets create --ticket-id T-2 --customer cust-0002 --offer 100002 --transaction 9 --description "Wrong amount" --author ops@bank.example --json',
+      'with an author, answer as JSON',
+    ],
+  ]).action(async (opts: CreateOptions) => runCreate(opts));
+  const get = addConnectionOptions(
     tickets
       .command('get')
       .description('read a ticket back by your ticket id')
       .argument('<id>', 'sourceTicketId')
       .option('--json', 'print the ticket as JSON on stdout'),
-  ).action(async (id: string, opts: GetOptions) => runGet(id, opts));
-  addConnectionOptions(
+  );
+  addExamples(get, [
+    ['svc-ingest tickets get T-1', 'status, dates, resolution'],
+    ['svc-ingest tickets get T-1 --json | jq .status', 'as JSON'],
+  ]).action(async (id: string, opts: GetOptions) => runGet(id, opts));
+  const listen = addConnectionOptions(
     tickets
       .command('listen')
       .description('receive ticket updates on a webhook; prints each update as one NDJSON line on stdout')
       .requiredOption('--port <n>', 'port to listen on (0 = any free port; the URL is printed on stderr)')
       .option('--host <addr>', 'address to bind', '127.0.0.1')
       .option('--path <path>', 'webhook path', '/webhook')
-      .option('--until-closed <id>', 'exit after the final update of this ticket (0 closed, 2 not created)'),
-  ).action(async (opts: ListenOptions) => runListen(opts));
+      .option('--until-closed <id>', 'exit after the final update of this ticket (0 closed, 2 not created)')
+      .addHelpText(
+        'after',
+        '\nWith a shared secret (webhook.secretEnv: the NAME of an env variable holding it, or webhook.secretFile;\n' +
+          'never on the command line) every POST must carry X-SVC-Timestamp (Unix seconds, within 5 minutes) and\n' +
+          'X-SVC-Signature: v1=<hex HMAC-SHA256 of "<timestamp>.<body>">; others get 401 and are not printed.\n' +
+          'Bodies over 1 MiB get 413, non-JSON content types 415. Every printed update has card numbers masked.',
+      ),
+  );
+  addExamples(listen, [
+    ['svc-ingest tickets listen --port 8081', 'every update as one NDJSON line, until SIGTERM'],
+    [
+      'svc-ingest tickets listen --port 8081 --path /hooks/svc --until-closed T-1 > T-1.ndjson',
+      'until ticket T-1 is closed',
+    ],
+    [
+      'SVC_WEBHOOK_SECRET_ENV=HOOK_SECRET svc-ingest tickets listen --port 8081',
+      'signed updates only (the secret in env HOOK_SECRET)',
+    ],
+  ]).action(async (opts: ListenOptions) => runListen(opts));
 }

@@ -1,7 +1,7 @@
 // The shared service client: one method per endpoint, limits checked before sending, typed errors, no retry.
 import { randomUUID } from 'node:crypto';
 import { type HTTPError, isHTTPError, isNetworkError, isTimeoutError } from 'ky';
-import { readSecret } from '../config/secret.ts';
+import { checkHeaderValue, readSecret } from '../config/secret.ts';
 import type { Config } from '../config/types.ts';
 import type { Logger } from '../log.ts';
 import { checkLookback, checkTicket, checkTransactionCount, normalizeStoreRequest } from './checks.ts';
@@ -9,9 +9,13 @@ import { createEnumWarner, warnRedemptionEnums, warnTicketEnums } from './enums.
 import {
   parseRetryAfter,
   type RequestInfo,
+  redirectOrigin,
   SvcHttpError,
   SvcNetworkError,
+  SvcRedirectError,
+  SvcRequestError,
   SvcTimeoutError,
+  unavailableError,
 } from './errors.ts';
 import {
   type CreateTicketRequest,
@@ -67,6 +71,12 @@ export interface SvcClient {
   getTicket(sourceTicketId: string, opts?: { requestId?: string }): Promise<Ticket>;
   /** Starts a new session for the customer (through the configured provider) and caches its token. */
   startSession(sourceCustomerId: string): Promise<string>;
+  /**
+   * Checks that the service answers, through the same transport as the batches (mutual TLS included), without
+   * sending data: `HEAD /v2/data/transactions`, where any HTTP status but a 3xx counts as an answer.
+   * Throws SEND_UNAVAILABLE (exit 5) when no connection or answer comes, SEND_REDIRECT (exit 1) on a 3xx.
+   */
+  checkService(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -76,7 +86,7 @@ export interface ClientOptions extends TransportOptions {
 }
 
 interface Call {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'HEAD';
   path: string;
   requestId?: string;
   json?: unknown;
@@ -198,6 +208,15 @@ export function createClient(config: Config, opts: ClientOptions = {}): SvcClien
   ): Error {
     if (isHTTPError(err)) {
       const e = err as HTTPError;
+      const status = e.response.status;
+      if (status >= 300 && status < 400) {
+        return new SvcRedirectError({
+          ...info,
+          requestId: e.response.headers.get(REQUEST_ID_HEADER) ?? info.requestId,
+          status,
+          location: redirectOrigin(e.response.headers.get('location'), info.url),
+        });
+      }
       const data = typeof e.data === 'string' ? parseJson(e.data) : e.data;
       const envelope = isObject(data) ? (data as ErrorEnvelope) : undefined;
       const requestId =
@@ -221,6 +240,8 @@ export function createClient(config: Config, opts: ClientOptions = {}): SvcClien
     if (isTimeoutError(err) || deadline.aborted)
       return new SvcTimeoutError({ ...info, timeoutMs: config.timeoutMs });
     if (isNetworkError(err)) return new SvcNetworkError(info, { cause: err.cause });
+    // A TypeError that is not a network failure: the request could not even be built (Headers refused a value).
+    if (err instanceof TypeError) return new SvcRequestError(info, err);
     return new SvcNetworkError(info, { cause: err });
   }
 
@@ -247,7 +268,7 @@ export function createClient(config: Config, opts: ClientOptions = {}): SvcClien
     config.session.provider === 'static'
       ? staticProvider(config)
       : config.session.provider === 'command'
-        ? commandProvider(config.session.command ?? '', config.timeoutMs)
+        ? commandProvider(config.session.command ?? '', config.timeoutMs, config.session.commandEnv)
         : {
             kind: 'startSession',
             async start(sourceCustomerId) {
@@ -265,7 +286,9 @@ export function createClient(config: Config, opts: ClientOptions = {}): SvcClien
                   ? undefined
                   : 'no sessionToken in the answer',
               );
-              return (a.body as StartSessionResponse).sessionToken;
+              const token = (a.body as StartSessionResponse).sessionToken;
+              checkHeaderValue(token, 'the session token answered by startSession', 'SEND_SESSION');
+              return token;
             },
           };
   const sessions: SessionCache = createSessionCache(provider, {
@@ -373,6 +396,17 @@ export function createClient(config: Config, opts: ClientOptions = {}): SvcClien
     },
 
     startSession: (sourceCustomerId) => sessions.renew(sourceCustomerId),
+
+    async checkService() {
+      try {
+        await call({ method: 'HEAD', path: PATHS.transactions });
+      } catch (err) {
+        // Any status is an answer (405, 401, 404 …); a redirect means the base URL is wrong.
+        if (err instanceof SvcHttpError) return;
+        if (err instanceof SvcNetworkError || err instanceof SvcTimeoutError) throw unavailableError(err);
+        throw err;
+      }
+    },
 
     close: () => transport.close(),
   };

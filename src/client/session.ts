@@ -1,6 +1,6 @@
 // Session tokens for redemptions: providers (startSession, static, command) and a per-customer cache by JWT expiry.
 import { execFile } from 'node:child_process';
-import { readStaticSessionToken } from '../config/secret.ts';
+import { checkHeaderValue, readStaticSessionToken } from '../config/secret.ts';
 import type { Config } from '../config/types.ts';
 import { SvcIngestError } from '../errors.ts';
 import type { Logger } from '../log.ts';
@@ -47,8 +47,37 @@ export function jwtExpiryMs(token: string): number | undefined {
   return undefined;
 }
 
-/** Provider that runs a shell command with SVC_CUSTOMER_ID in its env and reads the token from its stdout. */
-export function commandProvider(command: string, timeoutMs: number): SessionProvider {
+/** Variables every session command gets (when set), besides SVC_CUSTOMER_ID. */
+const BASE_COMMAND_ENV = ['PATH', 'HOME'];
+
+/**
+ * The environment of the session command: PATH, HOME and the names in `allow` (session.commandEnv) as they are
+ * set in ours, and SVC_CUSTOMER_ID. Nothing else: our environment may hold other secrets.
+ * @example commandEnv('cust-1', ['VAULT_ADDR'], process.env) // { PATH, HOME, VAULT_ADDR, SVC_CUSTOMER_ID: 'cust-1' }
+ */
+export function commandEnv(
+  sourceCustomerId: string,
+  allow: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = {};
+  for (const name of [...BASE_COMMAND_ENV, ...allow]) {
+    const v = env[name];
+    if (v !== undefined) out[name] = v;
+  }
+  out.SVC_CUSTOMER_ID = sourceCustomerId;
+  return out;
+}
+
+/**
+ * Provider that runs a shell command with a reduced environment (see commandEnv) and reads the token from its
+ * stdout. A token with a control character is refused.
+ */
+export function commandProvider(
+  command: string,
+  timeoutMs: number,
+  allowEnv: readonly string[] = [],
+): SessionProvider {
   return {
     kind: 'command',
     start: (sourceCustomerId) =>
@@ -57,7 +86,7 @@ export function commandProvider(command: string, timeoutMs: number): SessionProv
           '/bin/sh',
           ['-c', command],
           {
-            env: { ...process.env, SVC_CUSTOMER_ID: sourceCustomerId },
+            env: commandEnv(sourceCustomerId, allowEnv),
             timeout: timeoutMs,
             maxBuffer: 1 << 20,
           },
@@ -79,6 +108,12 @@ export function commandProvider(command: string, timeoutMs: number): SessionProv
               );
               return;
             }
+            try {
+              checkHeaderValue(token, 'the session token printed by session.command', 'SEND_SESSION');
+            } catch (e) {
+              reject(e);
+              return;
+            }
             resolve(token);
           },
         );
@@ -94,6 +129,7 @@ export function staticProvider(cfg: Config, env: NodeJS.ProcessEnv = process.env
       try {
         return readStaticSessionToken(cfg, env);
       } catch (err) {
+        // readStaticSessionToken's messages name the source, never the value.
         throw new SvcIngestError('SEND_SESSION', (err as Error).message, { field: 'session.tokenEnv' });
       }
     },

@@ -48,7 +48,23 @@ export function createAgent(config: Config, connections: number): Agent {
   return new Agent({ connections, keepAliveTimeout: 10_000, keepAliveMaxTimeout: 60_000, connect });
 }
 
+/**
+ * Refuses to talk to the service when NODE_TLS_REJECT_UNAUTHORIZED=0 is set: Node then accepts any certificate, so
+ * anyone on the network path could read the batches and the token. (For a private CA, set tls.caFile.)
+ * @example checkTlsVerification(process.env) // throws CONFIG_INVALID when the variable is '0'
+ */
+export function checkTlsVerification(env: NodeJS.ProcessEnv = process.env): void {
+  if (env.NODE_TLS_REJECT_UNAUTHORIZED === '0') {
+    throw new SvcIngestError(
+      'CONFIG_INVALID',
+      'NODE_TLS_REJECT_UNAUTHORIZED=0 is set, which turns off TLS certificate verification; svc-ingest does not talk to the service with it (unset it; for a private CA set tls.caFile)',
+      { field: 'NODE_TLS_REJECT_UNAUTHORIZED' },
+    );
+  }
+}
+
 export function createTransport(config: Config, opts: TransportOptions = {}): Transport {
+  checkTlsVerification();
   let agent: Agent | undefined;
   let fetchImpl: typeof fetch;
   if (opts.fetch) {
@@ -65,6 +81,9 @@ export function createTransport(config: Config, opts: TransportOptions = {}): Tr
         headers: [...req.headers],
         body,
         signal: req.signal,
+        // No endpoint of the service redirects: a 3xx is handed back as it came (undici does not follow it),
+        // so the batch, the auth header and the card data never go to a host we were not configured for.
+        redirect: 'manual',
         dispatcher: a,
       });
       return res as unknown as Response;
@@ -78,6 +97,7 @@ export function createTransport(config: Config, opts: TransportOptions = {}): Tr
     throwHttpErrors: true,
     headers,
     fetch: fetchImpl,
+    redirect: 'manual',
   });
   return {
     ky: instance,

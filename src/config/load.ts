@@ -3,6 +3,7 @@ import { accessSync, constants, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { SvcIngestError } from '../errors.ts';
 import { CONFIG_FILE_ENV, CONFIG_KEYS, type KeySpec, LOG_LEVELS, SESSION_PROVIDERS } from './schema.ts';
+import { isEnvName, shownPath } from './secret.ts';
 import type { Config, ConfigFlags } from './types.ts';
 
 const DEFAULT_FILE = fileURLToPath(new URL('../../config/default.json', import.meta.url));
@@ -114,14 +115,22 @@ function parseValue(spec: KeySpec, s: Sourced): unknown {
       throw invalid(path, source, 'true or false', value);
     }
     case 'list': {
+      let list: string[] | undefined;
       if (typeof value === 'string' && s.text) {
-        return value
+        list = value
           .split(',')
           .map((x) => x.trim())
           .filter((x) => x !== '');
+      } else if (Array.isArray(value) && value.every((x) => typeof x === 'string' && x !== '')) {
+        list = [...(value as string[])];
       }
-      if (Array.isArray(value) && value.every((x) => typeof x === 'string' && x !== '')) return [...value];
-      throw invalid(path, source, 'an array of non-empty strings (env/flag: comma-separated)', value);
+      if (list === undefined) {
+        // Not echoed for a list of names: a secret may sit where a name belongs.
+        const shown = spec.envName ? undefined : value;
+        throw invalid(path, source, 'an array of non-empty strings (env/flag: comma-separated)', shown);
+      }
+      if (spec.envName && !list.every(isEnvName)) throw notEnvNames(path, source);
+      return list;
     }
     case 'level': {
       if (typeof value === 'string' && (LOG_LEVELS as readonly string[]).includes(value)) return value;
@@ -136,16 +145,44 @@ function parseValue(spec: KeySpec, s: Sourced): unknown {
       if (typeof value !== 'string') throw invalid(path, source, 'a string', value);
       if (spec.optional && value === '' && s.text) return undefined;
       if (spec.nonEmpty && value.trim() === '') throw invalid(path, source, 'a non-empty string', value);
+      if (spec.envName && !isEnvName(value)) throw notEnvNames(path, source);
+      if (spec.header) checkHeaderKey(spec, source, value);
       if (spec.file) {
         try {
           accessSync(value, constants.R_OK);
-        } catch {
-          throw invalid(path, source, 'a readable file', value);
+        } catch (err) {
+          const code = (err as NodeJS.ErrnoException).code ?? 'error';
+          throw invalid(path, source, `a readable file; ${shownPath(value)} is not (${code})`);
         }
       }
       return value;
     }
   }
+}
+
+/** A name where an env variable's name belongs that is not one: never echoed (it may be the secret itself). */
+function notEnvNames(path: string, source: string): SvcIngestError {
+  return new SvcIngestError(
+    'CONFIG_INVALID',
+    `config key ${path} (from ${source}) is not an environment variable name (value not shown; expected [A-Za-z_][A-Za-z0-9_]*, at most 64 characters)`,
+    { field: path, source },
+  );
+}
+
+/** A key that goes into an HTTP header: a header name must be a token, a value printable ASCII. Never echoed. */
+function checkHeaderKey(spec: KeySpec, source: string, value: string): void {
+  const ok =
+    spec.header === 'name' ? /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(value) : /^[\x20-\x7e]*$/.test(value);
+  if (ok) return;
+  const expected =
+    spec.header === 'name'
+      ? "an HTTP header name (letters, digits and !#$%&'*+.^_`|~-)"
+      : 'printable ASCII (no control characters: it goes into an HTTP header)';
+  throw new SvcIngestError(
+    'CONFIG_INVALID',
+    `config key ${spec.path} (from ${source}): expected ${expected}; refused (value not shown)`,
+    { field: spec.path, source },
+  );
 }
 
 const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\]|\[::ffff:127(\.\d{1,3}){3}\])$/i;
@@ -251,6 +288,13 @@ function crossCheck(cfg: Config, sourceOf: (path: string) => string): void {
       path,
       sourceOf(cfg.tls.certFile ? 'tls.certFile' : 'tls.keyFile'),
       'tls.certFile and tls.keyFile together',
+    );
+  }
+  if (cfg.webhook.secretEnv && cfg.webhook.secretFile) {
+    throw invalid(
+      'webhook.secretFile',
+      sourceOf('webhook.secretFile'),
+      'only one of webhook.secretEnv and webhook.secretFile',
     );
   }
   if (cfg.session.provider === 'static' && !cfg.session.tokenEnv) {

@@ -1,9 +1,75 @@
-// Reads secrets named by the configuration (auth token, TLS passphrase); they are never logged.
+// Reads secrets named by the configuration (auth token, TLS passphrase, session token, webhook secret) and checks
+// them once, when loaded; they are never logged, and no message ever quotes one.
+//
+// Where a *name* belongs (an env variable, a file path) a secret may be put by mistake, so names are echoed in
+// messages only when they look like names:
+// - an env variable name: ^[A-Za-z_][A-Za-z0-9_]*$, at most 64 characters;
+// - a file path: starts with '/', './', '../' or '~/', at most 255 characters of A-Z a-z 0-9 . _ - / ~.
+// Anything else is reported as "not shown".
 import { readFileSync } from 'node:fs';
+import type { ErrorCode } from '../errors.ts';
 import { SvcIngestError } from '../errors.ts';
 import type { Config } from './types.ts';
 
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const PATH_LIKE = /^(\/|\.\/|\.\.\/|~\/)[A-Za-z0-9._\-/~]*$/;
+
+/** Shortest webhook secret accepted (characters). */
+export const WEBHOOK_SECRET_MIN = 16;
+
+/**
+ * True when the text may be shown as the name of an env variable.
+ * @example isEnvName('PARTNER_TOKEN') === true; isEnvName('eyJhbGciOi.x.y') === false
+ */
+export function isEnvName(name: string): boolean {
+  return name.length <= 64 && ENV_NAME.test(name);
+}
+
+/**
+ * A file path as messages may show it: the path itself when it looks like one (see the header), else a stand-in.
+ * @example shownPath('/etc/svc/token') === '/etc/svc/token'; shownPath('eyJhbGciOi…') === '(path not shown: …)'
+ */
+export function shownPath(path: string): string {
+  return path.length <= 255 && PATH_LIKE.test(path)
+    ? path
+    : '(path not shown: it does not look like one; write it starting with /, ./ or ../ to see it here)';
+}
+
+/**
+ * Refuses a value that an HTTP header cannot carry safely: a control character (CR, LF, tab, NUL, DEL, C1) or,
+ * with `asciiOnly`, anything outside printable ASCII. The message names the source, never the value.
+ * @example checkHeaderValue(token, 'env PARTNER_TOKEN (auth.tokenEnv)')
+ */
+export function checkHeaderValue(
+  value: string,
+  source: string,
+  code: ErrorCode = 'CONFIG_INVALID',
+  asciiOnly = true,
+): void {
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(value)) {
+    throw new SvcIngestError(
+      code,
+      `${source} contains a control character (a line break?); refused (value not shown)`,
+    );
+  }
+  if (asciiOnly && /[^\u0020-\u007e]/.test(value)) {
+    throw new SvcIngestError(
+      code,
+      `${source} contains a character outside printable ASCII, which an HTTP header cannot carry; refused (value not shown)`,
+    );
+  }
+}
+
+function notAName(key: string): SvcIngestError {
+  return new SvcIngestError(
+    'CONFIG_INVALID',
+    `config key ${key} is not an environment variable name (value not shown)`,
+    { field: key },
+  );
+}
+
 function fromEnv(name: string, key: string, env: NodeJS.ProcessEnv): string {
+  if (!isEnvName(name)) throw notAName(key);
   const v = env[name];
   if (v === undefined || v.trim() === '') {
     throw new SvcIngestError(
@@ -17,47 +83,90 @@ function fromEnv(name: string, key: string, env: NodeJS.ProcessEnv): string {
   return v.trim();
 }
 
+function fromFile(path: string, key: string): string {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8').trim();
+  } catch (err) {
+    // The fs message quotes the path: only its code is kept.
+    const code = (err as NodeJS.ErrnoException).code ?? 'error';
+    throw new SvcIngestError(
+      'CONFIG_INVALID',
+      `config key ${key}: cannot read ${shownPath(path)} (${code})`,
+      {
+        field: key,
+      },
+    );
+  }
+  if (text === '') {
+    throw new SvcIngestError('CONFIG_INVALID', `config key ${key}: ${shownPath(path)} is empty`, {
+      field: key,
+    });
+  }
+  return text;
+}
+
 /**
  * The auth token: from the env variable named by auth.tokenEnv, or the file auth.tokenFile (trimmed);
- * undefined when neither is configured (no auth header is sent).
+ * undefined when neither is configured (no auth header is sent). A token with a control character is refused.
  * @example readSecret(cfg) // 'eyJhbGciOi…'
  */
 export function readSecret(cfg: Config, env: NodeJS.ProcessEnv = process.env): string | undefined {
-  if (cfg.auth.tokenEnv) return fromEnv(cfg.auth.tokenEnv, 'auth.tokenEnv', env);
+  if (cfg.auth.tokenEnv) {
+    const token = fromEnv(cfg.auth.tokenEnv, 'auth.tokenEnv', env);
+    checkHeaderValue(token, `the auth token in env ${cfg.auth.tokenEnv} (named by auth.tokenEnv)`);
+    return token;
+  }
   if (cfg.auth.tokenFile) {
-    let text: string;
-    try {
-      text = readFileSync(cfg.auth.tokenFile, 'utf8').trim();
-    } catch (err) {
-      throw new SvcIngestError(
-        'CONFIG_INVALID',
-        `config key auth.tokenFile: cannot read ${cfg.auth.tokenFile}`,
-        {
-          field: 'auth.tokenFile',
-          cause: (err as Error).message,
-        },
-      );
-    }
-    if (text === '') {
-      throw new SvcIngestError(
-        'CONFIG_INVALID',
-        `config key auth.tokenFile: ${cfg.auth.tokenFile} is empty`,
-        {
-          field: 'auth.tokenFile',
-        },
-      );
-    }
-    return text;
+    const token = fromFile(cfg.auth.tokenFile, 'auth.tokenFile');
+    checkHeaderValue(token, `the auth token in file ${shownPath(cfg.auth.tokenFile)} (auth.tokenFile)`);
+    return token;
   }
   return undefined;
 }
 
-/** The TLS key passphrase from the env variable named by tls.passphraseEnv, if configured. */
+/** The TLS key passphrase from the env variable named by tls.passphraseEnv, if configured (no control characters). */
 export function readTlsPassphrase(cfg: Config, env: NodeJS.ProcessEnv = process.env): string | undefined {
-  return cfg.tls.passphraseEnv ? fromEnv(cfg.tls.passphraseEnv, 'tls.passphraseEnv', env) : undefined;
+  if (!cfg.tls.passphraseEnv) return undefined;
+  const passphrase = fromEnv(cfg.tls.passphraseEnv, 'tls.passphraseEnv', env);
+  checkHeaderValue(
+    passphrase,
+    `the TLS passphrase in env ${cfg.tls.passphraseEnv} (named by tls.passphraseEnv)`,
+    'CONFIG_INVALID',
+    false,
+  );
+  return passphrase;
 }
 
-/** A static session token from the env variable named by session.tokenEnv. */
+/** A static session token from the env variable named by session.tokenEnv (no control characters). */
 export function readStaticSessionToken(cfg: Config, env: NodeJS.ProcessEnv = process.env): string {
-  return fromEnv(cfg.session.tokenEnv ?? '', 'session.tokenEnv', env);
+  const name = cfg.session.tokenEnv ?? '';
+  const token = fromEnv(name, 'session.tokenEnv', env);
+  checkHeaderValue(token, `the session token in env ${name} (named by session.tokenEnv)`);
+  return token;
+}
+
+/**
+ * The webhook signing secret from the env variable named by webhook.secretEnv or the file webhook.secretFile
+ * (trimmed, at least WEBHOOK_SECRET_MIN characters, no control characters); undefined when neither is set.
+ * @example readWebhookSecret(cfg) // 'whsec-…'
+ */
+export function readWebhookSecret(cfg: Config, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const { secretEnv, secretFile } = cfg.webhook;
+  if (!secretEnv && !secretFile) return undefined;
+  const secret = secretEnv
+    ? fromEnv(secretEnv, 'webhook.secretEnv', env)
+    : fromFile(secretFile as string, 'webhook.secretFile');
+  const source = secretEnv
+    ? `the webhook secret in env ${secretEnv} (named by webhook.secretEnv)`
+    : `the webhook secret in file ${shownPath(secretFile as string)} (webhook.secretFile)`;
+  checkHeaderValue(secret, source, 'CONFIG_INVALID', false);
+  if (secret.length < WEBHOOK_SECRET_MIN) {
+    throw new SvcIngestError(
+      'CONFIG_INVALID',
+      `${source} is shorter than ${WEBHOOK_SECRET_MIN} characters; refused (value not shown)`,
+      { field: secretEnv ? 'webhook.secretEnv' : 'webhook.secretFile' },
+    );
+  }
+  return secret;
 }

@@ -22,6 +22,8 @@ export interface Config {
     provider: 'startSession' | 'static' | 'command';
     tokenEnv?: string;
     command?: string;
+    /** Env variables passed to `command` besides PATH, HOME and SVC_CUSTOMER_ID (SVC_SESSION_COMMAND_ENV). */
+    commandEnv: string[];
     organizationId: string;
     scopes: string[];
     refreshBeforeMs: number;
@@ -35,7 +37,28 @@ export interface Config {
     ledgerPath: string;
     rejectsPath: string;
     resume: boolean;
+    /** A progress log line this often when stderr is not a TTY (0 = never); `--progress-interval` in seconds. */
+    progressIntervalMs: number;
+    /** Most reject lines one run appends (0 = no limit); past it the run stops (INPUT_TOO_MANY_REJECTS). */
+    maxRejects: number;
+    /** Most bytes one run appends to the rejects file (0 = no limit). */
+    maxRejectBytes: number;
+    /** Stop when at least this percent of the first `rejectSample` records are rejected (0 = off). */
+    maxRejectPercent: number;
+    rejectSample: number;
   };
+  /** Prometheus metrics of a send run: a textfile-collector file and/or a /metrics port on 127.0.0.1. */
+  metrics: { file?: string; port?: number };
+  /**
+   * `tickets listen`: the signing secret (env variable named by secretEnv, or a file), the header / request
+   * timeout and the connection cap.
+   */
+  webhook: { secretEnv?: string; secretFile?: string; timeoutMs: number; maxConnections: number };
+  /**
+   * The shared PostgreSQL ledger: `url` postgres://USER@HOST[:PORT]/DB (SVC_LEDGER_URL), the password from a file
+   * (SVC_LEDGER_PASSWORD_FILE; else the URL, PGPASSWORD or ~/.pgpass), claims' lease (SVC_LEDGER_LEASE_MS).
+   */
+  ledger: { url?: string; passwordFile?: string; leaseMs: number };
   /** SVC_LOG_LEVEL */
   log: { level: string };
 }

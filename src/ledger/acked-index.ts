@@ -3,21 +3,15 @@
 // Slots are sorted in runs, merged into one sorted file in the temp folder, and searched through a sparse
 // in-memory index (one key per 4 KiB block). A fingerprint match is confirmed against that ledger line, read
 // back from the ledger (a few lines cached), so a fingerprint collision can never skip a record.
-import {
-  closeSync,
-  createReadStream,
-  mkdtempSync,
-  openSync,
-  readSync,
-  rmSync,
-  statSync,
-  writeSync,
-} from 'node:fs';
+import { closeSync, constants, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
 import { endianness, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { SvcIngestError } from '../errors.ts';
+import { openStateFile } from './files.ts';
 import { fingerprint } from './fingerprint.ts';
-import { type LedgerReadStats, parseLedgerLine } from './read.ts';
+import { createLineSplitter, type SplitLine } from './lines.ts';
+import { countBad, type LedgerReadStats, parseLedgerLine } from './read.ts';
 import type { LedgerLine } from './types.ts';
 
 /** Set of acknowledged transactionIds, built from the ledger at start and grown as batches are acked. */
@@ -31,7 +25,19 @@ export interface AckedIndexLoad {
   index: AckedIndex;
   /** Lines read, bad lines, ids of acked lines (indexed) and of failed lines, acked and failed lines. */
   stats: LedgerReadStats & { acked: number; failed: number; ackedLines: number; failedLines: number };
+  /** True when `shouldStop` said so before the index was complete: `index` is then empty. */
+  interrupted: boolean;
 }
+
+export interface AckedIndexOptions {
+  /** Polled between chunks of the ledger and while merging; true stops the load (a signal arrived). */
+  shouldStop?: () => boolean;
+}
+
+/** Work between two looks at `shouldStop` (and two turns of the event loop, so a signal handler runs). */
+const SLOTS_PER_TURN = 1 << 16;
+const BLOCKS_PER_TURN = 1 << 12;
+const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 
 const MAX_LINES = 1 << 24;
 /** Slots sorted in memory at once (32 MiB); a ledger with fewer acked ids is never written to disk. */
@@ -76,8 +82,13 @@ function memoryStore(words: Uint32Array, count: number): SlotStore {
   return { count, read: (from, n) => words.subarray(2 * from, 2 * (from + n)), close() {} };
 }
 
-/** Merge sorted run files into one sorted file; returns its store (pread by block). */
-function mergeRuns(dir: string, runs: Array<{ path: string; count: number }>, total: number): SlotStore {
+/** Merge sorted run files into one sorted file; returns its store (pread by block), or null when stopped. */
+async function mergeRuns(
+  dir: string,
+  runs: Array<{ path: string; count: number }>,
+  total: number,
+  shouldStop: () => boolean,
+): Promise<SlotStore | null> {
   const CHUNK = 64 * 1024; // slots buffered per run while merging
   const cursors = runs.map((r) => ({
     fd: openSync(r.path, 'r'),
@@ -101,7 +112,16 @@ function mergeRuns(dir: string, runs: Array<{ path: string; count: number }>, to
   const outBuf = new Uint32Array(CHUNK * 2);
   let outLen = 0;
   const live = cursors.filter(refill);
+  let merged = 0;
+  let stopped = false;
   while (live.length > 0) {
+    if (++merged % SLOTS_PER_TURN === 0) {
+      await nextTurn();
+      if (shouldStop()) {
+        stopped = true;
+        break;
+      }
+    }
     // k is small (runs of 4M slots: 5 at 20M ids, 25 at 100M): a linear pick of the smallest head is enough.
     let best = 0;
     for (let k = 1; k < live.length; k++) {
@@ -121,10 +141,11 @@ function mergeRuns(dir: string, runs: Array<{ path: string; count: number }>, to
     }
     if (!refill(c)) live.splice(best, 1);
   }
-  if (outLen > 0) writeSync(out, new Uint8Array(outBuf.buffer), 0, outLen * 8);
+  if (outLen > 0 && !stopped) writeSync(out, new Uint8Array(outBuf.buffer), 0, outLen * 8);
   closeSync(out);
   for (const c of cursors) closeSync(c.fd);
   for (const r of runs) rmSync(r.path, { force: true });
+  if (stopped) return null;
   const fd = openSync(path, 'r');
   const block = new Uint32Array(BLOCK * 2);
   return {
@@ -150,45 +171,57 @@ export interface LedgerIndexes {
   stats: AckedIndexLoad['stats'];
 }
 
-/**
- * Read the whole ledger (a missing file is empty) into an index of acked transactionIds. Bad lines
- * (a torn write after a crash) are skipped and counted, as readLedger does. Memory: ~12 bytes per
- * acked ledger line and 32 MiB while loading, whatever the number of ids.
- * @example const { index } = await loadAckedIndex('ledger/transactions.ndjson'); index.has('t-1')
- */
-export async function loadAckedIndex(ledgerPath: string): Promise<AckedIndexLoad> {
-  try {
-    statSync(ledgerPath);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT')
-      return { index: createAckedIndex(), stats: newStats() };
-    throw ledgerError(ledgerPath, err);
-  }
-  const { acked, stats } = await loadLedgerIndexes(ledgerPath);
-  return { index: acked, stats };
-}
-
 function newStats(): AckedIndexLoad['stats'] {
   return { lines: 0, bad: 0, badLines: [], acked: 0, failed: 0, ackedLines: 0, failedLines: 0 };
 }
 
 /**
- * Read the whole ledger once (it must exist) into the index of its acked lines and, with `failed`, of its
- * failed lines; `onLine` sees every readable line in file order (bad ones are counted in `stats`).
- * Memory: ~12 bytes per indexed line and up to 32 MiB per index while loading, whatever the number of ids.
- * @example const { acked } = await loadLedgerIndexes(path, { onLine: (l) => count(l) }); acked.linesOf('t-1')
+ * Read the whole ledger (a missing file is empty; a link or anything but a regular file is refused) into an
+ * index of acked transactionIds. Bad lines (a torn write after a crash) and lines over 1 MiB are skipped and
+ * counted, as readLedger does. Memory: ~12 bytes per acked ledger line and 32 MiB while loading, whatever the
+ * number of ids. Stops early, with an empty index and `interrupted`, once `shouldStop()` is true.
+ * @example const { index } = await loadAckedIndex('ledger/transactions.ndjson'); index.has('t-1')
+ */
+export async function loadAckedIndex(
+  ledgerPath: string,
+  opts: AckedIndexOptions = {},
+): Promise<AckedIndexLoad> {
+  const loaded = await loadLedgerIndexes(ledgerPath, opts);
+  if (!loaded) return { index: createAckedIndex(), stats: newStats(), interrupted: false };
+  if (loaded === 'stopped') return { index: createAckedIndex(), stats: newStats(), interrupted: true };
+  return { index: loaded.acked, stats: loaded.stats, interrupted: false };
+}
+
+/**
+ * Read the whole ledger once into the index of its acked lines and, with `failed`, of its failed lines;
+ * `onLine` sees every readable line in file order (bad ones are counted in `stats`). A missing file gives
+ * undefined; `'stopped'` when `shouldStop()` turned true first. Memory: ~12 bytes per indexed line and up to
+ * 32 MiB per index while loading, whatever the number of ids.
+ * @example const r = await loadLedgerIndexes(path, { failed: true }); if (r && r !== 'stopped') r.acked.linesOf('t-1')
  */
 export async function loadLedgerIndexes(
   ledgerPath: string,
-  opts: { failed?: boolean; onLine?: (line: LedgerLine) => void } = {},
-): Promise<LedgerIndexes> {
-  if (endianness() !== 'LE') throw new Error('the resume index needs a little-endian machine');
+  opts: AckedIndexOptions & { failed?: boolean; onLine?: (line: LedgerLine) => void } = {},
+): Promise<LedgerIndexes | undefined | 'stopped'> {
+  const shouldStop = opts.shouldStop ?? (() => false);
   const stats = newStats();
-  const acked = createCollector(ledgerPath, 'acked');
-  const failed = opts.failed ? createCollector(ledgerPath, 'failed') : undefined;
+  const file = await openStateFile(ledgerPath, 'ledger', 'read');
+  if (!file) return undefined;
+  if (endianness() !== 'LE') throw new Error('the resume index needs a little-endian machine');
+  const acked = createCollector(file.absPath, 'acked');
+  const failed = opts.failed ? createCollector(file.absPath, 'failed') : undefined;
+  const discard = () => {
+    acked.discard();
+    failed?.discard();
+  };
 
-  const onLine = (text: string, offset: number, bytes: number): void => {
+  const onLine = ({ text, offset, bytes }: SplitLine): void => {
     stats.lines++;
+    if (text === null) {
+      // Over 1 MiB: no ledger line is that long; counted bad, never held.
+      countBad(stats);
+      return;
+    }
     if (text.length === 0) return;
     const line = parseLedgerLine(text, stats);
     if (!line) return;
@@ -203,46 +236,52 @@ export async function loadLedgerIndexes(
     }
   };
 
-  // Split the bytes into lines here: the byte offset of each line is what the exact check reads back.
-  let carry: Buffer | null = null;
-  let offset = 0; // file offset of the first byte of the buffer being split
+  // The splitter keeps each line's byte offset: the exact check reads the line back from there.
+  let stopped = false;
   try {
-    const stream = createReadStream(ledgerPath, { highWaterMark: 1 << 20 });
+    const splitter = createLineSplitter();
+    const stream = file.handle.createReadStream({ highWaterMark: 1 << 20 });
     for await (const chunk of stream as AsyncIterable<Buffer>) {
-      const buf: Buffer = carry ? Buffer.concat([carry, chunk]) : chunk;
-      carry = null;
-      let start = 0;
-      for (let nl = buf.indexOf(10); nl !== -1; nl = buf.indexOf(10, start)) {
-        const end = nl > start && buf[nl - 1] === 13 ? nl - 1 : nl;
-        onLine(buf.toString('utf8', start, end), offset + start, end - start);
-        start = nl + 1;
+      splitter.push(chunk, onLine);
+      if (shouldStop()) {
+        stopped = true;
+        stream.destroy();
+        break;
       }
-      if (start < buf.length) carry = buf.subarray(start);
-      offset += start;
     }
-    if (carry && carry.length > 0) {
-      const end = carry[carry.length - 1] === 13 ? carry.length - 1 : carry.length;
-      onLine(carry.toString('utf8', 0, end), offset, end);
-    }
+    if (!stopped) splitter.end(onLine);
   } catch (err) {
-    acked.discard();
-    failed?.discard();
+    discard();
     if (err instanceof SvcIngestError) throw err;
-    throw ledgerError(ledgerPath, err);
+    throw ledgerError(file.absPath, err);
+  } finally {
+    await file.handle.close().catch(() => {});
   }
-  return { acked: acked.finish(), failed: failed?.finish(), stats };
+  if (stopped) {
+    discard();
+    return 'stopped';
+  }
+  const ackedIndex = await acked.finish(shouldStop);
+  const failedIndex = ackedIndex && failed ? await failed.finish(shouldStop) : undefined;
+  if (!ackedIndex || (failed && !failedIndex)) {
+    ackedIndex?.close();
+    discard();
+    return 'stopped';
+  }
+  return { acked: ackedIndex, failed: failedIndex ?? undefined, stats };
 }
 
 /** Gathers the slots of one status's lines while the ledger is read, then sorts them into an index. */
 interface SlotCollector {
   /** Indexes one line's ids; returns how many were indexed (the string ones). */
   addLine(ids: unknown[], offset: number, bytes: number): number;
-  finish(): LedgerLineIndex;
-  /** Removes what was written so far (after a failed read). */
+  /** The index, or null when `shouldStop()` turned true while merging or indexing (its files are removed). */
+  finish(shouldStop: () => boolean): Promise<LedgerLineIndex | null>;
+  /** Removes what was written so far (after a failed or stopped read). */
   discard(): void;
 }
 
-function createCollector(ledgerPath: string, status: 'acked' | 'failed'): SlotCollector {
+function createCollector(absPath: string, status: 'acked' | 'failed'): SlotCollector {
   let run = new Uint32Array(1024 * 2);
   let inRun = 0;
   let dir: string | undefined;
@@ -285,6 +324,10 @@ function createCollector(ledgerPath: string, status: 'acked' | 'failed'): SlotCo
     run[2 * inRun + 1] = hi;
     inRun++;
   };
+  const discard = (): void => {
+    process.off('exit', removeDir);
+    removeDir();
+  };
 
   return {
     addLine(ids, offset, bytes) {
@@ -292,8 +335,8 @@ function createCollector(ledgerPath: string, status: 'acked' | 'failed'): SlotCo
       if (n >= MAX_LINES) {
         throw new SvcIngestError(
           'LEDGER_READ',
-          `ledger ${ledgerPath} has more than ${MAX_LINES} ${status} lines; start a new ledger file`,
-          { source: ledgerPath },
+          `ledger ${absPath} has more than ${MAX_LINES} ${status} lines; start a new ledger file`,
+          { source: absPath },
         );
       }
       if (n === lineStart.length) {
@@ -316,7 +359,7 @@ function createCollector(ledgerPath: string, status: 'acked' | 'failed'): SlotCo
       }
       return added;
     },
-    finish() {
+    async finish(shouldStop) {
       let store: SlotStore;
       const total = runs.reduce((n, r) => n + r.count, 0) + inRun;
       if (runs.length === 0) {
@@ -325,17 +368,21 @@ function createCollector(ledgerPath: string, status: 'acked' | 'failed'): SlotCo
       } else {
         if (inRun > 0) flushRun();
         run = new Uint32Array(0);
-        store = mergeRuns(dir as string, runs, total);
+        const merged = await mergeRuns(dir as string, runs, total, shouldStop);
+        if (!merged) {
+          discard();
+          return null;
+        }
+        store = merged;
       }
-      return sortedIndex(ledgerPath, store, lines, lineStart, lineLength, () => {
-        process.off('exit', removeDir);
-        removeDir();
-      });
+      const index = await sortedIndex(absPath, store, lines, lineStart, lineLength, shouldStop, discard);
+      if (!index) {
+        store.close();
+        discard();
+      }
+      return index;
     },
-    discard() {
-      process.off('exit', removeDir);
-      removeDir();
-    },
+    discard,
   };
 }
 
@@ -355,8 +402,8 @@ export function compareFingerprints(a: FingerprintGroup, b: FingerprintGroup): n
 }
 
 /**
- * An index of the transactionIds of one status's ledger lines (acked or failed), exact: a fingerprint match
- * is confirmed against the ledger line it points at.
+ * An index of the transactionIds of one status's ledger lines (acked or failed), exact: a fingerprint match is
+ * confirmed against the ledger line it points at.
  * @example index.linesOf('t-1') // [3, 17]: the 4th and 18th indexed lines hold t-1; index.line(17).requestId
  */
 export interface LedgerLineIndex extends AckedIndex {
@@ -376,14 +423,15 @@ export interface LedgerLineIndex extends AckedIndex {
   close(): void;
 }
 
-function sortedIndex(
+async function sortedIndex(
   path: string,
   store: SlotStore,
   lineCount: number,
   lineStart: Float64Array,
   lineLength: Uint32Array,
+  shouldStop: () => boolean,
   removeTemp: () => void,
-): LedgerLineIndex {
+): Promise<LedgerLineIndex | null> {
   const count = store.count;
   // Sparse index: the (high, low) key of the first slot of each block.
   const blocks = Math.ceil(count / BLOCK);
@@ -393,6 +441,10 @@ function sortedIndex(
   let prevHi = -1;
   let prevLo8 = -1;
   for (let b = 0; b < blocks; b++) {
+    if (b > 0 && b % BLOCKS_PER_TURN === 0) {
+      await nextTurn();
+      if (shouldStop()) return null;
+    }
     const n = Math.min(BLOCK, count - b * BLOCK);
     const w = store.read(b * BLOCK, n);
     keyLo[b] = w[0] as number;
@@ -410,12 +462,12 @@ function sortedIndex(
   const cache = new Map<number, Set<string>>();
   let fd: number | undefined;
 
-  /** The text of indexed line n, read back from the file. */
+  /** The text of indexed line n, read back from the file (never through a link). */
   const lineText = (n: number): string => {
     const len = lineLength[n] as number;
     const buf = Buffer.allocUnsafe(len);
     try {
-      fd ??= openSync(path, 'r');
+      fd ??= openSync(path, constants.O_RDONLY | NOFOLLOW);
       readSync(fd, buf, 0, len, lineStart[n] as number);
     } catch (err) {
       throw ledgerError(path, err);
@@ -496,6 +548,7 @@ function sortedIndex(
     }
     if (group) yield group;
   }
+
   /** Distinct ids of a group's lines with its fingerprint. */
   const idsOf = (g: FingerprintGroup): Set<string> => {
     const ids = new Set<string>();

@@ -1,7 +1,6 @@
 // Questions asked of one or more ledgers: status (runs, counts, outstanding failures), the outstanding failed
 // ids, and which lines name given ids. Flat memory at any ledger size: acked and failed ids live in the sorted
 // fingerprint indexes of acked-index.ts (exact), and `find` streams.
-import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { SvcIngestError } from '../errors.ts';
 import {
@@ -10,14 +9,19 @@ import {
   type LedgerLineIndex,
   loadLedgerIndexes,
 } from './acked-index.ts';
+import { checkStateFile, openStateFile } from './files.ts';
 import { fingerprint } from './fingerprint.ts';
-import { type LedgerReadStats, readLedger } from './read.ts';
+import { createLineSplitter, type SplitLine } from './lines.ts';
+import { countBad, type LedgerReadStats, parseLedgerLine } from './read.ts';
 import type { LedgerLine } from './types.ts';
+
+const missing = (p: string) => new SvcIngestError('LEDGER_READ', `ledger ${p}: no such file`, { source: p });
 
 /**
  * Each path must name an existing regular file (a ledger that is missing is an error for a reader: a mistyped
- * path must not read as an empty ledger). Returns the paths without repeats, in the order given.
- * @example await checkLedgerPaths(['ledger/transactions.ndjson']) // throws LEDGER_READ for a directory
+ * path must not read as an empty ledger); a directory, a link or a special file is refused as every state file
+ * is (LEDGER_PATH_INVALID). Returns the paths without repeats, in the order given.
+ * @example await checkLedgerPaths(['ledger/transactions.ndjson']) // throws LEDGER_READ for a missing file
  */
 export async function checkLedgerPaths(paths: string[]): Promise<string[]> {
   const seen = new Set<string>();
@@ -26,25 +30,14 @@ export async function checkLedgerPaths(paths: string[]): Promise<string[]> {
     const abs = resolve(p);
     if (seen.has(abs)) continue;
     seen.add(abs);
-    let why: string | undefined;
-    try {
-      const st = await stat(p);
-      if (st.isDirectory()) why = 'is a directory, not a ledger file';
-      else if (!st.isFile()) why = 'is not a regular file';
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      why =
-        code === 'ENOENT'
-          ? 'no such file'
-          : code === 'EACCES'
-            ? 'permission denied'
-            : code === 'ENOTDIR'
-              ? 'a part of the path is not a directory'
-              : (code ?? String(err));
+    if (/^postgres(ql)?:\/\//i.test(p)) {
+      throw new SvcIngestError(
+        'LEDGER_PATH_INVALID',
+        'this command reads ledger files; a PostgreSQL ledger is not supported here',
+        { source: p },
+      );
     }
-    if (why !== undefined) {
-      throw new SvcIngestError('LEDGER_READ', `ledger ${p}: ${why}`, { source: p });
-    }
+    if (!(await checkStateFile(p, 'ledger'))) throw missing(p);
     out.push(p);
   }
   return out;
@@ -167,11 +160,10 @@ async function loadAll(paths: string[], onLine?: (line: LedgerLine) => void): Pr
   const out: LoadedLedger[] = [];
   try {
     for (const path of paths) {
-      const { acked, failed, stats } = await loadLedgerIndexes(path, {
-        failed: true,
-        ...(onLine ? { onLine } : {}),
-      });
-      out.push({ path, acked, failed: failed as LedgerLineIndex, stats });
+      const r = await loadLedgerIndexes(path, { failed: true, ...(onLine ? { onLine } : {}) });
+      // Paths are checked first (checkLedgerPaths) and nothing here asks to stop: a file gone since is an error.
+      if (r === undefined || r === 'stopped') throw missing(path);
+      out.push({ path, acked: r.acked, failed: r.failed as LedgerLineIndex, stats: r.stats });
     }
   } catch (err) {
     closeAll(out);
@@ -422,8 +414,8 @@ async function distinctAcross(ledgers: LoadedLedger[]): Promise<number> {
 }
 
 /**
- * Stream the ledgers once and call `onHit` for every line naming one of `ids`, in ledger order; returns
- * the read stats of each ledger. Memory: the sought ids only.
+ * Stream the ledgers once and call `onHit` for every line naming one of `ids`, in ledger order, with its line
+ * number; returns the read stats of each ledger. Memory: the sought ids only.
  * @example await findInLedgers(['l.ndjson'], new Set(['t-1']), (hit) => console.log(hit.requestId))
  */
 export async function findInLedgers(
@@ -434,8 +426,15 @@ export async function findInLedgers(
   const out: Array<{ path: string; stats: LedgerReadStats }> = [];
   for (const path of paths) {
     const stats: LedgerReadStats = { lines: 0, bad: 0, badLines: [] };
-    for await (const line of readLedger(path, stats)) {
-      if (ids.size === 0) continue;
+    const onLine = ({ text }: SplitLine): void => {
+      stats.lines++;
+      if (text === null) {
+        countBad(stats);
+        return;
+      }
+      if (text.length === 0) return;
+      const line = parseLedgerLine(text, stats);
+      if (!line || ids.size === 0) return;
       let ctx: ReturnType<typeof lineContext> | undefined;
       for (const id of line.transactionIds as unknown[]) {
         if (typeof id !== 'string' || !ids.has(id)) continue;
@@ -449,6 +448,26 @@ export async function findInLedgers(
           ledgerLine: stats.lines,
         });
       }
+    };
+    // Split here rather than through readLedger: each hit needs the number of its own line.
+    const file = await openStateFile(path, 'ledger', 'read');
+    if (!file) throw missing(path);
+    try {
+      const splitter = createLineSplitter();
+      for await (const chunk of file.handle.createReadStream({ highWaterMark: 1 << 20, autoClose: false }))
+        splitter.push(chunk as Buffer, onLine);
+      splitter.end(onLine);
+    } catch (err) {
+      if (err instanceof SvcIngestError) throw err;
+      throw new SvcIngestError(
+        'LEDGER_READ',
+        `cannot read ledger ${file.absPath}: ${(err as Error).message}`,
+        {
+          source: path,
+        },
+      );
+    } finally {
+      await file.handle.close().catch(() => {});
     }
     out.push({ path, stats });
   }

@@ -1,7 +1,7 @@
-// Ledger reader: streams the NDJSON ledger line by line; a torn or unparsable line is counted, never fatal.
-import { createReadStream } from 'node:fs';
-import { createInterface } from 'node:readline';
+// Ledger reader: streams the NDJSON ledger line by line; a torn, unparsable or overlong line is counted, never fatal.
 import { SvcIngestError } from '../errors.ts';
+import { openStateFile } from './files.ts';
+import { createLineSplitter, type SplitLine } from './lines.ts';
 import type { LedgerLine } from './types.ts';
 
 export interface LedgerReadStats {
@@ -11,34 +11,62 @@ export interface LedgerReadStats {
   badLines: number[];
 }
 
+/** Count one bad line (its number is `stats.lines`). */
+export function countBad(stats: LedgerReadStats): void {
+  stats.bad++;
+  if (stats.badLines.length < 20) stats.badLines.push(stats.lines);
+}
+
 /**
- * Stream the ledger's lines. A missing file reads as empty. Bad lines are skipped and counted in `stats`.
+ * Stream the ledger's lines. A missing file reads as empty; a link or anything but a regular file is refused
+ * (LEDGER_PATH_INVALID). Bad lines, and lines over 1 MiB (never held whole), are skipped and counted in `stats`.
  * @example for await (const l of readLedger('ledger/transactions.ndjson')) if (l.status === 'acked') …
  */
 export async function* readLedger(path: string, stats?: LedgerReadStats): AsyncGenerator<LedgerLine> {
   const st = stats ?? { lines: 0, bad: 0, badLines: [] };
-  const stream = createReadStream(path, { encoding: 'utf8', highWaterMark: 1 << 20 });
-  const opened = new Promise<boolean>((resolve, reject) => {
-    stream.once('open', () => resolve(true));
-    stream.once('error', (err: NodeJS.ErrnoException) =>
-      err.code === 'ENOENT' ? resolve(false) : reject(err),
-    );
-  });
-  let exists: boolean;
+  const file = await openStateFile(path, 'ledger', 'read');
+  if (!file) return;
+  let chunks: AsyncIterator<Buffer> | undefined;
   try {
-    exists = await opened;
-  } catch (err) {
-    throw new SvcIngestError('LEDGER_READ', `cannot read ledger ${path}: ${(err as Error).message}`, {
-      source: path,
-    });
-  }
-  if (!exists) return;
-  const rl = createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY });
-  for await (const text of rl) {
-    st.lines++;
-    if (text.length === 0) continue;
-    const line = parseLedgerLine(text, st);
-    if (line) yield line;
+    const splitter = createLineSplitter();
+    let ready: LedgerLine[] = [];
+    const onLine = (l: SplitLine): void => {
+      st.lines++;
+      if (l.text === null) {
+        countBad(st);
+        return;
+      }
+      if (l.text.length === 0) return;
+      const line = parseLedgerLine(l.text, st);
+      if (line) ready.push(line);
+    };
+    chunks = file.handle
+      .createReadStream({ highWaterMark: 1 << 20, autoClose: false })
+      [Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+    while (true) {
+      let next: IteratorResult<Buffer>;
+      try {
+        next = await chunks.next();
+      } catch (err) {
+        throw new SvcIngestError(
+          'LEDGER_READ',
+          `cannot read ledger ${file.absPath}: ${(err as Error).message}`,
+          {
+            source: path,
+          },
+        );
+      }
+      if (next.done) break;
+      splitter.push(next.value, onLine);
+      const out = ready;
+      ready = [];
+      yield* out;
+    }
+    splitter.end(onLine);
+    yield* ready;
+  } finally {
+    await Promise.resolve(chunks?.return?.()).catch(() => {});
+    await file.handle.close().catch(() => {});
   }
 }
 
@@ -61,7 +89,6 @@ export function parseLedgerLine(text: string, stats: LedgerReadStats): LedgerLin
   ) {
     return line;
   }
-  stats.bad++;
-  if (stats.badLines.length < 20) stats.badLines.push(stats.lines);
+  countBad(stats);
   return undefined;
 }

@@ -1,8 +1,7 @@
 // Ledger writer: appends batch outcomes as NDJSON; each line is on disk (fdatasync) before append() resolves.
 // Appends that arrive while a write is under way are committed together (group commit): one write, one sync.
-import { mkdir, open } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import { SvcIngestError } from '../errors.ts';
+import { openStateFile, type StateFile } from './files.ts';
 import type { LedgerLine } from './types.ts';
 
 export interface LedgerWriter {
@@ -26,29 +25,59 @@ function faultAfter(): number {
   return Number.isInteger(v) && v >= 0 ? v : Number.POSITIVE_INFINITY;
 }
 
-export async function openLedgerWriter(path: string): Promise<LedgerWriter> {
-  let fh: Awaited<ReturnType<typeof open>>;
+/** Where the bytes go: a FileHandle's write (a seam, so a test can make every write a short one). */
+export interface WriteTarget {
+  write(buffer: Buffer, offset: number, length: number): Promise<{ bytesWritten: number }>;
+}
+
+/**
+ * Write every byte of `buf`, or throw: a write(2) may write only part (a nearly full disk writes what fits and
+ * the next call fails with ENOSPC), and a part counted as whole would lose a ledger line.
+ */
+export async function writeAll(target: WriteTarget, buf: Buffer): Promise<void> {
+  let done = 0;
+  while (done < buf.length) {
+    const { bytesWritten } = await target.write(buf, done, buf.length - done);
+    if (!(bytesWritten > 0)) {
+      const e = new Error('EIO: write wrote nothing') as NodeJS.ErrnoException;
+      e.code = 'EIO';
+      throw e;
+    }
+    done += bytesWritten;
+  }
+}
+
+/**
+ * Open the ledger for appending: a path (opened here, and closed by close()) or the file the ledger lock holds
+ * open (left open by close(): the lock closes it). A torn last line is closed off first.
+ * @throws SvcIngestError LEDGER_PATH_INVALID (a link, not a regular file) or LEDGER_WRITE.
+ */
+export async function openLedgerWriter(ledger: string | StateFile): Promise<LedgerWriter> {
+  const file =
+    typeof ledger === 'string' ? ((await openStateFile(ledger, 'ledger', 'append')) as StateFile) : ledger;
+  const path = file.absPath;
+  const owned = typeof ledger === 'string';
+  const fh = file.handle;
   let repairedTornLine = false;
   try {
-    await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-    fh = await open(path, 'a+', 0o600);
     const size = (await fh.stat()).size;
     if (size > 0) {
       const last = Buffer.alloc(1);
       await fh.read(last, 0, 1, size - 1);
       if (last[0] !== 0x0a) {
         // A crash tore the last line; end it so the next line starts clean (the reader skips the torn one).
-        await fh.write('\n');
+        await writeAll(fh, Buffer.from('\n'));
         await fh.datasync();
         repairedTornLine = true;
       }
     }
   } catch (err) {
+    if (owned) await fh.close().catch(() => {});
     throw new SvcIngestError(
       'LEDGER_WRITE',
       `cannot open ledger ${path} for writing: ${(err as Error).message}`,
       {
-        source: path,
+        source: file.path,
       },
     );
   }
@@ -79,7 +108,7 @@ export async function openLedgerWriter(path: string): Promise<LedgerWriter> {
         }
         let text = '';
         for (const p of group) text += p.text;
-        await fh.write(text);
+        await writeAll(fh, Buffer.from(text, 'utf8'));
         await fh.datasync();
         written += group.length;
         for (const p of group) p.resolve();
@@ -109,7 +138,7 @@ export async function openLedgerWriter(path: string): Promise<LedgerWriter> {
     },
     async close() {
       if (writing) await idle;
-      await fh.close().catch(() => {});
+      if (owned) await fh.close().catch(() => {});
     },
   };
 }

@@ -31,6 +31,8 @@ export interface PrepareOptions {
   dryRun?: boolean;
   /** Batches in flight: below WORKER_MIN_CONCURRENCY the main thread has time to spare. */
   concurrency?: number;
+  /** Told how many input bytes were consumed as they are read (progress). */
+  onBytes?: (n: number) => void;
 }
 
 /**
@@ -82,7 +84,14 @@ export function prepareChunks(spec: InputSpec, profile: CompiledProfile, o: Prep
       threads: prepareThreads(o.dryRun ?? false),
       columns: o.columns,
       chunkBytes,
+      onBytes: o.onBytes,
     });
   }
-  return prepareInput(spec, profile, { delimiter, maxLineBytes, stdin: o.stdin, onHeader: o.onHeader });
+  return prepareInput(spec, profile, {
+    delimiter,
+    maxLineBytes,
+    stdin: o.stdin,
+    onHeader: o.onHeader,
+    onBytes: o.onBytes,
+  });
 }

@@ -19,6 +19,8 @@ export interface PoolOptions {
   chunkBytes?: number;
   /** A CSV file's header, when the caller has read it already (else it is read here). */
   columns?: string[];
+  /** Told how many input bytes the feeder consumed (it runs at most a few chunks ahead of the consumer). */
+  onBytes?: (n: number) => void;
 }
 
 /** Chunks handed out and not yet taken by the consumer, per worker: how far reading runs ahead. */
@@ -119,7 +121,7 @@ export async function* prepareInPool(spec: InputSpec, o: PoolOptions): PreparedC
     aheadWake = null;
   };
   // The main thread only splits here: big reads, fewer messages.
-  const bytes = inputBytes(spec, undefined, 256 * 1024);
+  const bytes = inputBytes(spec, undefined, 256 * 1024, o.onBytes);
   const feed = async (): Promise<void> => {
     const splitter = createSplitter({
       format: spec.format,

@@ -33,6 +33,8 @@ export interface ReadOptions {
   stdin?: NodeJS.ReadableStream;
   /** Called once per CSV input with its header, before any record of it; may throw to stop the run. */
   onHeader?: (columns: string[], source: string) => void;
+  /** Told how many bytes of the input were consumed (before gunzip), as they are read: for progress and ETA. */
+  onBytes?: (n: number) => void;
 }
 
 export const DEFAULT_MAX_LINE_BYTES = 1024 * 1024;
@@ -43,7 +45,8 @@ export function sourceName(spec: InputSpec): string {
   return spec.path === '-' ? 'stdin' : spec.path;
 }
 
-function unreadable(file: string, err: unknown): SvcIngestError {
+/** INPUT_UNREADABLE naming the file and why (no such file, permission denied, or the error's code). */
+export function unreadable(file: string, err: unknown): SvcIngestError {
   const code = (err as NodeJS.ErrnoException)?.code;
   const why =
     code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : (code ?? String(err));
@@ -121,6 +124,7 @@ export async function* inputBytes(
   spec: InputSpec,
   stdin: NodeJS.ReadableStream | undefined,
   readBytes = 16 * 1024,
+  onBytes?: (n: number) => void,
 ): AsyncGenerator<Buffer> {
   const source = sourceName(spec);
   let raw: AsyncIterable<Buffer | string>;
@@ -138,6 +142,7 @@ export async function* inputBytes(
   } else {
     raw = createReadStream(spec.path, { highWaterMark: readBytes });
   }
+  if (onBytes) raw = counted(raw, onBytes);
   try {
     if (!gzip) {
       for await (const chunk of raw) yield typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
@@ -162,6 +167,17 @@ export async function* inputBytes(
   } catch (err) {
     if (err instanceof SvcIngestError) throw err;
     throw unreadable(source, err);
+  }
+}
+
+/** The same chunks, each reported to `onBytes` as it passes. */
+async function* counted(
+  raw: AsyncIterable<Buffer | string>,
+  onBytes: (n: number) => void,
+): AsyncGenerator<Buffer | string> {
+  for await (const chunk of raw) {
+    onBytes(typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length);
+    yield chunk;
   }
 }
 
@@ -204,7 +220,7 @@ export function sniffFormat(head: Buffer): InputFormat | undefined {
 export async function* readInput(spec: InputSpec, opts: ReadOptions): RecordChunks {
   const source = sourceName(spec);
   const maxLineBytes = opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
-  let bytes = inputBytes(spec, opts.stdin);
+  let bytes = inputBytes(spec, opts.stdin, undefined, opts.onBytes);
   let format = spec.format;
   if (spec.sniff) {
     const { head, all } = await peek(bytes);

@@ -2,11 +2,12 @@
 // ledger lines that carried their transactions (one streaming pass over the ledgers for the redemption ids
 // only), with reward totals by currency.
 import pLimit from 'p-limit';
-import { SvcHttpError, SvcNetworkError } from '../client/errors.ts';
+import { SvcNetworkError, unavailableError } from '../client/errors.ts';
 import type { Ad, Redemption, RedemptionsResponse } from '../client/models.ts';
 import { SvcIngestError } from '../errors.ts';
 import { findInLedgers } from '../ledger/query.ts';
 import { currencyExponent } from '../map/codes.ts';
+import { classifyFailure } from '../send/classify.ts';
 
 /** The part of the client reconciliation uses. */
 export interface RedemptionSource {
@@ -39,9 +40,10 @@ export interface FetchResult {
 
 /**
  * Fetch every customer's redemptions, at most `concurrency` calls at once (each customer's session is started
- * once and cached by the client). A connection-level failure (refused, reset, DNS, TLS) means the service is
- * unavailable: no new call is started. An authentication refusal (401/403 after the client's session renewal)
- * is thrown. Any other failure is that customer's `error`.
+ * once and cached by the client). Failures are classified as a send's are (send/classify.ts): no connection
+ * (refused, DNS, TLS) means the service is unavailable and no new call is started; an authentication refusal
+ * (401/403 after the client's session renewal), a redirect or a request that cannot be built is thrown. Any
+ * other failure (a 4xx such as "Customer not enrolled", a 5xx, a reset, a timeout) is that customer's `error`.
  * @example const { fetched } = await fetchRedemptions(client, ['c-1', 'c-2'], { concurrency: 4 })
  */
 export async function fetchRedemptions(
@@ -68,25 +70,35 @@ export async function fetchRedemptions(
             ads: res.ads,
           };
         } catch (err) {
-          if (err instanceof SvcNetworkError && !err.aborted) {
-            unavailable ??= err;
-            return undefined;
-          }
-          if (err instanceof SvcHttpError && (err.status === 401 || err.status === 403)) {
-            fatal ??= err;
-            return undefined;
-          }
           if (!(err instanceof SvcIngestError)) {
             fatal ??= err;
             return undefined;
           }
-          const status = err instanceof SvcHttpError ? { status: err.status } : {};
+          const c = classifyFailure(err);
+          if (c.connection && err instanceof SvcNetworkError) {
+            unavailable ??= unavailableError(err);
+            return undefined;
+          }
+          if (c.fatal) {
+            fatal ??=
+              c.fatal === 'auth'
+                ? new SvcIngestError(
+                    'SEND_AUTH',
+                    `${c.message}; stopped at once: the service refused our credentials (check auth.tokenEnv / auth.tokenFile, session.*)`,
+                  )
+                : err;
+            return undefined;
+          }
           return {
             sourceCustomerId: id,
-            requestId: err instanceof SvcHttpError ? err.requestId : null,
+            requestId: c.requestId ?? null,
             redemptions: [],
             ads: {},
-            error: { code: err.code, message: err.message, ...status },
+            error: {
+              code: err.code,
+              message: err.message,
+              ...(c.httpStatus !== null ? { status: c.httpStatus } : {}),
+            },
           };
         }
       }),

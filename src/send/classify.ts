@@ -9,12 +9,20 @@ export interface FailureClass {
   message: string;
   requestId?: string;
   aborted?: boolean;
+  /** No connection was made (refused, DNS, TLS handshake or verification): an outage, never a reason to split. */
+  connection?: boolean;
+  /**
+   * The run must stop at once, without splitting or retrying: the service refused our credentials (401, 403), it
+   * answered with a redirect (the base URL is wrong), or the request could not be built.
+   */
+  fatal?: 'auth' | 'redirect' | 'request';
 }
 
 const RETRY_STATUS = new Set([500, 502, 503, 504, 429]);
 
 interface ErrorShape {
   code?: string;
+  connection?: boolean;
   status?: number;
   retryAfterMs?: number;
   requestId?: string;
@@ -26,6 +34,7 @@ interface ErrorShape {
 /**
  * Classify an error thrown by the client's postTransactions.
  * Retried: HTTP 500/502/503/504/429, network errors, timeouts. Not retried: any other status, limits, aborts.
+ * Fatal (the run stops): 401 and 403, any 3xx, a request that could not be built.
  * @example classifyFailure(new SvcHttpError(…status 500…)) → { retry: true, httpStatus: 500, … }
  */
 export function classifyFailure(err: unknown): FailureClass {
@@ -48,9 +57,27 @@ export function classifyFailure(err: unknown): FailureClass {
         retryAfterMs: e.retryAfterMs,
         message,
         requestId: e.requestId,
+        ...(status === 401 || status === 403 ? { fatal: 'auth' as const } : {}),
       };
     }
+    case 'SEND_REDIRECT':
+      return {
+        retry: false,
+        httpStatus: typeof e.status === 'number' ? e.status : null,
+        message,
+        requestId: e.requestId,
+        fatal: 'redirect',
+      };
+    case 'SEND_REQUEST':
+      return { retry: false, httpStatus: null, message, requestId: e.requestId, fatal: 'request' };
     case 'SEND_NETWORK':
+      return {
+        retry: true,
+        httpStatus: null,
+        message,
+        requestId: e.requestId,
+        ...(e.connection ? { connection: true } : {}),
+      };
     case 'SEND_TIMEOUT':
       return { retry: true, httpStatus: null, message, requestId: e.requestId };
     default:

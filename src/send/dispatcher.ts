@@ -1,6 +1,8 @@
 // Dispatcher: sends batches with bounded concurrency (p-limit) and retry (p-retry, the only retry in the tool),
-// splits a batch that keeps failing while the service is otherwise healthy (poison isolation), and stops
-// taking batches when every recent batch fails (outage breaker). It records each outcome before freeing a slot.
+// splits a batch that keeps failing while the service is otherwise healthy (poison isolation), stops taking
+// batches when every recent batch fails (outage breaker) and gives up once the service has been failing for
+// outageMaxMs, and stops the run at once on a failure no batch can fix (401/403, a redirect). It records each
+// outcome before freeing a slot.
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pLimit from 'p-limit';
@@ -27,6 +29,8 @@ export interface BatchOutcome {
   attempts: number;
   httpStatus: number | null;
   error?: string;
+  /** Recorded while the run stops for a StopError (which says why, once): not a failure of its own to report. */
+  stopping?: boolean;
 }
 
 export interface DispatcherOptions {
@@ -39,7 +43,12 @@ export interface DispatcherOptions {
   splitRetries?: number;
   /** Consecutive failed batches that open the breaker (default max(3, concurrency)). */
   breakerThreshold?: number;
-  /** Longest time the breaker probes before giving up (default 120000 ms). */
+  /**
+   * Longest time the service may keep failing (counted from the first failed attempt after the last ack) before
+   * the dispatcher gives up with an OutageError (default 120000 ms). A batch's retries end at the limit (p-retry's
+   * maxRetryTime shortens the last wait); a probe that would wait past it is not made; the attempt under way then
+   * can add up to its timeout.
+   */
   outageMaxMs?: number;
   /** Called once per outcome, inside the batch's slot; must persist it (the ledger). A throw is fatal. */
   onOutcome(outcome: BatchOutcome): Promise<void>;
@@ -57,18 +66,62 @@ export interface Dispatcher {
   /** Stop scheduling retries and probes (a signal arrived); requests in flight finish or fail. */
   stop(): void;
   /** Record a batch that will not be sent as failed in the ledger (so a rerun sends it). */
-  abandon(batch: Batch, reason: string): Promise<void>;
+  abandon(batch: Batch, reason: string, stopping?: boolean): Promise<void>;
   readonly inFlight: number;
 }
 
-/** The breaker gave up: the service has been down longer than outageMaxMs. */
-export class OutageError extends SvcIngestError {
-  constructor(ms: number) {
+/**
+ * The run must stop: no batch can succeed now. Batches not sent are recorded as failed with `notSent` as their
+ * error, so a rerun sends them. OutageError is exit 5; the others (credentials, redirect) exit 1.
+ * @example if (err instanceof StopError) await dispatcher.abandon(rest, err.notSent, true)
+ */
+export class StopError extends SvcIngestError {
+  readonly notSent: string;
+  constructor(
+    code: 'SEND_AUTH' | 'SEND_REDIRECT' | 'SEND_REQUEST' | 'SEND_OUTAGE',
+    message: string,
+    notSent: string,
+  ) {
+    // One line whatever the service put in its answer.
+    super(code, message.replace(/[\u0000-\u001f\u007f]+/g, ' '));
+    this.name = 'StopError';
+    this.notSent = notSent;
+  }
+}
+
+/** The service has been failing for longer than outageMaxMs: stop sending (exit 5). */
+export class OutageError extends StopError {
+  constructor(ms: number, last?: string) {
     super(
       'SEND_OUTAGE',
-      `service unavailable: every batch failed for ${Math.round(ms / 1000)} s; stopped sending`,
+      `service unavailable: no batch got through for ${(ms / 1000).toFixed(1)} s; stopped sending${last ? ` (last error: ${last})` : ''}`,
+      'not sent: service unavailable',
     );
     this.name = 'OutageError';
+  }
+}
+
+/** The StopError for a failure that ends the run at once. */
+function stopFor(f: FailureClass): StopError {
+  switch (f.fatal) {
+    case 'auth':
+      return new StopError(
+        'SEND_AUTH',
+        `${f.message}; stopped at once: the service refused our credentials (check auth.tokenEnv / auth.tokenFile and tls.*)`,
+        `not sent: the service refused our credentials (HTTP ${f.httpStatus})`,
+      );
+    case 'redirect':
+      return new StopError(
+        'SEND_REDIRECT',
+        `${f.message}; stopped at once`,
+        'not sent: the service answered with a redirect',
+      );
+    default:
+      return new StopError(
+        'SEND_REQUEST',
+        `${f.message}; stopped at once`,
+        'not sent: the request could not be built',
+      );
   }
 }
 
@@ -95,6 +148,32 @@ export function createDispatcher(o: DispatcherOptions): Dispatcher {
   let lastAckAt = 0;
   let breakerOpenedAt = 0;
   let probeWait = o.retryBaseMs;
+  /** When the service started failing (the start of the first failed attempt since the last ack); 0 = not failing. */
+  let failingSince = 0;
+  let lastOutageError = '';
+
+  /** Makes the run stop. A StopError aborts retries and probes; any other fatal error (the ledger) wins over it. */
+  function raise(err: Error): void {
+    if (fatal === null || (fatal instanceof StopError && !(err instanceof StopError))) fatal = err;
+    if (err instanceof StopError) stopCtl.abort(err);
+  }
+
+  /** Notes a failed attempt that may mean the service is down (a retryable one). */
+  function noteFailure(f: FailureClass, startedAt: number): void {
+    if (!f.retry) return;
+    lastOutageError = f.message;
+    if (failingSince === 0) failingSince = Math.max(startedAt, lastAckAt);
+  }
+
+  /** True when waiting `waitMs` more would take the failing period past outageMaxMs. */
+  function outageSpent(waitMs: number): boolean {
+    return failingSince !== 0 && performance.now() - failingSince + waitMs > outageMaxMs;
+  }
+
+  function giveUp(): void {
+    o.onBreaker?.({ state: 'gave-up' });
+    raise(new OutageError(performance.now() - failingSince, lastOutageError));
+  }
 
   async function attempt(batchId: string, items: BatchItem[], retries: number): Promise<AttemptResult> {
     const txs = items.map((i) => i.json);
@@ -102,12 +181,25 @@ export function createDispatcher(o: DispatcherOptions): Dispatcher {
     let clientRequestId = '';
     let lastFailure: FailureClass | undefined;
     let answer: { requestId: string; httpStatus: number } | undefined;
+    let startedAt = 0;
+    let willRetry = false;
+    let lastError: unknown;
+    // The batch's retries end where the outage limit does (p-retry shortens the last wait to meet it). If another
+    // batch is acked meanwhile the limit moves on, but this batch keeps the end it started with.
+    const left = failingSince === 0 ? outageMaxMs : outageMaxMs - (performance.now() - failingSince);
+    const retryUntil = performance.now() + left;
     try {
       const res = await pRetry(
         async (n) => {
           attempts = n;
           clientRequestId = randomUUID();
-          answer = await o.post(txs, { requestId: clientRequestId });
+          startedAt = performance.now();
+          try {
+            answer = await o.post(txs, { requestId: clientRequestId });
+          } catch (err) {
+            lastError = err;
+            throw err;
+          }
           return answer;
         },
         {
@@ -116,12 +208,21 @@ export function createDispatcher(o: DispatcherOptions): Dispatcher {
           maxTimeout: o.retryMaxMs,
           factor: 2,
           randomize: true,
+          maxRetryTime: Math.max(0, left),
           signal: stopCtl.signal,
-          shouldRetry: ({ error }) => classifyFailure(error).retry,
+          // Decided once, in onFailedAttempt (which p-retry calls first), so onRetry counts only real retries.
+          shouldRetry: () => willRetry,
           onFailedAttempt: async ({ error, retriesLeft, retryDelay, attemptNumber }) => {
             lastFailure = classifyFailure(error);
+            noteFailure(lastFailure, startedAt);
+            willRetry = false;
             if (retriesLeft <= 0 || !lastFailure.retry || stopCtl.signal.aborted) return;
-            const extra = Math.max(0, (lastFailure.retryAfterMs ?? 0) - retryDelay);
+            // The service has been failing for the whole outage limit: no more retries (deliverTop gives up).
+            if (outageSpent(0) || performance.now() >= retryUntil) return;
+            // Retry-After on top of p-retry's delay, but never past the outage limit.
+            const untilLimit = outageMaxMs - (performance.now() - failingSince) - retryDelay;
+            const extra = Math.max(0, Math.min((lastFailure.retryAfterMs ?? 0) - retryDelay, untilLimit));
+            willRetry = true;
             o.onRetry?.({
               batchId,
               attempt: attemptNumber,
@@ -144,8 +245,13 @@ export function createDispatcher(o: DispatcherOptions): Dispatcher {
           httpStatus: answer.httpStatus,
           attempts,
         };
+      // Stopped (a signal, or another batch stopped the run): the last attempt's own error, if it had one.
       const failure =
-        stopCtl.signal.aborted && err === stopCtl.signal.reason ? lastFailure : classifyFailure(err);
+        stopCtl.signal.aborted && err === stopCtl.signal.reason
+          ? lastError !== undefined
+            ? classifyFailure(lastError)
+            : lastFailure
+          : classifyFailure(err);
       return {
         ok: false,
         requestId: failure?.requestId ?? null,
@@ -178,6 +284,7 @@ export function createDispatcher(o: DispatcherOptions): Dispatcher {
     const r = await attempt(batchId, items, retries);
     if (r.ok) {
       lastAckAt = performance.now();
+      failingSince = 0;
       d.acked++;
       await o.onOutcome({
         batchId,
@@ -191,10 +298,17 @@ export function createDispatcher(o: DispatcherOptions): Dispatcher {
       return;
     }
     const failure = r.failure!;
-    const splittable = items.length > 1 && !stopCtl.signal.aborted && !failure.aborted;
+    // 401/403, a redirect: no batch can succeed; the run stops, nothing is split.
+    if (failure.fatal) raise(stopFor(failure));
+    const splittable =
+      items.length > 1 &&
+      !stopCtl.signal.aborted &&
+      !failure.aborted &&
+      !failure.fatal &&
+      !failure.connection;
     // Split only when the failure looks specific to this batch: the service refused it (4xx), or it
     // acknowledged other batches (or other parts of this one) since this batch was taken. During an
-    // outage nothing is split.
+    // outage nothing is split, and a failure to connect (refused, DNS, TLS) is always an outage.
     const refused =
       failure.httpStatus !== null &&
       failure.httpStatus >= 400 &&
@@ -230,7 +344,8 @@ export function createDispatcher(o: DispatcherOptions): Dispatcher {
       whole.splittable &&
       consecutiveFailed === 0 &&
       breakerOpenedAt === 0 &&
-      !stopCtl.signal.aborted
+      !stopCtl.signal.aborted &&
+      !outageSpent(0)
     ) {
       const explored: Delivery = { startedAt: d.startedAt, acked: 0, failed: [] };
       await split(whole, 0, explored);
@@ -243,6 +358,9 @@ export function createDispatcher(o: DispatcherOptions): Dispatcher {
         }
       }
     }
+    // The service has been failing for outageMaxMs (this batch's retries ran up to the limit): give up.
+    if (d.acked === 0 && d.failed.length > 0 && !(fatal instanceof StopError) && outageSpent(0)) giveUp();
+    const stopping = fatal instanceof StopError;
     for (const part of d.failed) {
       await o.onOutcome({
         batchId: part.batchId,
@@ -253,14 +371,17 @@ export function createDispatcher(o: DispatcherOptions): Dispatcher {
         attempts: part.r.attempts,
         httpStatus: part.r.httpStatus,
         error: part.r.failure?.message ?? 'failed',
+        ...(stopping ? { stopping } : {}),
       });
     }
     if (d.acked > 0) {
       if (breakerOpenedAt !== 0) o.onBreaker?.({ state: 'closed' });
       consecutiveFailed = 0;
       breakerOpenedAt = 0;
-    } else if (++consecutiveFailed >= threshold && breakerOpenedAt === 0) {
+    } else if (++consecutiveFailed >= threshold && breakerOpenedAt === 0 && !stopping) {
       breakerOpenedAt = performance.now();
+      // Batches refused without a retryable failure (every one a 4xx) start the clock here.
+      if (failingSince === 0) failingSince = breakerOpenedAt;
       probeWait = Math.max(1, o.retryBaseMs);
       o.onBreaker?.({ state: 'open' });
     }
@@ -269,7 +390,7 @@ export function createDispatcher(o: DispatcherOptions): Dispatcher {
   function track(p: Promise<void>): void {
     const tracked = p
       .catch((err: unknown) => {
-        fatal ??= err instanceof Error ? err : new Error(String(err));
+        raise(err instanceof Error ? err : new Error(String(err)));
       })
       .finally(() => {
         running.delete(tracked);
@@ -285,7 +406,7 @@ export function createDispatcher(o: DispatcherOptions): Dispatcher {
   }
 
   /** Record a batch that will not be sent (stop, outage) as failed, so a rerun sends it. */
-  function abandon(batch: Batch, reason: string): Promise<void> {
+  function abandon(batch: Batch, reason: string, stopping = false): Promise<void> {
     return o.onOutcome({
       batchId: batch.id,
       items: batch.items,
@@ -295,22 +416,29 @@ export function createDispatcher(o: DispatcherOptions): Dispatcher {
       attempts: 0,
       httpStatus: null,
       error: reason,
+      ...(stopping ? { stopping } : {}),
     });
+  }
+
+  /** The run is stopping: a batch handed over now is recorded as not sent (when the ledger still works), then the error. */
+  async function refuse(batch: Batch): Promise<never> {
+    const err = fatal as Error;
+    if (err instanceof StopError) await abandon(batch, err.notSent, true);
+    throw err;
   }
 
   /** While the breaker is open, send batches one at a time as probes, with growing waits. */
   async function probe(batch: Batch): Promise<void> {
     while (running.size > 0) await Promise.race(running);
-    if (fatal) throw fatal;
+    if (fatal) return refuse(batch);
     if (breakerOpenedAt === 0) return void track(limit(() => deliverTop(batch, o.maxRetries)));
-    const openFor = performance.now() - breakerOpenedAt;
-    if (openFor + probeWait > outageMaxMs) {
-      o.onBreaker?.({ state: 'gave-up' });
-      await abandon(batch, 'not sent: the service was unavailable');
-      throw new OutageError(openFor);
+    if (outageSpent(probeWait)) {
+      giveUp();
+      return refuse(batch);
     }
     o.onBreaker?.({ state: 'probe', waitMs: probeWait });
     await sleep(probeWait, undefined, { signal: stopCtl.signal }).catch(() => {});
+    if (fatal) return refuse(batch);
     if (stopCtl.signal.aborted)
       return abandon(batch, 'not sent: interrupted while the service was unavailable');
     await limit(() => deliverTop(batch, 0));
@@ -319,14 +447,14 @@ export function createDispatcher(o: DispatcherOptions): Dispatcher {
 
   return {
     async submit(batch) {
-      if (fatal) throw fatal;
+      if (fatal) return refuse(batch);
       if (breakerOpenedAt !== 0) {
         await probe(batch);
         if (fatal) throw fatal;
         return;
       }
       await waitForSlot();
-      if (fatal) throw fatal;
+      if (fatal) return refuse(batch);
       // The breaker may have opened while this batch waited for a slot: it goes as a probe, not a full batch.
       if (breakerOpenedAt !== 0) {
         await probe(batch);

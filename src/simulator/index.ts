@@ -46,7 +46,12 @@
 //   Process, then Closed with ticketSolvedDate. Error updates echo institutionId from X-SVC-Institution-Id (or
 //   "sim-institution"). A webhook is POSTed once (10 s timeout, no retries); without webhookUrl the lifecycle
 //   still runs.
-// - requireToken: `Authorization: Bearer <token>` on every endpoint except startSession and /__sim/*.
+// - requireToken: `Authorization: Bearer <token>` on every endpoint except startSession and /__sim/* (the simulate
+//   command takes it from env SVC_SIM_TOKEN with --require-token, never from argv; off loopback needs --allow-remote).
+// - HEAD /v2/data/transactions (svc-ingest send's connection check) is answered 405 (Allow: POST) and counted as
+//   requests.preflight only, outside total, byPath and byStatus, before auth, faults and latency.
+// - webhookSecret (the simulate command: env SVC_SIM_WEBHOOK_SECRET): each webhook POST carries X-SVC-Timestamp
+//   (Unix seconds) and X-SVC-Signature: v1=<hex HMAC-SHA256 of "<timestamp>.<body>">; redirects are not followed.
 // - Stats count service requests only (not /__sim/*); byPath collapses ticket ids to {sourceTicketId};
 //   byStatus counts answered statuses (resets and hangs are only in faults). largestBatch is the longest
 //   transactions array seen in a parsable body, accepted or not.

@@ -19,6 +19,7 @@ export interface SimulatorOptions {
   retryAfterS?: number; // default 1
   poison?: string[]; // transactionIds: any batch containing one gets 500, always
   webhookUrl?: string; // where ticket updates are POSTed
+  webhookSecret?: string; // when set, each webhook POST is signed (X-SVC-Timestamp, X-SVC-Signature: v1=HMAC-SHA256 of `${timestamp}.${body}`)
   ticketDelayMs?: number; // delay before each webhook update (default 100)
   sessionTtlMs?: number; // lifetime of minted session tokens (default 3_600_000)
   requireToken?: string; // if set, every endpoint except startSession and /__sim/* demands `Authorization: Bearer <token>` (401 otherwise)
@@ -137,6 +138,7 @@ export function checkOptions(o: SimulatorOptions): void {
     host,
     seed,
     webhookUrl,
+    webhookSecret,
     ticketDelayMs,
     sessionTtlMs,
     requireToken,
@@ -156,6 +158,9 @@ export function checkOptions(o: SimulatorOptions): void {
       ok = ['http:', 'https:'].includes(new URL(webhookUrl).protocol);
     } catch {}
     if (!ok) throw bad('webhookUrl', 'an http(s) URL', webhookUrl);
+  }
+  if (webhookSecret !== undefined && (typeof webhookSecret !== 'string' || webhookSecret.length === 0)) {
+    throw bad('webhookSecret', 'a non-empty string', '(empty)');
   }
   checkCount('ticketDelayMs', ticketDelayMs, 3_600_000);
   if (sessionTtlMs !== undefined && (!Number.isSafeInteger(sessionTtlMs) || sessionTtlMs < 1)) {

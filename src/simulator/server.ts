@@ -130,6 +130,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     seed,
     delayMs: opts.ticketDelayMs ?? DEFAULTS.ticketDelayMs,
     webhookUrl: opts.webhookUrl,
+    webhookSecret: opts.webhookSecret,
     now: Date.now,
     log,
     knownCustomer: (id) => catalog.customers.has(id) || state.enrolled.has(id),
@@ -320,6 +321,18 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     const q = url.indexOf('?');
     const pathname = q < 0 ? url : url.slice(0, q);
     const query = q < 0 ? '' : url.slice(q + 1);
+    if (req.method === 'HEAD' && pathname === PATHS.transactions) {
+      // svc-ingest send's connection check: answered as the route answers any method but POST (405), and counted
+      // apart, so transaction request counts stay those of the batches.
+      state.requests.preflight++;
+      const requestId = header(req, REQUEST_ID) ?? ctx.ids.uuid();
+      writeReply(
+        res,
+        errorReply(405, 'MethodNotAllowed', 'Method not allowed', requestId, { headers: { allow: 'POST' } }),
+        requestId,
+      );
+      return;
+    }
     const work = pathname.startsWith('/__sim/')
       ? control(req, res, pathname)
       : serve(req, res, pathname, query);

@@ -9,7 +9,13 @@ import { fnv1a } from './rng.ts';
  * @example sim.stats().faults.failFirst === 2 * distinctBatches // with failFirst: 2
  */
 export interface SimulatorStats {
-  requests: { total: number; byPath: Record<string, number>; byStatus: Record<string, number> };
+  /** preflight: `HEAD /v2/data/transactions` connection checks (svc-ingest send), outside total, byPath, byStatus. */
+  requests: {
+    total: number;
+    byPath: Record<string, number>;
+    byStatus: Record<string, number>;
+    preflight: number;
+  };
   faults: {
     fail500: number;
     failFirst: number;
@@ -30,7 +36,7 @@ export function earnsRedemption(transactionId: string): boolean {
 }
 
 export interface SimState {
-  requests: { total: number; byPath: Map<string, number>; byStatus: Map<string, number> };
+  requests: { total: number; byPath: Map<string, number>; byStatus: Map<string, number>; preflight: number };
   faults: SimulatorStats['faults'];
   accepted: number;
   largestBatch: number;
@@ -51,7 +57,7 @@ export interface SimState {
 
 export function createState(): SimState {
   return {
-    requests: { total: 0, byPath: new Map(), byStatus: new Map() },
+    requests: { total: 0, byPath: new Map(), byStatus: new Map(), preflight: 0 },
     faults: { fail500: 0, failFirst: 0, reset: 0, hang: 0, rate429: 0, poison: 0 },
     accepted: 0,
     largestBatch: 0,
@@ -87,6 +93,7 @@ export function snapshot(s: SimState): SimulatorStats {
       total: s.requests.total,
       byPath: Object.fromEntries(s.requests.byPath),
       byStatus: Object.fromEntries(s.requests.byStatus),
+      preflight: s.requests.preflight,
     },
     faults: { ...s.faults },
     transactions: {

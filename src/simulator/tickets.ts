@@ -2,6 +2,7 @@
 
 import type { CreateTicketRequest, Ticket, TicketWebhookUpdate } from '../client/models.ts';
 import { LIMITS, RESOLUTION_TYPES } from '../client/models.ts';
+import { SIGNATURE_HEADER, signWebhook, TIMESTAMP_HEADER } from '../client/webhook.ts';
 import type { FieldProblem } from './http.ts';
 import { isObject, typeOf } from './http.ts';
 import { draw } from './rng.ts';
@@ -26,6 +27,8 @@ export interface TicketDeps {
   seed: number;
   delayMs: number;
   webhookUrl: string | undefined;
+  /** When set, each webhook POST is signed (X-SVC-Timestamp, X-SVC-Signature: v1=HMAC-SHA256). */
+  webhookSecret?: string | undefined;
   now(): number;
   knownCustomer(id: string): boolean;
   /** Activation date of an ad, or undefined for an unknown offer. */
@@ -131,12 +134,14 @@ export function createTicketDesk(deps: TicketDeps): TicketDesk {
     const ac = new AbortController();
     inFlight.add(ac);
     const timer = setTimeout(() => ac.abort(), 10_000);
-    fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(update),
-      signal: ac.signal,
-    })
+    const body = JSON.stringify(update);
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (deps.webhookSecret !== undefined) {
+      const timestamp = Math.floor(deps.now() / 1000);
+      headers[TIMESTAMP_HEADER] = String(timestamp);
+      headers[SIGNATURE_HEADER] = signWebhook(deps.webhookSecret, timestamp, body);
+    }
+    fetch(url, { method: 'POST', headers, body, signal: ac.signal, redirect: 'manual' })
       .then(async (res) => {
         await res.arrayBuffer().catch(() => undefined);
         deps.log('webhook.sent', { sourceTicketId: update.sourceTicketId, status: res.status });

@@ -281,6 +281,8 @@ process.stdout.write((await r.json()).sessionToken);`,
       configFor(sim.url, {
         'session.provider': { value: 'command', flag: '--x' },
         'session.command': { value: `"${process.execPath}" "${script}"`, flag: '--x' },
+        // The command's environment is PATH, HOME, SVC_CUSTOMER_ID and this allow-list only.
+        'session.commandEnv': { value: 'SIM_URL', flag: '--x' },
       }),
     );
     try {

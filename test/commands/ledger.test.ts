@@ -258,7 +258,7 @@ describe('ledger paths', () => {
     const d = await ledgerCli(['status', '--ledger', join(dir, 'a-dir')]);
     expect(d.code).toBe(1);
     expect(d.stderr.trim()).toBe(
-      `svc-ingest: LEDGER_READ: ledger ${join(dir, 'a-dir')}: is a directory, not a ledger file`,
+      `svc-ingest: LEDGER_PATH_INVALID: ledger ${join(dir, 'a-dir')} is a directory; name a regular file, or a path where one can be created`,
     );
     const def = await ledgerCli(['status']);
     expect(def.code).toBe(1);

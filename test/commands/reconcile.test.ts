@@ -365,7 +365,7 @@ describe('reconcile: ledgers, the service, concurrency', () => {
     const d = await reconcile(['--customer', 'rc-a', '--ledger', join(dir, 'ledger-dir')]);
     expect(d.code).toBe(1);
     expect(d.stderr.trim()).toBe(
-      `svc-ingest: LEDGER_READ: ledger ${join(dir, 'ledger-dir')}: is a directory, not a ledger file`,
+      `svc-ingest: LEDGER_PATH_INVALID: ledger ${join(dir, 'ledger-dir')} is a directory; name a regular file, or a path where one can be created`,
     );
     const def = await reconcile(['--customer', 'rc-a']);
     expect(def.code).toBe(1);
@@ -397,14 +397,27 @@ describe('reconcile: ledgers, the service, concurrency', () => {
     ]);
     expect(r.code).toBe(5);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
-    expect(r.stderr).toMatch(
+    expect(r.stderr.trim()).toMatch(
       new RegExp(
-        `^svc-ingest: SEND_NETWORK: service unavailable: POST ${url}/v2/session/startSession network error`,
+        `^svc-ingest: SEND_UNAVAILABLE: service unavailable: POST ${url}/v2/session/startSession: connection refused \\(ECONNREFUSED\\)$`,
       ),
     );
     const out = JSON.parse(r.stdout);
-    expect(out.error.code).toBe('SEND_NETWORK');
+    expect(out.error.code).toBe('SEND_UNAVAILABLE');
     expect(out.error.message).toContain(url);
+    // --ndjson is a machine output too: the same error object.
+    const nd = await runCli([
+      'reconcile',
+      '--base-url',
+      url,
+      '--customer',
+      'rc-a',
+      '--ledger',
+      ledgerA1,
+      '--ndjson',
+    ]);
+    expect(nd.code).toBe(5);
+    expect(JSON.parse(nd.stdout).error.code).toBe('SEND_UNAVAILABLE');
   });
 
   it('--concurrency bounds the calls in flight; each customer gets one session and one redemptions call', async () => {

@@ -36,7 +36,13 @@ describe('loadConfig', () => {
       ledgerPath: 'ledger/transactions.ndjson',
       rejectsPath: 'ledger/rejects.ndjson',
       resume: true,
+      progressIntervalMs: 30000,
+      maxRejects: 100_000,
+      maxRejectBytes: 64 * 1024 * 1024,
+      maxRejectPercent: 90,
+      rejectSample: 1000,
     });
+    expect(c.metrics).toEqual({});
     expect(c.session.provider).toBe('startSession');
     expect(c.auth).toEqual({ header: 'Authorization', scheme: 'Bearer' });
     expect(c.tls).toEqual({});

@@ -30,7 +30,11 @@ describe('ledger failures', () => {
     const ledger = join(w.dir, 'not-a-dir', 'ledger.ndjson');
     const r = await runCli(['send', ...FAST, file], { env: w.env(sim, { SVC_LEDGER_PATH: ledger }) });
     expect(r.code).toBe(1);
-    expect(r.stdout).toBe('');
+    // --json (in FAST): stdout holds only the error object, stderr the one human line.
+    expect(JSON.parse(r.stdout)).toEqual({
+      error: { code: 'LEDGER_WRITE', message: expect.stringMatching(/not-a-dir\/ledger\.ndjson.*ENOTDIR/) },
+    });
+    expect(r.stdout.trim().split('\n')).toHaveLength(1);
     const lines = r.stderr.trim().split('\n');
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/^svc-ingest: LEDGER_WRITE: .*not-a-dir\/ledger\.ndjson.*ENOTDIR/);
@@ -51,7 +55,9 @@ describe('ledger failures', () => {
       env: w.env(sim, { SVC_FAULT_LEDGER_FAIL_AFTER: String(FAIL_AFTER) }),
     });
     expect(r.code).toBe(1);
-    expect(r.stdout).toBe('');
+    // --json (in FAST): no summary, only the error object.
+    expect(r.stdout.trim().split('\n')).toHaveLength(1);
+    expect(JSON.parse(r.stdout).error).toMatchObject({ code: 'LEDGER_WRITE' });
     expect(r.stderr).toMatch(/svc-ingest: LEDGER_WRITE: cannot write ledger .*ledger\.ndjson: EIO/);
     expect(r.stderr).not.toMatch(STACK);
     // The lock is released even so.

@@ -119,6 +119,11 @@ describe('a 400 ValidationException from the service for one record', () => {
 
   beforeAll(async () => {
     server = createServer((req, res) => {
+      // send's connection check (HEAD) is answered as a service would answer a method it does not serve.
+      if (req.method !== 'POST') {
+        res.writeHead(405, { allow: 'POST' }).end();
+        return;
+      }
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {

@@ -45,7 +45,8 @@ describe('security basics', () => {
     const wrong = await runCli(['send', ...FAST, '--no-resume', file], {
       env: w.env(sim, { ...tokenEnv, PARTNER_TOKEN: `${TOKEN}-wrong` }),
     });
-    expect(wrong.code).toBe(3);
+    // A refused token stops the run at once (exit 1, one line): test/faults/auth-stop.test.ts.
+    expect(wrong.code).toBe(1);
     const files = [w.ledger, w.rejects].filter(existsSync);
     const texts = [r, failing, wrong].flatMap((x) => [x.stdout, x.stderr]);
     for (const f of files) texts.push(await readFile(f, 'utf8'));

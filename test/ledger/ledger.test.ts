@@ -1,13 +1,15 @@
 import { spawn } from 'node:child_process';
-import { appendFile, mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
+import { appendFile, link, mkdtemp, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadAckedIndex } from '../../src/ledger/acked-index.ts';
-import { acquireLedgerLock } from '../../src/ledger/lock.ts';
+import { createLineSplitter, type SplitLine } from '../../src/ledger/lines.ts';
+import { acquireLedgerLock, defaultLockMethod, type LockMethod } from '../../src/ledger/lock.ts';
 import { type LedgerReadStats, readLedger } from '../../src/ledger/read.ts';
 import type { LedgerLine } from '../../src/ledger/types.ts';
-import { openLedgerWriter } from '../../src/ledger/writer.ts';
+import { openLedgerWriter, type WriteTarget, writeAll } from '../../src/ledger/writer.ts';
+import { ROOT } from '../helpers/cli.ts';
 
 const tmp = () => mkdtemp(join(tmpdir(), 'svc-ledger-'));
 const line = (batchId: string, status: 'acked' | 'failed', ids: string[]): LedgerLine => ({
@@ -94,20 +96,129 @@ describe('acked index', () => {
 });
 
 describe('ledger lock', () => {
-  it('refuses a second holder, naming its pid, and takes over a dead one', async () => {
+  const LOCK = join(ROOT, 'src/ledger/lock.ts');
+  /** A child process that takes the lock and holds it until killed. */
+  const holder = async (path: string, method: LockMethod) => {
+    const code = `import { acquireLedgerLock } from ${JSON.stringify(LOCK)};
+      await acquireLedgerLock(${JSON.stringify(path)}, { method: ${JSON.stringify(method)} });
+      process.stdout.write('locked\\n'); setInterval(() => {}, 1000);`;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', code], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    await new Promise<void>((res, rej) => {
+      child.stdout.once('data', () => res());
+      child.once('exit', (c) => rej(new Error(`holder exited ${c}`)));
+    });
+    return child;
+  };
+
+  for (const method of ['native', 'socket'] as const) {
+    it(`${method}: refuses a second holder naming its pid, through a symlinked folder and a hard link too; a holder killed -9 frees it`, async () => {
+      if (method === 'socket' && process.platform !== 'linux') return;
+      const dir = await tmp();
+      const path = join(dir, 'ledger.ndjson');
+      const child = await holder(path, method);
+      try {
+        await expect(acquireLedgerLock(path, { method })).rejects.toThrow(
+          new RegExp(`LEDGER_LOCKED|in use by process ${child.pid}`),
+        );
+        await expect(acquireLedgerLock(path, { method })).rejects.toMatchObject({
+          code: 'LEDGER_LOCKED',
+          context: { pid: child.pid },
+        });
+        // The same file by other names: the lock follows the device and inode, not the path text.
+        await symlink(dir, `${dir}-link`);
+        await link(path, join(dir, 'hard.ndjson'));
+        for (const other of [join(`${dir}-link`, 'ledger.ndjson'), join(dir, 'hard.ndjson')]) {
+          await expect(acquireLedgerLock(other, { method })).rejects.toMatchObject({ code: 'LEDGER_LOCKED' });
+        }
+      } finally {
+        child.kill('SIGKILL');
+        await new Promise((r) => child.once('exit', r));
+      }
+      // kill -9 left its owner file behind; the kernel freed the lock.
+      expect(JSON.parse(await readFile(`${path}.lock`, 'utf8')).pid).toBe(child.pid);
+      const lock = await acquireLedgerLock(path, { method });
+      expect(lock.tookOver?.pid).toBe(child.pid);
+      expect(lock.method).toBe(method);
+      const owner = JSON.parse(await readFile(`${path}.lock`, 'utf8'));
+      expect(owner.pid).toBe(process.pid);
+      expect((await stat(`${path}.lock`)).mode & 0o777).toBe(0o600);
+      // In this process too, a second take is refused (the lock is per open file, not per process).
+      await expect(acquireLedgerLock(path, { method })).rejects.toMatchObject({ code: 'LEDGER_LOCKED' });
+      await lock.release();
+      await expect(stat(`${path}.lock`)).rejects.toThrow();
+      const again = await acquireLedgerLock(path, { method });
+      expect(again.tookOver).toBeNull();
+      await again.release();
+    });
+  }
+
+  it('loads the prebuilt native lock on this platform', () => {
+    expect(defaultLockMethod()).toBe('native');
+  });
+});
+
+describe('state file reading and writing', () => {
+  it('writeAll writes every byte through short writes, and fails on a write that writes nothing', async () => {
+    const got: Buffer[] = [];
+    const short: WriteTarget = {
+      async write(buf, offset, length) {
+        const n = Math.min(7, length);
+        got.push(Buffer.from(buf.subarray(offset, offset + n)));
+        return { bytesWritten: n };
+      },
+    };
+    const text = Buffer.from(`${'x'.repeat(100)}\n${'y'.repeat(50)}\n`);
+    await writeAll(short, text);
+    expect(Buffer.concat(got).equals(text)).toBe(true);
+    expect(got.length).toBe(Math.ceil(text.length / 7));
+    let calls = 0;
+    const stuck: WriteTarget = {
+      async write(_buf, _offset, length) {
+        calls++;
+        return { bytesWritten: calls === 1 ? Math.floor(length / 2) : 0 };
+      },
+    };
+    await expect(writeAll(stuck, text)).rejects.toMatchObject({ code: 'EIO' });
+  });
+
+  it('the line splitter skips a line over the limit without holding it, at any chunking', () => {
+    const long = 'z'.repeat(5000);
+    const text = Buffer.from(`a\r\n${long}\nbb\n${long}\n\nccc`);
+    for (const size of [1, 3, 64, 4999, 5001, text.length]) {
+      const s = createLineSplitter(4096);
+      const out: Array<[string | null, number, number]> = [];
+      const emit = (l: SplitLine) => out.push([l.text, l.offset, l.bytes]);
+      for (let i = 0; i < text.length; i += size) s.push(text.subarray(i, i + size), emit);
+      s.end(emit);
+      expect(out).toEqual([
+        ['a', 0, 1],
+        [null, 3, 5000],
+        ['bb', 5004, 2],
+        [null, 5007, 5000],
+        ['', 10008, 0],
+        ['ccc', 10009, 3],
+      ]);
+    }
+  });
+
+  it('the ledger reader and the resume index skip and count a line over 1 MiB', async () => {
     const path = join(await tmp(), 'ledger.ndjson');
-    const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 20000)']);
-    await new Promise((r) => child.once('spawn', r));
-    await writeFile(`${path}.lock`, JSON.stringify({ pid: child.pid, startedAt: 'x' }));
-    await expect(acquireLedgerLock(path)).rejects.toThrow(new RegExp(`in use by process ${child.pid}`));
-    child.kill('SIGKILL');
-    await new Promise((r) => child.once('exit', r));
-    const lock = await acquireLedgerLock(path);
-    expect(lock.tookOver?.pid).toBe(child.pid);
-    const owner = JSON.parse(await readFile(`${path}.lock`, 'utf8'));
-    expect(owner.pid).toBe(process.pid);
-    await lock.release();
-    await expect(stat(`${path}.lock`)).rejects.toThrow();
+    const huge = JSON.stringify(line('big', 'acked', ['x'.repeat(2 << 20)]));
+    await writeFile(
+      path,
+      `${JSON.stringify(line('b1', 'acked', ['a']))}\n${huge}\n${JSON.stringify(line('b2', 'acked', ['b']))}\n`,
+    );
+    const stats: LedgerReadStats = { lines: 0, bad: 0, badLines: [] };
+    const ids: string[] = [];
+    for await (const l of readLedger(path, stats)) ids.push(...l.transactionIds);
+    expect(ids).toEqual(['a', 'b']);
+    expect(stats).toEqual({ lines: 3, bad: 1, badLines: [2] });
+    const loaded = await loadAckedIndex(path);
+    expect(loaded.stats).toMatchObject({ lines: 3, bad: 1, badLines: [2], acked: 2 });
+    expect(loaded.index.has('a') && loaded.index.has('b')).toBe(true);
+    expect(loaded.index.has('x'.repeat(2 << 20))).toBe(false);
   });
 });
 

@@ -4,7 +4,7 @@ import { appendFile, mkdir, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadLedgerIndexes } from '../../src/ledger/acked-index.ts';
+import { type LedgerIndexes, loadLedgerIndexes } from '../../src/ledger/acked-index.ts';
 import { fingerprint } from '../../src/ledger/fingerprint.ts';
 import {
   checkLedgerPaths,
@@ -22,6 +22,13 @@ const tmp = () => mkdtemp(join(tmpdir(), 'svc-query-'));
 
 /** Two ids whose 40-bit index fingerprints are equal (found by a birthday search over `c-<n>`). */
 const COLLIDING = ['c-570472', 'c-2059984'] as const;
+
+/** The indexes of a ledger that exists (and a load nothing stops). */
+async function load(path: string, failed = false): Promise<LedgerIndexes> {
+  const r = await loadLedgerIndexes(path, { failed });
+  if (r === undefined || r === 'stopped') throw new Error(`no indexes for ${path}`);
+  return r;
+}
 
 let seq = 0;
 function line(
@@ -74,7 +81,7 @@ describe('line indexes (acked and failed, exact)', () => {
       line('failed', [COLLIDING[1]]), // failed 1
       line('acked', [COLLIDING[1]]), // acked 2
     ]);
-    const { acked, failed, stats } = await loadLedgerIndexes(path, { failed: true });
+    const { acked, failed, stats } = await load(path, true);
     try {
       expect(stats).toMatchObject({ lines: 5, ackedLines: 3, failedLines: 2, acked: 5, failed: 3, bad: 0 });
       expect([acked.lineCount, failed?.lineCount]).toEqual([3, 2]);
@@ -99,7 +106,7 @@ describe('line indexes (acked and failed, exact)', () => {
   it('an id only its collision partner was acked under is not acked', async () => {
     const path = join(await tmp(), 'l.ndjson');
     await writeLedger(path, [line('acked', [COLLIDING[0]])]);
-    const { acked } = await loadLedgerIndexes(path);
+    const { acked } = await load(path);
     expect([acked.has(COLLIDING[0]), acked.has(COLLIDING[1])]).toEqual([true, false]);
     expect(acked.distinct()).toBe(1);
     acked.close();
@@ -224,10 +231,12 @@ describe('find and path checks', () => {
       message: `ledger ${join(dir, 'none.ndjson')}: no such file`,
     });
     await expect(checkLedgerPaths([a, join(dir, 'sub')])).rejects.toMatchObject({
-      message: `ledger ${join(dir, 'sub')}: is a directory, not a ledger file`,
+      code: 'LEDGER_PATH_INVALID',
+      message: `ledger ${join(dir, 'sub')} is a directory; name a regular file, or a path where one can be created`,
     });
     await expect(checkLedgerPaths(['/dev/null'])).rejects.toMatchObject({
-      message: 'ledger /dev/null: is not a regular file',
+      code: 'LEDGER_PATH_INVALID',
+      message: expect.stringMatching(/^ledger \/dev\/null is a character device;/),
     });
     expect(await checkLedgerPaths([a, a])).toEqual([a]);
   });

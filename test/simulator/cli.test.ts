@@ -5,8 +5,12 @@ import { describe, expect, it } from 'vitest';
 import { BIN, ROOT, runCli } from '../helpers/cli.ts';
 import { call, makeTx, postTx } from './helpers.ts';
 
-function startCli(args: string[]) {
-  const child = spawn(BIN, ['simulate', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+function startCli(args: string[], env: NodeJS.ProcessEnv = {}) {
+  const child = spawn(BIN, ['simulate', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (d: string) => {
     stderr += d;
@@ -74,6 +78,47 @@ describe('svc-ingest simulate', () => {
     });
   });
 
+  it('off loopback only with --allow-remote (its control API is unauthenticated); nothing is bound when refused', async () => {
+    for (const host of ['0.0.0.0', '::']) {
+      const r = await runCli(['simulate', '--host', host]);
+      expect(r.code, host).toBe(1);
+      expect(r.stdout).toBe('');
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      expect(r.stderr).toMatch(/USAGE_INVALID: --host .* is not a loopback address; .*--allow-remote/);
+    }
+    const run = startCli(['--host', '127.0.0.2']);
+    expect(await run.firstLine).toMatch(/^http:\/\/127\.0\.0\.2:\d+$/);
+    run.child.kill('SIGTERM');
+    expect(await run.exited).toBe(0);
+  });
+
+  it('--require-token takes the token from SVC_SIM_TOKEN, never from argv', async () => {
+    const missing = await runCli(['simulate', '--require-token'], { env: { SVC_SIM_TOKEN: '' } });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(
+      /--require-token: the token comes from env SVC_SIM_TOKEN, which is not set/,
+    );
+    const onArgv = await runCli(['simulate', '--require-token', 'tok-on-argv']);
+    expect(onArgv.code).toBe(1);
+    expect(onArgv.stdout).toBe('');
+    const run = startCli(['--require-token'], { SVC_SIM_TOKEN: 'tok-from-env-1' });
+    try {
+      const url = await run.firstLine;
+      const tx = [makeTx(1)];
+      expect((await postTx(url, tx)).status).toBe(401);
+      const ok = await fetch(`${url}/v2/data/transactions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: 'Bearer tok-from-env-1' },
+        body: JSON.stringify({ transactions: tx }),
+      });
+      expect(ok.status).toBe(200);
+    } finally {
+      run.child.kill('SIGTERM');
+      await run.exited;
+    }
+    expect(run.stderr()).not.toContain('tok-from-env-1');
+  });
+
   it('documents every option with its default in --help', async () => {
     const r = await runCli(['simulate', '--help']);
     expect(r.code).toBe(0);
@@ -93,6 +138,7 @@ describe('svc-ingest simulate', () => {
       '--ticket-delay-ms',
       '--session-ttl-ms',
       '--require-token',
+      '--allow-remote',
     ];
     const text = r.stdout.replace(/\s+/g, ' ');
     for (const f of flags) {

@@ -1,0 +1,129 @@
+// `svc-ingest backfill plan|status`: a backfill split into partitions that workers on several hosts claim from the
+// shared PostgreSQL ledger.
+import { type Command, Option } from 'commander';
+import { DEFAULT_PARTITION_BYTES } from '../backfill/cut.ts';
+import type { PlanResult } from '../backfill/plan.ts';
+import { formatBytes, formatStatus } from '../backfill/status.ts';
+import { SvcIngestError } from '../errors.ts';
+import type { InputFormat } from '../read/open.ts';
+import { addExamples, parseIntOption, printJson, printText } from './common.ts';
+import { addPgLedgerOptions, type PgLedgerOptions, pgLedgerContext } from './pg-ledger.ts';
+
+interface PlanCliOptions extends PgLedgerOptions {
+  mapping?: string;
+  format?: InputFormat;
+  delimiter?: string;
+  partitionBytes?: string;
+}
+
+function planLines(r: PlanResult): string[] {
+  const lines = [`backfill plan in ${r.ledger} (mapping ${r.mapping})`];
+  for (const f of r.files) {
+    const how = f.gzip ? ' (gzip: one partition, read whole)' : '';
+    lines.push(
+      `  ${f.path}: ${formatBytes(f.size)}, ${f.partitions} partition${f.partitions === 1 ? '' : 's'}${how}, ${f.created ? 'planned' : 'already planned'}`,
+    );
+  }
+  return lines;
+}
+
+async function runPlan(files: string[], opts: PlanCliOptions): Promise<void> {
+  const ctx = pgLedgerContext(opts, 'backfill plan');
+  let partitionBytes = DEFAULT_PARTITION_BYTES;
+  if (opts.partitionBytes !== undefined) {
+    partitionBytes = parseIntOption(opts.partitionBytes, '--partition-bytes');
+    if (partitionBytes < 1)
+      throw new SvcIngestError('USAGE_INVALID', '--partition-bytes: expected a positive number of bytes');
+  }
+  if (opts.delimiter !== undefined && opts.delimiter.length !== 1)
+    throw new SvcIngestError('USAGE_INVALID', '--delimiter: expected one character');
+  // node-postgres is loaded only by the commands that use it.
+  const { planBackfill } = await import('../backfill/plan.ts');
+  const r = await planBackfill({
+    url: ctx.url,
+    passwordFile: ctx.passwordFile,
+    files,
+    mapping: opts.mapping,
+    format: opts.format,
+    delimiter: opts.delimiter,
+    partitionBytes,
+    logger: ctx.logger,
+  });
+  if (opts.json) printJson(r);
+  else printText(planLines(r));
+}
+
+async function runStatus(opts: PgLedgerOptions): Promise<void> {
+  const ctx = pgLedgerContext(opts, 'backfill status');
+  const { connectLedgerDb } = await import('../ledger/postgres/session.ts');
+  const { backfillStatus } = await import('../ledger/postgres/partitions.ts');
+  const { db, hasSchema } = await connectLedgerDb(ctx.url, {
+    passwordFile: ctx.passwordFile,
+    logger: ctx.logger,
+    write: false,
+  });
+  try {
+    if (!hasSchema) throw new SvcIngestError('USAGE_INVALID', `no backfill planned in ${db.location}`);
+    const s = await backfillStatus(db).catch((err) => {
+      throw db.fail('LEDGER_READ', 'cannot read the backfill in', err);
+    });
+    if (opts.json) printJson(s);
+    else printText(formatStatus(s));
+  } finally {
+    await db.close();
+  }
+}
+
+export function define(program: Command): void {
+  const backfill = program
+    .command('backfill')
+    .description('split a large input across workers on several hosts, through the shared PostgreSQL ledger');
+  addExamples(backfill, [
+    [
+      'svc-ingest backfill plan --ledger postgres://svc@db.internal/ledger /shared/exports/2019-*.csv',
+      'cut the inputs into partitions',
+    ],
+    ['svc-ingest backfill status --ledger postgres://svc@db.internal/ledger', 'how far it is'],
+  ]);
+  const plan = addPgLedgerOptions(
+    backfill
+      .command('plan')
+      .description(
+        'cut each input into partitions at record boundaries and record them in the ledger (again: a no-op).\n' +
+          'Every worker must be able to read the inputs at the same path. A .gz input is one partition.',
+      )
+      .argument('<files...>', 'input files (CSV or NDJSON, optionally .gz)')
+      .option(
+        '--mapping <profile>',
+        'mapping profile name or path (default: canonical); workers use the same',
+      )
+      .addOption(
+        new Option('--format <format>', 'input format (default: from the extension)').choices([
+          'csv',
+          'ndjson',
+        ]),
+      )
+      .option('--delimiter <char>', 'CSV field delimiter (default: the profile’s, else ",")')
+      .option('--partition-bytes <n>', `partition size in bytes (default ${DEFAULT_PARTITION_BYTES})`),
+  ).action((files: string[], opts: PlanCliOptions) => runPlan(files, opts));
+  addExamples(plan, [
+    [
+      'svc-ingest backfill plan --ledger postgres://svc@db.internal/ledger /shared/exports/2019-*.csv',
+      'plan every file',
+    ],
+    [
+      'svc-ingest backfill plan --mapping northwind-csv --partition-bytes 268435456 a.csv b.csv.gz',
+      'with a profile, larger partitions, the ledger from SVC_LEDGER_URL',
+    ],
+  ]);
+  const status = addPgLedgerOptions(
+    backfill.command('status').description('partitions by state, records sent, rate and ETA, per worker'),
+  ).action((opts: PgLedgerOptions) => runStatus(opts));
+  addExamples(status, [
+    [
+      'svc-ingest backfill status --ledger postgres://svc@db.internal/ledger',
+      'partitions, records, rate and ETA',
+    ],
+    ['svc-ingest backfill status --json | jq .etaSeconds', 'seconds left, the ledger from SVC_LEDGER_URL'],
+  ]);
+}

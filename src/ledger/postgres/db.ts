@@ -1,0 +1,169 @@
+// The connection to the PostgreSQL ledger: a small node-postgres pool whose every query is one counted round trip,
+// that waits out a lost connection mid-run (a database restart) and turns driver errors into one clear line.
+
+import pRetry from 'p-retry';
+import pg from 'pg';
+import { type ErrorCode, SvcIngestError } from '../../errors.ts';
+import type { Logger } from '../../log.ts';
+import { type PgTarget, scrubSecret } from './url.ts';
+
+/** What a round trip was for (the store's figures count them per purpose). */
+export type TripKind = 'admit' | 'record' | 'heartbeat' | 'claim' | 'other';
+
+export interface PgDbOptions {
+  logger: Logger;
+  /** Connections in the pool (default 4: admit, record, heartbeat and partitions each have one to use). */
+  maxConnections?: number;
+  /** After the first successful query, how long a lost connection is waited for before giving up (default 60 s). */
+  waitMs?: number;
+  signal?: AbortSignal;
+}
+
+/**
+ * A connected database.
+ * @example const db = await connectPg(target, { logger }); const r = await db.query('other', 'SELECT 1'); await db.close()
+ */
+export interface PgDb {
+  /** The URL without credentials. */
+  readonly location: string;
+  /** Round trips made so far, by purpose. */
+  readonly trips: Readonly<Record<TripKind, number>>;
+  /** One statement, one round trip (a named statement is prepared once per connection). */
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(
+    kind: TripKind,
+    text: string,
+    values?: unknown[],
+    name?: string,
+  ): Promise<pg.QueryResult<R>>;
+  /** Run `fn` on one connection of its own (a transaction, an advisory lock); its queries are counted as 'other'. */
+  withClient<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T>;
+  /** Turn an error of this database into a SvcIngestError with `code`, naming the location, without secrets. */
+  fail(code: ErrorCode, doing: string, err: unknown): SvcIngestError;
+  close(): Promise<void>;
+}
+
+/** SQLSTATE classes and driver errors after which the same statement may simply be tried again. */
+export function isTransient(err: unknown): boolean {
+  const e = err as { code?: string; message?: string };
+  const code = typeof e?.code === 'string' ? e.code : '';
+  if (/^08/.test(code)) return true; // connection exception
+  if (['57P01', '57P02', '57P03', '53300', '40001', '40P01'].includes(code)) return true;
+  if (['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH'].includes(code))
+    return true;
+  return /Connection terminated|connection timeout|Client has encountered a connection error/i.test(
+    e?.message ?? '',
+  );
+}
+
+function describe(err: unknown): string {
+  const e = err as { code?: string; message?: string; errors?: unknown[] };
+  // An AggregateError (several addresses refused) has an empty message: use its first member's.
+  const first =
+    Array.isArray(e?.errors) && e.errors.length > 0 ? (e.errors[0] as { message?: string }) : undefined;
+  const msg = e?.message || first?.message || String(err);
+  return e?.code && !msg.includes(e.code) ? `${msg} (${e.code})` : msg;
+}
+
+/**
+ * Open a pool on the target and make one round trip (so a wrong URL, password or an unreachable server fails here,
+ * at once, with LEDGER_READ).
+ */
+export async function connectPg(target: PgTarget, o: PgDbOptions): Promise<PgDb> {
+  const pool = new pg.Pool({
+    connectionString: target.connectionString,
+    max: o.maxConnections ?? 4,
+    idleTimeoutMillis: 30_000,
+    connectionTimeoutMillis: 10_000,
+    keepAlive: true,
+    application_name: 'svc-ingest',
+  });
+  // An idle connection that breaks (server restart) is reported here; the next query reconnects.
+  pool.on('error', (err) =>
+    o.logger.debug(
+      { event: 'ledger.pg.idle_error', error: scrubSecret(describe(err), target.secret) },
+      'ledger connection lost',
+    ),
+  );
+  const trips: Record<TripKind, number> = { admit: 0, record: 0, heartbeat: 0, claim: 0, other: 0 };
+  const waitMs = o.waitMs ?? 60_000;
+  let connected = false;
+  let warned = false;
+
+  const fail = (code: ErrorCode, doing: string, err: unknown): SvcIngestError => {
+    if (err instanceof SvcIngestError) return err;
+    const text = scrubSecret(describe(err), target.secret);
+    return new SvcIngestError(code, `${doing} ${target.location}: ${text}`, { source: target.location });
+  };
+
+  const once = async <R extends pg.QueryResultRow>(
+    kind: TripKind,
+    text: string,
+    values: unknown[] | undefined,
+    name: string | undefined,
+  ): Promise<pg.QueryResult<R>> => {
+    trips[kind]++;
+    const r = await pool.query<R>(name ? { name, text, values } : { text, values });
+    connected = true;
+    return r;
+  };
+
+  const db: PgDb = {
+    location: target.location,
+    trips,
+    query(kind, text, values, name) {
+      if (!connected) return once(kind, text, values, name);
+      return pRetry(() => once(kind, text, values, name), {
+        retries: Number.POSITIVE_INFINITY,
+        minTimeout: 100,
+        maxTimeout: 2000,
+        maxRetryTime: waitMs,
+        signal: o.signal,
+        shouldRetry: ({ error }) => isTransient(error),
+        onFailedAttempt: ({ error, attemptNumber }) => {
+          if (!isTransient(error)) return;
+          if (!warned || attemptNumber === 1)
+            o.logger.warn(
+              {
+                event: 'ledger.pg.retry',
+                attempt: attemptNumber,
+                error: scrubSecret(describe(error), target.secret),
+              },
+              'ledger database unreachable; waiting for it',
+            );
+          warned = true;
+        },
+      });
+    },
+    async withClient(fn) {
+      trips.other++;
+      const client = await pool.connect();
+      connected = true;
+      let broken: unknown;
+      try {
+        return await fn(client);
+      } catch (err) {
+        broken = err;
+        throw err;
+      } finally {
+        // A client whose connection failed is dropped instead of going back to the pool.
+        client.release(broken !== undefined && isTransient(broken) ? (broken as Error) : undefined);
+      }
+    },
+    fail,
+    async close() {
+      await pool.end();
+    },
+  };
+  try {
+    await once('other', 'SELECT 1', undefined, undefined);
+  } catch (err) {
+    await pool.end().catch(() => {});
+    throw fail('LEDGER_READ', 'cannot connect to the ledger database', err);
+  }
+  if (target.plainRemote)
+    o.logger.warn(
+      { event: 'ledger.pg.plaintext', ledger: target.location },
+      'the ledger database is not on loopback and the URL asks for no TLS (add ?sslmode=verify-full)',
+    );
+  return db;
+}

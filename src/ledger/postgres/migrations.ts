@@ -1,0 +1,203 @@
+// The ledger's schema, created and versioned by the tool: numbered migrations applied in order, each in its own
+// transaction, recorded in svc_ingest.migrations, under an advisory lock so that workers starting together apply
+// each one once. docs/postgres.md describes every table.
+import { hostname } from 'node:os';
+import type { PgDb } from './db.ts';
+
+/** Every table lives in this schema (one ledger per database). */
+export const SCHEMA = 'svc_ingest';
+
+/** One step of the schema. Never edit a released one: add the next. */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'ledger and backfill',
+    sql: `
+CREATE TABLE svc_ingest.workers (
+  worker_no      integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  worker_id      text NOT NULL UNIQUE,
+  run_id         text NOT NULL,
+  host           text NOT NULL,
+  pid            integer NOT NULL,
+  started_at     timestamptz NOT NULL DEFAULT now(),
+  heartbeat_at   timestamptz NOT NULL DEFAULT now(),
+  lease_until    timestamptz NOT NULL,
+  stopped_at     timestamptz,
+  batches_acked  bigint NOT NULL DEFAULT 0,
+  batches_failed bigint NOT NULL DEFAULT 0,
+  records_acked  bigint NOT NULL DEFAULT 0,
+  records_failed bigint NOT NULL DEFAULT 0
+);
+
+CREATE SEQUENCE svc_ingest.batch_seq;
+CREATE TABLE svc_ingest.batches (
+  seq               bigint PRIMARY KEY DEFAULT nextval('svc_ingest.batch_seq'),
+  ts                timestamptz NOT NULL DEFAULT now(),
+  batch_id          text NOT NULL,
+  run_id            text NOT NULL,
+  worker_no         integer NOT NULL,
+  status            text NOT NULL CHECK (status IN ('acked', 'failed')),
+  request_id        text,
+  client_request_id text NOT NULL,
+  attempts          integer NOT NULL,
+  http_status       integer,
+  error             text,
+  source            text,
+  first_line        bigint,
+  last_line         bigint,
+  transaction_ids   text[] NOT NULL
+);
+ALTER SEQUENCE svc_ingest.batch_seq OWNED BY svc_ingest.batches.seq;
+CREATE INDEX batches_failed ON svc_ingest.batches (seq) WHERE status = 'failed';
+CREATE INDEX batches_run ON svc_ingest.batches (run_id);
+
+CREATE TABLE svc_ingest.transactions (
+  transaction_id text PRIMARY KEY,
+  acked_seq      bigint,
+  claim_worker   integer,
+  updated_at     timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX transactions_claims ON svc_ingest.transactions (claim_worker) WHERE claim_worker IS NOT NULL;
+
+CREATE VIEW svc_ingest.transaction_states AS
+SELECT t.transaction_id,
+       CASE WHEN t.acked_seq IS NOT NULL THEN 'acked'
+            WHEN t.claim_worker IS NOT NULL THEN 'claimed'
+            ELSE 'failed' END AS state,
+       b.batch_id AS acked_batch_id, b.request_id AS acked_request_id, b.ts AS acked_at,
+       w.worker_id AS claimed_by, w.lease_until AS claim_lease_until,
+       (w.lease_until > now()) AS claim_live,
+       t.updated_at
+FROM svc_ingest.transactions t
+LEFT JOIN svc_ingest.batches b ON b.seq = t.acked_seq
+LEFT JOIN svc_ingest.workers w ON w.worker_no = t.claim_worker;
+
+CREATE TABLE svc_ingest.inputs (
+  input_no         integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  path             text NOT NULL UNIQUE,
+  size             bigint NOT NULL,
+  mtime_ms         bigint NOT NULL,
+  format           text NOT NULL CHECK (format IN ('csv', 'ndjson')),
+  gzip             boolean NOT NULL,
+  delimiter        text NOT NULL,
+  record_delimiter text,
+  columns          text[],
+  mapping          text,
+  mapping_sha256   text,
+  partition_bytes  bigint NOT NULL,
+  planned_at       timestamptz NOT NULL DEFAULT now(),
+  planned_by       text NOT NULL
+);
+
+CREATE TABLE svc_ingest.partitions (
+  partition_no   bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  input_no       integer NOT NULL REFERENCES svc_ingest.inputs,
+  seq            integer NOT NULL,
+  start_byte     bigint NOT NULL,
+  end_byte       bigint NOT NULL,
+  first_line     bigint NOT NULL,
+  state          text NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'working', 'done')),
+  worker_no      integer,
+  claims         integer NOT NULL DEFAULT 0,
+  started_at     timestamptz,
+  claimed_at     timestamptz,
+  done_at        timestamptz,
+  progress_bytes bigint NOT NULL DEFAULT 0,
+  read           bigint NOT NULL DEFAULT 0,
+  sent           bigint NOT NULL DEFAULT 0,
+  skipped        bigint NOT NULL DEFAULT 0,
+  failed         bigint NOT NULL DEFAULT 0,
+  rejected       bigint NOT NULL DEFAULT 0,
+  UNIQUE (input_no, seq),
+  CHECK (start_byte <= end_byte)
+);
+CREATE INDEX partitions_open ON svc_ingest.partitions (partition_no) WHERE state <> 'done';
+`,
+  },
+];
+
+/** The schema version this build of the tool writes. */
+export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]?.version ?? 0;
+
+/** What a migration run did. */
+export interface MigrateResult {
+  /** Version before. 0 = no schema. */
+  from: number;
+  to: number;
+  applied: Array<{ version: number; name: string }>;
+}
+
+/** The ledger's schema version, 0 when the database has none yet. */
+export async function schemaVersion(db: PgDb): Promise<number> {
+  const t = await db.query<{ t: string | null }>(
+    'other',
+    `SELECT to_regclass('svc_ingest.migrations')::text AS t`,
+  );
+  if (!t.rows[0]?.t) return 0;
+  const r = await db.query<{ v: number }>(
+    'other',
+    'SELECT coalesce(max(version), 0) AS v FROM svc_ingest.migrations',
+  );
+  return Number(r.rows[0]?.v ?? 0);
+}
+
+/** A database written by a newer svc-ingest: refuse rather than guess. */
+export function newerSchemaMessage(location: string, version: number): string {
+  return `the ledger database ${location} has schema version ${version}, newer than this svc-ingest knows (${LATEST_VERSION}); upgrade svc-ingest`;
+}
+
+/**
+ * Bring the schema up to LATEST_VERSION. Safe to run by several processes at once (advisory lock) and again
+ * (a no-op at the latest version). Throws a plain Error when the database is newer than this tool.
+ * @example const { from, to, applied } = await migrate(db)
+ */
+export async function migrate(
+  db: PgDb,
+  migrations: readonly Migration[] = MIGRATIONS,
+): Promise<MigrateResult> {
+  return db.withClient(async (c) => {
+    // A fixed 64-bit key: "svc_ingest" migrations; held for this session only.
+    await c.query('SELECT pg_advisory_lock(7426118350934311)');
+    try {
+      await c.query(`CREATE SCHEMA IF NOT EXISTS ${SCHEMA}`);
+      await c.query(`CREATE TABLE IF NOT EXISTS ${SCHEMA}.migrations (
+        version    integer PRIMARY KEY,
+        name       text NOT NULL,
+        applied_at timestamptz NOT NULL DEFAULT now(),
+        applied_by text NOT NULL)`);
+      const r = await c.query<{ v: number }>(
+        `SELECT coalesce(max(version), 0) AS v FROM ${SCHEMA}.migrations`,
+      );
+      const from = Number(r.rows[0]?.v ?? 0);
+      const last = migrations[migrations.length - 1]?.version ?? 0;
+      if (from > last) throw new Error(newerSchemaMessage(db.location, from));
+      const applied: MigrateResult['applied'] = [];
+      for (const m of migrations) {
+        if (m.version <= from) continue;
+        await c.query('BEGIN');
+        try {
+          await c.query(m.sql);
+          await c.query(`INSERT INTO ${SCHEMA}.migrations (version, name, applied_by) VALUES ($1, $2, $3)`, [
+            m.version,
+            m.name,
+            `${hostname()}:${process.pid}`,
+          ]);
+          await c.query('COMMIT');
+        } catch (err) {
+          await c.query('ROLLBACK').catch(() => {});
+          throw err;
+        }
+        applied.push({ version: m.version, name: m.name });
+      }
+      return { from, to: Math.max(from, last), applied };
+    } finally {
+      await c.query('SELECT pg_advisory_unlock(7426118350934311)').catch(() => {});
+    }
+  });
+}

@@ -1,0 +1,177 @@
+// One worker's presence in the PostgreSQL ledger: connects, brings the schema up to date, registers the worker
+// with a lease and renews it on a heartbeat. Transaction claims and partition claims both hang on this one lease:
+// a claim is live while its worker's lease_until is in the future (the database's clock decides, never a host's).
+import { hostname } from 'node:os';
+import { SvcIngestError } from '../../errors.ts';
+import type { Logger } from '../../log.ts';
+import { connectPg, type PgDb } from './db.ts';
+import { LATEST_VERSION, migrate, newerSchemaMessage, schemaVersion } from './migrations.ts';
+import { resolvePgTarget } from './url.ts';
+
+/** Defaults of the lease: claims of a worker silent for 30 s may be taken over; renewed every 10 s. */
+export const DEFAULT_LEASE_MS = 30_000;
+
+export interface PgSessionOptions {
+  runId: string;
+  /** The claiming worker's name (default host:pid:runId). Two live processes must never share one. */
+  workerId?: string;
+  /** How long claims stay live without a heartbeat (default 30 s). */
+  leaseMs?: number;
+  /** Heartbeat period (default a third of the lease). */
+  heartbeatMs?: number;
+  /** ledger.passwordFile: a file holding the password. */
+  passwordFile?: string;
+  /** A lost connection mid-run is waited for this long (default 60 s). */
+  waitMs?: number;
+  logger: Logger;
+  signal?: AbortSignal;
+  /** Called once when a heartbeat finds the lease had already run out (claims may have been taken over). */
+  onLeaseLapsed?: () => void;
+}
+
+/**
+ * A registered worker with a live lease.
+ * @example const s = await openPgSession('postgres://svc@127.0.0.1/ledger', { runId, logger }); … await s.close()
+ */
+export interface PgSession {
+  readonly db: PgDb;
+  readonly workerId: string;
+  /** The worker's number in svc_ingest.workers (claims refer to it). */
+  readonly workerNo: number;
+  readonly leaseMs: number;
+  /** Renew the lease now; `lapsed` when it had already run out. */
+  heartbeat(): Promise<{ lapsed: boolean }>;
+  /** Stop the heartbeat, end the lease (the worker's claims become free to take), close the connections. Idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * Connect and check the schema: a missing or older schema is migrated when `write` (the "first use" migration),
+ * a newer one is refused. Returns the db and whether the schema exists (read mode on an empty database: false).
+ */
+export async function connectLedgerDb(
+  url: string,
+  o: Pick<PgSessionOptions, 'passwordFile' | 'waitMs' | 'logger' | 'signal'> & { write: boolean },
+): Promise<{ db: PgDb; hasSchema: boolean }> {
+  const target = resolvePgTarget(url, { passwordFile: o.passwordFile });
+  const db = await connectPg(target, { logger: o.logger, waitMs: o.waitMs, signal: o.signal });
+  try {
+    const version = await schemaVersion(db);
+    if (version > LATEST_VERSION)
+      throw new SvcIngestError('LEDGER_READ', newerSchemaMessage(db.location, version));
+    if (version === LATEST_VERSION) return { db, hasSchema: true };
+    if (!o.write) {
+      if (version === 0) return { db, hasSchema: false };
+      throw new SvcIngestError(
+        'LEDGER_READ',
+        `the ledger database ${db.location} has schema version ${version}; run svc-ingest ledger migrate`,
+      );
+    }
+    const r = await migrate(db);
+    o.logger.info(
+      { event: 'ledger.pg.migrated', ledger: db.location, from: r.from, to: r.to },
+      'ledger schema migrated',
+    );
+    return { db, hasSchema: true };
+  } catch (err) {
+    await db.close().catch(() => {});
+    throw db.fail('LEDGER_WRITE', 'cannot prepare the ledger database', err);
+  }
+}
+
+/** A worker name that is unique among live processes: host:pid:runId. */
+export function defaultWorkerId(runId: string): string {
+  return `${hostname()}:${process.pid}:${runId}`;
+}
+
+/** Register as a worker (or take over the row of a dead worker with the same id) and start the heartbeat. */
+export async function openPgSession(url: string, o: PgSessionOptions): Promise<PgSession> {
+  const leaseMs = o.leaseMs ?? DEFAULT_LEASE_MS;
+  const heartbeatMs = o.heartbeatMs ?? Math.max(100, Math.floor(leaseMs / 3));
+  const workerId = o.workerId ?? defaultWorkerId(o.runId);
+  const { db } = await connectLedgerDb(url, { ...o, write: true });
+  let workerNo: number;
+  try {
+    const r = await db.query<{ worker_no: number }>(
+      'other',
+      `INSERT INTO svc_ingest.workers (worker_id, run_id, host, pid, lease_until)
+       VALUES ($1, $2, $3, $4, now() + $5 * interval '1 millisecond')
+       ON CONFLICT (worker_id) DO UPDATE SET run_id = EXCLUDED.run_id, host = EXCLUDED.host, pid = EXCLUDED.pid,
+         started_at = now(), heartbeat_at = now(), lease_until = EXCLUDED.lease_until, stopped_at = NULL
+       RETURNING worker_no`,
+      [workerId, o.runId, hostname(), process.pid, leaseMs],
+    );
+    workerNo = Number(r.rows[0]?.worker_no);
+  } catch (err) {
+    await db.close().catch(() => {});
+    throw db.fail('LEDGER_WRITE', 'cannot register this worker in', err);
+  }
+  o.logger.debug({ event: 'ledger.pg.worker', workerId, workerNo, leaseMs }, 'worker registered');
+
+  let lapsedOnce = false;
+  const heartbeat = async (): Promise<{ lapsed: boolean }> => {
+    const r = await db.query<{ lapsed: boolean }>(
+      'heartbeat',
+      `UPDATE svc_ingest.workers w SET lease_until = now() + $2 * interval '1 millisecond', heartbeat_at = now()
+       FROM (SELECT lease_until AS old FROM svc_ingest.workers WHERE worker_no = $1) o
+       WHERE w.worker_no = $1 RETURNING o.old < now() AS lapsed`,
+      [workerNo, leaseMs],
+      'svc_heartbeat',
+    );
+    const lapsed = r.rows[0]?.lapsed ?? true;
+    if (lapsed && !lapsedOnce) {
+      lapsedOnce = true;
+      o.logger.warn(
+        { event: 'ledger.lease.lapsed', workerId },
+        'this worker’s lease had run out before its heartbeat; other workers may have taken over its claims',
+      );
+      o.onLeaseLapsed?.();
+    }
+    return { lapsed };
+  };
+  let beating: Promise<unknown> | null = null;
+  const timer = setInterval(() => {
+    if (beating) return; // the previous one is still waiting for the database
+    beating = heartbeat()
+      .catch((err) =>
+        o.logger.warn(
+          { event: 'ledger.heartbeat.failed', error: db.fail('LEDGER_WRITE', 'heartbeat', err).message },
+          'heartbeat failed',
+        ),
+      )
+      .finally(() => {
+        beating = null;
+      });
+  }, heartbeatMs);
+  timer.unref();
+
+  let closing: Promise<void> | undefined;
+  return {
+    db,
+    workerId,
+    workerNo,
+    leaseMs,
+    heartbeat,
+    close() {
+      closing ??= (async () => {
+        clearInterval(timer);
+        await beating;
+        try {
+          await db.query(
+            'other',
+            `UPDATE svc_ingest.workers SET lease_until = least(lease_until, now()), stopped_at = now() WHERE worker_no = $1`,
+            [workerNo],
+          );
+        } catch (err) {
+          o.logger.warn(
+            { event: 'ledger.pg.close', error: db.fail('LEDGER_WRITE', 'closing', err).message },
+            'could not end the lease',
+          );
+        } finally {
+          await db.close();
+        }
+      })();
+      return closing;
+    },
+  };
+}

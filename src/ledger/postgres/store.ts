@@ -1,0 +1,286 @@
+// The LedgerStore on PostgreSQL, shared by every host of a run. admit() claims a group of transaction ids for this
+// worker in one statement (insert, or take over a failed id or one whose claimer's lease ran out; acked ids and
+// live claims of others are skipped); record() commits concurrent batch outcomes together, one statement per group.
+// Resume is a lookup in the database: nothing is loaded at start, so memory stays flat at any ledger size.
+import type { BatchItem } from '../../batch/batcher.ts';
+import { SvcIngestError } from '../../errors.ts';
+import type { Admission, LedgerStore, OpenLedgerOptions, RecordedOutcome } from '../store.ts';
+import type { PgDb } from './db.ts';
+import { connectLedgerDb, openPgSession, type PgSession, type PgSessionOptions } from './session.ts';
+
+export interface PgLedgerStoreOptions
+  extends OpenLedgerOptions,
+    Pick<PgSessionOptions, 'leaseMs' | 'heartbeatMs' | 'passwordFile' | 'waitMs' | 'onLeaseLapsed'> {
+  /** Claim under an existing worker session (backfill work: the worker that holds the partition); else one is opened. */
+  session?: PgSession;
+}
+
+/** Round trips and work done, for the figures (`bench`) and the tests. */
+export interface PgStoreStats {
+  admits: number;
+  admitTrips: number;
+  outcomes: number;
+  commits: number;
+  recordTrips: number;
+  heartbeatTrips: number;
+}
+
+export interface PgLedgerStore extends LedgerStore {
+  /** Write mode: the claiming worker (undefined in read mode). */
+  readonly session: PgSession | undefined;
+  stats(): PgStoreStats;
+}
+
+/** Outcomes committed together at most (a group holds at most this many batches; more wait for the next). */
+const MAX_GROUP = 64;
+
+const ADMIT_SQL = `
+WITH input AS (SELECT DISTINCT id FROM unnest($1::text[]) AS u(id)),
+claimed AS (
+  INSERT INTO svc_ingest.transactions AS t (transaction_id, claim_worker, updated_at)
+  SELECT id, $2, now() FROM input ORDER BY id
+  ON CONFLICT (transaction_id) DO UPDATE SET claim_worker = EXCLUDED.claim_worker, updated_at = now()
+  WHERE (t.acked_seq IS NULL OR NOT $3::boolean)
+    AND (t.claim_worker IS NULL OR t.claim_worker = EXCLUDED.claim_worker
+         OR NOT EXISTS (SELECT 1 FROM svc_ingest.workers w
+                        WHERE w.worker_no = t.claim_worker AND w.lease_until > now()))
+  RETURNING t.transaction_id
+)
+SELECT i.id, (old.acked_seq IS NOT NULL AND $3::boolean) AS acked
+FROM input i
+LEFT JOIN claimed c ON c.transaction_id = i.id
+LEFT JOIN svc_ingest.transactions old ON old.transaction_id = i.id
+WHERE c.transaction_id IS NULL`;
+
+const LOOKUP_SQL = `
+SELECT t.transaction_id AS id, (t.acked_seq IS NOT NULL AND $2::boolean) AS acked,
+       (t.claim_worker IS NOT NULL AND EXISTS (SELECT 1 FROM svc_ingest.workers w
+                        WHERE w.worker_no = t.claim_worker AND w.lease_until > now())) AS live
+FROM svc_ingest.transactions t WHERE t.transaction_id = ANY($1::text[])`;
+
+const RECORD_SQL = `
+WITH o AS MATERIALIZED (
+  SELECT nextval('svc_ingest.batch_seq') AS seq, u.*
+  FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::int[],
+              $9::text[], $10::text[], $11::bigint[], $12::bigint[])
+    AS u(k, batch_id, run_id, status, request_id, client_request_id, attempts, http_status, error, source,
+         first_line, last_line)
+),
+ids AS MATERIALIZED (SELECT * FROM unnest($13::int[], $14::text[]) WITH ORDINALITY AS u(k, id, n)),
+b AS (
+  INSERT INTO svc_ingest.batches (seq, batch_id, run_id, worker_no, status, request_id, client_request_id, attempts,
+    http_status, error, source, first_line, last_line, transaction_ids)
+  SELECT o.seq, o.batch_id, o.run_id, $15, o.status, o.request_id, o.client_request_id, o.attempts, o.http_status,
+    o.error, o.source, o.first_line, o.last_line, ARRAY(SELECT ids.id FROM ids WHERE ids.k = o.k ORDER BY ids.n)
+  FROM o ORDER BY o.k
+),
+tx AS (
+  INSERT INTO svc_ingest.transactions AS t (transaction_id, acked_seq, claim_worker, updated_at)
+  SELECT ids.id, min(o.seq) FILTER (WHERE o.status = 'acked'), NULL, now()
+  FROM ids JOIN o ON o.k = ids.k GROUP BY ids.id ORDER BY ids.id
+  ON CONFLICT (transaction_id) DO UPDATE SET
+    acked_seq = coalesce(t.acked_seq, EXCLUDED.acked_seq),
+    claim_worker = CASE WHEN t.claim_worker = $15 THEN NULL ELSE t.claim_worker END,
+    updated_at = now()
+),
+counters AS (
+  UPDATE svc_ingest.workers SET batches_acked = batches_acked + $16, records_acked = records_acked + $17,
+    batches_failed = batches_failed + $18, records_failed = records_failed + $19
+  WHERE worker_no = $15
+)
+SELECT count(*)::int AS n FROM o`;
+
+const RELEASE_SQL = `UPDATE svc_ingest.transactions SET claim_worker = NULL, updated_at = now() WHERE claim_worker = $1`;
+
+interface Pending {
+  outcome: RecordedOutcome;
+  resolve: () => void;
+  reject: (err: Error) => void;
+}
+
+/** The parameters of RECORD_SQL for a group of outcomes. */
+function recordParams(group: readonly RecordedOutcome[], workerNo: number): unknown[] {
+  const cols: unknown[][] = Array.from({ length: 12 }, () => []);
+  const idK: number[] = [];
+  const ids: string[] = [];
+  let batchesAcked = 0;
+  let recordsAcked = 0;
+  let batchesFailed = 0;
+  let recordsFailed = 0;
+  group.forEach((o, k) => {
+    const first = o.items[0];
+    const last = o.items[o.items.length - 1];
+    const row = [
+      k,
+      o.batchId,
+      o.runId,
+      o.status,
+      o.requestId,
+      o.clientRequestId,
+      o.attempts,
+      o.httpStatus,
+      o.error ?? null,
+      first?.source ?? null,
+      first?.line ?? null,
+      last?.line ?? null,
+    ];
+    for (let c = 0; c < row.length; c++) cols[c]?.push(row[c]);
+    for (const it of o.items) {
+      idK.push(k);
+      ids.push(it.id);
+    }
+    if (o.status === 'acked') {
+      batchesAcked++;
+      recordsAcked += o.items.length;
+    } else {
+      batchesFailed++;
+      recordsFailed += o.items.length;
+    }
+  });
+  return [...cols, idK, ids, workerNo, batchesAcked, recordsAcked, batchesFailed, recordsFailed];
+}
+
+/**
+ * Open the PostgreSQL ledger store. Write mode registers a worker (or uses `o.session`), migrating the schema on
+ * first use; read mode (dry run) only looks up and writes nothing, not even the schema.
+ * @example const store = await openPgLedgerStore('postgres://svc@127.0.0.1/ledger', { mode: 'write', resume: true, runId, logger })
+ */
+export async function openPgLedgerStore(url: string, o: PgLedgerStoreOptions): Promise<PgLedgerStore> {
+  const write = o.mode === 'write';
+  let session: PgSession | undefined;
+  let db: PgDb;
+  let hasSchema = true;
+  const ownSession = write && o.session === undefined;
+  if (write) {
+    session = o.session ?? (await openPgSession(url, o));
+    db = session.db;
+  } else {
+    ({ db, hasSchema } = await connectLedgerDb(url, { ...o, write: false }));
+  }
+  const workerNo = session?.workerNo ?? 0;
+  const s = { admits: 0, outcomes: 0, commits: 0 };
+  const queue: Pending[] = [];
+  let draining: Promise<void> | null = null;
+  let broken: SvcIngestError | undefined;
+  let closing: Promise<void> | undefined;
+
+  const admitWrite = async (items: readonly BatchItem[]): Promise<Map<string, boolean>> => {
+    const r = await db.query<{ id: string; acked: boolean }>(
+      'admit',
+      ADMIT_SQL,
+      [items.map((i) => i.id), workerNo, o.resume],
+      'svc_admit',
+    );
+    return new Map(r.rows.map((row) => [row.id, row.acked]));
+  };
+  const admitRead = async (items: readonly BatchItem[]): Promise<Map<string, boolean>> => {
+    const skip = new Map<string, boolean>();
+    if (!hasSchema) return skip;
+    const r = await db.query<{ id: string; acked: boolean; live: boolean }>(
+      'admit',
+      LOOKUP_SQL,
+      [items.map((i) => i.id), o.resume],
+      'svc_lookup',
+    );
+    for (const row of r.rows) if (row.acked || row.live) skip.set(row.id, row.acked);
+    return skip;
+  };
+
+  const commit = async (group: Pending[]): Promise<void> => {
+    await db.query(
+      'record',
+      RECORD_SQL,
+      recordParams(
+        group.map((p) => p.outcome),
+        workerNo,
+      ),
+      'svc_record',
+    );
+    s.commits++;
+  };
+  const drain = async (): Promise<void> => {
+    while (queue.length > 0) {
+      const group = queue.splice(0, MAX_GROUP);
+      if (broken) {
+        for (const p of group) p.reject(broken);
+        continue;
+      }
+      try {
+        await commit(group);
+        s.outcomes += group.length;
+        for (const p of group) p.resolve();
+      } catch (err) {
+        // Fatal for the run: this and every later outcome is refused (the chain stops sending at once).
+        broken = db.fail('LEDGER_WRITE', 'cannot record batch outcomes in', err);
+        for (const p of group) p.reject(broken);
+      }
+    }
+    draining = null;
+  };
+
+  return {
+    location: db.location,
+    badLines: 0,
+    session,
+    async admit(items) {
+      if (closing) throw new SvcIngestError('LEDGER_READ', `the ledger ${db.location} is closed`);
+      if (items.length === 0) return { send: [], skipped: [] };
+      s.admits++;
+      let skip: Map<string, boolean>;
+      try {
+        skip = write ? await admitWrite(items) : await admitRead(items);
+      } catch (err) {
+        throw db.fail(write ? 'LEDGER_WRITE' : 'LEDGER_READ', 'cannot claim transactions in', err);
+      }
+      const out: Admission = { send: [], skipped: [] };
+      for (const item of items) {
+        const acked = skip.get(item.id);
+        if (acked === undefined) out.send.push(item);
+        else out.skipped.push({ item, reason: acked ? 'acked' : 'elsewhere' });
+      }
+      return out;
+    },
+    record(outcome) {
+      if (!write)
+        return Promise.reject(new SvcIngestError('LEDGER_WRITE', 'a read-only ledger records nothing'));
+      if (closing)
+        return Promise.reject(new SvcIngestError('LEDGER_WRITE', `the ledger ${db.location} is closed`));
+      if (broken) return Promise.reject(broken);
+      return new Promise<void>((resolve, reject) => {
+        queue.push({ outcome, resolve, reject });
+        draining ??= drain();
+      });
+    },
+    stats: () => ({
+      admits: s.admits,
+      admitTrips: db.trips.admit,
+      outcomes: s.outcomes,
+      commits: s.commits,
+      recordTrips: db.trips.record,
+      heartbeatTrips: db.trips.heartbeat,
+    }),
+    close() {
+      closing ??= (async () => {
+        await draining;
+        if (!write) {
+          await db.close();
+          return;
+        }
+        try {
+          // Claims not recorded (read but never sent: interrupted, or the run stopped) are free again at once.
+          await db.query('other', RELEASE_SQL, [workerNo]);
+        } catch (err) {
+          o.logger.warn(
+            {
+              event: 'ledger.pg.release',
+              error: db.fail('LEDGER_WRITE', 'releasing claims in', err).message,
+            },
+            'could not release this worker’s claims; they expire with its lease',
+          );
+        }
+        if (ownSession) await session?.close();
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,108 @@
+// Where the PostgreSQL ledger is and how to log in: the URL as given, the password from the URL, a password
+// file or the environment, and the URL as it may be shown (never with a password).
+import { readFileSync } from 'node:fs';
+import { SvcIngestError } from '../../errors.ts';
+
+/**
+ * A PostgreSQL ledger to connect to.
+ * @example { location: 'postgres://svc@db.bank.internal:5432/ledger', connectionString: 'postgres://svc:…@db…', secret: '…' }
+ */
+export interface PgTarget {
+  /** The URL without any password: for messages, logs and the summary. */
+  location: string;
+  /** What node-postgres connects with (may hold the password). Never print it. */
+  connectionString: string;
+  /** The password in use, if known here (so that messages can be scrubbed of it). */
+  secret?: string;
+  /** The server is not on loopback and the URL asks for no TLS (a warning is logged). */
+  plainRemote: boolean;
+}
+
+/** Does this ledger location name a PostgreSQL database (postgres:// or postgresql://)? */
+export function isPostgresUrl(location: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(location.trim());
+}
+
+/** Query parameters that carry secrets: never shown. */
+const SECRET_PARAMS = /^(password|sslpassword|passfile)$/i;
+
+/**
+ * The URL as it may be shown: user, host, port, database and the harmless parameters; no password.
+ * @example redactPgUrl('postgres://svc:s3cret@db:5432/ledger?sslmode=require') // 'postgres://svc@db:5432/ledger?sslmode=require'
+ */
+export function redactPgUrl(url: string): string {
+  let u: URL;
+  try {
+    u = new URL(url.trim());
+  } catch {
+    return 'postgres://(unparsable URL)';
+  }
+  const user = u.username ? `${u.username}@` : '';
+  const params = [...u.searchParams.entries()].filter(([k]) => !SECRET_PARAMS.test(k));
+  const query =
+    params.length > 0
+      ? `?${params.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&')}`
+      : '';
+  return `${u.protocol}//${user}${u.host}${u.pathname}${query}`;
+}
+
+/** Replace every occurrence of the secret in a message (a server or driver may echo what it was given). */
+export function scrubSecret(text: string, secret: string | undefined): string {
+  return secret && secret.length >= 3 ? text.split(secret).join('[redacted]') : text;
+}
+
+function readPasswordFile(file: string): string {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8').replace(/\r?\n$/, '');
+  } catch (err) {
+    throw new SvcIngestError('CONFIG_INVALID', `config key ledger.passwordFile: cannot read ${file}`, {
+      field: 'ledger.passwordFile',
+      cause: (err as NodeJS.ErrnoException).code ?? String(err),
+    });
+  }
+  if (text === '') {
+    throw new SvcIngestError('CONFIG_INVALID', `config key ledger.passwordFile: ${file} is empty`, {
+      field: 'ledger.passwordFile',
+    });
+  }
+  return text;
+}
+
+const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\]|::1)$/i;
+
+/**
+ * Resolve a postgres:// URL into a target. The password is, first found: the URL's; the file named by
+ * `passwordFile` (ledger.passwordFile, env SVC_LEDGER_PASSWORD_FILE; its whole content less one final newline);
+ * env PGPASSWORD; the user's ~/.pgpass (or PGPASSFILE), both read by node-postgres itself.
+ * A URL that does not parse is USAGE_INVALID, shown without its password.
+ * @example resolvePgTarget('postgres://svc@127.0.0.1:5432/ledger', { passwordFile: '/run/secrets/pg' })
+ */
+export function resolvePgTarget(
+  url: string,
+  o: { passwordFile?: string; env?: NodeJS.ProcessEnv } = {},
+): PgTarget {
+  const env = o.env ?? process.env;
+  let u: URL;
+  try {
+    u = new URL(url.trim());
+  } catch {
+    throw new SvcIngestError('USAGE_INVALID', `not a valid PostgreSQL URL: ${redactPgUrl(url)}`);
+  }
+  if (!isPostgresUrl(url) || u.pathname.length <= 1) {
+    throw new SvcIngestError(
+      'USAGE_INVALID',
+      `expected a PostgreSQL URL postgres://USER@HOST[:PORT]/DATABASE, got ${redactPgUrl(url)}`,
+    );
+  }
+  let secret = u.password ? decodeURIComponent(u.password) : (u.searchParams.get('password') ?? undefined);
+  if (secret === undefined && o.passwordFile) {
+    secret = readPasswordFile(o.passwordFile);
+    u.password = encodeURIComponent(secret);
+  }
+  if (secret === undefined && env.PGPASSWORD) secret = env.PGPASSWORD;
+  const sslmode = (u.searchParams.get('sslmode') ?? env.PGSSLMODE ?? '').toLowerCase();
+  const plainRemote =
+    u.hostname !== '' && !LOOPBACK.test(u.hostname) && (sslmode === '' || sslmode === 'disable');
+  return { location: redactPgUrl(url), connectionString: u.toString(), secret, plainRemote };
+}

