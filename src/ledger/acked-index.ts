@@ -11,7 +11,7 @@ import { SvcIngestError } from '../errors.ts';
 import { openStateFile } from './files.ts';
 import { fingerprint } from './fingerprint.ts';
 import { createLineSplitter, type SplitLine } from './lines.ts';
-import { countBad, type LedgerReadStats, parseLedgerLine } from './read.ts';
+import { type LedgerReadStats, ledgerLineOf } from './read.ts';
 import type { LedgerLine } from './types.ts';
 
 /** Set of acknowledged transactionIds, built from the ledger at start and grown as batches are acked. */
@@ -215,16 +215,11 @@ export async function loadLedgerIndexes(
     failed?.discard();
   };
 
-  const onLine = ({ text, offset, bytes }: SplitLine): void => {
-    stats.lines++;
-    if (text === null) {
-      // Over 1 MiB: no ledger line is that long; counted bad, never held.
-      countBad(stats);
-      return;
-    }
-    if (text.length === 0) return;
-    const line = parseLedgerLine(text, stats);
+  const onLine = (split: SplitLine): void => {
+    // A line over 1 MiB (no ledger line is that long) is counted bad and never held.
+    const line = ledgerLineOf(split, stats);
     if (!line) return;
+    const { offset, bytes } = split;
     opts.onLine?.(line);
     if (line.status === 'acked') {
       stats.ackedLines++;

@@ -12,7 +12,7 @@ import {
 import { checkStateFile, openStateFile } from './files.ts';
 import { fingerprint } from './fingerprint.ts';
 import { createLineSplitter, type SplitLine } from './lines.ts';
-import { countBad, type LedgerReadStats, parseLedgerLine } from './read.ts';
+import { type LedgerReadStats, ledgerLineOf } from './read.ts';
 import type { LedgerLine } from './types.ts';
 
 const missing = (p: string) => new SvcIngestError('LEDGER_READ', `ledger ${p}: no such file`, { source: p });
@@ -426,14 +426,8 @@ export async function findInLedgers(
   const out: Array<{ path: string; stats: LedgerReadStats }> = [];
   for (const path of paths) {
     const stats: LedgerReadStats = { lines: 0, bad: 0, badLines: [] };
-    const onLine = ({ text }: SplitLine): void => {
-      stats.lines++;
-      if (text === null) {
-        countBad(stats);
-        return;
-      }
-      if (text.length === 0) return;
-      const line = parseLedgerLine(text, stats);
+    const onLine = (split: SplitLine): void => {
+      const line = ledgerLineOf(split, stats);
       if (!line || ids.size === 0) return;
       let ctx: ReturnType<typeof lineContext> | undefined;
       for (const id of line.transactionIds as unknown[]) {
