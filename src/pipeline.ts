@@ -14,6 +14,7 @@ import { nullRejectsWriter, openRejectsWriter, type RejectsWriter } from './ledg
 import type { LedgerLine } from './ledger/types.ts';
 import { type LedgerWriter, openLedgerWriter } from './ledger/writer.ts';
 import type { Logger } from './log.ts';
+import { checkHeader as checkProfileHeader } from './map/columns.ts';
 import { loadProfile } from './map/profile.ts';
 import { maskCardNumbers, maskDeep } from './mask.ts';
 import { type PreparedItem, prepareChunks } from './prepare/choose.ts';
@@ -25,6 +26,8 @@ export interface SendOptions {
   format?: InputFormat;
   mapping?: string;
   delimiter?: string;
+  /** Every column a mapping rule names must be in each CSV header (else only required ones; the rest warn). */
+  strict?: boolean;
   concurrency: number;
   batchSize: number;
   maxRetries: number;
@@ -188,15 +191,24 @@ async function runSend(
   );
   const delimiter = o.delimiter ?? profile.delimiter;
   const headerSeen = new Set<string>();
+  // Every column a rule names: a required one missing stops the run, others warn (stop under --strict).
   const checkHeader = (columns: string[], source: string) => {
     headerSeen.add(source);
-    const have = new Set(columns);
-    const missing = profile.requiredColumns.filter((col) => !have.has(col));
-    if (missing.length > 0) {
-      throw new SvcIngestError(
-        'INPUT_HEADER_MISSING_COLUMN',
-        `${source}: header lacks column${missing.length > 1 ? 's' : ''} ${missing.join(', ')} needed by mapping ${profile.name}`,
-        { source },
+    checkProfileHeader(profile, columns, source, {
+      strict: o.strict,
+      warn: (message, use) =>
+        log.warn({ event: 'mapping.column_missing', rule: use.rule, column: use.column, source }, message),
+    });
+  };
+  // Fields the profile lets records go without ("required": false): said once a run, when it first happens.
+  const relaxedSeen = new Set<string>();
+  const noteRelaxed = (item: Extract<PreparedItem, { kind: 'tx' }>) => {
+    for (const field of item.relaxed ?? []) {
+      if (relaxedSeen.has(field)) continue;
+      relaxedSeen.add(field);
+      log.warn(
+        { event: 'mapping.relaxed_field', field, source: item.source, line: item.line },
+        `records without ${field} are sent without it (mapping ${profile.name} marks it "required": false; the service's documentation lists it as required)`,
       );
     }
   };
@@ -472,6 +484,7 @@ async function runSend(
               c.skipped++;
               continue;
             }
+            if (item.relaxed !== undefined) noteRelaxed(item);
             await submit(batcher.push({ id, json: item.json, source: item.source, line: item.line }));
           }
           interrupted = o.stopRequested?.() ?? null;

@@ -23,6 +23,14 @@ const runs: Array<{ title: string; args: string[] }> = [
     args: ['--mapping', 'harbor-ndjson', 'samples/harbor.ndjson'],
   },
   {
+    title: 'Stripe Issuing Transaction objects (built-in profile stripe-issuing)',
+    args: ['--mapping', 'stripe-issuing', 'samples/stripe-issuing.ndjson'],
+  },
+  {
+    title: 'Lithic Transaction objects (built-in profile lithic: events[type=CLEARING])',
+    args: ['--mapping', 'lithic', 'samples/lithic.ndjson'],
+  },
+  {
     title: 'rerun of the canonical CSV (resume: everything already acknowledged is skipped)',
     args: ['samples/canonical.csv.gz'],
   },

@@ -6,6 +6,8 @@ import * as backfill from './backfill.ts';
 import { addExamples } from './common.ts';
 import * as ledger from './ledger.ts';
 import * as ledgerMigrate from './ledger-migrate.ts';
+import * as map from './map.ts';
+import * as mapping from './mapping.ts';
 import * as reconcile from './reconcile.ts';
 import * as redemptions from './redemptions.ts';
 import * as send from './send.ts';
@@ -31,7 +33,19 @@ const program = new Command('svc-ingest')
   .exitOverride();
 
 // `ledger` declares the command group; `ledger migrate` adds itself to it, so it comes after.
-for (const mod of [send, simulate, redemptions, stores, tickets, reconcile, backfill, ledger, ledgerMigrate])
+for (const mod of [
+  send,
+  map,
+  mapping,
+  simulate,
+  redemptions,
+  stores,
+  tickets,
+  reconcile,
+  backfill,
+  ledger,
+  ledgerMigrate,
+])
   mod.define(program);
 addExamples(program, [
   [

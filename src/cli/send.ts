@@ -25,6 +25,7 @@ interface SendFlags extends CommonOptions {
   dryRun?: boolean;
   json?: boolean;
   progress?: boolean;
+  strict?: boolean;
   progressInterval?: string;
   allowEmpty?: boolean;
   metricsFile?: string;
@@ -48,6 +49,7 @@ export function define(program: Command): void {
     )
     .option('--mapping <file|name>', 'mapping profile (a file, or a name in config/mappings/)', 'canonical')
     .option('--delimiter <char>', 'CSV delimiter (default: the profile\'s, else ",")')
+    .option('--strict', 'every column a mapping rule names must be in the CSV header (else: a warning)')
     .option('--concurrency <n>', 'batches in flight at once (default 4)')
     .option('--batch-size <n>', 'records per request, 1..50 (default 50)')
     .option('--max-retries <n>', 'retries of one batch before it is marked failed (default 5)')
@@ -272,6 +274,7 @@ async function sendAndReport(
     format: flags.format,
     mapping: flags.mapping === 'canonical' ? undefined : flags.mapping,
     delimiter: flags.delimiter,
+    strict: Boolean(flags.strict),
     concurrency: config.send.concurrency,
     batchSize: config.send.batchSize,
     maxRetries: config.send.maxRetries,

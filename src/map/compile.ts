@@ -10,11 +10,11 @@ import { addError, REQUIRED_FIELDS, validateTransaction } from '../validate/vali
 import { toMinorUnits } from './amount.ts';
 import { currencyExponent, toCountryAlpha2, toCurrencyAlpha3, toStateCode } from './codes.ts';
 import { MapFail, quote } from './fail.ts';
-import type { CompiledProfile } from './profile.ts';
+import { type Getter, PathError, compileGetter as parseGetter, pathText } from './path.ts';
+import type { ColumnUse, CompiledProfile } from './profile.ts';
 import { compileTimestamp } from './timestamp.ts';
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
-type Getter = (rec: Record<string, unknown>) => unknown;
 type Convert = (v: unknown, tx: Record<string, unknown>) => unknown;
 interface Step {
   field: TransactionField;
@@ -32,7 +32,18 @@ const CONVERSIONS = [
   'state',
   'enum',
 ] as const;
-const OPTIONS = ['default', 'else', 'trim', 'maxLength', 'case', 'zeroPad', 'slice'] as const;
+const OPTIONS = [
+  'default',
+  'else',
+  'trim',
+  'maxLength',
+  'case',
+  'zeroPad',
+  'slice',
+  'split',
+  'match',
+  'required',
+] as const;
 const RULE_KEYS = [...SOURCES, ...OPTIONS, ...CONVERSIONS, 'description'] as const;
 
 const PROFILE_KEYS = ['$schema', 'name', 'description', 'format', 'delimiter', 'timeZone', 'pan', 'fields'];
@@ -79,22 +90,6 @@ function isObject(v: unknown): v is Record<string, Json> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** Getter of a column or a dotted path into nested NDJSON objects (a literal key with dots wins). */
-export function compileGetter(path: string): Getter {
-  if (!path.includes('.')) return (rec) => rec[path];
-  const parts = path.split('.');
-  return (rec) => {
-    const literal = rec[path];
-    if (literal !== undefined) return literal;
-    let o: unknown = rec;
-    for (let i = 0; i < parts.length; i++) {
-      if (typeof o !== 'object' || o === null) return undefined;
-      o = (o as Record<string, unknown>)[parts[i] as string];
-    }
-    return o;
-  };
-}
-
 function isEmpty(v: unknown): boolean {
   return (
     v === undefined || v === null || (typeof v === 'string' && (v.length === 0 || v.trim().length === 0))
@@ -123,32 +118,56 @@ function checkOutputValue(env: Env, path: string, field: TransactionField, value
   if (errors.length > 0) bad(env.source, path, `a valid ${field} (${errors[0]?.message})`, value);
 }
 
+/** A column (or path) a rule reads, and the JSON path of the rule key that names it. */
+export interface ColumnRef {
+  column: string;
+  rule: string;
+}
+
+/** A path's getter; a path the language does not understand is MAPPING_INVALID at `jsonPath`. */
+function getterAt(env: Env, jsonPath: string, path: string): Getter {
+  try {
+    return parseGetter(path);
+  } catch (err) {
+    if (err instanceof PathError) bad(env.source, jsonPath, err.message, path);
+    throw err;
+  }
+}
+
+/** One hash part as text: objects as JSON, anything else trimmed. */
+function hashPart(v: unknown): string {
+  return typeof v === 'object' ? JSON.stringify(v) : String(v).trim();
+}
+
 function compileSource(
   env: Env,
   path: string,
   rule: Record<string, Json>,
-): { get: Getter; columns: string[] } {
+): { get: Getter; columns: ColumnRef[] } {
   const present = SOURCES.filter((k) => rule[k] !== undefined);
   if (present.length > 1) bad(env.source, path, 'one of from, template, const, hash', present);
   if (rule.from !== undefined) {
     const from = rule.from;
     if (typeof from !== 'string' || from === '')
       bad(env.source, `${path}.from`, 'a column name or dotted path', from);
-    return { get: compileGetter(from), columns: [from] };
+    return {
+      get: getterAt(env, `${path}.from`, from),
+      columns: [{ column: pathText(from), rule: `${path}.from` }],
+    };
   }
   if (rule.template !== undefined) {
     const t = rule.template;
     if (typeof t !== 'string') bad(env.source, `${path}.template`, 'a string like "{DATE} {TIME}"', t);
     const literals: string[] = [];
     const getters: Getter[] = [];
-    const columns: string[] = [];
+    const columns: ColumnRef[] = [];
     const re = /\{([^{}]+)\}/g;
     let last = 0;
     for (let m = re.exec(t); m !== null; m = re.exec(t)) {
       literals.push(t.slice(last, m.index));
       const col = m[1] as string;
-      columns.push(col);
-      getters.push(compileGetter(col));
+      columns.push({ column: pathText(col), rule: `${path}.template` });
+      getters.push(getterAt(env, `${path}.template`, col));
       last = m.index + m[0].length;
     }
     if (getters.length === 0) bad(env.source, `${path}.template`, 'at least one {column}', t);
@@ -179,7 +198,9 @@ function compileSource(
       bad(env.source, `${path}.hash.of`, 'a non-empty array of column names', of);
     }
     const sep = h.separator ?? '|';
-    if (typeof sep !== 'string') bad(env.source, `${path}.hash.separator`, 'a string', sep);
+    // One character (not the backslash, which escapes it): the encoding below needs both to be unambiguous.
+    if (typeof sep !== 'string' || sep.length !== 1 || sep === '\\')
+      bad(env.source, `${path}.hash.separator`, 'one character other than a backslash', sep);
     const length = h.length ?? 32;
     if (typeof length !== 'number' || !Number.isInteger(length) || length < 8 || length > 64) {
       bad(env.source, `${path}.hash.length`, 'integer 8..64', length);
@@ -189,21 +210,163 @@ function compileSource(
       bad(env.source, `${path}.hash.prefix`, 'up to 31 characters of A-Z a-z 0-9 . _ : -', prefix);
     }
     const cols = of as string[];
-    const getters = cols.map(compileGetter);
+    const getters = cols.map((c, i) => getterAt(env, `${path}.hash.of[${i}]`, c));
+    const n = getters.length;
+    const escapedSep = `\\${sep}`;
     return {
-      columns: cols,
+      columns: cols.map((c, i) => ({ column: pathText(c), rule: `${path}.hash.of[${i}]` })),
       get: (rec) => {
+        // Parts joined by the separator, as before, while no part holds it (so ids made earlier stay the
+        // same); otherwise every backslash and separator inside a part is escaped with a backslash. A plain
+        // join holds exactly n-1 separators and an escaped one at least n, and each form decodes one way
+        // only: two different tuples never hash the same text.
         let joined = '';
-        for (let i = 0; i < getters.length; i++) {
+        let holdsSeparator = false;
+        for (let i = 0; i < n; i++) {
           const v = (getters[i] as Getter)(rec);
-          if (i > 0) joined += sep;
-          if (!isEmpty(v)) joined += typeof v === 'object' ? JSON.stringify(v) : String(v).trim();
+          // Like a template, any empty part makes the id missing (never an id made of the other parts).
+          if (isEmpty(v)) return undefined;
+          const part = hashPart(v);
+          if (part.includes(sep)) holdsSeparator = true;
+          joined = i === 0 ? part : joined + sep + part;
+        }
+        if (holdsSeparator) {
+          joined = '';
+          for (let i = 0; i < n; i++) {
+            const part = hashPart((getters[i] as Getter)(rec))
+              .replaceAll('\\', '\\\\')
+              .replaceAll(sep, escapedSep);
+            joined = i === 0 ? part : joined + sep + part;
+          }
         }
         return prefix + createHash('sha256').update(joined).digest('hex').slice(0, length);
       },
     };
   }
   return { get: () => undefined, columns: [] };
+}
+
+/** What an extraction (split, match) yields for a value it cannot take apart, when the rule has an `else`. */
+const NO_MATCH: unique symbol = Symbol('no match');
+
+/**
+ * `split` and `match`, applied in that order to the source value (as text). A value they cannot take
+ * apart throws MapFail naming it, or, with `orElse`, gives NO_MATCH (the rule's `else` value is used).
+ */
+function compileExtract(
+  env: Env,
+  path: string,
+  rule: Record<string, Json>,
+  inner: Getter,
+  orElse: boolean,
+): Getter {
+  const stages: Array<(s: string, raw: unknown) => string | typeof NO_MATCH> = [];
+  const noMatch = (message: string): typeof NO_MATCH => {
+    if (orElse) return NO_MATCH;
+    throw new MapFail(message);
+  };
+  if (rule.split !== undefined) {
+    const o = rule.split;
+    const p = `${path}.split`;
+    if (!isObject(o)) bad(env.source, p, 'an object {"separator": ",", "part": 0, "at": "last"}', o);
+    for (const k of Object.keys(o))
+      if (!['separator', 'part', 'at'].includes(k)) bad(env.source, `${p}.${k}`, 'separator, part or at', k);
+    const sep = o.separator;
+    if (typeof sep !== 'string' || sep === '') bad(env.source, `${p}.separator`, 'a non-empty string', sep);
+    const part = o.part;
+    if (typeof part !== 'number' || !Number.isInteger(part) || Math.abs(part) > 1000)
+      bad(env.source, `${p}.part`, 'an integer (0 = first part, -1 = last)', part);
+    const at = o.at;
+    if (at !== undefined && at !== 'first' && at !== 'last')
+      bad(env.source, `${p}.at`, '"first" or "last" (split once), or no "at" (split at every one)', at);
+    const what = at === undefined ? '' : ` at its ${at}`;
+    stages.push((s, raw) => {
+      let parts: string[];
+      if (at === undefined) parts = s.split(sep);
+      else {
+        const i = at === 'last' ? s.lastIndexOf(sep) : s.indexOf(sep);
+        parts = i < 0 ? [s] : [s.slice(0, i), s.slice(i + sep.length)];
+      }
+      const got = parts[part < 0 ? parts.length + part : part];
+      return got !== undefined
+        ? got
+        : noMatch(`${quote(raw)} has no part ${part} when split on ${JSON.stringify(sep)}${what}`);
+    });
+  }
+  if (rule.match !== undefined) {
+    const o = rule.match;
+    const p = `${path}.match`;
+    const spec: Record<string, Json> =
+      typeof o === 'string'
+        ? { pattern: o }
+        : isObject(o)
+          ? o
+          : bad(env.source, p, 'a regular expression, or {"pattern", "group", "flags"}', o);
+    for (const k of Object.keys(spec))
+      if (!['pattern', 'group', 'flags'].includes(k))
+        bad(env.source, `${p}.${k}`, 'pattern, group or flags', k);
+    const pattern = spec.pattern;
+    if (typeof pattern !== 'string' || pattern === '')
+      bad(env.source, typeof o === 'string' ? p : `${p}.pattern`, 'a regular expression', pattern);
+    const flags = spec.flags ?? '';
+    // g and y make a RegExp remember where it stopped: never across records.
+    if (typeof flags !== 'string' || !/^[imsu]*$/.test(flags))
+      bad(env.source, `${p}.flags`, 'any of i, m, s, u', flags);
+    let re: RegExp;
+    let groups: number;
+    let names: string[];
+    try {
+      re = new RegExp(pattern, flags);
+      const probe = new RegExp(`${pattern}|`, flags).exec('') as RegExpExecArray;
+      groups = probe.length - 1;
+      names = Object.keys(probe.groups ?? {});
+    } catch (err) {
+      return bad(
+        env.source,
+        typeof o === 'string' ? p : `${p}.pattern`,
+        'a valid regular expression',
+        `${pattern} (${(err as Error).message})`,
+      );
+    }
+    const group = spec.group ?? (groups > 0 ? 1 : 0);
+    if (
+      !(typeof group === 'number' && Number.isInteger(group) && group >= 0 && group <= groups) &&
+      !(typeof group === 'string' && names.includes(group))
+    ) {
+      bad(
+        env.source,
+        `${p}.group`,
+        `a capture group of the pattern (0..${groups}${names.length > 0 ? ` or ${names.join(', ')}` : ''})`,
+        group,
+      );
+    }
+    const shown = `/${pattern}/${flags}`;
+    stages.push((s, raw) => {
+      const m = re.exec(s);
+      if (m === null) return noMatch(`${quote(raw)} does not match ${shown}`);
+      const got = typeof group === 'number' ? m[group] : m.groups?.[group as string];
+      return got !== undefined
+        ? got
+        : noMatch(`group ${group} of ${shown} took no part in matching ${quote(raw)}`);
+    });
+  }
+  if (stages.length === 1) {
+    const only = stages[0] as (s: string, raw: unknown) => string | typeof NO_MATCH;
+    return (rec) => {
+      const v = inner(rec);
+      return isEmpty(v) ? v : only(scalarToString(v).trim(), v);
+    };
+  }
+  return (rec) => {
+    const v = inner(rec);
+    if (isEmpty(v)) return v;
+    let s: string | typeof NO_MATCH = scalarToString(v).trim();
+    for (let i = 0; i < stages.length; i++) {
+      s = (stages[i] as (s: string, raw: unknown) => string | typeof NO_MATCH)(s, v);
+      if (s === NO_MATCH) return s;
+    }
+    return s;
+  };
 }
 
 function compileConversion(
@@ -392,11 +555,16 @@ function compileString(env: Env, path: string, field: TransactionField, rule: Re
   };
 }
 
-function compileRule(
-  env: Env,
-  field: TransactionField,
-  rule: Json,
-): { step: Step; columns: string[]; hasDefault: boolean } {
+/** What one compiled rule brings to its profile. */
+interface CompiledRule {
+  step: Step;
+  columns: ColumnRef[];
+  hasDefault: boolean;
+  /** The rule's own `required` (absent = the field's default). */
+  required?: boolean;
+}
+
+function compileRule(env: Env, field: TransactionField, rule: Json): CompiledRule {
   const path = `fields.${field}`;
   const r: Record<string, Json> =
     typeof rule === 'string'
@@ -408,11 +576,32 @@ function compileRule(
     if (!(RULE_KEYS as readonly string[]).includes(k))
       bad(env.source, `${path}.${k}`, `one of ${RULE_KEYS.join(', ')}`, k);
   }
-  if (r.else !== undefined && r.enum === undefined)
-    bad(env.source, `${path}.else`, 'else only together with enum', r.else);
+  const extract = r.split !== undefined || r.match !== undefined;
+  if (r.else !== undefined && r.enum === undefined && !extract)
+    bad(env.source, `${path}.else`, 'else only together with enum, split or match', r.else);
+  if (extract && (r.const !== undefined || r.hash !== undefined))
+    bad(
+      env.source,
+      r.split !== undefined ? `${path}.split` : `${path}.match`,
+      'split and match only with from or template',
+      r.split ?? r.match,
+    );
+  if (r.description !== undefined && typeof r.description !== 'string')
+    bad(env.source, `${path}.description`, 'a string', r.description);
+  const required = r.required;
+  if (required !== undefined && typeof required !== 'boolean')
+    bad(env.source, `${path}.required`, 'true or false', required);
+  // The ledger, resume and the duplicate check all key on the id: it can never be left out.
+  if (required === false && field === 'transactionId')
+    bad(env.source, `${path}.required`, 'true (every record needs its transactionId)', required);
+  const own = required === undefined ? {} : { required };
   const source = compileSource(env, path, r);
   const columns = source.columns;
   let get = source.get;
+  // The else value stands in for a value split or match cannot take apart (enum handles its own).
+  const extractElse = extract && r.else !== undefined;
+  if (extractElse) checkOutputValue(env, `${path}.else`, field, r.else);
+  if (extract) get = compileExtract(env, path, r, get, extractElse);
   if (r.slice !== undefined) {
     const sl = r.slice;
     if (
@@ -432,35 +621,45 @@ function compileRule(
     const inner = get;
     get = (rec) => {
       const v = inner(rec);
-      return isEmpty(v) ? v : scalarToString(v).trim().slice(a, b);
+      return isEmpty(v) || v === NO_MATCH ? v : scalarToString(v).trim().slice(a, b);
     };
   }
   if (r.const !== undefined) {
     checkOutputValue(env, `${path}.const`, field, r.const);
     const value = r.const;
-    return { step: { field, run: () => value }, columns: [], hasDefault: true };
+    return { step: { field, run: () => value }, columns: [], hasDefault: true, ...own };
   }
   if (r.default !== undefined) checkOutputValue(env, `${path}.default`, field, r.default);
   const dflt = r.default === null ? undefined : r.default;
   if (r.hash !== undefined) {
-    return { step: { field, run: get }, columns, hasDefault: false };
+    return { step: { field, run: get }, columns, hasDefault: false, ...own };
   }
   if (r.from === undefined && r.template === undefined) {
     if (dflt === undefined) bad(env.source, path, 'a source: from, template, const, hash (or a default)', r);
-    return { step: { field, run: () => dflt }, columns: [], hasDefault: true };
+    return { step: { field, run: () => dflt }, columns: [], hasDefault: true, ...own };
   }
   const convert = compileConversion(env, path, field, r);
+  const otherwise = r.else === null ? undefined : r.else;
   const step: Step = {
     field,
-    run: (rec, tx) => {
-      const v = get(rec);
-      if (v === undefined || v === null || v === '' || (typeof v === 'string' && v.trim() === ''))
-        return dflt;
-      const out = convert(v, tx);
-      return out === '' ? dflt : out;
-    },
+    run: extractElse
+      ? (rec, tx) => {
+          const v = get(rec);
+          if (v === NO_MATCH) return otherwise;
+          if (v === undefined || v === null || v === '' || (typeof v === 'string' && v.trim() === ''))
+            return dflt;
+          const out = convert(v, tx);
+          return out === '' ? dflt : out;
+        }
+      : (rec, tx) => {
+          const v = get(rec);
+          if (v === undefined || v === null || v === '' || (typeof v === 'string' && v.trim() === ''))
+            return dflt;
+          const out = convert(v, tx);
+          return out === '' ? dflt : out;
+        },
   };
-  return { step, columns, hasDefault: dflt !== undefined };
+  return { step, columns, hasDefault: dflt !== undefined, ...own };
 }
 
 /** A card-number column turned into iin, last4 and cardNetworkIdentifier. */
@@ -478,7 +677,7 @@ function compilePan(env: Env, v: Json): PanRule {
     bad(env.source, 'pan.from', 'a column name or dotted path', v.from);
   const iinLength = v.iinLength ?? 6;
   if (iinLength !== 6 && iinLength !== 8) bad(env.source, 'pan.iinLength', '6 or 8', iinLength);
-  return { from: v.from, get: compileGetter(v.from), iinLength };
+  return { from: v.from, get: getterAt(env, 'pan.from', v.from), iinLength };
 }
 
 function applyPan(
@@ -544,6 +743,9 @@ export function compileProfile(doc: unknown, source: string, defaultName: string
     if (!PROFILE_KEYS.includes(k)) bad(source, k, `one of ${PROFILE_KEYS.join(', ')}`, k);
   const name = doc.name ?? defaultName;
   if (typeof name !== 'string' || name === '') bad(source, 'name', 'a non-empty string', name);
+  const description = doc.description;
+  if (description !== undefined && typeof description !== 'string')
+    bad(source, 'description', 'a string', description);
   const format = doc.format;
   if (format !== undefined && format !== 'csv' && format !== 'ndjson')
     bad(source, 'format', '"csv" or "ndjson"', format);
@@ -568,19 +770,27 @@ export function compileProfile(doc: unknown, source: string, defaultName: string
   const fields = doc.fields;
   if (!isObject(fields)) bad(source, 'fields', 'an object of TransactionNotification field → rule', fields);
   const steps: Step[] = [];
-  const requiredColumns = new Set<string>();
+  const columns: ColumnUse[] = [];
   const explicit = new Set<string>();
+  const required = new Set<TransactionField>(REQUIRED_FIELDS);
+  const relaxed: TransactionField[] = [];
   for (const [field, rule] of Object.entries(fields)) {
     if (!Object.hasOwn(TRANSACTION_FIELDS, field))
       bad(source, `fields.${field}`, 'a TransactionNotification field name', field);
     const f = field as TransactionField;
-    const { step, columns, hasDefault } = compileRule(env, f, rule);
+    const compiled = compileRule(env, f, rule);
     explicit.add(f);
     // The currency must be known before any amount is scaled by its exponent.
-    if (f === 'currencyCode') steps.unshift(step);
-    else steps.push(step);
-    if (REQUIRED_FIELDS.includes(f) && !hasDefault) for (const c of columns) requiredColumns.add(c);
+    if (f === 'currencyCode') steps.unshift(compiled.step);
+    else steps.push(compiled.step);
+    if (compiled.required === false && required.delete(f)) relaxed.push(f);
+    else if (compiled.required === true) required.add(f);
+    // A column is needed when its field is required and has no default to fall back on.
+    const needed = required.has(f) && !compiled.hasDefault;
+    for (const c of compiled.columns) columns.push({ ...c, field: f, required: needed });
   }
+  if (pan !== undefined)
+    columns.push({ column: pathText(pan.from), rule: 'pan.from', field: 'iin', required: false });
   const missing = REQUIRED_FIELDS.filter((f) => !explicit.has(f));
   if (missing.length > 0)
     bad(
@@ -591,9 +801,16 @@ export function compileProfile(doc: unknown, source: string, defaultName: string
     );
   return buildProfile({
     name,
+    description,
     format,
     delimiter,
-    requiredColumns: [...requiredColumns],
+    columns,
+    // The service's order first (the order of "required" errors), then fields a rule made required.
+    required: [
+      ...REQUIRED_FIELDS.filter((f) => required.has(f)),
+      ...[...required].filter((f) => !REQUIRED_FIELDS.includes(f)),
+    ],
+    relaxed,
     steps,
     pan,
     explicit,
@@ -603,9 +820,12 @@ export function compileProfile(doc: unknown, source: string, defaultName: string
 /** Assemble the CompiledProfile around compiled steps (shared by files and the canonical profile). */
 export function buildProfile(p: {
   name: string;
+  description?: string;
   format?: InputFormat;
   delimiter?: string;
-  requiredColumns: string[];
+  columns: ColumnUse[];
+  required: readonly TransactionField[];
+  relaxed?: readonly TransactionField[];
   steps: Step[];
   pan?: PanRule;
   explicit: Set<string>;
@@ -616,9 +836,13 @@ export function buildProfile(p: {
   const width = FIELDS.length;
   return {
     name: p.name,
+    ...(p.description ? { description: p.description } : {}),
     ...(p.format ? { format: p.format } : {}),
     ...(p.delimiter ? { delimiter: p.delimiter } : {}),
-    requiredColumns: p.requiredColumns,
+    requiredColumns: [...new Set(p.columns.filter((c) => c.required).map((c) => c.column))],
+    columns: p.columns,
+    required: p.required,
+    relaxed: p.relaxed ?? [],
     map(rec) {
       const vals: unknown[] = new Array(width);
       // What converters may read of the record being built: the currency scales amounts.

@@ -3,10 +3,11 @@
 // The profile language is documented, one example per feature, in the README ("Mapping profiles").
 // In short: { "name", "format", "delimiter", "timeZone", "pan": {"from", "iinLength"},
 //   "fields": { "<TransactionNotification field>": "COLUMN" | { source, options, conversion } } }
-// where a source is one of from / template / const / hash, options are default, trim, maxLength,
-// case, zeroPad, else, and a conversion is one of amount / timestamp / boolean / integer /
-// currency / country / state / enum. `const`, `default` and `else` are output values.
-import { readFile } from 'node:fs/promises';
+// where a source is one of from / template / const / hash (columns and paths: path.ts), options are
+// default, else, trim, maxLength, case, zeroPad, slice, split, match, required, and a conversion is one
+// of amount / timestamp / boolean / integer / currency / country / state / enum. `const`, `default` and
+// `else` are output values.
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { TransactionField, TransactionNotification } from '../client/models.ts';
 import { TRANSACTION_FIELDS } from '../client/models.ts';
@@ -22,11 +23,18 @@ import { buildProfile, canonicalStep, compileProfile } from './compile.ts';
  */
 export interface CompiledProfile {
   name: string;
+  description?: string;
   /** A hint the profile may declare. */
   format?: InputFormat;
   delimiter?: string;
   /** CSV columns the profile reads for a required field without a default (checked against headers). */
   requiredColumns: string[];
+  /** Every column a rule names, with the rule's JSON path (checked against CSV headers: see columns.ts). */
+  columns: readonly ColumnUse[];
+  /** Fields a record must have (validateTransaction's list): REQUIRED_FIELDS, less what the profile relaxed. */
+  required: readonly TransactionField[];
+  /** Required fields the profile lets a record go without (`"required": false`): warned about once a run. */
+  relaxed: readonly TransactionField[];
   /**
    * Source record → TransactionNotification (empty optional fields left out, never null), or the
    * conversion errors of every field. Pure. Run validateTransaction on an ok result before sending.
@@ -36,6 +44,19 @@ export interface CompiledProfile {
   ): { ok: true; tx: TransactionNotification } | { ok: false; errors: FieldError[] };
   /** The source record with every card number masked (PAN column and any Luhn-valid 13-19 digit run). */
   maskRecord(fields: Record<string, unknown>): Record<string, unknown>;
+}
+
+/**
+ * A column (CSV) or path (NDJSON) a rule reads.
+ * @example { column: 'ARN', rule: 'fields.acquirerReferenceNumber.from', field: 'acquirerReferenceNumber', required: false }
+ */
+export interface ColumnUse {
+  column: string;
+  /** JSON path of the profile key that names it. */
+  rule: string;
+  field: TransactionField;
+  /** Its field is required and has no default: a header without it cannot be mapped. */
+  required: boolean;
 }
 
 /** Folder of the shipped profiles: a bare name resolves here, whatever the working directory. */
@@ -52,11 +73,56 @@ let canonical: CompiledProfile | undefined;
 export function canonicalProfile(): CompiledProfile {
   canonical ??= buildProfile({
     name: 'canonical',
-    requiredColumns: [...REQUIRED_FIELDS],
+    description:
+      'Columns or keys already named as the TransactionNotification fields; type conversion only (amounts in minor units).',
+    // Only the required columns are checked: the canonical profile names no optional column itself.
+    columns: REQUIRED_FIELDS.map((f) => ({ column: f, rule: `fields.${f}`, field: f, required: true })),
+    required: REQUIRED_FIELDS,
     steps: (Object.keys(TRANSACTION_FIELDS) as TransactionField[]).map(canonicalStep),
     explicit: new Set(Object.keys(TRANSACTION_FIELDS)),
   });
   return canonical;
+}
+
+/**
+ * One built-in profile as `svc-ingest mappings` lists it.
+ * @example { name: 'northwind-csv', description: 'Northwind Processing daily CSV export: …', format: 'csv' }
+ */
+export interface ProfileListing {
+  name: string;
+  description: string;
+  format?: InputFormat;
+}
+
+/**
+ * The built-in profiles: canonical, then every config/mappings/*.json by name (description and format as
+ * the file says; a file that is not valid JSON is listed with that as its description).
+ * @example (await listProfiles()).map((p) => p.name) // ['canonical', 'harbor-ndjson', 'lithic', …]
+ */
+export async function listProfiles(): Promise<ProfileListing[]> {
+  const c = canonicalProfile();
+  const out: ProfileListing[] = [{ name: c.name, description: c.description ?? '' }];
+  let files: string[] = [];
+  try {
+    files = (await readdir(MAPPINGS_DIR)).filter((f) => f.endsWith('.json')).sort();
+  } catch {
+    // No folder: only the canonical profile exists.
+  }
+  for (const f of files) {
+    const name = path.basename(f, '.json');
+    try {
+      const doc = JSON.parse(await readFile(path.join(MAPPINGS_DIR, f), 'utf8')) as Record<string, unknown>;
+      const format = doc.format === 'csv' || doc.format === 'ndjson' ? doc.format : undefined;
+      out.push({
+        name,
+        description: typeof doc.description === 'string' ? doc.description : '',
+        ...(format ? { format } : {}),
+      });
+    } catch (err) {
+      out.push({ name, description: `(unreadable: ${(err as Error).message})` });
+    }
+  }
+  return out;
 }
 
 /**
@@ -83,6 +149,15 @@ export async function loadProfile(pathOrName?: string): Promise<CompiledProfile>
     const code = (err as NodeJS.ErrnoException).code;
     const why =
       code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : (code ?? 'cannot read');
+    if (!isPath && code === 'ENOENT') {
+      const names = (await listProfiles()).map((p) => p.name);
+      throw new SvcIngestError(
+        'MAPPING_UNREADABLE',
+        `no mapping profile named ${JSON.stringify(pathOrName)}; built-in: ${names.join(', ')} (svc-ingest mappings describes them), or give a path to a .json file`,
+        { source: file },
+        { cause: err },
+      );
+    }
     throw new SvcIngestError(
       'MAPPING_UNREADABLE',
       `mapping profile ${file}: ${why}`,

@@ -12,7 +12,15 @@ import { type FieldError, validateTransaction } from '../validate/validate.ts';
  * @example { kind: 'tx', id: 't-1', json: '{"transactionId":"t-1",…}', source: 'a.csv', line: 2 }
  */
 export type PreparedItem =
-  | { kind: 'tx'; id: string; json: string; source: string; line: number }
+  | {
+      kind: 'tx';
+      id: string;
+      json: string;
+      source: string;
+      line: number;
+      /** Fields the profile made optional ("required": false) that this record goes without. */
+      relaxed?: string[];
+    }
   | { kind: 'reject'; source: string; line: number; errors: FieldError[]; record: unknown };
 
 /** Prepared items of one input, in input order, in chunks (as the reader yields them). */
@@ -31,6 +39,8 @@ export function prepareInput(spec: InputSpec, profile: CompiledProfile, opts: Re
  * @example for await (const items of prepareRecords(readCsv(bytes, 'a.csv', opts), profile)) …
  */
 export async function* prepareRecords(records: RecordChunks, profile: CompiledProfile): PreparedChunks {
+  const required = profile.required;
+  const relaxed = profile.relaxed;
   for await (const chunk of records) {
     const out: PreparedItem[] = [];
     for (let k = 0; k < chunk.length; k++) {
@@ -51,7 +61,7 @@ export async function* prepareRecords(records: RecordChunks, profile: CompiledPr
       try {
         const mapped = profile.map(rec.fields);
         const errors = mapped.ok
-          ? validateTransaction(mapped.tx as unknown as Record<string, unknown>)
+          ? validateTransaction(mapped.tx as unknown as Record<string, unknown>, required)
           : mapped.errors;
         if (!mapped.ok || errors.length > 0) {
           out.push({
@@ -78,13 +88,18 @@ export async function* prepareRecords(records: RecordChunks, profile: CompiledPr
         continue;
       }
       // Serialised here, on the thread that prepared it: a string crosses threads far cheaper than an object.
-      out.push({
+      const prepared: PreparedItem = {
         kind: 'tx',
         id: tx.transactionId,
         json: JSON.stringify(tx),
         source: rec.source,
         line: rec.line,
-      });
+      };
+      if (relaxed.length > 0) {
+        const without = relaxed.filter((f) => (tx as unknown as Record<string, unknown>)[f] === undefined);
+        if (without.length > 0) prepared.relaxed = without;
+      }
+      out.push(prepared);
     }
     yield out;
   }

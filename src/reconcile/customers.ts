@@ -5,6 +5,7 @@ import { stat } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { SvcIngestError } from '../errors.ts';
 import { loadProfile } from '../map/profile.ts';
+import { checkRequiredColumns } from '../map/required-columns.ts';
 import { prepareInput } from '../prepare/prepare.ts';
 import { type InputFormat, readInput, resolveInputs } from '../read/open.ts';
 
@@ -98,7 +99,12 @@ export async function collectCustomers(
         customers: 0,
       };
       const mine = new Set<string>();
-      const opts = { ...(delimiter ? { delimiter } : {}), ...(s.stdin ? { stdin: s.stdin } : {}) };
+      const opts = {
+        ...(delimiter ? { delimiter } : {}),
+        ...(s.stdin ? { stdin: s.stdin } : {}),
+        // A header without the profile's required columns is an error, as for send, not a file of rejects.
+        onHeader: (columns: string[], source: string) => checkRequiredColumns(profile, columns, source),
+      };
       for await (const items of prepareInput(spec, profile, opts)) {
         for (const item of items) {
           e.records++;

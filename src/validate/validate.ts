@@ -132,11 +132,16 @@ export function addError(list: FieldError[] | undefined, error: FieldError): Fie
 
 /**
  * Check one TransactionNotification; [] = valid. Every problem of every field is reported at once.
+ * `required` is the list of fields a record must have: REQUIRED_FIELDS unless a mapping profile
+ * changed it (its `required`); formats are checked whatever the list.
  * Pure and allocation-free on the valid path: the [] returned for a valid record is shared and
  * frozen, so copy it before adding errors of your own.
  * @example validateTransaction({ transactionId: 't 1' }) // [{ field: 'transactionId', ... }, { field: 'transactionType', message: 'required' }, ...]
  */
-export function validateTransaction(tx: Record<string, unknown>): FieldError[] {
+export function validateTransaction(
+  tx: Record<string, unknown>,
+  required: readonly string[] = REQUIRED_FIELDS,
+): FieldError[] {
   let errors: FieldError[] | undefined;
   for (const field in tx) {
     const v = tx[field];
@@ -161,8 +166,8 @@ export function validateTransaction(tx: Record<string, unknown>): FieldError[] {
     }
     if (message !== undefined) errors = addError(errors, { field, message });
   }
-  for (let i = 0; i < REQUIRED_FIELDS.length; i++) {
-    const field = REQUIRED_FIELDS[i] as string;
+  for (let i = 0; i < required.length; i++) {
+    const field = required[i] as string;
     if (tx[field] === undefined) errors = addError(errors, { field, message: 'required' });
   }
   return errors ?? NO_ERRORS;

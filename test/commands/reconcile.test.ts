@@ -337,6 +337,17 @@ describe('reconcile: where the customers come from', () => {
     expect(ids(two.stdout)).toEqual(['rc-a']);
   });
 
+  it('an export whose header lacks a column its profile needs is an error (exit 1), as for send', async () => {
+    const bad = join(dir, 'no-customer-column.csv');
+    const txt = csvOf(txA.slice(0, 3)).replace('sourceCustomerId', 'customer');
+    await writeFile(bad, txt);
+    const r = await reconcile(['--from-export', bad, ...bothA()]);
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim()).toBe(
+      `svc-ingest: INPUT_HEADER_MISSING_COLUMN: ${bad}: header lacks column sourceCustomerId needed by mapping canonical`,
+    );
+  });
+
   it('no customers in the sources: exit 4; no source at all or --column alone: exit 1', async () => {
     const empty = join(dir, 'none.txt');
     await writeFile(empty, '# nobody today\n\n');

@@ -225,26 +225,51 @@ describe('hostile CSV', () => {
         const r = await runCli(['send', ...FAST, '--mapping', profile, join(dir, 'csvs', `${name}.csv`)], {
           env: w.env(sim),
         });
-        const want = expected.map(
-          (row) =>
-            prefix +
-            createHash('sha256')
-              .update(header.map((h) => (row[h] ?? '').trim()).join('|'))
-              .digest('hex')
-              .slice(0, 40),
-        );
-        return { name, r, want };
+        // A row with an empty value has no hashed id (any empty part makes it missing): it is rejected, and
+        // the rejects file's copy of the source record shows each value as read.
+        const hasEmpty = (row: Record<string, string>) => header.some((h) => (row[h] ?? '').trim() === '');
+        const want = expected
+          .filter((row) => !hasEmpty(row))
+          .map(
+            (row) =>
+              prefix +
+              createHash('sha256')
+                .update(header.map((h) => (row[h] ?? '').trim()).join('|'))
+                .digest('hex')
+                .slice(0, 40),
+          );
+        const wantRejected = expected.filter(hasEmpty);
+        const rejected = existsSync(w.rejects)
+          ? (await readFile(w.rejects, 'utf8'))
+              .split('\n')
+              .filter((l) => l !== '')
+              .map(
+                (l) =>
+                  JSON.parse(l) as { errors: Array<{ field: string; message: string }>; record: unknown },
+              )
+          : [];
+        return { name, r, want, wantRejected, rejected };
       }),
     );
-    for (const { name, r, want } of results) {
+    for (const { name, r, want, wantRejected, rejected } of results) {
       expect(r.stderr, name).not.toMatch(STACK);
-      expect(r.code, `${name}: ${r.stderr}`).toBe(0);
-      expect(summary(r), name).toMatchObject({ read: want.length, sent: want.length });
+      expect(r.code, `${name}: ${r.stderr}`).toBe(wantRejected.length > 0 ? 2 : 0);
+      expect(summary(r), name).toMatchObject({
+        read: want.length + wantRejected.length,
+        sent: want.length,
+        rejected: wantRejected.length,
+      });
       for (const id of want) expect(sim.deliveries().get(id), `${name} ${id}`).toBe(1);
+      expect(
+        rejected.map((l) => l.record),
+        name,
+      ).toEqual(wantRejected);
+      for (const l of rejected)
+        expect(l.errors, name).toEqual([{ field: 'transactionId', message: 'required' }]);
     }
     report('hostile: csv-spectrum', {
       cases: results.length,
-      records: results.reduce((n, x) => n + x.want.length, 0),
+      records: results.reduce((n, x) => n + x.want.length + x.wantRejected.length, 0),
     });
   });
 });

@@ -8,31 +8,13 @@ import { compileProfile } from '../../src/map/compile.ts';
 import type { CompiledProfile } from '../../src/map/profile.ts';
 import { canonicalProfile, loadProfile } from '../../src/map/profile.ts';
 import { luhnValid, maskCardNumbers, maskPan } from '../../src/mask.ts';
+import { CONST_RULES } from '../helpers/profiles.ts';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'svc-map-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 // Every required field gets a constant unless the test overrides it.
-const BASE: Record<string, unknown> = {
-  transactionId: { const: 't-1' },
-  transactionType: { const: 'AUTHORIZED' },
-  sourceCustomerId: { const: 'c' },
-  sourceAccountId: { const: 'a' },
-  paymentType: { const: 'DEBIT' },
-  paymentMethodEntryType: { const: 'CHIP' },
-  transactionTimestamp: { const: '2025-10-09T18:20:33.000Z' },
-  transactionPostingTimestamp: { const: '2025-10-09T18:20:33.000Z' },
-  paymentNetworkMCC: { const: '5411' },
-  paymentNetworkMerchantIdType: { const: 'MID' },
-  paymentNetworkMerchant: { const: 'Shop' },
-  paymentNetworkMerchantCity: { const: 'Tempe' },
-  paymentNetworkMerchantState: { const: 'AZ' },
-  paymentNetworkMerchantPostalCode: { const: '85281' },
-  paymentNetworkMerchantCountryCode: { const: 'US' },
-  paymentNetworkMerchantId: { const: 'm-1' },
-  postedAmount: { const: '100' },
-  currencyCode: { const: 'USD' },
-};
+const BASE = CONST_RULES;
 function profile(fields: Record<string, unknown>, extra: Record<string, unknown> = {}): CompiledProfile {
   return compileProfile({ ...extra, fields: { ...BASE, ...fields } }, 'test.json', 'test');
 }
@@ -361,5 +343,237 @@ describe('profiles', () => {
     const good = path.join(dir, 'mine.json');
     writeFileSync(good, JSON.stringify({ fields: BASE }));
     expect((await loadProfile(good)).name).toBe('mine');
+  });
+});
+
+describe('paths: array selectors, and a load-time error for what the language does not understand', () => {
+  const events = [
+    { type: 'AUTHORIZATION', created: 'a', seq: 1 },
+    { type: 'CLEARING', created: 'c1', seq: 2 },
+    { type: 'CLEARING', created: 'c2', seq: 3 },
+  ];
+  const get = (path: string, rec: Record<string, unknown>) => value('acquirerReferenceNumber', path, rec);
+  it('[key=value] picks the first element whose key reads as value (quotes optional, numbers as text)', () => {
+    expect(get('events[type=CLEARING].created', { events })).toBe('c1');
+    expect(get('events[type="CLEARING"].created', { events })).toBe('c1');
+    expect(get("events[ type = 'AUTHORIZATION' ].created", { events })).toBe('a');
+    expect(get('events[seq=3].created', { events })).toBe('c2');
+    expect(get('events[type=CLEARING].created', { events: [...events].reverse() })).toBe('c2');
+  });
+  it('[n] picks by position, negative from the end; a dotted number still works', () => {
+    expect(get('events[0].created', { events })).toBe('a');
+    expect(get('events[-1].created', { events })).toBe('c2');
+    expect(get('events.1.created', { events })).toBe('c1');
+    expect(get('a.b[1][0]', { a: { b: [['x'], ['y', 'z']] } })).toBe('y');
+  });
+  it('no match, not an array, or a literal key holding the whole path', () => {
+    const r = one({ acquirerReferenceNumber: 'events[type=RETURN].created' }, { events });
+    expect(r.ok && 'acquirerReferenceNumber' in r.tx).toBe(false);
+    expect(
+      get('events[type=CLEARING].created', { events: { type: 'CLEARING', created: 'x' } }),
+    ).toBeUndefined();
+    expect(get('events[0].created', { 'events[0].created': 'flat' })).toBe('flat');
+  });
+  it('refuses paths it does not understand, with the JSON path of the key', () => {
+    const path = (rule: unknown) => invalid({ fields: { ...BASE, transactionTimestamp: rule } });
+    expect(path({ from: 'events[type=CLEARING.created', timestamp: true })).toBe(
+      'MAPPING_INVALID: fields.transactionTimestamp.from: expected a closed selector [n] or [key=value] in "events[type=CLEARING.created", got "events[type=CLEARING.created"',
+    );
+    for (const bad of [
+      'events[*].created',
+      'events[].created',
+      'events[type=].created',
+      '[0].created',
+      'a]b',
+      'events[0]created',
+      'events[type==X].c',
+      '$.events[0].created',
+      'events.*.created',
+    ])
+      expect(path({ from: bad, timestamp: true }), bad).toMatch(
+        /^MAPPING_INVALID: fields\.transactionTimestamp\.from: expected /,
+      );
+    expect(path({ template: '{d[x} {t}', timestamp: true })).toMatch(
+      /fields\.transactionTimestamp\.template: /,
+    );
+    expect(invalid({ fields: { ...BASE, transactionId: { hash: { of: ['a', 'b['] } } } })).toMatch(
+      /fields\.transactionId\.hash\.of\[1\]: /,
+    );
+    expect(invalid({ fields: BASE, pan: { from: 'card[' } })).toMatch(/^MAPPING_INVALID: pan\.from: /);
+  });
+  it('a CSV header with dots in it is read as it is; brackets are escaped with a backslash', () => {
+    expect(get('Txn No.', { 'Txn No.': 'n-1' })).toBe('n-1');
+    expect(get('merchant.city', { 'merchant.city': 'Mesa' })).toBe('Mesa');
+    expect(get('Amount \\[USD\\]', { 'Amount [USD]': '12' })).toBe('12');
+    expect(get('a\\.b.c', { 'a.b': { c: 'nested' } })).toBe('nested');
+    expect(get('C:\\Temp', { 'C:\\Temp': 'kept' })).toBe('kept');
+    expect(invalid({ fields: { ...BASE, acquirerReferenceNumber: 'Amount [USD]' } })).toMatch(
+      /fields\.acquirerReferenceNumber\.from: expected a selector \[n\] or \[key=value\], got \[USD\]/,
+    );
+    const p = profile({ acquirerReferenceNumber: 'Amount \\[USD\\]' });
+    expect(p.columns.find((c) => c.field === 'acquirerReferenceNumber')?.column).toBe('Amount [USD]');
+  });
+});
+
+describe('split and match', () => {
+  const city = { from: 'LOC', split: { separator: ',', at: 'last', part: 0 } };
+  const state = { from: 'LOC', split: { separator: ',', at: 'last', part: 1 }, state: true };
+  const both = (loc: string) => {
+    const r = one({ paymentNetworkMerchantCity: city, paymentNetworkMerchantState: state }, { LOC: loc });
+    return r.ok
+      ? [r.tx.paymentNetworkMerchantCity, r.tx.paymentNetworkMerchantState]
+      : r.errors.map((e) => `${e.field}: ${e.message}`);
+  };
+  it('splits "CITY, ST" at the last separator', () => {
+    expect(both('SAN JOSE, CA')).toEqual(['SAN JOSE', 'CA']);
+    expect(both('MELBOURNE, VIC')).toEqual(['MELBOURNE', 'VIC']);
+    expect(both('ST. PAUL, MN')).toEqual(['ST. PAUL', 'MN']);
+    expect(both('AMZN MKTP US, WA')).toEqual(['AMZN MKTP US', 'WA']);
+    expect(both('WASHINGTON, DC, US')).toEqual(['WASHINGTON, DC', 'US']);
+  });
+  it('a missing part is a conversion failure naming the field, never an empty value', () => {
+    expect(both('LONDON')).toEqual([
+      'paymentNetworkMerchantState: "LONDON" has no part 1 when split on "," at its last',
+    ]);
+  });
+  it('every separator, part n or counted from the end; first occurrence', () => {
+    const v = (split: unknown, s: string) => value('paymentNetworkMerchant', { from: 'X', split }, { X: s });
+    expect(v({ separator: '|', part: 1 }, 'a|b|c')).toBe('b');
+    expect(v({ separator: '|', part: -1 }, 'a|b|c')).toBe('c');
+    expect(v({ separator: ' - ', at: 'first', part: 1 }, 'SHOP - 12 - X')).toBe('12 - X');
+    expect(v({ separator: '|', part: 0 }, 'whole')).toBe('whole');
+    expect(
+      errorOf('paymentNetworkMerchant', { from: 'X', split: { separator: '|', part: 3 } }, { X: 'a|b' }),
+    ).toBe('"a|b" has no part 3 when split on "|"');
+  });
+  it('match: group 1 by default, a named or numbered group, flags', () => {
+    const v = (match: unknown, s: string) =>
+      value('paymentNetworkMerchantState', { from: 'X', match }, { X: s });
+    expect(v('^.*,\\s*([A-Z]{2,3})$', 'SAN JOSE, CA')).toBe('CA');
+    expect(v({ pattern: '^(?<city>.+?),\\s*(?<st>[a-z]{2,3})$', group: 'st', flags: 'i' }, 'Mesa, az')).toBe(
+      'az',
+    );
+    expect(v({ pattern: '[A-Z]{2}$', group: 0 }, 'Tempe AZ')).toBe('AZ');
+    expect(
+      errorOf('paymentNetworkMerchantState', { from: 'X', match: '^.*,\\s*([A-Z]{2,3})$' }, { X: 'LONDON' }),
+    ).toBe('"LONDON" does not match /^.*,\\s*([A-Z]{2,3})$/');
+  });
+  it('else stands in for a value split or match cannot take apart (null = leave the field out)', () => {
+    const r = one(
+      {
+        paymentNetworkMerchantState: { ...state, else: null, required: false },
+        paymentNetworkMerchantCountryCode: { from: 'LOC', match: ', ([A-Z]{2})$', else: 'GB' },
+      },
+      { LOC: 'LONDON' },
+    );
+    expect(r.ok && [r.tx.paymentNetworkMerchantState, r.tx.paymentNetworkMerchantCountryCode]).toEqual([
+      undefined,
+      'GB',
+    ]);
+  });
+  it('is checked at load', () => {
+    const f = (rule: unknown) => invalid({ fields: { ...BASE, paymentNetworkMerchantState: rule } });
+    expect(f({ from: 'X', match: '([A-Z' })).toMatch(
+      /^MAPPING_INVALID: fields\.paymentNetworkMerchantState\.match: expected a valid regular expression/,
+    );
+    expect(f({ from: 'X', match: { pattern: '(a)', group: 2 } })).toMatch(
+      /\.match\.group: expected a capture group of the pattern \(0\.\.1\)/,
+    );
+    expect(f({ from: 'X', match: { pattern: 'a', flags: 'g' } })).toMatch(
+      /\.match\.flags: expected any of i, m, s, u/,
+    );
+    expect(f({ from: 'X', split: { separator: '', part: 0 } })).toMatch(/\.split\.separator: /);
+    expect(f({ from: 'X', split: { separator: ',', part: 1.5 } })).toMatch(/\.split\.part: /);
+    expect(f({ from: 'X', split: { separator: ',', part: 0, at: 'middle' } })).toMatch(/\.split\.at: /);
+    expect(f({ from: 'X', split: { separator: ',' } })).toMatch(/\.split\.part: /);
+    expect(f({ const: 'AZ', match: 'x' })).toMatch(
+      /\.match: expected split and match only with from or template/,
+    );
+    expect(f({ from: 'X', match: '(..)', else: 'not a state' })).toMatch(
+      /\.else: expected a valid paymentNetworkMerchantState/,
+    );
+    expect(f({ from: 'X', else: 'AZ' })).toMatch(
+      /\.else: expected else only together with enum, split or match/,
+    );
+  });
+});
+
+describe('"required" per field', () => {
+  it('false: a record without the value is valid for this profile only; its format is still checked', async () => {
+    const { validateTransaction } = await import('../../src/validate/validate.ts');
+    const p = profile({ paymentNetworkMerchantState: { from: 'ST', required: false } });
+    expect(p.relaxed).toEqual(['paymentNetworkMerchantState']);
+    expect(p.required).not.toContain('paymentNetworkMerchantState');
+    const without = p.map({});
+    expect(without.ok && validateTransaction(without.tx as never, p.required)).toEqual([]);
+    // The default list still wants it.
+    expect(without.ok && validateTransaction(without.tx as never).map((e) => e.field)).toEqual([
+      'paymentNetworkMerchantState',
+    ]);
+    const wrong = p.map({ ST: 'Nowhere land' });
+    expect(wrong.ok && validateTransaction(wrong.tx as never, p.required).map((e) => e.field)).toEqual([
+      'paymentNetworkMerchantState',
+    ]);
+    expect(p.columns.find((c) => c.column === 'ST')).toMatchObject({ required: false });
+  });
+  it('true makes an optional field required; transactionId can never be optional', () => {
+    const p = profile({ acquirerReferenceNumber: { from: 'ARN', required: true } });
+    expect(p.required.at(-1)).toBe('acquirerReferenceNumber');
+    expect(p.requiredColumns).toContain('ARN');
+    expect(invalid({ fields: { ...BASE, transactionId: { from: 'ID', required: false } } })).toBe(
+      'MAPPING_INVALID: fields.transactionId.required: expected true (every record needs its transactionId), got false',
+    );
+    expect(invalid({ fields: { ...BASE, transactionId: { from: 'ID', required: 'no' } } })).toMatch(
+      /fields\.transactionId\.required: expected true or false/,
+    );
+  });
+});
+
+describe('hash ids', () => {
+  const rule = { hash: { of: ['auth_id', 'network'], separator: '|', length: 32 } };
+  const id = (rec: Record<string, unknown>) => {
+    const r = one({ transactionId: rule }, rec);
+    return r.ok ? r.tx.transactionId : undefined;
+  };
+  it('any empty part makes the id missing', () => {
+    expect(id({ auth_id: '', network: 'V' })).toBeUndefined();
+    expect(id({ auth_id: '12', network: '  ' })).toBeUndefined();
+    expect(id({ auth_id: '12' })).toBeUndefined();
+  });
+  it('parts are encoded unambiguously; ids of parts without the separator are as before', () => {
+    const sha = (s: string) => createHash('sha256').update(s).digest('hex').slice(0, 32);
+    expect(id({ auth_id: '12', network: 'V' })).toBe(sha('12|V'));
+    expect(id({ auth_id: '12|V', network: 'M' })).not.toBe(id({ auth_id: '12', network: 'V|M' }));
+    expect(id({ auth_id: '12|V', network: 'M' })).toBe(sha('12\\|V|M'));
+    expect(id({ auth_id: 'a\\', network: '|b' })).not.toBe(id({ auth_id: 'a\\|', network: 'b' }));
+    expect(invalid({ fields: { ...BASE, transactionId: { hash: { of: ['a'], separator: '||' } } } })).toMatch(
+      /fields\.transactionId\.hash\.separator: expected one character other than a backslash/,
+    );
+  });
+});
+
+describe('columns a profile names', () => {
+  it('each with the JSON path of its rule key, required or not (in the order of the fields)', () => {
+    const p = profile(
+      {
+        transactionId: { hash: { of: ['A', 'B'] } },
+        transactionTimestamp: {
+          template: '{D} {T}',
+          timestamp: { format: 'YYYY-MM-DD HH:mm:ss', zone: 'UTC' },
+        },
+        paymentType: { from: 'PT', default: 'DEBIT' },
+        acquirerReferenceNumber: 'ARN',
+      },
+      { pan: { from: 'CARD' } },
+    );
+    expect(p.columns.map((c) => [c.column, c.rule, c.required])).toEqual([
+      ['A', 'fields.transactionId.hash.of[0]', true],
+      ['B', 'fields.transactionId.hash.of[1]', true],
+      ['PT', 'fields.paymentType.from', false],
+      ['D', 'fields.transactionTimestamp.template', true],
+      ['T', 'fields.transactionTimestamp.template', true],
+      ['ARN', 'fields.acquirerReferenceNumber.from', false],
+      ['CARD', 'pan.from', false],
+    ]);
   });
 });

@@ -48,7 +48,9 @@ describe('samples', () => {
             continue;
           }
           const r = profile.map(item.record.fields);
-          const errors = r.ok ? validateTransaction(r.tx as unknown as Record<string, unknown>) : r.errors;
+          const errors = r.ok
+            ? validateTransaction(r.tx as unknown as Record<string, unknown>, profile.required)
+            : r.errors;
           if (!r.ok || errors.length > 0 || ids.has(r.tx.transactionId)) {
             rejectLines.push(item.record.line);
             const masked = JSON.stringify(profile.maskRecord(item.record.fields));

@@ -1,0 +1,205 @@
+// `svc-ingest mappings` (the built-in profiles) and `svc-ingest mapping check|draft` (authoring a profile).
+import path from 'node:path';
+import { type Command, Option } from 'commander';
+import { EXIT, SvcIngestError } from '../errors.ts';
+import { addExamples, printJson, printText } from './common.ts';
+
+interface CheckFlags {
+  format?: 'csv' | 'ndjson';
+  delimiter?: string;
+  strict?: boolean;
+}
+
+export function define(program: Command): void {
+  const list = program
+    .command('mappings')
+    .description('List the built-in mapping profiles (--mapping NAME) with what each reads.')
+    .option('--json', 'one JSON array of {name, description, format} on stdout');
+  addExamples(list, [
+    ['svc-ingest mappings', 'names, formats and descriptions'],
+    ["svc-ingest mappings --json | jq -r '.[].name'", 'the names only'],
+  ]).action(async (flags: { json?: boolean }) => {
+    const { listProfiles } = await import('../map/profile.ts');
+    const profiles = await listProfiles();
+    if (flags.json) return printJson(profiles);
+    const width = Math.max(...profiles.map((p) => p.name.length));
+    printText(
+      profiles.map((p) => `${p.name.padEnd(width)}  ${(p.format ?? 'any').padEnd(6)}  ${p.description}`),
+    );
+  });
+
+  const mapping = program
+    .command('mapping')
+    .description('Write a mapping profile: check one (and its columns against an export), or draft one.');
+  addExamples(mapping, [
+    ['svc-ingest mapping draft export.csv > my-bank.json', 'a first profile from the header and first row'],
+    ['svc-ingest mapping check my-bank.json export.csv', 'the profile, and its columns against the header'],
+    ['svc-ingest map --mapping my-bank.json --limit 20 export.csv', 'what it makes of the first records'],
+  ]);
+
+  const check = mapping
+    .command('check')
+    .summary('check a profile, and its columns against an export')
+    .description(
+      'Load and check a profile (a bad key is reported with its JSON path); with FILE, check every column\n' +
+        "the profile names against the file's CSV header (NDJSON: against its first record).",
+    )
+    .argument('<profile>', 'a profile file, or a built-in name')
+    .argument('[file]', 'an export to check the columns against')
+    .addOption(
+      new Option('--format <format>', 'format of FILE (default: from the extension)').choices([
+        'csv',
+        'ndjson',
+      ]),
+    )
+    .option('--delimiter <char>', 'CSV delimiter (default: the profile\'s, else ",")')
+    .option('--strict', 'a column a rule names that the CSV header lacks is an error (else: a warning)')
+    .addHelpText(
+      'after',
+      '\nExit status: 0 the profile is valid (and FILE has its required columns); 1 it is not (one line\n' +
+        'naming the file and the JSON path of the bad key), or FILE lacks a column.',
+    );
+  addExamples(check, [
+    ['svc-ingest mapping check northwind-csv samples/northwind.csv', 'a built-in profile against a sample'],
+    [
+      'svc-ingest mapping check --strict ./my-bank.json export.csv.gz',
+      'every column a rule names must exist',
+    ],
+  ]).action(async (profile: string, file: string | undefined, flags: CheckFlags) => {
+    process.exitCode = await runCheck(profile, file, flags);
+  });
+
+  const draft = mapping
+    .command('draft')
+    .summary("propose a profile from an export's header or first object")
+    .description(
+      'Propose a profile for an export from its CSV header and first row (or its first NDJSON object),\n' +
+        'matching known column names; guesses are marked TODO. Prints the profile JSON on stdout.',
+    )
+    .argument('<file>', 'an export (CSV or NDJSON, optionally .gz)')
+    .addOption(
+      new Option('--format <format>', 'format of FILE (default: from the extension)').choices([
+        'csv',
+        'ndjson',
+      ]),
+    )
+    .option('--delimiter <char>', 'CSV delimiter (default ",")')
+    .option('--name <name>', 'profile name (default: the file name)');
+  addExamples(draft, [
+    ['svc-ingest mapping draft export.csv > config/mappings/my-bank.json', 'a starting point to edit'],
+    ['svc-ingest mapping draft --format ndjson feed.jsonl | jq .fields', 'what it matched'],
+  ]).action(async (file: string, flags: CheckFlags & { name?: string }) => {
+    await runDraft(file, flags);
+  });
+}
+
+/** The first record of an input (with its format), or undefined when it holds none. */
+async function firstRecord(
+  file: string,
+  flags: CheckFlags,
+): Promise<{ format: 'csv' | 'ndjson'; fields: Record<string, unknown>; header?: string[] } | undefined> {
+  const { resolveInputs, readInput } = await import('../read/open.ts');
+  const [spec] = await resolveInputs([file], { format: flags.format });
+  if (spec === undefined) return undefined;
+  let header: string[] | undefined;
+  for await (const items of readInput(spec, {
+    delimiter: flags.delimiter,
+    stdin: process.stdin,
+    onHeader: (c) => {
+      header = c;
+    },
+  })) {
+    for (const item of items)
+      if (item.kind === 'record') return { format: spec.format, fields: item.record.fields, header };
+  }
+  return header
+    ? { format: 'csv', fields: Object.fromEntries(header.map((h) => [h, ''])), header }
+    : undefined;
+}
+
+async function runCheck(name: string, file: string | undefined, flags: CheckFlags): Promise<number> {
+  const [{ loadProfile }, { openInputs }, { compileGetter, PathError }] = await Promise.all([
+    import('../map/profile.ts'),
+    import('../prepare/inputs.ts'),
+    import('../map/path.ts'),
+  ]);
+  const profile = await loadProfile(name === 'canonical' ? undefined : name);
+  const lines = [
+    `mapping ${profile.name}: valid (${profile.columns.length} column use${profile.columns.length === 1 ? '' : 's'})`,
+    `  required columns: ${profile.requiredColumns.join(', ') || '(none)'}`,
+  ];
+  const needed = new Set(profile.requiredColumns);
+  const optional = [...new Set(profile.columns.filter((c) => !needed.has(c.column)).map((c) => c.column))];
+  if (optional.length > 0) lines.push(`  optional columns: ${optional.join(', ')}`);
+  if (profile.relaxed.length > 0)
+    lines.push(`  sent without when empty ("required": false): ${profile.relaxed.join(', ')}`);
+  if (file === undefined) {
+    printText(lines);
+    return EXIT.OK;
+  }
+  let warnings = 0;
+  const warn = (message: string) => {
+    warnings++;
+    process.stderr.write(`svc-ingest: warning: ${message}\n`);
+  };
+  const { specs } = await openInputs([file], profile, {
+    format: flags.format,
+    delimiter: flags.delimiter,
+    strict: Boolean(flags.strict),
+    warn,
+  });
+  const spec = specs[0];
+  if (spec !== undefined && spec.format === 'ndjson') {
+    // NDJSON has no header: each path is tried on the first record (an optional key may be absent there).
+    const first = await firstRecord(file, flags);
+    if (first === undefined) lines.push(`${file}: no record to check the paths against`);
+    else {
+      let absent = 0;
+      // A column's text has its escapes removed: one that no longer parses as a path is a key as it is.
+      const readPath = (text: string) => {
+        try {
+          return compileGetter(text);
+        } catch (err) {
+          if (!(err instanceof PathError)) throw err;
+          return (rec: Record<string, unknown>) => rec[text];
+        }
+      };
+      for (const use of profile.columns) {
+        if (readPath(use.column)(first.fields) !== undefined) continue;
+        absent++;
+        warn(
+          `${file}: the first record has nothing at ${JSON.stringify(use.column)} named by ${use.rule}${use.required ? ' (a required field)' : ''}`,
+        );
+      }
+      lines.push(
+        `${file}: ${profile.columns.length - absent} of ${profile.columns.length} paths found in the first record`,
+      );
+    }
+  } else {
+    lines.push(
+      warnings === 0
+        ? `${file}: the header has every column the profile names`
+        : `${file}: the header has every required column; ${warnings} optional one${warnings === 1 ? ' is' : 's are'} missing (see the warnings)`,
+    );
+  }
+  printText(lines);
+  return EXIT.OK;
+}
+
+async function runDraft(file: string, flags: CheckFlags & { name?: string }): Promise<void> {
+  const { draftProfile } = await import('../map/draft.ts');
+  const first = await firstRecord(file, flags);
+  if (first === undefined)
+    throw new SvcIngestError('INPUT_PARSE', `${file}: no header and no record to draft a profile from`, {
+      source: file,
+    });
+  const name =
+    flags.name ??
+    path
+      .basename(file)
+      .replace(/\.gz$/, '')
+      .replace(/\.(csv|ndjson|jsonl)$/, '');
+  process.stdout.write(
+    `${JSON.stringify(draftProfile({ name, format: first.format, record: first.fields }), null, 2)}\n`,
+  );
+}

@@ -1,0 +1,45 @@
+// The inputs of a run, checked before any record is read: resolved specs, each CSV file's header against the
+// mapping profile, and the same check for standard input when its header arrives. Shared by send and map.
+import { checkHeader, type HeaderCheckOptions } from '../map/columns.ts';
+import type { CompiledProfile } from '../map/profile.ts';
+import { type InputFormat, type InputSpec, readCsvHeader, resolveInputs } from '../read/open.ts';
+
+/**
+ * Inputs ready to prepare: `headers` holds each CSV file's checked header (hand it to prepareChunks as
+ * `columns`), `onHeader` checks standard input's header when the reader meets it.
+ * @example const ins = await openInputs(['a.csv'], profile, { format: undefined, delimiter: ',' })
+ */
+export interface CheckedInputs {
+  specs: InputSpec[];
+  delimiter: string | undefined;
+  headers: Map<InputSpec, string[]>;
+  onHeader: (columns: string[], source: string) => void;
+}
+
+/**
+ * Resolve inputs (--format beats the extension; the profile's format is only a hint for standard input) and
+ * check every CSV file's header against the profile (checkHeader: a missing required column throws, others
+ * warn, or throw under `strict`).
+ * @example await openInputs(['-'], profile, { format: 'csv', delimiter: undefined, strict: true })
+ */
+export async function openInputs(
+  inputs: string[],
+  profile: CompiledProfile,
+  o: { format?: InputFormat; delimiter?: string } & HeaderCheckOptions,
+): Promise<CheckedInputs> {
+  const specs = (await resolveInputs(inputs, { format: o.format })).map((spec) =>
+    spec.sniff && profile.format ? { ...spec, format: profile.format, sniff: false } : spec,
+  );
+  const delimiter = o.delimiter ?? profile.delimiter;
+  const check = { strict: o.strict, warn: o.warn };
+  const onHeader = (columns: string[], source: string) => checkHeader(profile, columns, source, check);
+  const headers = new Map<InputSpec, string[]>();
+  for (const spec of specs) {
+    if (spec.format !== 'csv' || spec.path === '-') continue;
+    const columns = await readCsvHeader(spec, { delimiter });
+    if (columns.length === 0) continue; // an empty file, or blank lines only: no record to map
+    onHeader(columns, spec.path);
+    headers.set(spec, columns);
+  }
+  return { specs, delimiter, headers, onHeader };
+}
