@@ -195,7 +195,7 @@ export function define(program: Command): void {
   const ledger = program
     .command('ledger')
     .description(
-      'what the ledger holds: status, outstanding failed ids, the batch that carried an id (file ledgers,\n' +
+      'what the ledger holds: status, outstanding failed ids, the batch that carried an id (file ledgers, ' +
         'read-only); migrate: the schema of a PostgreSQL ledger',
     )
     .addHelpText(
