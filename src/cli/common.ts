@@ -128,6 +128,29 @@ export function parseNumberOption(value: string, flag: string): number {
   return n;
 }
 
+/** Commander argument parser of a repeatable option: every value, in order. */
+export function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
+/** Adds a repeatable `--ledger PATH` (read-only commands read every ledger given). */
+export function addLedgerOption(cmd: Command): Command {
+  return cmd.option(
+    '--ledger <path>',
+    'ledger to read; repeat to read several (default: send.ledgerPath, env SVC_LEDGER_PATH)',
+    collect,
+  );
+}
+
+/**
+ * The ledgers a read-only command reads: every `--ledger` given, else the configured `send.ledgerPath`; each must
+ * be an existing regular file (a mistyped path is an error, not an empty ledger).
+ */
+export async function ledgerPaths(given: string[] | undefined, config: Config): Promise<string[]> {
+  const { checkLedgerPaths } = await import('../ledger/query.ts');
+  return checkLedgerPaths(given && given.length > 0 ? given : [config.send.ledgerPath]);
+}
+
 /**
  * True when an address to listen on never takes connections from other machines (127.x, ::1, localhost).
  * @example isLoopbackBind('::1') === true; isLoopbackBind('0.0.0.0') === false

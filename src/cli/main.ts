@@ -4,6 +4,7 @@ import { type ErrorCode, ExitError, exitStatusOf, SvcIngestError } from '../erro
 import { maskCardNumbers } from '../mask.ts';
 import * as backfill from './backfill.ts';
 import { addExamples } from './common.ts';
+import * as ledger from './ledger.ts';
 import * as ledgerMigrate from './ledger-migrate.ts';
 import * as map from './map.ts';
 import * as mapping from './mapping.ts';
@@ -33,6 +34,7 @@ const program = new Command('svc-ingest')
   .configureOutput({ writeErr: (text) => process.stderr.write(maskCardNumbers(text)) })
   .exitOverride();
 
+// `ledger` declares the command group; `ledger migrate` adds itself to it, so it comes after.
 for (const mod of [
   send,
   map,
@@ -43,6 +45,7 @@ for (const mod of [
   tickets,
   reconcile,
   backfill,
+  ledger,
   ledgerMigrate,
 ])
   mod.define(program);
@@ -75,8 +78,11 @@ function helpArgv(argv: string[]): string[] {
 
 const argv = helpArgv(process.argv);
 const end = argv.indexOf('--');
-/** A `--json` run answers a failure to run with one JSON object on stdout too, so a pipeline step can parse it. */
-const jsonMode = argv.slice(2, end === -1 ? undefined : end).includes('--json');
+/**
+ * A `--json` (or `--ndjson`) run answers a failure to run with one JSON object on stdout too, so a pipeline step
+ * can parse it.
+ */
+const jsonMode = argv.slice(2, end === -1 ? undefined : end).some((a) => a === '--json' || a === '--ndjson');
 
 /** One line on stderr (`svc-ingest: CODE: message`); with --json also `{"error":{code,message}}` on stdout. */
 function fail(code: ErrorCode | 'UNEXPECTED', message: string, status: number, humanShown = false): void {

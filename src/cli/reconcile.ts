@@ -1,13 +1,15 @@
-// `svc-ingest reconcile`: matches each customer's redemptions against the transactions our ledger shows as acked.
-import type { Command } from 'commander';
-import type { ConfigFlags } from '../config/index.ts';
-import { EXIT, ExitError } from '../errors.ts';
-import type { LedgerReadStats } from '../ledger/read.ts';
-import { readLedger } from '../ledger/read.ts';
+// `svc-ingest reconcile`: matches customers' redemptions against the transactions our ledgers show as acked.
+import { type Command, Option } from 'commander';
+import { EXIT, ExitError, SvcIngestError } from '../errors.ts';
+import type { CustomerReconciliation, ReconcileReport } from '../reconcile/reconcile.ts';
 import {
   addConnectionOptions,
   addExamples,
+  addLedgerOption,
   type CommonOptions,
+  collect,
+  ledgerPaths,
+  loadCommandConfig,
   parseIntOption,
   printJson,
   printText,
@@ -15,138 +17,227 @@ import {
 } from './common.ts';
 
 interface ReconcileOptions extends CommonOptions {
-  customer: string[];
-  ledger?: string;
+  customer?: string[];
+  customersFrom?: string[];
+  column?: string;
+  fromExport?: string[];
+  mapping?: string;
+  format?: 'csv' | 'ndjson';
+  delimiter?: string;
+  ledger?: string[];
   lookbackDays?: string;
+  concurrency?: string;
+  currency: string;
   json?: boolean;
+  ndjson?: boolean;
 }
 
-/**
- * The reconciliation of one customer.
- * @example { sourceCustomerId: 'c-1', redemptions: 3, matched: ['t-1', 't-2'], unmatched: ['t-9'], requestId: '…' }
- */
-export interface CustomerReconciliation {
-  sourceCustomerId: string;
-  redemptions: number;
-  /** Redemption transactionIds found in an acked ledger line. */
-  matched: string[];
-  /** Redemption transactionIds no acked ledger line knows. */
-  unmatched: string[];
-  requestId: string;
-}
+const MAX_CONCURRENCY = 64;
 
-/**
- * What `reconcile --json` prints.
- * @example { ledger: 'ledger/transactions.ndjson', ledgerLines: 10, ledgerBadLines: 0, customers: [...], totals: { redemptions: 3, matched: 2, unmatched: 1 } }
- */
-export interface ReconcileReport {
-  ledger: string;
-  ledgerLines: number;
-  ledgerBadLines: number;
-  customers: CustomerReconciliation[];
-  totals: { customers: number; redemptions: number; matched: number; unmatched: number };
-}
-
-/** Which of `wanted` appear in an acked line of the ledger (one streaming pass). */
-export async function findAcked(
-  ledgerPath: string,
-  wanted: Set<string>,
-  stats: LedgerReadStats,
-): Promise<Set<string>> {
-  const found = new Set<string>();
-  if (wanted.size === 0) return found;
-  for await (const line of readLedger(ledgerPath, stats)) {
-    if (line.status !== 'acked') continue;
-    for (const id of line.transactionIds) if (wanted.has(id)) found.add(id);
+/** Column widths of a text table: each the longest cell of its column. */
+function table(rows: string[][], rightAligned: Set<number>): string[] {
+  const widths: number[] = [];
+  for (const r of rows) {
+    for (let i = 0; i < r.length; i++) widths[i] = Math.max(widths[i] ?? 0, (r[i] as string).length);
   }
-  return found;
+  return rows.map((r) =>
+    r
+      .map((c, i) => (rightAligned.has(i) ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd(),
+  );
 }
 
+const rewardsText = (rewards: CustomerReconciliation['rewards'], pick: 'total' | 'unmatched' = 'total') =>
+  Object.entries(rewards)
+    .map(([c, t]) => `${c} ${t[pick]}`)
+    .join(', ') || '-';
+
+/** The readable form: a table of customers, then each redemption and what the ledgers say of it. */
 export function formatReport(r: ReconcileReport): string[] {
-  const lines: string[] = [];
+  const rows = [['customer', 'redemptions', 'matched', 'unmatched', 'rewards', 'requestId']];
   for (const c of r.customers) {
-    lines.push(
-      `customer ${c.sourceCustomerId}: ${c.redemptions} redemption(s), ${c.matched.length} matched, ${c.unmatched.length} unknown to the ledger`,
+    rows.push(
+      c.error
+        ? [
+            c.sourceCustomerId,
+            '-',
+            '-',
+            '-',
+            '-',
+            `could not be checked: ${c.error.code}: ${c.error.message}`,
+          ]
+        : [
+            c.sourceCustomerId,
+            String(c.redemptions),
+            String(c.matched),
+            String(c.unmatched),
+            rewardsText(c.rewards),
+            c.requestId ?? '-',
+          ],
     );
-    for (const id of c.unmatched) lines.push(`  unmatched transaction ${id}`);
   }
+  const lines = table(rows, new Set([1, 2, 3]));
+  const details: string[] = [];
+  for (const c of r.customers) {
+    for (const i of c.items) {
+      const what = i.acked
+        ? `matched: batch ${i.acked.batchId ?? '?'}, requestId ${i.acked.requestId ?? '?'}, acked ${i.acked.ts ?? '?'}`
+        : i.failed
+          ? `UNMATCHED: no acked ledger line; last failed ${i.failed.ts ?? '?'} in batch ${i.failed.batchId ?? '?'}: ${i.failed.error ?? '?'}`
+          : 'UNMATCHED: unknown to the ledger';
+      details.push(
+        `  ${c.sourceCustomerId}  ${i.redemptionId}  transaction ${i.transactionId}  ${i.currency} ${i.amount}  ${i.merchantName ?? `ad ${i.adId}`}  ${i.redemptionDate}  ${what}`,
+      );
+    }
+  }
+  if (details.length > 0) lines.push('', 'redemptions:', ...details);
   const t = r.totals;
   lines.push(
-    `total: ${t.redemptions} redemption(s), ${t.matched} matched, ${t.unmatched} unmatched (ledger ${r.ledger})`,
+    '',
+    `total: ${t.customers} customer(s), ${t.redemptions} redemption(s), ${t.matched} matched, ${t.unmatched} unmatched; ` +
+      `rewards ${rewardsText(t.rewards)} (unmatched ${rewardsText(t.rewards, 'unmatched')})` +
+      (t.customersFailed > 0 ? `; ${t.customersFailed} customer(s) could not be checked` : ''),
+    `ledgers: ${r.ledgers.join(', ')} (${r.ledgerLines} lines${r.ledgerBadLines > 0 ? `, ${r.ledgerBadLines} unreadable skipped` : ''})`,
   );
-  if (r.ledgerBadLines > 0) lines.push(`note: ${r.ledgerBadLines} unreadable ledger line(s) skipped`);
   return lines;
 }
 
-export async function runReconcile(opts: ReconcileOptions): Promise<void> {
+/** Exit status of a finished reconciliation: 3 if a customer could not be checked, 2 if a redemption is unmatched. */
+export function reconcileExit(r: ReconcileReport): number {
+  if (r.totals.customersFailed > 0) return EXIT.FAILED;
+  if (r.totals.unmatched > 0) return EXIT.REJECTED;
+  return EXIT.OK;
+}
+
+function usage(message: string): SvcIngestError {
+  return new SvcIngestError('USAGE_INVALID', message);
+}
+
+export async function runReconcile(opts: ReconcileOptions): Promise<number> {
+  if (opts.json && opts.ndjson) throw usage('--json and --ndjson: choose one');
   const lookback =
     opts.lookbackDays === undefined ? undefined : parseIntOption(opts.lookbackDays, '--lookback-days');
-  const extra: ConfigFlags =
-    opts.ledger === undefined ? {} : { 'send.ledgerPath': { value: opts.ledger, flag: '--ledger' } };
-  const report = await withContext(
-    opts,
-    async ({ client, config, logger }) => {
-      const fetched: Array<{ id: string; requestId: string; txIds: string[] }> = [];
-      for (const id of opts.customer) {
-        const res = await client.getRedemptions(
-          id,
-          lookback === undefined ? {} : { lookbackWindowInDays: lookback },
-        );
-        fetched.push({
-          id,
-          requestId: res.requestId,
-          txIds: res.redemptions.map((r) => String(r.transactionId)),
-        });
-      }
-      const stats: LedgerReadStats = { lines: 0, bad: 0, badLines: [] };
-      const wanted = new Set(fetched.flatMap((f) => f.txIds));
-      const acked = await findAcked(config.send.ledgerPath, wanted, stats);
-      if (stats.bad > 0) logger.warn({ bad: stats.bad, lines: stats.badLines }, 'ledger.bad_lines');
-      const customers = fetched.map((f) => ({
-        sourceCustomerId: f.id,
-        redemptions: f.txIds.length,
-        matched: f.txIds.filter((t) => acked.has(t)),
-        unmatched: f.txIds.filter((t) => !acked.has(t)),
-        requestId: f.requestId,
-      }));
-      const sum = (pick: (c: CustomerReconciliation) => number) => customers.reduce((n, c) => n + pick(c), 0);
-      return {
-        ledger: config.send.ledgerPath,
-        ledgerLines: stats.lines,
-        ledgerBadLines: stats.bad,
-        customers,
-        totals: {
-          customers: customers.length,
-          redemptions: sum((c) => c.redemptions),
-          matched: sum((c) => c.matched.length),
-          unmatched: sum((c) => c.unmatched.length),
-        },
-      } satisfies ReconcileReport;
-    },
-    extra,
-  );
-  if (opts.json) printJson(report);
-  else printText(formatReport(report));
-  if (report.totals.unmatched > 0) throw new ExitError(EXIT.REJECTED, 'unmatched redemptions');
+  const concurrency = opts.concurrency === undefined ? 4 : parseIntOption(opts.concurrency, '--concurrency');
+  if (concurrency < 1 || concurrency > MAX_CONCURRENCY) {
+    throw usage(`--concurrency: expected an integer 1..${MAX_CONCURRENCY}, got ${concurrency}`);
+  }
+  const { isCurrencyCode } = await import('../map/codes.ts');
+  const currency = opts.currency.trim().toUpperCase();
+  if (!isCurrencyCode(currency)) {
+    throw usage(`--currency: expected an ISO 4217 code such as USD, got ${JSON.stringify(opts.currency)}`);
+  }
+  const sources =
+    (opts.customer ?? []).length + (opts.customersFrom ?? []).length + (opts.fromExport ?? []).length;
+  if (sources === 0) throw usage('no customers: give --customer, --customers-from or --from-export');
+  // The ledgers are checked before anything is read or asked of the service.
+  const ledgers = await ledgerPaths(opts.ledger, loadCommandConfig(opts));
+  const [{ collectCustomers }, { fetchRedemptions, matchRedemptions }] = await Promise.all([
+    import('../reconcile/customers.ts'),
+    import('../reconcile/reconcile.ts'),
+  ]);
+  const { customers, exports } = await collectCustomers({
+    ...(opts.customer ? { customers: opts.customer } : {}),
+    ...(opts.customersFrom ? { lists: opts.customersFrom } : {}),
+    ...(opts.column !== undefined ? { column: opts.column } : {}),
+    ...(opts.fromExport ? { exports: opts.fromExport } : {}),
+    ...(opts.mapping !== undefined ? { mapping: opts.mapping } : {}),
+    ...(opts.format !== undefined ? { format: opts.format } : {}),
+    ...(opts.delimiter !== undefined ? { delimiter: opts.delimiter } : {}),
+  });
+  if (customers.length === 0) {
+    process.stderr.write('svc-ingest: no customers: the customer sources given hold none (exit 4)\n');
+    return EXIT.EMPTY;
+  }
+  return withContext(opts, async ({ client, logger }) => {
+    for (const e of exports) {
+      logger[e.rejected > 0 ? 'warn' : 'info'](
+        { event: 'reconcile.export', ...e },
+        `${e.source}: ${e.customers} customer(s) from ${e.valid} valid record(s); ${e.rejected} rejected record(s) ignored`,
+      );
+    }
+    const { fetched, unavailable } = await fetchRedemptions(client, customers, {
+      concurrency,
+      ...(lookback === undefined ? {} : { lookbackDays: lookback }),
+    });
+    // SEND_UNAVAILABLE: exit 5, one line (and with --json / --ndjson the error object on stdout) from main.ts.
+    if (unavailable) throw unavailable;
+    const report = await matchRedemptions(fetched, ledgers, currency);
+    if (report.ledgerBadLines > 0) {
+      logger.warn(
+        { event: 'ledger.bad_lines', count: report.ledgerBadLines },
+        'unreadable ledger lines skipped',
+      );
+    }
+    if (opts.json) printJson(report);
+    else if (opts.ndjson) for (const c of report.customers) printJson(c);
+    else printText(formatReport(report));
+    return reconcileExit(report);
+  });
 }
 
 export function define(program: Command): void {
-  const cmd = addConnectionOptions(
-    program
-      .command('reconcile')
-      .description(
-        "match customers' redemptions against the acked transactions of the ledger (exit 2 if any is unmatched)",
-      )
-      .requiredOption('--customer <id...>', 'sourceCustomerId(s)')
-      .option('--ledger <path>', 'ledger to read (default: send.ledgerPath, env SVC_LEDGER_PATH)')
+  const cmd = program
+    .command('reconcile')
+    .description(
+      "match customers' redemptions against the transactions the ledger shows as acknowledged (each with the batch " +
+        'and service requestId that carried it), with reward totals by currency',
+    )
+    .option('--customer <id...>', 'sourceCustomerId(s); repeatable', collect)
+    .option(
+      '--customers-from <file>',
+      "customer ids: a .csv/.ndjson/.jsonl file (or '-' with --format) is read as a table, the ids in --column;\n" +
+        "any other file (or '-') holds one id a line, '#' comments skipped; repeatable",
+      collect,
+    )
+    .option(
+      '--column <name>',
+      'column (CSV header) or key (NDJSON) of --customers-from tables (default sourceCustomerId)',
+    )
+    .option(
+      '--from-export <file>',
+      'every sourceCustomerId of the valid records of an export, read through --mapping; repeatable',
+      collect,
+    )
+    .option('--mapping <file|name>', 'mapping profile of --from-export (default canonical)')
+    .addOption(
+      new Option('--format <format>', 'format of --from-export / --customers-from files').choices([
+        'csv',
+        'ndjson',
+      ]),
+    )
+    .option('--delimiter <char>', 'CSV delimiter of those files (default: the profile\'s, else ",")');
+  addLedgerOption(cmd);
+  addConnectionOptions(
+    cmd
       .option('--lookback-days <n>', 'lookbackWindowInDays, 0..396 (service default 120)')
-      .option('--json', 'print the report as JSON on stdout'),
+      .option('--concurrency <n>', `redemption calls at once, 1..${MAX_CONCURRENCY}`, '4')
+      .option('--currency <code>', "the rewards' currency (the service's redemptions carry none)", 'USD')
+      .option('--json', 'print the whole report as one JSON object on stdout')
+      .option('--ndjson', 'print one JSON line per customer on stdout'),
+  ).addHelpText(
+    'after',
+    '\nExit status: 0 every redemption matched; 1 could not run; 2 some redemptions unmatched;\n' +
+      '3 some customers could not be checked (their error is in the report); 4 no customers in the sources;\n' +
+      '5 service unavailable (nothing reported).',
   );
   addExamples(cmd, [
     ['svc-ingest reconcile --customer cust-0001 --customer cust-0002', 'two customers, default ledger'],
     [
-      'svc-ingest reconcile --customer cust-0001 --ledger /var/lib/svc-ingest/transactions.ndjson --json',
-      'a named ledger, report as JSON',
+      'svc-ingest reconcile --customers-from customers.txt --ledger /var/lib/svc-ingest/2026.ndjson --ledger /var/lib/svc-ingest/2025.ndjson',
+      'customers one a line, two ledgers (both are read)',
     ],
-  ]).action(async (opts: ReconcileOptions) => runReconcile(opts));
+    [
+      'svc-ingest reconcile --customers-from enrolled.csv --column CUST_NO --ndjson',
+      'customers from a CSV column, one JSON line per customer',
+    ],
+    [
+      'svc-ingest reconcile --from-export exports/2026-11-20.csv --mapping northwind-csv --json',
+      "every customer of last night's export, report as JSON",
+    ],
+  ]);
+  cmd.action(async (opts: ReconcileOptions) => {
+    const code = await runReconcile(opts);
+    if (code !== EXIT.OK) throw new ExitError(code, `reconcile exit ${code}`);
+  });
 }

@@ -92,3 +92,18 @@ export function parseLedgerLine(text: string, stats: LedgerReadStats): LedgerLin
   countBad(stats);
   return undefined;
 }
+
+/**
+ * The ledger line of one split line, counted in `stats.lines` (so its number is `stats.lines`): undefined for an
+ * empty line, and for an overlong, torn or foreign one (counted bad).
+ * @example const line = ledgerLineOf({ text: '{"status":"acked",…}', offset: 0, bytes: 112 }, stats)
+ */
+export function ledgerLineOf(l: SplitLine, stats: LedgerReadStats): LedgerLine | undefined {
+  stats.lines++;
+  if (l.text === null) {
+    countBad(stats);
+    return undefined;
+  }
+  if (l.text.length === 0) return undefined;
+  return parseLedgerLine(l.text, stats);
+}

@@ -64,7 +64,7 @@ describe('bin launcher', () => {
   it('--help lists every command', async () => {
     const r = await runCli(['--help']);
     expect(r.code).toBe(0);
-    for (const c of ['send', 'simulate', 'redemptions', 'stores', 'tickets', 'reconcile'])
+    for (const c of ['send', 'simulate', 'redemptions', 'stores', 'tickets', 'reconcile', 'ledger'])
       expect(r.stdout).toContain(c);
   });
 

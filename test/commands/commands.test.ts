@@ -295,26 +295,31 @@ describe('reconcile', () => {
     ]);
     expect(ok.code).toBe(0);
     const report = JSON.parse(ok.stdout);
-    expect(report.totals).toEqual({
+    expect(report.totals).toMatchObject({
       customers: 1,
+      customersFailed: 0,
       redemptions: earned.length,
       matched: earned.length,
       unmatched: 0,
     });
+    expect(report.customers[0].items.map((i: { transactionId: string }) => i.transactionId)).toEqual(earned);
     expect(report.ledgerBadLines).toBe(1);
 
     const partial = join(dir, 'partial.ndjson');
     writeFileSync(partial, `${line('failed', earned)}\n`);
     const bad = await run(['reconcile', '--customer', customer, '--ledger', partial, '--base-url', sim.url]);
     expect(bad.code).toBe(2);
-    expect(bad.stdout).toContain(`0 matched, ${earned.length} unknown to the ledger`);
-    for (const id of earned) expect(bad.stdout).toContain(`unmatched transaction ${id}`);
+    expect(bad.stdout).toMatch(
+      new RegExp(`^${customer}\\s+${earned.length}\\s+0\\s+${earned.length}\\s`, 'm'),
+    );
+    expect(bad.stdout).toContain(`0 matched, ${earned.length} unmatched`);
+    for (const id of earned) expect(bad.stdout).toMatch(new RegExp(`transaction ${id} .*UNMATCHED`));
 
     const viaEnv = await run(
       ['reconcile', '--customer', customer, '--json', '--base-url', sim.url],
       cleanEnv({ SVC_LEDGER_PATH: full }),
     );
     expect(viaEnv.code).toBe(0);
-    expect(JSON.parse(viaEnv.stdout).ledger).toBe(full);
+    expect(JSON.parse(viaEnv.stdout).ledgers).toEqual([full]);
   });
 });

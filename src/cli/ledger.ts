@@ -1,0 +1,261 @@
+// `svc-ingest ledger status|failed|find`: what the ledgers say, for operators and support (read-only, no service).
+import { once } from 'node:events';
+import type { Command } from 'commander';
+import { EXIT, ExitError } from '../errors.ts';
+import type { FoundLine, LedgerRun, LedgerStatus, OutstandingFailure } from '../ledger/query.ts';
+import type { LedgerReadStats } from '../ledger/read.ts';
+import {
+  addExamples,
+  addLedgerOption,
+  type CommonOptions,
+  ledgerPaths,
+  loadCommandConfig,
+  printJson,
+  printText,
+} from './common.ts';
+
+interface LedgerOptions extends Pick<CommonOptions, 'config' | 'logLevel'> {
+  ledger?: string[];
+  json?: boolean;
+}
+
+/** Runs listed in the readable status (the JSON lists them all). */
+const RUNS_SHOWN = 10;
+
+function duration(from: string | null, to: string | null): string {
+  if (from === null || to === null) return '?';
+  const ms = Date.parse(to) - Date.parse(from);
+  if (!Number.isFinite(ms)) return '?';
+  const s = Math.round(ms / 1000);
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  return h > 0
+    ? `${h}h${String(m).padStart(2, '0')}m`
+    : m > 0
+      ? `${m}m${String(s % 60).padStart(2, '0')}s`
+      : `${s}s`;
+}
+
+function runLine(r: LedgerRun): string {
+  return (
+    `run ${r.runId ?? '(no runId)'}: ${r.firstTs ?? '?'} → ${r.lastTs ?? '?'} (${duration(r.firstTs, r.lastTs)}); ` +
+    `batches ${r.batches.acked} acked, ${r.batches.failed} failed; ids ${r.ids.acked} acked, ${r.ids.failed} failed, ` +
+    `${r.ids.outstanding} outstanding${r.sources.length > 0 ? `; ${r.sources.join(', ')}` : ''}`
+  );
+}
+
+/** The readable form of `ledger status`. */
+export function formatStatus(s: LedgerStatus): string[] {
+  const lines = s.ledgers.map(
+    (l) =>
+      `ledger ${l.path}: ${l.lines} line(s)` +
+      (l.badLines > 0
+        ? `, ${l.badLines} unreadable (torn or foreign; lines ${l.badLineNumbers.join(', ')})`
+        : ', none unreadable'),
+  );
+  lines.push(
+    `batches: ${s.batches.acked} acked, ${s.batches.failed} failed, ${s.batches.outstanding} with outstanding ids`,
+    `transaction ids: ${s.ids.acked} acknowledged (${s.ids.ackedDistinct} distinct), ${s.ids.failed} in failed batches, ` +
+      `${s.ids.outstanding} outstanding (failed, never acknowledged: a rerun resends them; list them with 'svc-ingest ledger failed')`,
+    `runs: ${s.runs.length}${s.firstTs ? `, from ${s.firstTs} to ${s.lastTs}` : ''}`,
+  );
+  if (s.lastRun) lines.push(`last ${runLine(s.lastRun)}`);
+  if (s.runs.length > 1) {
+    const shown = s.runs.slice(-RUNS_SHOWN);
+    if (s.runs.length > shown.length)
+      lines.push(`  … ${s.runs.length - shown.length} earlier run(s) (--json lists all)`);
+    for (const r of shown) lines.push(`  ${runLine(r)}`);
+  }
+  return lines;
+}
+
+function failureLine(f: OutstandingFailure): string {
+  const where = f.source ? `${f.source}${f.lines ? ` lines ${f.lines[0]}-${f.lines[1]}` : ''}` : '?';
+  return (
+    `${f.transactionId}  failed ${f.failures}x, last ${f.ts ?? '?'} (run ${f.runId ?? '?'}, batch ${f.batchId ?? '?'}, ` +
+    `HTTP ${f.httpStatus ?? 'none'})  ${where}  ${f.error ?? ''}`
+  ).trimEnd();
+}
+
+function foundLine(h: FoundLine): string {
+  const where = h.source ? `  ${h.source}${h.lines ? ` lines ${h.lines[0]}-${h.lines[1]}` : ''}` : '';
+  const what =
+    h.status === 'acked'
+      ? `requestId ${h.requestId ?? '?'}`
+      : `HTTP ${h.httpStatus ?? 'none'}: ${h.error ?? '?'}`;
+  return `${h.transactionId}  ${h.status.padEnd(6)}  ${h.ts ?? '?'}  batch ${h.batchId ?? '?'} (run ${h.runId ?? '?'})  ${what}${where}  [${h.ledger}:${h.ledgerLine}]`;
+}
+
+async function setUp(opts: LedgerOptions) {
+  // A signal ends the command through process.exit, so the indexes' temp folders are removed ('exit' handlers).
+  process.once('SIGINT', () => process.exit(EXIT.SIGINT));
+  process.once('SIGTERM', () => process.exit(EXIT.SIGTERM));
+  const config = loadCommandConfig(opts);
+  const paths = await ledgerPaths(opts.ledger, config);
+  const [{ createLogger }, query] = await Promise.all([import('../log.ts'), import('../ledger/query.ts')]);
+  const logger = createLogger({ level: config.log.level });
+  const warnBad = (path: string, s: LedgerReadStats) => {
+    if (s.bad > 0) {
+      logger.warn(
+        { event: 'ledger.bad_lines', ledger: path, count: s.bad, lines: s.badLines },
+        'ledger has unreadable lines (torn or foreign); they are skipped',
+      );
+    }
+  };
+  return { paths, query, warnBad };
+}
+
+export async function runStatus(opts: LedgerOptions): Promise<number> {
+  const { paths, query, warnBad } = await setUp(opts);
+  const status = await query.ledgerStatus(paths);
+  for (const l of status.ledgers)
+    warnBad(l.path, { lines: l.lines, bad: l.badLines, badLines: l.badLineNumbers });
+  if (opts.json) printJson(status);
+  else printText(formatStatus(status));
+  return EXIT.OK;
+}
+
+/**
+ * Lines to stdout in 64 KiB writes that wait for the reader: a slow pipe (`| less`, `| wc`) must not make
+ * the output pile up in memory.
+ */
+function createStdoutLines() {
+  let buf = '';
+  const flush = async (): Promise<void> => {
+    if (buf === '') return;
+    const ok = process.stdout.write(buf);
+    buf = '';
+    if (!ok) await once(process.stdout, 'drain');
+  };
+  return {
+    async push(line: string): Promise<void> {
+      buf += `${line}\n`;
+      if (buf.length >= 1 << 16) await flush();
+    },
+    flush,
+  };
+}
+
+export async function runFailed(opts: LedgerOptions): Promise<number> {
+  const { paths, query, warnBad } = await setUp(opts);
+  const out = createStdoutLines();
+  let ids = 0;
+  let batches = 0;
+  let lastBatch: string | undefined;
+  // The ids of one failed line come one after another.
+  for await (const f of query.outstandingFailures(paths, warnBad)) {
+    ids++;
+    const batch = `${f.ledger}\n${f.batchId}`;
+    if (batch !== lastBatch) batches++;
+    lastBatch = batch;
+    await out.push(opts.json ? JSON.stringify(f) : failureLine(f));
+  }
+  if (!opts.json) {
+    await out.push(
+      ids === 0
+        ? 'no outstanding failed ids (none failed, or each was acknowledged since)'
+        : `${ids} outstanding failed id(s) in ${batches} batch(es); a rerun of send resends them`,
+    );
+  }
+  await out.flush();
+  return ids > 0 ? EXIT.FAILED : EXIT.OK;
+}
+
+export async function runFind(ids: string[], opts: LedgerOptions): Promise<number> {
+  const { paths, query, warnBad } = await setUp(opts);
+  const wanted = new Set(ids);
+  const found = new Set<string>();
+  const read = await query.findInLedgers(paths, wanted, (hit) => {
+    found.add(hit.transactionId);
+    if (opts.json) printJson(hit);
+    else printText([foundLine(hit)]);
+  });
+  for (const r of read) warnBad(r.path, r.stats);
+  const absent = [...wanted].filter((id) => !found.has(id));
+  for (const id of absent) {
+    if (opts.json) printJson({ transactionId: id, status: 'absent' });
+    else printText([`${id}  absent  in no line of ${paths.join(', ')}`]);
+  }
+  return absent.length > 0 ? EXIT.REJECTED : EXIT.OK;
+}
+
+function options(cmd: Command, json: string): Command {
+  return addLedgerOption(cmd)
+    .option('--json', json)
+    .option('--config <file>', 'JSON config file merged over config/default.json (env SVC_CONFIG)')
+    .option('--log-level <level>', 'trace, debug, info, warn, error, fatal or silent (env SVC_LOG_LEVEL)');
+}
+
+async function exitWith(code: Promise<number>): Promise<void> {
+  const c = await code;
+  if (c !== EXIT.OK) throw new ExitError(c, `ledger exit ${c}`);
+}
+
+export function define(program: Command): void {
+  const ledger = program
+    .command('ledger')
+    .description(
+      'what the ledger holds: status, outstanding failed ids, the batch that carried an id (file ledgers, ' +
+        'read-only); migrate: the schema of a PostgreSQL ledger',
+    )
+    .addHelpText(
+      'after',
+      '\nstatus, failed and find read every --ledger given (default send.ledgerPath); a missing ledger or a\n' +
+        'directory is an error.',
+    );
+  addExamples(ledger, [
+    ['svc-ingest ledger status', 'runs, batches, ids, outstanding failures, the last run'],
+    ['svc-ingest ledger failed --json > outstanding.ndjson', 'the outstanding failed ids as NDJSON'],
+    [
+      'svc-ingest ledger find tx-0001 --ledger /var/lib/svc-ingest/transactions.ndjson',
+      'which batch and requestId carried an id',
+    ],
+  ]);
+  const status = options(
+    ledger
+      .command('status')
+      .description(
+        'runs, batches acked and failed, ids acknowledged, outstanding failures, unreadable lines, the last run',
+      ),
+    'print the status as one JSON object on stdout',
+  )
+    .addHelpText('after', '\nExit status: 0 reported; 1 could not run (a missing ledger, a directory, …).')
+    .action(async (opts: LedgerOptions) => exitWith(runStatus(opts)));
+  addExamples(status, [
+    ['svc-ingest ledger status', 'the configured ledger, readable'],
+    [
+      'svc-ingest ledger status --ledger /var/lib/svc-ingest/transactions.ndjson --json | jq .ids.outstanding',
+      'a named ledger, as JSON',
+    ],
+  ]);
+  const failed = options(
+    ledger
+      .command('failed')
+      .description(
+        'every outstanding failed id (failed, in no acked line) once, with its last failure and error',
+      ),
+    'print one JSON object a line (NDJSON) on stdout',
+  )
+    .addHelpText(
+      'after',
+      '\nExit status: 0 nothing outstanding; 3 some ids outstanding (a rerun of send resends them); 1 could not run.',
+    )
+    .action(async (opts: LedgerOptions) => exitWith(runFailed(opts)));
+  addExamples(failed, [
+    ['svc-ingest ledger failed', 'readable, one id a line'],
+    ["svc-ingest ledger failed --json | jq -r '.transactionId' > outstanding.txt", 'just the ids'],
+  ]);
+  const find = options(
+    ledger
+      .command('find')
+      .description('every ledger line naming the ids: status, batch, service requestId, time, source lines')
+      .argument('<id...>', 'transactionId(s)'),
+    'print one JSON object a line (NDJSON) on stdout; an id in no line gives {"transactionId", "status": "absent"}',
+  )
+    .addHelpText('after', '\nExit status: 0 every id is in some line; 2 some id is in none; 1 could not run.')
+    .action(async (ids: string[], opts: LedgerOptions) => exitWith(runFind(ids, opts)));
+  addExamples(find, [
+    ['svc-ingest ledger find tx-0001 tx-0002', 'two ids in the configured ledger'],
+    ['svc-ingest ledger find --ledger old.ndjson --ledger new.ndjson --json tx-0001', 'two ledgers, NDJSON'],
+  ]);
+}

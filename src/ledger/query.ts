@@ -1,0 +1,469 @@
+// Questions asked of one or more ledgers: status (runs, counts, outstanding failures), the outstanding failed
+// ids, and which lines name given ids. Flat memory at any ledger size: acked and failed ids live in the sorted
+// fingerprint indexes of acked-index.ts (exact), and `find` streams.
+import { resolve } from 'node:path';
+import { SvcIngestError } from '../errors.ts';
+import {
+  compareFingerprints,
+  type FingerprintGroup,
+  type LedgerLineIndex,
+  loadLedgerIndexes,
+} from './acked-index.ts';
+import { checkStateFile, openStateFile } from './files.ts';
+import { fingerprint } from './fingerprint.ts';
+import { createLineSplitter, type SplitLine } from './lines.ts';
+import { type LedgerReadStats, ledgerLineOf } from './read.ts';
+import type { LedgerLine } from './types.ts';
+
+const missing = (p: string) => new SvcIngestError('LEDGER_READ', `ledger ${p}: no such file`, { source: p });
+
+/**
+ * Each path must name an existing regular file (a ledger that is missing is an error for a reader: a mistyped
+ * path must not read as an empty ledger); a directory, a link or a special file is refused as every state file
+ * is (LEDGER_PATH_INVALID). Returns the paths without repeats, in the order given.
+ * @example await checkLedgerPaths(['ledger/transactions.ndjson']) // throws LEDGER_READ for a missing file
+ */
+export async function checkLedgerPaths(paths: string[]): Promise<string[]> {
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const p of paths) {
+    const abs = resolve(p);
+    if (seen.has(abs)) continue;
+    seen.add(abs);
+    if (/^postgres(ql)?:\/\//i.test(p)) {
+      throw new SvcIngestError(
+        'LEDGER_PATH_INVALID',
+        'this command reads ledger files; a PostgreSQL ledger is not supported here',
+        { source: p },
+      );
+    }
+    if (!(await checkStateFile(p, 'ledger'))) throw missing(p);
+    out.push(p);
+  }
+  return out;
+}
+
+/**
+ * What the ledgers hold of one run (the lines that carry its runId; lines without one are the run `null`).
+ * @example { runId: '9f3c0a1e', firstTs: '…', lastTs: '…', batches: { acked: 400, failed: 1 }, ids: { acked: 20000, failed: 50, outstanding: 1 }, sources: ['exports/a.csv'] }
+ */
+export interface LedgerRun {
+  runId: string | null;
+  /** Earliest and latest `ts` of its lines (ISO 8601). */
+  firstTs: string | null;
+  lastTs: string | null;
+  batches: { acked: number; failed: number };
+  /** Ids in its acked and failed lines, and outstanding ids whose last failure is in this run. */
+  ids: { acked: number; failed: number; outstanding: number };
+  /** Distinct `source` values of its lines (the first 20). */
+  sources: string[];
+}
+
+/**
+ * `ledger status`.
+ * @example { ledgers: [{ path, lines: 401, badLines: 0, badLineNumbers: [] }], batches: { acked: 400, failed: 1, outstanding: 1 }, ids: { acked: 20000, ackedDistinct: 20000, failed: 50, outstanding: 1 }, runs: [...], lastRun: {...} }
+ */
+export interface LedgerStatus {
+  ledgers: Array<{ path: string; lines: number; badLines: number; badLineNumbers: number[] }>;
+  lines: number;
+  badLines: number;
+  firstTs: string | null;
+  lastTs: string | null;
+  /** Lines by status; `outstanding`: failed lines holding the last failure of an outstanding id. */
+  batches: { acked: number; failed: number; outstanding: number };
+  /**
+   * `acked`, `failed`: ids in such lines, each occurrence counted; `ackedDistinct`: distinct acknowledged ids;
+   * `outstanding`: distinct ids in failed lines that no acked line holds (what a rerun resends).
+   */
+  ids: { acked: number; ackedDistinct: number; failed: number; outstanding: number };
+  /** In order of first appearance. */
+  runs: LedgerRun[];
+  /** The run with the latest `ts`. */
+  lastRun: LedgerRun | null;
+}
+
+/**
+ * One outstanding failed id (`ledger failed`): failed and in no acked line of any ledger given, with its last
+ * failure.
+ * @example {"transactionId":"t-9","failures":2,"error":"HTTP 400 …","httpStatus":400,"attempts":1,"ts":"…","batchId":"…","runId":"…","source":"a.csv","lines":[12,12],"ledger":"ledger/transactions.ndjson"}
+ */
+export interface OutstandingFailure {
+  transactionId: string;
+  /** Failed lines naming it, in all the ledgers. */
+  failures: number;
+  error: string | null;
+  httpStatus: number | null;
+  attempts: number | null;
+  ts: string | null;
+  batchId: string | null;
+  requestId: string | null;
+  clientRequestId: string | null;
+  runId: string | null;
+  source: string | null;
+  lines: [number, number] | null;
+  ledger: string;
+}
+
+/**
+ * One ledger line naming a sought id (`ledger find`, reconcile).
+ * @example {"transactionId":"t-1","status":"acked","requestId":"…","batchId":"…","ts":"…","ledger":"l.ndjson","ledgerLine":17,…}
+ */
+export interface FoundLine {
+  transactionId: string;
+  status: 'acked' | 'failed';
+  ts: string | null;
+  batchId: string | null;
+  requestId: string | null;
+  clientRequestId: string | null;
+  attempts: number | null;
+  httpStatus: number | null;
+  error?: string;
+  runId: string | null;
+  source: string | null;
+  lines: [number, number] | null;
+  ledger: string;
+  /** 1-based line number in the ledger file. */
+  ledgerLine: number;
+}
+
+interface LoadedLedger {
+  path: string;
+  acked: LedgerLineIndex;
+  failed: LedgerLineIndex;
+  stats: LedgerReadStats;
+}
+
+const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+const span = (v: unknown): [number, number] | null =>
+  Array.isArray(v) && v.length === 2 && typeof v[0] === 'number' && typeof v[1] === 'number'
+    ? [v[0], v[1]]
+    : null;
+
+/** The context of a ledger line that every answer repeats. */
+function lineContext(line: LedgerLine) {
+  const l = line as LedgerLine & { clientRequestId?: unknown };
+  return {
+    ts: str(l.ts),
+    batchId: str(l.batchId),
+    requestId: str(l.requestId),
+    clientRequestId: str(l.clientRequestId),
+    attempts: num(l.attempts),
+    httpStatus: num(l.httpStatus),
+    runId: str(l.runId),
+    source: str(l.source),
+    lines: span(l.lines),
+  };
+}
+
+async function loadAll(paths: string[], onLine?: (line: LedgerLine) => void): Promise<LoadedLedger[]> {
+  const out: LoadedLedger[] = [];
+  try {
+    for (const path of paths) {
+      const r = await loadLedgerIndexes(path, { failed: true, ...(onLine ? { onLine } : {}) });
+      // Paths are checked first (checkLedgerPaths) and nothing here asks to stop: a file gone since is an error.
+      if (r === undefined || r === 'stopped') throw missing(path);
+      out.push({ path, acked: r.acked, failed: r.failed as LedgerLineIndex, stats: r.stats });
+    }
+  } catch (err) {
+    closeAll(out);
+    throw err;
+  }
+  return out;
+}
+
+function closeAll(ledgers: LoadedLedger[]): void {
+  for (const l of ledgers) {
+    l.acked.close();
+    l.failed.close();
+  }
+}
+
+/**
+ * The failed lines that hold the last failure of an outstanding id, each with those ids, in file order
+ * (ledgers in the order given). An id counts once, at its last failure (a later ledger's failure is later).
+ */
+async function* outstandingLines(
+  ledgers: LoadedLedger[],
+): AsyncGenerator<{ ledger: LoadedLedger; line: LedgerLine; ids: Array<{ id: string; failures: number }> }> {
+  for (let f = 0; f < ledgers.length; f++) {
+    const here = ledgers[f] as LoadedLedger;
+    for (let n = 0; n < here.failed.lineCount; n++) {
+      if ((n & 1023) === 1023) await breathe();
+      const line = here.failed.line(n);
+      const ids: Array<{ id: string; failures: number }> = [];
+      const inLine = new Set<string>();
+      for (const id of line.transactionIds as unknown[]) {
+        if (typeof id !== 'string' || inLine.has(id)) continue;
+        inLine.add(id);
+        if (ledgers.some((l) => l.acked.has(id))) continue;
+        const mine = here.failed.linesOf(id);
+        if (mine[mine.length - 1] !== n) continue; // failed again later in this ledger
+        if (ledgers.slice(f + 1).some((l) => l.failed.has(id))) continue; // …or in a later one
+        let failures = mine.length;
+        for (let e = 0; e < f; e++) failures += (ledgers[e] as LoadedLedger).failed.linesOf(id).length;
+        ids.push({ id, failures });
+      }
+      if (ids.length > 0) yield { ledger: here, line, ids };
+    }
+  }
+}
+
+/**
+ * Every outstanding failed id of the ledgers (each once, with its last failure), in ledger order.
+ * @example for await (const f of outstandingFailures(['ledger/transactions.ndjson'])) console.log(f.transactionId)
+ */
+export async function* outstandingFailures(
+  paths: string[],
+  stats?: (path: string, s: LedgerReadStats) => void,
+): AsyncGenerator<OutstandingFailure> {
+  const ledgers = await loadAll(paths);
+  try {
+    for (const l of ledgers) stats?.(l.path, l.stats);
+    for await (const { ledger, line, ids } of outstandingLines(ledgers)) {
+      const ctx = lineContext(line);
+      for (const { id, failures } of ids) {
+        yield {
+          transactionId: id,
+          failures,
+          error: str(line.error),
+          httpStatus: ctx.httpStatus,
+          attempts: ctx.attempts,
+          ts: ctx.ts,
+          batchId: ctx.batchId,
+          requestId: ctx.requestId,
+          clientRequestId: ctx.clientRequestId,
+          runId: ctx.runId,
+          source: ctx.source,
+          lines: ctx.lines,
+          ledger: ledger.path,
+        };
+      }
+    }
+  } finally {
+    closeAll(ledgers);
+  }
+}
+
+const MAX_RUN_SOURCES = 20;
+
+/**
+ * Status of the ledgers: one read of each (building its acked and failed indexes), then the failed lines
+ * read back for the outstanding ids.
+ * @example const s = await ledgerStatus(['ledger/transactions.ndjson']); s.ids.outstanding
+ */
+export async function ledgerStatus(paths: string[]): Promise<LedgerStatus> {
+  const runs = new Map<string | null, LedgerRun & { sourceSet: Set<string> }>();
+  const runOf = (runId: string | null) => {
+    let r = runs.get(runId);
+    if (!r) {
+      r = {
+        runId,
+        firstTs: null,
+        lastTs: null,
+        batches: { acked: 0, failed: 0 },
+        ids: { acked: 0, failed: 0, outstanding: 0 },
+        sources: [],
+        sourceSet: new Set(),
+      };
+      runs.set(runId, r);
+    }
+    return r;
+  };
+  const onLine = (line: LedgerLine): void => {
+    const r = runOf(str(line.runId));
+    const ts = str(line.ts);
+    if (ts !== null) {
+      if (r.firstTs === null || ts < r.firstTs) r.firstTs = ts;
+      if (r.lastTs === null || ts > r.lastTs) r.lastTs = ts;
+    }
+    const n = line.transactionIds.length;
+    if (line.status === 'acked') {
+      r.batches.acked++;
+      r.ids.acked += n;
+    } else {
+      r.batches.failed++;
+      r.ids.failed += n;
+    }
+    const source = str(line.source);
+    if (source !== null && r.sourceSet.size < MAX_RUN_SOURCES) r.sourceSet.add(source);
+  };
+
+  const ledgers = await loadAll(paths, onLine);
+  try {
+    let outstandingBatches = 0;
+    let outstandingIds = 0;
+    for await (const { line, ids } of outstandingLines(ledgers)) {
+      outstandingBatches++;
+      outstandingIds += ids.length;
+      runOf(str(line.runId)).ids.outstanding += ids.length;
+    }
+    const list: LedgerRun[] = [...runs.values()].map(({ sourceSet, ...r }) => ({
+      ...r,
+      sources: [...sourceSet],
+    }));
+    let lastRun: LedgerRun | null = null;
+    for (const r of list) if (lastRun === null || (r.lastTs ?? '') >= (lastRun.lastTs ?? '')) lastRun = r;
+    const sum = (pick: (l: LoadedLedger) => number) => ledgers.reduce((s, l) => s + pick(l), 0);
+    // ISO 8601 UTC stamps sort as text.
+    const stamps = list
+      .flatMap((r) => [r.firstTs, r.lastTs])
+      .filter((t): t is string => t !== null)
+      .sort();
+    return {
+      ledgers: ledgers.map((l) => ({
+        path: l.path,
+        lines: l.stats.lines,
+        badLines: l.stats.bad,
+        badLineNumbers: l.stats.badLines,
+      })),
+      lines: sum((l) => l.stats.lines),
+      badLines: sum((l) => l.stats.bad),
+      firstTs: stamps[0] ?? null,
+      lastTs: stamps[stamps.length - 1] ?? null,
+      batches: {
+        acked: list.reduce((s, r) => s + r.batches.acked, 0),
+        failed: list.reduce((s, r) => s + r.batches.failed, 0),
+        outstanding: outstandingBatches,
+      },
+      ids: {
+        acked: list.reduce((s, r) => s + r.ids.acked, 0),
+        ackedDistinct: await distinctAcross(ledgers),
+        failed: list.reduce((s, r) => s + r.ids.failed, 0),
+        outstanding: outstandingIds,
+      },
+      runs: list,
+      lastRun,
+    };
+  } finally {
+    closeAll(ledgers);
+  }
+}
+
+/** Lets the event loop run (signals, I/O) during a long computation. */
+const breathe = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** Shared fingerprint groups checked one by one; beyond this many, one pass over the ledger's lines instead. */
+const FEW_SHARED = 1 << 16;
+/** Bits of the shared-fingerprint set: 2^27 (16 MiB), indexed by the top 27 bits of the fingerprint. */
+const SHARED_BITS_WORDS = 1 << 22;
+
+/**
+ * Distinct acked ids over the ledgers: each ledger's distinct ids (one sequential pass over its sorted
+ * fingerprints, groups of equal fingerprints counted from their lines), less those an earlier ledger already
+ * acked. Which fingerprints a ledger shares with earlier ones is found by walking the sorted fingerprints side by
+ * side; only ids with such a fingerprint are checked exactly: group by group when they are few, else in one
+ * sequential pass over the ledger's acked lines (a bit set of the shared fingerprints in front of the check).
+ */
+async function distinctAcross(ledgers: LoadedLedger[]): Promise<number> {
+  let total = 0;
+  const fp = new Uint32Array(2);
+  for (let f = 0; f < ledgers.length; f++) {
+    const here = (ledgers[f] as LoadedLedger).acked;
+    const earlier = ledgers.slice(0, f).map((l) => {
+      const it = l.acked.groups();
+      return { index: l.acked, it, at: it.next().value as FingerprintGroup | undefined };
+    });
+    const few: FingerprintGroup[] = [];
+    let bits: Uint32Array | undefined;
+    const mark = (g: FingerprintGroup) => {
+      const b = g.hi >>> 5;
+      (bits as Uint32Array)[b >>> 5] = ((bits as Uint32Array)[b >>> 5] as number) | (1 << (b & 31));
+    };
+    let k = 0;
+    for (const g of here.groups()) {
+      if ((++k & 0xffff) === 0) await breathe();
+      total += g.lines.length === 1 ? 1 : here.idsOf(g).size;
+      let shared = false;
+      for (const e of earlier) {
+        while (e.at && compareFingerprints(e.at, g) < 0)
+          e.at = e.it.next().value as FingerprintGroup | undefined;
+        if (e.at && compareFingerprints(e.at, g) === 0) shared = true;
+      }
+      if (!shared) continue;
+      if (!bits && few.length < FEW_SHARED) few.push(g);
+      else {
+        if (!bits) {
+          bits = new Uint32Array(SHARED_BITS_WORDS);
+          for (const x of few) mark(x);
+          few.length = 0;
+        }
+        mark(g);
+      }
+    }
+    const ackedBefore = (id: string) => earlier.some((e) => e.index.has(id));
+    if (!bits) {
+      for (const g of few) for (const id of here.idsOf(g)) if (ackedBefore(id)) total--;
+      continue;
+    }
+    for (let n = 0; n < here.lineCount; n++) {
+      if ((n & 1023) === 1023) await breathe();
+      const seen = new Set<string>();
+      for (const id of here.line(n).transactionIds as unknown[]) {
+        if (typeof id !== 'string' || seen.has(id)) continue;
+        seen.add(id);
+        fingerprint(id, fp);
+        const b = (fp[0] as number) >>> 5;
+        if ((((bits[b >>> 5] as number) >>> (b & 31)) & 1) === 0) continue;
+        // Counted once: at the first line of this ledger that holds it.
+        if (ackedBefore(id) && here.linesOf(id)[0] === n) total--;
+      }
+    }
+  }
+  return total;
+}
+
+/**
+ * Stream the ledgers once and call `onHit` for every line naming one of `ids`, in ledger order, with its line
+ * number; returns the read stats of each ledger. Memory: the sought ids only.
+ * @example await findInLedgers(['l.ndjson'], new Set(['t-1']), (hit) => console.log(hit.requestId))
+ */
+export async function findInLedgers(
+  paths: string[],
+  ids: ReadonlySet<string>,
+  onHit: (hit: FoundLine) => void,
+): Promise<Array<{ path: string; stats: LedgerReadStats }>> {
+  const out: Array<{ path: string; stats: LedgerReadStats }> = [];
+  for (const path of paths) {
+    const stats: LedgerReadStats = { lines: 0, bad: 0, badLines: [] };
+    const onLine = (split: SplitLine): void => {
+      const line = ledgerLineOf(split, stats);
+      if (!line || ids.size === 0) return;
+      let ctx: ReturnType<typeof lineContext> | undefined;
+      for (const id of line.transactionIds as unknown[]) {
+        if (typeof id !== 'string' || !ids.has(id)) continue;
+        ctx ??= lineContext(line);
+        onHit({
+          transactionId: id,
+          status: line.status,
+          ...ctx,
+          ...(typeof line.error === 'string' ? { error: line.error } : {}),
+          ledger: path,
+          ledgerLine: stats.lines,
+        });
+      }
+    };
+    // Split here rather than through readLedger: each hit needs the number of its own line.
+    const file = await openStateFile(path, 'ledger', 'read');
+    if (!file) throw missing(path);
+    try {
+      const splitter = createLineSplitter();
+      for await (const chunk of file.handle.createReadStream({ highWaterMark: 1 << 20, autoClose: false }))
+        splitter.push(chunk as Buffer, onLine);
+      splitter.end(onLine);
+    } catch (err) {
+      if (err instanceof SvcIngestError) throw err;
+      throw new SvcIngestError(
+        'LEDGER_READ',
+        `cannot read ledger ${file.absPath}: ${(err as Error).message}`,
+        {
+          source: path,
+        },
+      );
+    } finally {
+      await file.handle.close().catch(() => {});
+    }
+    out.push({ path, stats });
+  }
+  return out;
+}
