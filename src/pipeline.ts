@@ -17,8 +17,9 @@ import type { Logger } from './log.ts';
 import { checkHeader as checkProfileHeader } from './map/columns.ts';
 import { loadProfile } from './map/profile.ts';
 import { maskCardNumbers, maskDeep } from './mask.ts';
+import type { InputFormat } from './model/input.ts';
 import { type PreparedItem, prepareChunks } from './prepare/choose.ts';
-import { type InputFormat, type InputSpec, readCsvHeader, resolveInputs, sourceName } from './read/open.ts';
+import { type InputSpec, readCsvHeader, resolveInputs, sourceName } from './read/open.ts';
 import { createDispatcher, OutageError, type PostTransactions, StopError } from './send/dispatcher.ts';
 
 export interface SendOptions {

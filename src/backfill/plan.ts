@@ -10,7 +10,8 @@ import { connectLedgerDb } from '../ledger/postgres/session.ts';
 import type { Logger } from '../log.ts';
 import { loadProfile, MAPPINGS_DIR } from '../map/profile.ts';
 import { checkRequiredColumns } from '../map/required-columns.ts';
-import { DEFAULT_MAX_LINE_BYTES, type InputFormat, readCsvHeader, resolveInputs } from '../read/open.ts';
+import type { InputFormat } from '../model/input.ts';
+import { DEFAULT_MAX_LINE_BYTES, readCsvHeader, resolveInputs } from '../read/open.ts';
 import { cutFile, DEFAULT_PARTITION_BYTES } from './cut.ts';
 
 export interface PlanOptions {

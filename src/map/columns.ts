@@ -1,8 +1,8 @@
 // A profile's columns against a CSV header: a missing required one stops the run, any other is a warning
 // naming the rule (an error under --strict), so a misspelt column never drops a field unnoticed.
 import { SvcIngestError } from '../errors.ts';
-import type { ColumnUse, CompiledProfile } from './profile.ts';
 import { checkRequiredColumns } from './required-columns.ts';
+import type { ColumnUse, CompiledProfile } from './types.ts';
 
 /**
  * How checkHeader reports a missing optional column when it does not throw.

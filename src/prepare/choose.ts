@@ -1,7 +1,7 @@
 // Chooses where one input is prepared: on a pool of worker threads (a large file) or inline.
 import { statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import type { CompiledProfile } from '../map/profile.ts';
+import type { CompiledProfile } from '../map/types.ts';
 import { DEFAULT_MAX_LINE_BYTES, type InputSpec } from '../read/open.ts';
 import { prepareInPool } from './pool.ts';
 import { type PreparedChunks, prepareInput } from './prepare.ts';

@@ -1,8 +1,9 @@
 // The inputs of a run, checked before any record is read: resolved specs, each CSV file's header against the
 // mapping profile, and the same check for standard input when its header arrives. Shared by send and map.
 import { checkHeader, type HeaderCheckOptions } from '../map/columns.ts';
-import type { CompiledProfile } from '../map/profile.ts';
-import { type InputFormat, type InputSpec, readCsvHeader, resolveInputs } from '../read/open.ts';
+import type { CompiledProfile } from '../map/types.ts';
+import type { InputFormat } from '../model/input.ts';
+import { type InputSpec, readCsvHeader, resolveInputs } from '../read/open.ts';
 
 /**
  * Inputs ready to prepare: `headers` holds each CSV file's checked header (hand it to prepareChunks as

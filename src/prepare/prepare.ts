@@ -1,10 +1,11 @@
 // Prepare one input in order: read → map → validate, as chunks of sendable transactions and rejects.
-import type { TransactionNotification } from '../client/models.ts';
 import { SvcIngestError } from '../errors.ts';
-import type { CompiledProfile } from '../map/profile.ts';
+import type { CompiledProfile } from '../map/types.ts';
+import type { FieldError } from '../model/field-error.ts';
+import type { TransactionNotification } from '../model/transaction.ts';
 import { type InputSpec, type ReadOptions, readInput } from '../read/open.ts';
 import type { RecordChunks } from '../read/types.ts';
-import { type FieldError, validateTransaction } from '../validate/validate.ts';
+import { validateTransaction } from '../validate/validate.ts';
 
 /**
  * One record after mapping and validation: a transaction ready for dedupe and batching, or a reject

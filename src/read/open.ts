@@ -4,11 +4,10 @@ import { open, stat } from 'node:fs/promises';
 import { pipeline, Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { SvcIngestError } from '../errors.ts';
+import type { InputFormat } from '../model/input.ts';
 import { readCsv } from './csv.ts';
 import { readNdjson } from './ndjson.ts';
 import type { RecordChunks } from './types.ts';
-
-export type InputFormat = 'csv' | 'ndjson';
 
 /**
  * One input to read. For standard input without --format, `sniff` is set and `format` is only a

@@ -1,29 +1,10 @@
 // Validation of one TransactionNotification against the interface's types and our enforced formats.
 
-import type { TransactionField } from '../client/models.ts';
-import { REQUIRED_TRANSACTION_FIELDS, TRANSACTION_FIELDS } from '../client/models.ts';
-import { isCountryAlpha2, isCurrencyCode } from '../map/codes.ts';
-import { quote as show } from '../map/fail.ts';
 import { containsCardNumber, holdsCardNumberId } from '../mask.ts';
-
-/**
- * One problem with one field of a record.
- * @example { field: 'postedAmount', message: 'expected minor units (digits, no leading zero, at most 15), got "12.34"' }
- */
-export interface FieldError {
-  field: string;
-  message: string;
-}
-
-/**
- * Fields we require: the service's own list (FACTS.md) plus postedAmount and currencyCode, because
- * an offer cannot be matched without the amount and its currency.
- */
-export const REQUIRED_FIELDS: readonly TransactionField[] = [
-  ...REQUIRED_TRANSACTION_FIELDS,
-  'postedAmount',
-  'currencyCode',
-];
+import { isCountryAlpha2, isCurrencyCode } from '../model/codes.ts';
+import type { FieldError } from '../model/field-error.ts';
+import { quote as show } from '../model/quote.ts';
+import { REQUIRED_FIELDS, TRANSACTION_FIELDS, type TransactionField } from '../model/transaction.ts';
 
 /** A format check of one string field: undefined = fine, else the expectation (for the message). */
 type StringCheck = (v: string) => string | undefined;

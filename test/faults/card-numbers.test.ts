@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage, request, type Server } from 'node:h
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { TRANSACTION_FIELDS } from '../../src/client/models.ts';
+import { TRANSACTION_FIELDS } from '../../src/model/transaction.ts';
 import { runCli, startCli } from '../helpers/cli.ts';
 import { luhnWindows, pansIn, TEST_PANS } from '../helpers/pans.ts';
 import { CANONICAL_COLUMNS, makeTx } from '../helpers/transactions.ts';

@@ -5,8 +5,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { compileProfile } from '../../src/map/compile.ts';
-import type { CompiledProfile } from '../../src/map/profile.ts';
 import { canonicalProfile, loadProfile } from '../../src/map/profile.ts';
+import type { CompiledProfile } from '../../src/map/types.ts';
 import { holdsCardNumberId, luhnValid, maskCardNumbers, maskPan } from '../../src/mask.ts';
 import { CONST_RULES } from '../helpers/profiles.ts';
 

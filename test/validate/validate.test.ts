@@ -1,6 +1,7 @@
 // Validation: one test per rule, every error reported at once.
 import { describe, expect, it } from 'vitest';
-import { REQUIRED_FIELDS, validateTransaction } from '../../src/validate/validate.ts';
+import { REQUIRED_FIELDS } from '../../src/model/transaction.ts';
+import { validateTransaction } from '../../src/validate/validate.ts';
 import { luhnWindows, pansIn, TEST_PANS } from '../helpers/pans.ts';
 
 const VALID: Record<string, unknown> = {
