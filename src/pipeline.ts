@@ -8,7 +8,6 @@ import { createBatcher } from './batch/batcher.ts';
 import { SvcIngestError } from './errors.ts';
 import { type AckedIndex, createAckedIndex, loadAckedIndex } from './ledger/acked-index.ts';
 import { checkStateFile } from './ledger/files.ts';
-import { createSpillingFingerprintSet } from './ledger/fingerprint.ts';
 import { acquireLedgerLock, type LedgerLock } from './ledger/lock.ts';
 import { nullRejectsWriter, openRejectsWriter, type RejectsWriter } from './ledger/rejects.ts';
 import type { LedgerLine } from './ledger/types.ts';
@@ -21,6 +20,7 @@ import type { InputFormat } from './model/input.ts';
 import { type PreparedItem, prepareChunks } from './prepare/choose.ts';
 import { type InputSpec, readCsvHeader, resolveInputs, sourceName } from './read/open.ts';
 import { createDispatcher, OutageError, type PostTransactions, StopError } from './send/dispatcher.ts';
+import { createSpillingFingerprintSet } from './sorted-runs/fingerprint-set.ts';
 
 export interface SendOptions {
   inputs: string[];

@@ -88,7 +88,7 @@ async function runMap(inputs: string[], flags: MapFlags): Promise<number> {
     import('../map/profile.ts'),
     import('../prepare/inputs.ts'),
     import('../prepare/choose.ts'),
-    import('../ledger/fingerprint.ts'),
+    import('../sorted-runs/fingerprint-set.ts'),
     import('../mask.ts'),
   ]);
   const limit = positiveInt(flags.limit, '--limit');

@@ -3,6 +3,7 @@
 // fingerprint indexes of acked-index.ts (exact), and `find` streams.
 import { resolve } from 'node:path';
 import { SvcIngestError } from '../errors.ts';
+import { fingerprint } from '../sorted-runs/fingerprint.ts';
 import {
   compareFingerprints,
   type FingerprintGroup,
@@ -10,7 +11,6 @@ import {
   loadLedgerIndexes,
 } from './acked-index.ts';
 import { checkStateFile, openStateFile } from './files.ts';
-import { fingerprint } from './fingerprint.ts';
 import { createLineSplitter, type SplitLine } from './lines.ts';
 import { type LedgerReadStats, ledgerLineOf } from './read.ts';
 import type { LedgerLine } from './types.ts';

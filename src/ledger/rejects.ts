@@ -5,8 +5,8 @@ import { createHash } from 'node:crypto';
 import type { WriteStream } from 'node:fs';
 import { SvcIngestError } from '../errors.ts';
 import { maskDeep } from '../mask.ts';
+import { createSpillingFingerprintSet, type FingerprintSet } from '../sorted-runs/fingerprint-set.ts';
 import { openStateFile, type StateFile } from './files.ts';
-import { createSpillingFingerprintSet, type FingerprintSet } from './fingerprint.ts';
 import { createLineSplitter, type SplitLine } from './lines.ts';
 
 /**

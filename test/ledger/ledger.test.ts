@@ -245,7 +245,7 @@ describe('acked index at scale (sorted fingerprints on disk, exact check on a hi
 
 describe('fingerprint set (within-run duplicate check)', () => {
   it('add() is true the first time and false after, for 300,000 ids', async () => {
-    const { createSpillingFingerprintSet } = await import('../../src/ledger/fingerprint.ts');
+    const { createSpillingFingerprintSet } = await import('../../src/sorted-runs/fingerprint-set.ts');
     const set = createSpillingFingerprintSet();
     let firsts = 0;
     for (let i = 0; i < 300_000; i++) if (set.add(`tx-${i}`)) firsts++;

@@ -5,7 +5,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type LedgerIndexes, loadLedgerIndexes } from '../../src/ledger/acked-index.ts';
-import { fingerprint } from '../../src/ledger/fingerprint.ts';
 import {
   checkLedgerPaths,
   type FoundLine,
@@ -16,6 +15,7 @@ import {
 } from '../../src/ledger/query.ts';
 import type { LedgerLine } from '../../src/ledger/types.ts';
 import { openLedgerWriter } from '../../src/ledger/writer.ts';
+import { fingerprint } from '../../src/sorted-runs/fingerprint.ts';
 import { range } from '../helpers/transactions.ts';
 
 const tmp = () => mkdtemp(join(tmpdir(), 'svc-query-'));
