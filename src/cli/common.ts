@@ -147,7 +147,7 @@ export function addLedgerOption(cmd: Command): Command {
  * be an existing regular file (a mistyped path is an error, not an empty ledger).
  */
 export async function ledgerPaths(given: string[] | undefined, config: Config): Promise<string[]> {
-  const { checkLedgerPaths } = await import('../ledger/query.ts');
+  const { checkLedgerPaths } = await import('../ledger/file/query.ts');
   return checkLedgerPaths(given && given.length > 0 ? given : [config.send.ledgerPath]);
 }
 

@@ -2,8 +2,8 @@
 import { once } from 'node:events';
 import type { Command } from 'commander';
 import { EXIT, ExitError } from '../errors.ts';
-import type { FoundLine, LedgerRun, LedgerStatus, OutstandingFailure } from '../ledger/query.ts';
-import type { LedgerReadStats } from '../ledger/read.ts';
+import type { FoundLine, LedgerRun, LedgerStatus, OutstandingFailure } from '../ledger/file/query.ts';
+import type { LedgerReadStats } from '../ledger/file/read.ts';
 import {
   addExamples,
   addLedgerOption,
@@ -92,7 +92,10 @@ async function setUp(opts: LedgerOptions) {
   process.once('SIGTERM', () => process.exit(EXIT.SIGTERM));
   const config = loadCommandConfig(opts);
   const paths = await ledgerPaths(opts.ledger, config);
-  const [{ createLogger }, query] = await Promise.all([import('../log.ts'), import('../ledger/query.ts')]);
+  const [{ createLogger }, query] = await Promise.all([
+    import('../log.ts'),
+    import('../ledger/file/query.ts'),
+  ]);
   const logger = createLogger({ level: config.log.level });
   const warnBad = (path: string, s: LedgerReadStats) => {
     if (s.bad > 0) {

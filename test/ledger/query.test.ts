@@ -4,7 +4,8 @@ import { appendFile, mkdir, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type LedgerIndexes, loadLedgerIndexes } from '../../src/ledger/acked-index.ts';
+import { type LedgerIndexes, loadLedgerIndexes } from '../../src/ledger/file/acked-index.ts';
+import type { LedgerLine } from '../../src/ledger/file/line.ts';
 import {
   checkLedgerPaths,
   type FoundLine,
@@ -12,9 +13,8 @@ import {
   ledgerStatus,
   type OutstandingFailure,
   outstandingFailures,
-} from '../../src/ledger/query.ts';
-import type { LedgerLine } from '../../src/ledger/types.ts';
-import { openLedgerWriter } from '../../src/ledger/writer.ts';
+} from '../../src/ledger/file/query.ts';
+import { openLedgerWriter } from '../../src/ledger/file/writer.ts';
 import { fingerprint } from '../../src/sorted-runs/fingerprint.ts';
 import { range } from '../helpers/transactions.ts';
 

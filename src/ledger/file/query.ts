@@ -2,8 +2,8 @@
 // ids, and which lines name given ids. Flat memory at any ledger size: acked and failed ids live in the sorted
 // fingerprint indexes of acked-index.ts (exact), and `find` streams.
 import { resolve } from 'node:path';
-import { SvcIngestError } from '../errors.ts';
-import { fingerprint } from '../sorted-runs/fingerprint.ts';
+import { SvcIngestError } from '../../errors.ts';
+import { fingerprint } from '../../sorted-runs/fingerprint.ts';
 import {
   compareFingerprints,
   type FingerprintGroup,
@@ -11,9 +11,9 @@ import {
   loadLedgerIndexes,
 } from './acked-index.ts';
 import { checkStateFile, openStateFile } from './files.ts';
+import type { LedgerLine } from './line.ts';
 import { createLineSplitter, type SplitLine } from './lines.ts';
 import { type LedgerReadStats, ledgerLineOf } from './read.ts';
-import type { LedgerLine } from './types.ts';
 
 const missing = (p: string) => new SvcIngestError('LEDGER_READ', `ledger ${p}: no such file`, { source: p });
 

@@ -6,13 +6,13 @@
 import { closeSync, constants, openSync, readSync } from 'node:fs';
 import { endianness } from 'node:os';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { SvcIngestError } from '../errors.ts';
-import { fingerprint } from '../sorted-runs/fingerprint.ts';
-import { collectSlots, type SortedSlots } from '../sorted-runs/runs.ts';
+import { SvcIngestError } from '../../errors.ts';
+import { fingerprint } from '../../sorted-runs/fingerprint.ts';
+import { collectSlots, type SortedSlots } from '../../sorted-runs/runs.ts';
 import { openStateFile } from './files.ts';
+import type { LedgerLine } from './line.ts';
 import { createLineSplitter, type SplitLine } from './lines.ts';
 import { type LedgerReadStats, ledgerLineOf } from './read.ts';
-import type { LedgerLine } from './types.ts';
 
 /** Set of acknowledged transactionIds, built from the ledger at start and grown as batches are acked. */
 export interface AckedIndex {

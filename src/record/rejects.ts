@@ -4,10 +4,10 @@
 import { createHash } from 'node:crypto';
 import type { WriteStream } from 'node:fs';
 import { SvcIngestError } from '../errors.ts';
+import { openStateFile, type StateFile } from '../ledger/file/files.ts';
+import { createLineSplitter, type SplitLine } from '../ledger/file/lines.ts';
 import { maskDeep } from '../mask.ts';
 import { createSpillingFingerprintSet, type FingerprintSet } from '../sorted-runs/fingerprint-set.ts';
-import { openStateFile, type StateFile } from './files.ts';
-import { createLineSplitter, type SplitLine } from './lines.ts';
 
 /**
  * One reject line (CONTRACT.md). Nothing in it holds a full card number: the writer masks every string, key
