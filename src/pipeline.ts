@@ -19,7 +19,8 @@ import type { InputFormat } from './model/input.ts';
 import { type PreparedItem, prepareChunks } from './prepare/choose.ts';
 import { type InputSpec, readCsvHeader, resolveInputs, sourceName } from './read/open.ts';
 import { nullRejectsWriter, openRejectsWriter, type RejectsWriter } from './record/rejects.ts';
-import { createDispatcher, OutageError, type PostTransactions, StopError } from './send/dispatcher.ts';
+import { createDispatcher, type PostTransactions } from './send/dispatcher.ts';
+import { OutageError, StopError } from './send/stop.ts';
 import { createSpillingFingerprintSet } from './sorted-runs/fingerprint-set.ts';
 
 export interface SendOptions {
