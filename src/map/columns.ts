@@ -11,8 +11,8 @@ import type { ColumnUse, CompiledProfile } from './types.ts';
 export interface HeaderCheckOptions {
   /** Every column a rule names must be in the header (`--strict`). */
   strict?: boolean;
-  /** Called once per missing optional column (not under strict). */
-  warn?: (message: string, use: ColumnUse) => void;
+  /** Called once per missing optional column (not under strict), with the input it is missing from. */
+  warn?: (message: string, use: ColumnUse, source: string) => void;
 }
 
 /**
@@ -53,5 +53,5 @@ export function checkHeader(
       { source, field: first.field },
     );
   }
-  for (const use of missing) opts.warn?.(describeMissing(use, source), use);
+  for (const use of missing) opts.warn?.(describeMissing(use, source), use, source);
 }
