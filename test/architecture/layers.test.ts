@@ -11,7 +11,7 @@ import { ROOT } from '../helpers/cli.ts';
  * The send chain's stages sit in the order the data takes, above what they share: the ledger's seam
  * (ledger/store.ts, with both stores behind it) is below dedupe and the recorder, which talk to it.
  */
-export const LAYERS: readonly string[][] = [
+const LAYERS: readonly string[][] = [
   ['errors.ts', 'mask.ts', 'log.ts'],
   ['model/'],
   ['config/'],

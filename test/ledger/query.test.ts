@@ -5,11 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type LedgerIndexes, loadLedgerIndexes } from '../../src/ledger/file/acked-index.ts';
+import { type FoundLine, findInLedgers } from '../../src/ledger/file/find.ts';
 import type { LedgerLine } from '../../src/ledger/file/line.ts';
 import {
   checkLedgerPaths,
-  type FoundLine,
-  findInLedgers,
   ledgerStatus,
   type OutstandingFailure,
   outstandingFailures,
