@@ -210,6 +210,38 @@ async function runSendCommand(inputs: string[], flags: SendFlags): Promise<numbe
   return code;
 }
 
+/**
+ * SIGINT / SIGTERM stop the run: nothing more is read (standard input is closed), batches in flight settle; a
+ * second signal exits at once. The returned signal is aborted with the signal's name.
+ */
+function stopOnSignals(readsStdin: boolean, logger: Logger): { signal: AbortSignal; off(): void } {
+  const stop = new AbortController();
+  const onSignal = (sig: NodeJS.Signals) => {
+    if (stop.signal.aborted) {
+      logger.error(
+        { event: 'run.abort', signal: sig },
+        'second signal: exiting without waiting for requests in flight',
+      );
+      process.exit(sig === 'SIGINT' ? EXIT.SIGINT : EXIT.SIGTERM);
+    }
+    logger.warn(
+      { event: 'run.stopping', signal: sig },
+      'stopping: no more input is read; waiting for batches in flight',
+    );
+    stop.abort(sig);
+    if (readsStdin) process.stdin.destroy();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return {
+    signal: stop.signal,
+    off() {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    },
+  };
+}
+
 /** Runs the pipeline with signals handled, prints the summary, and gives the exit status. */
 async function sendAndReport(
   paths: string[],
@@ -234,7 +266,7 @@ async function sendAndReport(
     const { createClient } = await import('../client/index.ts');
     client = createClient(config, { logger, connections: config.send.concurrency });
   }
-  let post: import('../send/dispatcher.ts').PostTransactions = () =>
+  let post: import('../send/attempt.ts').PostTransactions = () =>
     Promise.reject(new Error('no client in a dry run'));
   if (client) {
     const c = client;
@@ -243,24 +275,7 @@ async function sendAndReport(
     if (metrics) post = metrics.observePost(post);
   }
 
-  const stop = new AbortController();
-  const onSignal = (sig: NodeJS.Signals) => {
-    if (stop.signal.aborted) {
-      logger.error(
-        { event: 'run.abort', signal: sig },
-        'second signal: exiting without waiting for requests in flight',
-      );
-      process.exit(sig === 'SIGINT' ? EXIT.SIGINT : EXIT.SIGTERM);
-    }
-    logger.warn(
-      { event: 'run.stopping', signal: sig },
-      'stopping: no more input is read; waiting for batches in flight',
-    );
-    stop.abort(sig);
-    if (paths.includes('-')) process.stdin.destroy();
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  const stop = stopOnSignals(paths.includes('-'), logger);
 
   const s = config.send;
   const run = startSend({
@@ -313,8 +328,7 @@ async function sendAndReport(
   } finally {
     stopProgress();
     await client?.close();
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    stop.off();
   }
   if (flags.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
   else writeStderr(formatSummary(summary, Boolean(flags.allowEmpty)));

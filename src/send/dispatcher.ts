@@ -2,21 +2,17 @@
 // tool), composing the pure retry policy (retry-policy.ts), poison isolation (bisect.ts) and the outage breaker
 // (breaker.ts). It stops the run at once on a failure no batch can fix (stop.ts) and records each outcome (through
 // onOutcome, the recorder) before freeing the batch's slot.
-import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pLimit from 'p-limit';
-import pRetry from 'p-retry';
-import type { Batch, BatchItem } from '../batch/batcher.ts';
-import type { SvcClient } from '../client/index.ts';
-import { type AttemptResult, createBisector, type Delivery } from './bisect.ts';
+import type { Batch } from '../batch/batcher.ts';
+import { createAttempt, type PostTransactions } from './attempt.ts';
+import { createBisector, type Delivery } from './bisect.ts';
 import { createBreaker } from './breaker.ts';
-import { classifyFailure, type FailureClass } from './classify.ts';
-import { backoff, decideRetry } from './retry-policy.ts';
+import type { FailureClass } from './classify.ts';
+import { ackedOutcome, failedOutcome, notSentOutcome } from './outcomes.ts';
 import type { BatchOutcome, Sink } from './sink.ts';
+import { createSlots } from './slots.ts';
 import { OutageError, StopError, stopFor } from './stop.ts';
-
-/** Sends one batch: each transaction already serialised as JSON (the client's postTransactionsJson). */
-export type PostTransactions = SvcClient['postTransactionsJson'];
 
 export interface DispatcherOptions {
   post: PostTransactions;
@@ -49,16 +45,13 @@ export type Dispatcher = Sink;
 export function createDispatcher(o: DispatcherOptions): Dispatcher {
   const concurrency = o.concurrency;
   const limit = pLimit(concurrency);
-  const outageMaxMs = o.outageMaxMs ?? 120_000;
   const breaker = createBreaker({
     threshold: o.breakerThreshold ?? Math.max(3, concurrency),
-    outageMaxMs,
+    outageMaxMs: o.outageMaxMs ?? 120_000,
     baseWaitMs: o.retryBaseMs,
     maxWaitMs: o.retryMaxMs,
   });
   const stopCtl = new AbortController();
-  const running = new Set<Promise<void>>();
-  const slotWaiters: Array<() => void> = [];
   let fatal: Error | null = null;
 
   /** Makes the run stop. A StopError aborts retries and probes; any other fatal error (the ledger) wins over it. */
@@ -73,102 +66,18 @@ export function createDispatcher(o: DispatcherOptions): Dispatcher {
     raise(new OutageError(ms, last));
   }
 
-  async function attempt(batchId: string, items: BatchItem[], retries: number): Promise<AttemptResult> {
-    const txs = items.map((i) => i.json);
-    let attempts = 0;
-    let clientRequestId = '';
-    let lastFailure: FailureClass | undefined;
-    let answer: { requestId: string; httpStatus: number } | undefined;
-    let startedAt = 0;
-    let willRetry = false;
-    let lastError: unknown;
-    // The batch's retries end where the outage limit does (p-retry shortens the last wait to meet it). If another
-    // batch is acked meanwhile the limit moves on, but this batch keeps the end it started with.
-    const left = breaker.retryBudget();
-    const retryUntil = performance.now() + left;
-    try {
-      const res = await pRetry(
-        async (n) => {
-          attempts = n;
-          clientRequestId = randomUUID();
-          startedAt = performance.now();
-          try {
-            answer = await o.post(txs, { requestId: clientRequestId });
-          } catch (err) {
-            lastError = err;
-            throw err;
-          }
-          return answer;
-        },
-        {
-          retries,
-          ...backoff(o),
-          maxRetryTime: Math.max(0, left),
-          signal: stopCtl.signal,
-          // Decided once, in onFailedAttempt (which p-retry calls first), so onRetry counts only real retries.
-          shouldRetry: () => willRetry,
-          onFailedAttempt: async ({ error, retriesLeft, retryDelay, attemptNumber }) => {
-            lastFailure = classifyFailure(error);
-            breaker.onFail(lastFailure, startedAt);
-            const next = decideRetry(lastFailure, {
-              retriesLeft,
-              backoffMs: retryDelay,
-              stopped: stopCtl.signal.aborted,
-              // The service has been failing for the whole outage limit: no more retries (deliverTop gives up).
-              outOfTime: breaker.spent(0) || performance.now() >= retryUntil,
-              untilLimitMs: breaker.untilLimit(),
-            });
-            willRetry = next.retry;
-            if (!next.retry) return;
-            o.onRetry?.({ batchId, attempt: attemptNumber, failure: lastFailure, delayMs: next.delayMs });
-            // Retry-After is honoured by waiting the difference on top of p-retry's own delay.
-            if (next.extraMs > 0)
-              await sleep(next.extraMs, undefined, { signal: stopCtl.signal }).catch(() => {});
-          },
-        },
-      );
-      return { ok: true, requestId: res.requestId, clientRequestId, httpStatus: res.httpStatus, attempts };
-    } catch (err) {
-      // A stop aborts p-retry, which then rejects even if the attempt in flight was acknowledged: trust the answer.
-      if (answer)
-        return {
-          ok: true,
-          requestId: answer.requestId,
-          clientRequestId,
-          httpStatus: answer.httpStatus,
-          attempts,
-        };
-      // Stopped (a signal, or another batch stopped the run): the last attempt's own error, if it had one.
-      const failure =
-        stopCtl.signal.aborted && err === stopCtl.signal.reason
-          ? lastError !== undefined
-            ? classifyFailure(lastError)
-            : lastFailure
-          : classifyFailure(err);
-      return {
-        ok: false,
-        requestId: failure?.requestId ?? null,
-        clientRequestId,
-        httpStatus: failure?.httpStatus ?? null,
-        attempts,
-        failure: failure ?? { retry: false, httpStatus: null, message: 'interrupted', aborted: true },
-      };
-    }
-  }
-
+  const attempt = createAttempt({
+    post: o.post,
+    timing: o,
+    breaker,
+    stop: stopCtl.signal,
+    onRetry: o.onRetry,
+  });
   const bisector = createBisector({
     attempt,
     acked(batchId, items, r) {
       breaker.onAck();
-      return o.onOutcome({
-        batchId,
-        items,
-        status: 'acked',
-        requestId: r.requestId,
-        clientRequestId: r.clientRequestId,
-        attempts: r.attempts,
-        httpStatus: r.httpStatus,
-      });
+      return o.onOutcome(ackedOutcome(batchId, items, r));
     },
     fatal: (f) => raise(stopFor(f)),
     stopped: () => stopCtl.signal.aborted,
@@ -195,55 +104,17 @@ export function createDispatcher(o: DispatcherOptions): Dispatcher {
     // The service has been failing for outageMaxMs (this batch's retries ran up to the limit): give up.
     if (d.acked === 0 && d.failed.length > 0 && !(fatal instanceof StopError) && breaker.spent(0)) giveUp();
     const stopping = fatal instanceof StopError;
-    for (const part of d.failed) {
-      await o.onOutcome({
-        batchId: part.batchId,
-        items: part.items,
-        status: 'failed',
-        requestId: part.r.requestId,
-        clientRequestId: part.r.clientRequestId,
-        attempts: part.r.attempts,
-        httpStatus: part.r.httpStatus,
-        error: part.r.failure?.message ?? 'failed',
-        ...(stopping ? { stopping } : {}),
-      });
-    }
+    for (const part of d.failed) await o.onOutcome(failedOutcome(part, stopping));
     const change = breaker.settle(d.acked > 0, stopping);
     if (change === 'closed') o.onBreaker?.({ state: 'closed' });
     else if (change === 'opened') o.onBreaker?.({ state: 'open' });
   }
 
-  function track(p: Promise<void>): void {
-    const tracked = p
-      .catch((err: unknown) => {
-        raise(err instanceof Error ? err : new Error(String(err)));
-      })
-      .finally(() => {
-        running.delete(tracked);
-        slotWaiters.shift()?.();
-      });
-    running.add(tracked);
-  }
-
-  async function waitForSlot(): Promise<void> {
-    while (limit.activeCount + limit.pendingCount >= concurrency) {
-      await new Promise<void>((r) => slotWaiters.push(r));
-    }
-  }
+  const { running, track, waitForSlot } = createSlots(limit, concurrency, (err) => raise(err));
 
   /** Record a batch that will not be sent (stop, outage) as failed, so a rerun sends it. */
   function abandon(batch: Batch, reason: string, stopping = false): Promise<void> {
-    return o.onOutcome({
-      batchId: batch.id,
-      items: batch.items,
-      status: 'failed',
-      requestId: null,
-      clientRequestId: '',
-      attempts: 0,
-      httpStatus: null,
-      error: reason,
-      ...(stopping ? { stopping } : {}),
-    });
+    return o.onOutcome(notSentOutcome(batch, reason, stopping));
   }
 
   /** The run is stopping: a batch handed over now is recorded as not sent (when the ledger still works), then the error. */
@@ -275,13 +146,10 @@ export function createDispatcher(o: DispatcherOptions): Dispatcher {
   return {
     async submit(batch) {
       if (fatal) return refuse(batch);
-      if (breaker.open) {
-        await probe(batch);
-        if (fatal) throw fatal;
-        return;
+      if (!breaker.open) {
+        await waitForSlot();
+        if (fatal) return refuse(batch);
       }
-      await waitForSlot();
-      if (fatal) return refuse(batch);
       // The breaker may have opened while this batch waited for a slot: it goes as a probe, not a full batch.
       if (breaker.open) {
         await probe(batch);

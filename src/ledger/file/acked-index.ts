@@ -3,7 +3,6 @@
 // Slots are sorted in runs, merged into one sorted file in the temp folder (sorted-runs/runs.ts), and searched
 // through a sparse in-memory index (one key per 4 KiB block). A fingerprint match is confirmed against that ledger line, read
 // back from the ledger (a few lines cached), so a fingerprint collision can never skip a record.
-import { closeSync, constants, openSync, readSync } from 'node:fs';
 import { endianness } from 'node:os';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { SvcIngestError } from '../../errors.ts';
@@ -11,6 +10,7 @@ import { fingerprint } from '../../sorted-runs/fingerprint.ts';
 import { collectSlots, type SortedSlots } from '../../sorted-runs/runs.ts';
 import { openStateFile } from './files.ts';
 import type { LedgerLine } from './line.ts';
+import { createLineReader, ledgerError } from './line-reader.ts';
 import { createLineSplitter, type SplitLine } from './lines.ts';
 import { type LedgerReadStats, ledgerLineOf } from './read.ts';
 
@@ -36,12 +36,10 @@ export interface AckedIndexOptions {
 
 /** Work between two looks at `shouldStop` (and two turns of the event loop, so a signal handler runs). */
 const BLOCKS_PER_TURN = 1 << 12;
-const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 
 const MAX_LINES = 1 << 24;
 /** Slots per block of the on-disk index (4 KiB), one sparse key per block. */
 const BLOCK = 512;
-const CACHED_LINES = 64;
 
 export function createAckedIndex(): AckedIndex {
   const ids = new Set<string>();
@@ -54,12 +52,6 @@ export function createAckedIndex(): AckedIndex {
       return ids.size;
     },
   };
-}
-
-function ledgerError(path: string, err: unknown): SvcIngestError {
-  return new SvcIngestError('LEDGER_READ', `cannot read ledger ${path}: ${(err as Error).message}`, {
-    source: path,
-  });
 }
 
 /**
@@ -266,16 +258,12 @@ export interface LedgerLineIndex extends AckedIndex {
   close(): void;
 }
 
-async function sortedIndex(
-  path: string,
+/** The sparse index of sorted slots: the (high, low) key of the first slot of each block; distinct fingerprints. */
+async function scanKeys(
   store: SortedSlots,
-  lineCount: number,
-  lineStart: Float64Array,
-  lineLength: Uint32Array,
   shouldStop: () => boolean,
-): Promise<LedgerLineIndex | null> {
+): Promise<{ blocks: number; keyHi: Uint32Array; keyLo: Uint32Array; distinctFingerprints: number } | null> {
   const count = store.count;
-  // Sparse index: the (high, low) key of the first slot of each block.
   const blocks = Math.ceil(count / BLOCK);
   const keyHi = new Uint32Array(blocks);
   const keyLo = new Uint32Array(blocks);
@@ -299,40 +287,25 @@ async function sortedIndex(
       prevLo8 = lo8;
     }
   }
+  return { blocks, keyHi, keyLo, distinctFingerprints };
+}
+
+async function sortedIndex(
+  path: string,
+  store: SortedSlots,
+  lineCount: number,
+  lineStart: Float64Array,
+  lineLength: Uint32Array,
+  shouldStop: () => boolean,
+): Promise<LedgerLineIndex | null> {
+  const count = store.count;
+  const keys = await scanKeys(store, shouldStop);
+  if (!keys) return null;
+  const { blocks, keyHi, keyLo } = keys;
   const added = new Set<string>();
   const fp = new Uint32Array(2);
-  const cache = new Map<number, Set<string>>();
-  let fd: number | undefined;
-
-  /** The text of indexed line n, read back from the file (never through a link). */
-  const lineText = (n: number): string => {
-    const len = lineLength[n] as number;
-    const buf = Buffer.allocUnsafe(len);
-    try {
-      fd ??= openSync(path, constants.O_RDONLY | NOFOLLOW);
-      readSync(fd, buf, 0, len, lineStart[n] as number);
-    } catch (err) {
-      throw ledgerError(path, err);
-    }
-    return buf.toString('utf8');
-  };
-
-  /** The ids of one indexed ledger line. */
-  const lineIds = (n: number): Set<string> => {
-    const hit = cache.get(n);
-    if (hit) return hit;
-    let ids: Set<string>;
-    try {
-      const line = JSON.parse(lineText(n)) as { transactionIds: unknown[] };
-      ids = new Set(line.transactionIds.filter((x): x is string => typeof x === 'string'));
-    } catch (err) {
-      if (err instanceof SvcIngestError) throw err;
-      throw ledgerError(path, err);
-    }
-    if (cache.size >= CACHED_LINES) cache.delete(cache.keys().next().value as number);
-    cache.set(n, ids);
-    return ids;
-  };
+  const lines = createLineReader(path, lineStart, lineLength);
+  const lineIds = lines.ids;
 
   /**
    * Visits, in ascending order, each indexed line holding the id (the slots with its 40-bit fingerprint whose
@@ -417,7 +390,7 @@ async function sortedIndex(
       added.add(id);
     },
     get size() {
-      return distinctFingerprints + added.size;
+      return keys.distinctFingerprints + added.size;
     },
     lineCount,
     linesOf(id) {
@@ -430,12 +403,7 @@ async function sortedIndex(
     },
     line(n) {
       if (!(n >= 0 && n < lineCount)) throw new RangeError(`no indexed line ${n}`);
-      try {
-        return JSON.parse(lineText(n)) as LedgerLine;
-      } catch (err) {
-        if (err instanceof SvcIngestError) throw err;
-        throw ledgerError(path, err);
-      }
+      return lines.line(n);
     },
     distinct() {
       // A group of one slot is one id; a bigger one (the same id in several lines, or ids whose fingerprints
@@ -447,8 +415,7 @@ async function sortedIndex(
     groups,
     idsOf,
     close() {
-      if (fd !== undefined) closeSync(fd);
-      fd = undefined;
+      lines.close();
       store.close();
     },
   };
