@@ -1,19 +1,15 @@
 // Where batches go: the Sink interface the chain hands batches to, and the outcome a sink reports for each
-// (the recorder turns it into a ledger line). The service sink is dispatcher.ts; a dry run's is dry-run.ts.
+// (the recorder turns it into the ledger's RecordedOutcome). The service sink is dispatcher.ts; a dry run's is dry-run.ts.
 import type { Batch, BatchItem } from '../batch/batcher.ts';
+import type { RecordedOutcome } from '../ledger/store.ts';
 
 /**
  * The final outcome of one batch (or of one part of a split batch): exactly one ledger line.
  * @example { batchId: 'r1-7', items, status: 'acked', requestId: '…', clientRequestId: '…', attempts: 2, httpStatus: 200 }
  */
-export interface BatchOutcome {
-  batchId: string;
+export interface BatchOutcome extends Omit<RecordedOutcome, 'runId' | 'items' | 'error'> {
   items: BatchItem[];
-  status: 'acked' | 'failed';
-  requestId: string | null;
-  clientRequestId: string;
-  attempts: number;
-  httpStatus: number | null;
+  /** Why it failed, as the sink saw it (the recorder masks it before the ledger). */
   error?: string;
   /** Recorded while the run stops for a StopError (which says why, once): not a failure of its own to report. */
   stopping?: boolean;
