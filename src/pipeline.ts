@@ -3,11 +3,9 @@
 // counters, logs; rejects). Everything that can refuse to run does so before anything is sent.
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
-import { createBatcher } from './batch/batcher.ts';
-import { driveChain } from './chain/drive.ts';
-import { columnMissing, logRunStart, readyStore, relaxedNotice } from './chain/notices.ts';
+import { columnMissing, logRunStart, readyStore } from './chain/notices.ts';
 import type { SendOptions } from './chain/options.ts';
-import { createDedupe } from './dedupe/dedupe.ts';
+import { runChain } from './chain/run.ts';
 import { checkStateFile } from './ledger/file/files.ts';
 import { openLedgerStore } from './ledger/open.ts';
 import type { LedgerStore } from './ledger/store.ts';
@@ -22,12 +20,7 @@ import {
   type RunSummary,
   summarize,
 } from './record/counters.ts';
-import { createRecorder } from './record/recorder.ts';
-import { createRejecter } from './record/rejecter.ts';
 import { nullRejectsWriter, openRejectsWriter, type RejectsWriter } from './record/rejects.ts';
-import { createDispatcher } from './send/dispatcher.ts';
-import { createDryRunSink } from './send/dry-run.ts';
-import { createSpillingFingerprintSet } from './sorted-runs/fingerprint-set.ts';
 
 export type { SendOptions } from './chain/options.ts';
 
@@ -65,7 +58,6 @@ async function runSend(o: SendOptions, c: Counters, live: Live): Promise<RunSumm
   const source = await prepareSource(inputs, profile, o);
   live.bytes = source.bytes;
   const rejectsPath = !o.dryRun || o.rejectsExplicit ? resolve(o.rejectsPath) : null;
-  const seen = createSpillingFingerprintSet(); // this run's ids: flat memory, spilled to a temp folder
   let store: LedgerStore | null = null;
   let rejects: RejectsWriter = nullRejectsWriter();
   try {
@@ -83,28 +75,31 @@ async function runSend(o: SendOptions, c: Counters, live: Live): Promise<RunSumm
     logRunStart(log, runId, store.location, rejectsPath, o.dryRun);
     // Before any record is read (standard input would be consumed): does the service answer at all?
     if (!o.dryRun) await o.preflight?.();
-    let end = { interrupted: await readyStore(store, stopRequested), outage: false };
-    const batcher = createBatcher(o.batchSize, runId);
-    const caps = {
-      maxLines: o.maxRejects,
-      maxBytes: o.maxRejectBytes,
-      sources: inputs.specs.map(sourceName),
-    };
-    if (rejectsPath && !end.interrupted) rejects = await openRejectsWriter(o.rejectsPath, caps);
-    const rejecter = createRejecter(rejects, c, runId, o);
-    if (!end.interrupted) {
-      const recorder = createRecorder({ store, runId, counters: c, logger: log, stopRequested });
-      const sink = o.dryRun ? createDryRunSink(c) : createDispatcher({ ...o.dispatch, ...recorder });
-      live.inFlight = () => sink.inFlight;
-      o.signal?.addEventListener('abort', () => sink.stop(), { once: true });
-      const room = () => o.batchSize - batcher.pending;
-      const onSkipped = (n: number) => {
-        c.skipped += n;
+    const interrupted = await readyStore(store, stopRequested);
+    let end = { interrupted, outage: false, tooManyRejects: null as string | null };
+    if (!interrupted) {
+      const caps = {
+        maxLines: o.maxRejects,
+        maxBytes: o.maxRejectBytes,
+        sources: inputs.specs.map(sourceName),
       };
-      const dedupe = createDedupe({ store, seen, room, onSkipped });
-      const onPass = relaxedNotice(log, profile.name);
-      const stages = { counters: c, rejecter, dedupe, batcher, sink, logger: log, onPass, stopRequested };
-      end = await driveChain(source.chunks, stages);
+      if (rejectsPath) rejects = await openRejectsWriter(o.rejectsPath, caps);
+      end = await runChain({
+        chunks: source.chunks,
+        store,
+        runId,
+        counters: c,
+        rejects,
+        caps: o,
+        batchSize: o.batchSize,
+        dispatch: o.dryRun ? undefined : o.dispatch,
+        profileName: profile.name,
+        logger: log,
+        signal: o.signal,
+        onSink: (sink) => {
+          live.inFlight = () => sink.inFlight;
+        },
+      });
     }
     return summarize(c, {
       ...end,
@@ -115,10 +110,8 @@ async function runSend(o: SendOptions, c: Counters, live: Live): Promise<RunSumm
       rejects: rejectsPath,
       ledgerBadLines: store.badLines,
       emptyInputs: source.emptyInputs,
-      tooManyRejects: rejecter.tooMany,
     });
   } finally {
-    seen.close?.();
     await rejects.close().catch((err: Error) => log.error({ event: 'rejects.close' }, err.message));
     await store?.close();
   }
