@@ -2,14 +2,15 @@
 //
 // A card number is 13-19 digits passing the Luhn check (the rule a capture server scanning our traffic
 // applies), zeros only excepted. Digits count as one number when only spaces, dashes, dots or slashes stand between them
-// (`4111 1111 1111 1111`, `4111.1111.1111.1111`), so a "digit run" is a maximal stretch of digits
+// (`4111 1111 1111 1111`, `4111.1111.1111.1111`; below, PAN16 stands for such a number written without
+// separators), so a "digit run" is a maximal stretch of digits
 // joined by those separators. Two readings of a run:
 // - anything we store or print (free text, messages, keys, logs): every 13-19-digit window of every run
-//   is checked, so a card number next to other digits (`1234 4111111111111111`) is found and masked;
+//   is checked, so a card number next to other digits (`1234 PAN16`) is found and masked;
 // - an id, code or amount we send: only whole digit groups (maximal runs of digits) and contiguous
 //   sequences of them are candidates, leading zeros being padding (no card number starts with 0), so a
 //   23-digit reference number is not a card number because some 16 digits inside it pass Luhn, nor is
-//   `0000000000012345`, while `4111111111111111-01` holds one (see holdsCardNumberId).
+//   a zero-padded `00000000000` + `12345`, while `PAN16-01` holds one (see holdsCardNumberId).
 
 /** Luhn check of a string of ASCII digits (no separators). */
 export function luhnValid(digits: string): boolean {
@@ -169,7 +170,7 @@ function maskRun(text: string, start: number, run: Run): string | undefined {
   // Otherwise every Luhn-valid window ends with as many digits hidden as the usual masking would hide of it
   // (all but its first 6 and last 4, at most 6 needed: what a masked 16-digit card number hides), so what is
   // left holds no Luhn-valid window and none can be guessed back from its check digit. Windows along digit
-  // groups come first (a number as written: `1234 4111111111111111`), so each keeps its first 6 and last 4
+  // groups come first (a number as written: `1234 PAN16`), so each keeps its first 6 and last 4
   // digits in place; a window another one's masking already hides enough of is left as it is.
   const boundary = new Uint8Array(m + 1);
   for (let g = 0; g < groups.length; g++) boundary[groups[g] as number] = 1;
@@ -249,9 +250,9 @@ export function containsCardNumber(text: string): boolean {
 /**
  * Does an id or code value hold a card number? Candidates are whole digit groups and contiguous
  * sequences of groups joined by separators, of 13-19 digits after any leading zeros (padding:
- * `0000004111111111111111` holds one, `0000000000012345` does not), passing Luhn. A window inside a group is not a
+ * `000000PAN16` holds one, a zero-padded `00000000000` + `12345` does not), passing Luhn. A window inside a group is not a
  * candidate: a 23-digit acquirer reference number is one number, not a card number with extra digits.
- * @example holdsCardNumberId('4111111111111111-01') // true
+ * @example holdsCardNumberId('PAN16-01') // true
  * @example holdsCardNumberId('74567890123456789012345') // false
  */
 export function holdsCardNumberId(text: string): boolean {
