@@ -2,7 +2,7 @@
 import { statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import type { CompiledProfile } from '../map/types.ts';
-import { DEFAULT_MAX_LINE_BYTES, type InputSpec } from '../read/open.ts';
+import { DEFAULT_MAX_LINE_BYTES, type InputSpec, readOnce } from '../read/open.ts';
 import { prepareInPool } from './pool.ts';
 import { type PreparedChunks, prepareInput } from './prepare.ts';
 
@@ -64,8 +64,8 @@ export interface PrepareOptions {
 }
 
 function useWorkers(spec: InputSpec, pool: PoolChoice): boolean {
-  // Standard input is always prepared on the calling thread (flat memory in pipes).
-  if (spec.path === '-' || pool.use === 'off') return false;
+  // Standard input and pipes are always prepared on the calling thread (flat memory in pipes; read once).
+  if (readOnce(spec) || pool.use === 'off') return false;
   if (pool.use === 'on') return true;
   try {
     return statSync(spec.path).size >= WORKER_MIN_BYTES;

@@ -4,7 +4,7 @@ import { statSync } from 'node:fs';
 import { checkHeader, type HeaderCheckOptions } from '../map/columns.ts';
 import type { CompiledProfile } from '../map/types.ts';
 import type { InputFormat } from '../model/input.ts';
-import { type InputSpec, readCsvHeader, resolveInputs } from '../read/open.ts';
+import { type InputSpec, readCsvHeader, readOnce, resolveInputs } from '../read/open.ts';
 
 /**
  * Inputs ready to prepare: `headers` holds each CSV file's checked header (hand it to prepareChunks as
@@ -52,7 +52,7 @@ export async function openInputs(
   };
   const headers = new Map<InputSpec, string[]>();
   for (const spec of specs) {
-    if (spec.format !== 'csv' || spec.path === '-' || isEmptyFile(spec.path)) continue;
+    if (spec.format !== 'csv' || readOnce(spec) || isEmptyFile(spec.path)) continue;
     const columns = await readCsvHeader(spec, { delimiter });
     if (columns.length === 0) continue; // an empty file, or blank lines only: no record to map
     onHeader(columns, spec.path);

@@ -4,7 +4,7 @@ import { fstatSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { Logger } from '../log.ts';
 import type { CompiledProfile } from '../map/types.ts';
-import { type InputSpec, sourceName } from '../read/open.ts';
+import { type InputSpec, readOnce, sourceName } from '../read/open.ts';
 import { type PoolChoice, type PreparedChunks, prepareChunks } from './choose.ts';
 import type { CheckedInputs } from './inputs.ts';
 
@@ -72,7 +72,7 @@ export async function prepareSource(
   async function* chunks(): PreparedChunks {
     for (const spec of inputs.specs) {
       if (sizes.get(spec) === 0) {
-        noRecords(spec, spec.path === '-' ? 'empty input' : 'empty file');
+        noRecords(spec, readOnce(spec) ? 'empty input' : 'empty file');
         continue;
       }
       const bytesBefore = bytes.read;
@@ -81,7 +81,7 @@ export async function prepareSource(
         mapping: o.mapping,
         delimiter: inputs.delimiter,
         stdin: o.stdin,
-        onHeader: spec.path === '-' ? inputs.onHeader : undefined,
+        onHeader: readOnce(spec) ? inputs.onHeader : undefined,
         columns: inputs.headers.get(spec),
         pool: o.pool,
         onBytes: (n) => {
@@ -95,7 +95,7 @@ export async function prepareSource(
       noRecords(
         spec,
         bytes.read === bytesBefore
-          ? spec.path === '-'
+          ? readOnce(spec)
             ? 'empty input'
             : 'empty file'
           : inputs.headerSeen.has(sourceName(spec))
