@@ -178,6 +178,7 @@ async function runSendCommand(inputs: string[], flags: SendFlags): Promise<numbe
     );
   }
   const paths = inputs.length === 0 ? ['-'] : inputs;
+  await checkRunFiles(paths, config, flags);
   if (config.metrics.file === undefined && config.metrics.port === undefined) {
     return sendAndReport(paths, flags, config, logger, null);
   }
@@ -208,6 +209,30 @@ async function runSendCommand(inputs: string[], flags: SendFlags): Promise<numbe
   }
   await finish(code);
   return code;
+}
+
+/**
+ * The inputs, the ledger (a file), its owner file, the rejects file (when one is written) and the metrics file
+ * must be separate files: refused before the metrics file is first written or anything else is touched.
+ */
+async function checkRunFiles(paths: string[], config: Config, flags: SendFlags): Promise<void> {
+  const [{ checkDistinctFiles }, { ownerPathOf }, { isPostgresUrl }] = await Promise.all([
+    import('../ledger/file/files.ts'),
+    import('../ledger/file/lock.ts'),
+    import('../ledger/postgres/url.ts'),
+  ]);
+  const s = config.send;
+  const files: import('../ledger/file/files.ts').RunFile[] = paths
+    .filter((p) => p !== '-')
+    .map((path) => ({ path, kind: 'input' }));
+  if (!isPostgresUrl(s.ledgerPath))
+    files.push(
+      { path: s.ledgerPath, kind: 'ledger' },
+      { path: ownerPathOf(s.ledgerPath), kind: 'lock owner file' },
+    );
+  if (!flags.dryRun || flags.rejects !== undefined) files.push({ path: s.rejectsPath, kind: 'rejects file' });
+  if (config.metrics.file !== undefined) files.push({ path: config.metrics.file, kind: 'metrics file' });
+  await checkDistinctFiles(files);
 }
 
 /**

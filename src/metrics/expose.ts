@@ -1,9 +1,9 @@
 // Where a run's metrics go: a file in the node_exporter textfile-collector way (a temp file in the same folder,
 // renamed over the target, every few seconds and at the end) and/or GET /metrics on 127.0.0.1 while it runs.
 
-import { readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { lstat, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { SvcIngestError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { METRIC_PREFIX, type RunMetrics } from './run-metrics.ts';
@@ -29,6 +29,35 @@ function writeError(file: string, err: unknown): SvcIngestError {
   return new SvcIngestError('METRICS_WRITE', `cannot write the metrics file ${file}: ${code}`, {
     source: file,
   });
+}
+
+/**
+ * The metrics file is replaced by rename, so it may only name a file a run may replace: none yet, an empty one, or
+ * one svc-ingest wrote (it starts with its own `# HELP svc_ingest_` line). A ledger, an export or any other file
+ * named there by mistake is refused, never replaced.
+ */
+async function checkReplaceable(file: string): Promise<void> {
+  const st = await lstat(file).catch(() => null);
+  if (st === null) return;
+  const refuse = (what: string) =>
+    new SvcIngestError(
+      'METRICS_WRITE',
+      `the metrics file ${resolve(file)} ${what}; it would be replaced: name a new file (e.g. svc_ingest.prom)`,
+      { source: file },
+    );
+  if (!st.isFile()) throw refuse('exists and is not a regular file');
+  const ours = `# HELP ${METRIC_PREFIX}`;
+  const head = Buffer.alloc(ours.length);
+  const fh = await open(file, 'r').catch((err: unknown) => {
+    throw writeError(file, err);
+  });
+  try {
+    const { bytesRead } = await fh.read(head, 0, head.length, 0);
+    if (bytesRead > 0 && !ours.startsWith(head.toString('utf8', 0, bytesRead)))
+      throw refuse('holds something other than the metrics svc-ingest writes');
+  } finally {
+    await fh.close();
+  }
 }
 
 /** The last success timestamp an earlier run left in the file, if any (so a failed run does not reset it). */
@@ -68,6 +97,7 @@ export async function exposeMetrics(
   };
 
   if (file) {
+    await checkReplaceable(file);
     const last = await previousLastSuccess(file);
     if (last !== undefined) metrics.setLastSuccess(last);
     await flush();

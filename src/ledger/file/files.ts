@@ -1,7 +1,7 @@
 // State files (ledger, rejects, lock owner): never opened through a symbolic link, regular files only, mode 0600,
 // their folders created (mode 0700) on first use. The one place that decides what a state path may be.
 import { constants, type Stats } from 'node:fs';
-import { type FileHandle, lstat, mkdir, open } from 'node:fs/promises';
+import { type FileHandle, lstat, mkdir, open, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { SvcIngestError } from '../../errors.ts';
 
@@ -84,6 +84,41 @@ export async function checkStateFile(path: string, kind: StateFileKind): Promise
   }
   if (!st.isFile()) throw refuse(path, kind, whatItIs(st));
   return true;
+}
+
+/** A file a send run writes, or reads as its input, and what it is (for messages). */
+export interface RunFile {
+  path: string;
+  kind: StateFileKind | 'metrics file' | 'input';
+}
+
+/**
+ * Refuse a run whose files are one and the same: the inputs, the ledger, its owner file, the rejects file and
+ * the metrics file must be different files, by path or by device and inode (a link or another name). A rejects
+ * file or ledger appended to the export corrupts it; a metrics file renamed over the ledger loses it (every
+ * record is then sent again). Checked before anything is created, locked or written. An input given twice is
+ * allowed (its records are duplicates).
+ * @throws SvcIngestError LEDGER_PATH_INVALID naming both files.
+ * @example await checkDistinctFiles([{ path: 'a.csv', kind: 'input' }, { path: 'ledger.ndjson', kind: 'ledger' }])
+ */
+export async function checkDistinctFiles(files: RunFile[]): Promise<void> {
+  const seen: Array<{ kind: RunFile['kind']; abs: string; id: string | null }> = [];
+  for (const f of files) {
+    const abs = resolve(f.path);
+    // Followed through links: an input that is a link to the ledger is the ledger.
+    const st = await stat(abs).catch(() => null);
+    const id = st ? `${st.dev}:${st.ino}` : null;
+    const same = seen.find((s) => s.abs === abs || (id !== null && s.id === id));
+    if (same && !(same.kind === 'input' && f.kind === 'input')) {
+      const where = same.abs === abs ? abs : `${abs} (${same.abs})`;
+      throw new SvcIngestError(
+        'LEDGER_PATH_INVALID',
+        `the ${f.kind} and the ${same.kind} are the same file, ${where}; name a separate file for each`,
+        { source: f.path },
+      );
+    }
+    seen.push({ kind: f.kind, abs, id });
+  }
 }
 
 /**

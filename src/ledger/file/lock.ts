@@ -1,6 +1,6 @@
 // Ledger lock: one run per ledger file. A kernel lock on the open ledger itself, so it follows the file (its
 // device and inode) whatever path reached it, and the kernel frees it when the process dies, even by kill -9.
-// An owner file beside the ledger (LEDGER.lock) only names the holder for the message; it locks nothing.
+// An owner file beside the ledger (<ledger>.lock) only names the holder for the message; it locks nothing.
 
 import { unlink } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -22,7 +22,7 @@ export type LockMethod = 'native' | 'socket';
 export interface LedgerLock {
   /** The ledger, open for appending (mode 0600, a regular file), held for the life of the lock. */
   file: StateFile;
-  /** The owner file's path (LEDGER.lock). */
+  /** The owner file's path (<ledger>.lock). */
   ownerPath: string;
   method: LockMethod;
   /** Set when an owner file of an earlier run was left behind (that run died holding the ledger). */
@@ -110,6 +110,11 @@ function lockedError(file: StateFile, owner: Partial<LockOwner> | null): SvcInge
   );
 }
 
+/** The owner file beside a ledger: `<ledger>.lock`. */
+export function ownerPathOf(ledgerPath: string): string {
+  return `${ledgerPath}.lock`;
+}
+
 /**
  * Open the ledger (created, with its folders, if missing; refused if it is a link or not a regular file) and
  * take its lock, or fail with LEDGER_LOCKED naming the process that holds it (when its owner file says).
@@ -119,7 +124,7 @@ export async function acquireLedgerLock(
   ledgerPath: string,
   opts: { method?: LockMethod } = {},
 ): Promise<LedgerLock> {
-  const ownerPath = `${ledgerPath}.lock`;
+  const ownerPath = ownerPathOf(ledgerPath);
   await checkStateFile(ownerPath, 'lock owner file');
   const method = opts.method ?? defaultLockMethod();
   if (!method) {

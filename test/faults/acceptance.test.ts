@@ -1,0 +1,98 @@
+// Found by the acceptance pass, each through the real CLI: a run's files that are one and the same (a metrics file
+// renamed over the ledger, a ledger or rejects file appended to the export), a card number in an input's name, a
+// signal during the connection check, the breaker's "closed" notice, one-line errors (control characters in a
+// name, commander's usage errors), the base URL's query, and `mapping check` on NDJSON with paths it cannot find.
+import { link, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { type CliResult, runCli } from '../helpers/cli.ts';
+import { useSimulator } from '../helpers/simulator.ts';
+import { makeTx, ndjsonOf, range } from '../helpers/transactions.ts';
+import { FAST, STACK, summary, workdir } from './helpers.ts';
+
+const sim = useSimulator({ seed: 41 }, 'reset');
+const sends = () => sim.stats().requests.byPath['/v2/data/transactions'] ?? 0;
+
+/** One line on stderr, `svc-ingest: CODE: …`, no stack trace. */
+function oneLine(r: CliResult, code: string): string {
+  const lines = r.stderr.trim().split('\n');
+  expect(lines, r.stderr).toHaveLength(1);
+  expect(lines[0]).toMatch(new RegExp(`^svc-ingest: ${code}: `));
+  expect(r.stderr).not.toMatch(STACK);
+  return lines[0] as string;
+}
+
+describe("a run's files are separate files", () => {
+  it('--metrics-file naming the ledger is refused before anything is written: the ledger survives, a rerun sends nothing', async () => {
+    const w = await workdir('acc-metrics-ledger');
+    const input = join(w.dir, 'in.ndjson');
+    await writeFile(input, ndjsonOf(range(30).map((i) => makeTx(i, 'ml'))));
+    const first = await runCli(['send', ...FAST, input], { env: w.env(sim) });
+    expect(first.code, first.stderr).toBe(0);
+    const ledgerBefore = await readFile(w.ledger, 'utf8');
+    const before = sends();
+
+    // By the same path, and by another name (a hard link): the metrics file would be renamed over the ledger.
+    await link(w.ledger, join(w.dir, 'also-ledger.prom'));
+    for (const metrics of [w.ledger, join(w.dir, 'also-ledger.prom')]) {
+      const r = await runCli(['send', ...FAST, '--metrics-file', metrics, input], { env: w.env(sim) });
+      expect(r.code, r.stderr).toBe(1);
+      const line = oneLine(r, 'LEDGER_PATH_INVALID');
+      expect(line).toContain('the metrics file and the ledger are the same file');
+      expect(JSON.parse(r.stdout)).toMatchObject({ error: { code: 'LEDGER_PATH_INVALID' } });
+    }
+    expect(await readFile(w.ledger, 'utf8')).toBe(ledgerBefore);
+    expect(sends()).toBe(before);
+    const rerun = await runCli(['send', ...FAST, input], { env: w.env(sim) });
+    expect(summary(rerun)).toMatchObject({ read: 30, skipped: 30, sent: 0 });
+    expect(sends()).toBe(before);
+  });
+
+  it('--ledger or --rejects naming the export, or each other, is refused; the export is left as it was', async () => {
+    const w = await workdir('acc-same-files');
+    const input = join(w.dir, 'export.ndjson');
+    const text = `${ndjsonOf(range(5).map((i) => makeTx(i, 'sf')))}not json\n`;
+    await writeFile(input, text);
+    await link(input, join(w.dir, 'export-link.ndjson'));
+    const cases: Array<[NodeJS.ProcessEnv, string]> = [
+      [{ SVC_LEDGER_PATH: input }, 'the ledger and the input are the same file'],
+      [{ SVC_REJECTS_PATH: input }, 'the rejects file and the input are the same file'],
+      [
+        { SVC_REJECTS_PATH: join(w.dir, 'export-link.ndjson') },
+        'the rejects file and the input are the same file',
+      ],
+      [{ SVC_REJECTS_PATH: w.ledger }, 'the rejects file and the ledger are the same file'],
+    ];
+    for (const [env, says] of cases) {
+      const r = await runCli(['send', ...FAST, input], { env: w.env(sim, env) });
+      expect(r.code, r.stderr).toBe(1);
+      expect(oneLine(r, 'LEDGER_PATH_INVALID')).toContain(says);
+    }
+    // A dry run that names --rejects is held to the same rule.
+    const dry = await runCli(['send', '--dry-run', '--rejects', input, input]);
+    expect(dry.code, dry.stderr).toBe(1);
+    expect(oneLine(dry, 'LEDGER_PATH_INVALID')).toContain('the rejects file and the input');
+    expect(await readFile(input, 'utf8')).toBe(text);
+    expect(sends()).toBe(0);
+  });
+
+  it('--metrics-file never replaces a file svc-ingest did not write; its own metrics file is rewritten', async () => {
+    const w = await workdir('acc-metrics-foreign');
+    const input = join(w.dir, 'in.ndjson');
+    await writeFile(input, ndjsonOf(range(3).map((i) => makeTx(i, 'mf'))));
+    const foreign = join(w.dir, 'notes.txt');
+    await writeFile(foreign, 'keep me\n');
+    const r = await runCli(['send', ...FAST, '--metrics-file', foreign, input], { env: w.env(sim) });
+    expect(r.code, r.stderr).toBe(1);
+    expect(oneLine(r, 'METRICS_WRITE')).toContain('holds something other than the metrics svc-ingest writes');
+    expect(await readFile(foreign, 'utf8')).toBe('keep me\n');
+    expect(sends()).toBe(0);
+
+    const prom = join(w.dir, 'svc_ingest.prom');
+    for (let run = 0; run < 2; run++) {
+      const ok = await runCli(['send', ...FAST, '--metrics-file', prom, input], { env: w.env(sim) });
+      expect(ok.code, ok.stderr).toBe(0);
+      expect(await readFile(prom, 'utf8')).toMatch(/^# HELP svc_ingest_/);
+    }
+  });
+});
