@@ -2,6 +2,7 @@
 import path from 'node:path';
 import { type Command, Option } from 'commander';
 import { EXIT, SvcIngestError } from '../errors.ts';
+import { maskCardNumbers } from '../mask.ts';
 import { addExamples, printJson, printText } from './common.ts';
 
 interface CheckFlags {
@@ -193,12 +194,15 @@ async function runDraft(file: string, flags: CheckFlags & { name?: string }): Pr
     throw new SvcIngestError('INPUT_PARSE', `${file}: no header and no record to draft a profile from`, {
       source: file,
     });
+  // Named after the file (a card number in it masked, as on every line we print).
   const name =
     flags.name ??
-    path
-      .basename(file)
-      .replace(/\.gz$/, '')
-      .replace(/\.(csv|ndjson|jsonl)$/, '');
+    maskCardNumbers(
+      path
+        .basename(file)
+        .replace(/\.gz$/, '')
+        .replace(/\.(csv|ndjson|jsonl)$/, ''),
+    );
   process.stdout.write(
     `${JSON.stringify(draftProfile({ name, format: first.format, record: first.fields }), null, 2)}\n`,
   );

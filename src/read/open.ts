@@ -4,6 +4,7 @@ import { open, stat } from 'node:fs/promises';
 import { pipeline, Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { SvcIngestError } from '../errors.ts';
+import { maskCardNumbers } from '../mask.ts';
 import type { InputFormat } from '../model/input.ts';
 import { readCsv } from './csv.ts';
 import { readNdjson } from './ndjson.ts';
@@ -49,9 +50,12 @@ export function readOnce(spec: InputSpec): boolean {
   return spec.stream === true || spec.path === '-';
 }
 
-/** The name a spec is shown under in records and messages. */
+/**
+ * The name a spec is shown under in records, the ledger's and the rejects' `source`, and messages: a card number
+ * in a file name (a per-card export) is masked like any text we store or print.
+ */
 export function sourceName(spec: InputSpec): string {
-  return spec.path === '-' ? 'stdin' : spec.path;
+  return spec.path === '-' ? 'stdin' : maskCardNumbers(spec.path);
 }
 
 /** INPUT_UNREADABLE naming the file and why (no such file, permission denied, or the error's code). */

@@ -2,7 +2,7 @@
 // renamed over the ledger, a ledger or rejects file appended to the export), a card number in an input's name, a
 // signal during the connection check, the breaker's "closed" notice, one-line errors (control characters in a
 // name, commander's usage errors), the base URL's query, and `mapping check` on NDJSON with paths it cannot find.
-import { link, readFile, writeFile } from 'node:fs/promises';
+import { link, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type CliResult, runCli } from '../helpers/cli.ts';
@@ -12,6 +12,7 @@ import { FAST, STACK, summary, workdir } from './helpers.ts';
 
 const sim = useSimulator({ seed: 41 }, 'reset');
 const sends = () => sim.stats().requests.byPath['/v2/data/transactions'] ?? 0;
+const PAN = '4111111111111111';
 
 /** One line on stderr, `svc-ingest: CODE: …`, no stack trace. */
 function oneLine(r: CliResult, code: string): string {
@@ -94,5 +95,30 @@ describe("a run's files are separate files", () => {
       expect(ok.code, ok.stderr).toBe(0);
       expect(await readFile(prom, 'utf8')).toMatch(/^# HELP svc_ingest_/);
     }
+  });
+});
+
+describe('a card number in an input file name', () => {
+  it('is masked in the ledger, the rejects, the logs and a drafted profile; known rejects are still known', async () => {
+    const w = await workdir('acc-pan-name');
+    const dir = join(w.dir, 'per-card');
+    await mkdir(dir);
+    const input = join(dir, `${PAN}.ndjson`);
+    await writeFile(input, `${ndjsonOf(range(4).map((i) => makeTx(i, 'pn')))}{"broken\n`);
+    const env = w.env(sim, { SVC_LOG_LEVEL: 'debug' });
+    const r = await runCli(['send', ...FAST, input], { env });
+    expect(r.code, r.stderr).toBe(2);
+    const rerun = await runCli(['send', ...FAST, input], { env });
+    expect(summary(rerun)).toMatchObject({ skipped: 4, rejectedNew: 0, rejectedKnown: 1 });
+    const ledger = await readFile(w.ledger, 'utf8');
+    const rejects = await readFile(w.rejects, 'utf8');
+    const draft = await runCli(['mapping', 'draft', input]);
+    expect(draft.code, draft.stderr).toBe(0);
+    expect(JSON.parse(draft.stdout).name).toBe('411111******1111');
+    for (const text of [ledger, rejects, r.stdout, r.stderr, rerun.stdout, rerun.stderr, draft.stdout])
+      expect(text).not.toContain(PAN);
+    const line = JSON.parse(ledger.split('\n')[0] as string) as { source: string };
+    expect(line.source).toBe(join(dir, '411111******1111.ndjson'));
+    expect((JSON.parse(rejects.split('\n')[0] as string) as { source: string }).source).toBe(line.source);
   });
 });
