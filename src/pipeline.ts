@@ -73,9 +73,13 @@ async function runSend(o: SendOptions, c: Counters, live: Live): Promise<RunSumm
       leaseMs: o.leaseMs,
     });
     logRunStart(log, runId, store.location, rejectsPath, o.dryRun);
-    // Before any record is read (standard input would be consumed): does the service answer at all?
-    if (!o.dryRun) await o.preflight?.();
-    const interrupted = await readyStore(store, stopRequested);
+    // Before any record is read (standard input would be consumed): does the service answer at all? A signal
+    // while it waits (up to --timeout) ends the check at once: the run stops interrupted, nothing read.
+    if (!o.dryRun)
+      await o.preflight?.(o.signal).catch((err: unknown) => {
+        if (!stopRequested()) throw err;
+      });
+    const interrupted = stopRequested() ?? (await readyStore(store, stopRequested));
     let end = { interrupted, outage: false, tooManyRejects: null as string | null };
     if (!interrupted) {
       const caps = {

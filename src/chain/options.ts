@@ -21,8 +21,8 @@ export interface SendOptions extends RejectCaps {
   batchSize: number;
   /** The service sink (unused in a dry run: nothing is sent). */
   dispatch: DispatchSettings;
-  /** Checks that the service answers (the client's checkService); run before any record is read. */
-  preflight?: () => Promise<void>;
+  /** Checks that the service answers (the client's checkService); run before any record is read; `signal` ends it. */
+  preflight?: (signal?: AbortSignal) => Promise<void>;
   /** Where the ledger is: a file path, or a postgres:// URL (the LedgerStore is picked from it). */
   ledger: string;
   /** The PostgreSQL ledger's password file and lease (config `ledger.*`); a file ledger ignores them. */

@@ -320,7 +320,7 @@ async function sendAndReport(
       splitRetries: s.splitRetries,
       outageMaxMs: s.outageMaxMs,
     },
-    preflight: client ? () => (client as NonNullable<typeof client>).checkService() : undefined,
+    preflight: client ? (signal) => (client as NonNullable<typeof client>).checkService(signal) : undefined,
     // A file path, or postgres://… for the shared PostgreSQL ledger (its password file and lease from ledger.*).
     ledger: s.ledgerPath,
     passwordFile: config.ledger.passwordFile,

@@ -76,7 +76,7 @@ export interface SvcClient {
    * sending data: `HEAD /v2/data/transactions`, where any HTTP status but a 3xx counts as an answer.
    * Throws SEND_UNAVAILABLE (exit 5) when no connection or answer comes, SEND_REDIRECT (exit 1) on a 3xx.
    */
-  checkService(): Promise<void>;
+  checkService(signal?: AbortSignal): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -397,9 +397,9 @@ export function createClient(config: Config, opts: ClientOptions = {}): SvcClien
 
     startSession: (sourceCustomerId) => sessions.renew(sourceCustomerId),
 
-    async checkService() {
+    async checkService(signal) {
       try {
-        await call({ method: 'HEAD', path: PATHS.transactions });
+        await call({ method: 'HEAD', path: PATHS.transactions, signal });
       } catch (err) {
         // Any status is an answer (405, 401, 404 …); a redirect means the base URL is wrong.
         if (err instanceof SvcHttpError) return;

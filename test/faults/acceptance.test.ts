@@ -3,9 +3,10 @@
 // signal during the connection check, the breaker's "closed" notice, one-line errors (control characters in a
 // name, commander's usage errors), the base URL's query, and `mapping check` on NDJSON with paths it cannot find.
 import { link, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type CliResult, runCli } from '../helpers/cli.ts';
+import { type CliResult, runCli, startCli, waitFor } from '../helpers/cli.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import { makeTx, ndjsonOf, range } from '../helpers/transactions.ts';
 import { FAST, STACK, summary, workdir } from './helpers.ts';
@@ -120,5 +121,36 @@ describe('a card number in an input file name', () => {
     const line = JSON.parse(ledger.split('\n')[0] as string) as { source: string };
     expect(line.source).toBe(join(dir, '411111******1111.ndjson'));
     expect((JSON.parse(rejects.split('\n')[0] as string) as { source: string }).source).toBe(line.source);
+  });
+});
+
+describe('a signal while the service is being checked', () => {
+  it('SIGTERM during a connection check that gets no answer: exit 143 at once, nothing read, not exit 5 after --timeout', async () => {
+    const held: Socket[] = [];
+    const server = createServer((s) => {
+      held.push(s);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const { port } = server.address() as { port: number };
+    try {
+      const w = await workdir('acc-preflight-signal');
+      const input = join(w.dir, 'in.ndjson');
+      await writeFile(input, ndjsonOf(range(10).map((i) => makeTx(i, 'ps'))));
+      const run = startCli(['send', '--json', '--timeout', '30000', input], {
+        env: { ...w.env(sim), SVC_BASE_URL: `http://127.0.0.1:${port}` },
+      });
+      await waitFor(() => held.length > 0, run.child);
+      const t0 = performance.now();
+      run.child.kill('SIGTERM');
+      const r = await run.done;
+      const ms = performance.now() - t0;
+      expect(r.code, r.stderr).toBe(143);
+      expect(ms).toBeLessThan(5000);
+      expect(summary(r)).toMatchObject({ read: 0, sent: 0, interrupted: 'SIGTERM', outage: false });
+      expect(await readFile(w.ledger, 'utf8')).toBe('');
+    } finally {
+      for (const s of held) s.destroy();
+      server.close();
+    }
   });
 });
