@@ -90,6 +90,11 @@ export function createRecorder(o: RecorderOptions): Recorder {
       );
     },
     onBreaker(info) {
+      // Closing is good news: the service answers again.
+      if (info.state === 'closed') {
+        log.info({ event: 'breaker.closed' }, 'service answers again: breaker closed');
+        return;
+      }
       log.warn(
         { event: `breaker.${info.state}`, waitMs: info.waitMs },
         `service looks down: breaker ${info.state}`,

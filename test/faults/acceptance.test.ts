@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { type CliResult, runCli, startCli, waitFor } from '../helpers/cli.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import { makeTx, ndjsonOf, range } from '../helpers/transactions.ts';
-import { FAST, STACK, summary, workdir } from './helpers.ts';
+import { FAST, NO_FAULTS, STACK, summary, workdir } from './helpers.ts';
 
 const sim = useSimulator({ seed: 41 }, 'reset');
 const sends = () => sim.stats().requests.byPath['/v2/data/transactions'] ?? 0;
@@ -152,5 +152,50 @@ describe('a signal while the service is being checked', () => {
       for (const s of held) s.destroy();
       server.close();
     }
+  });
+});
+
+describe('the outage breaker', () => {
+  it('says "service answers again" (info) when it closes, never "service looks down: breaker closed"', async () => {
+    sim.setFaults({ ...NO_FAULTS, failRate: 1 });
+    const w = await workdir('acc-breaker');
+    const input = join(w.dir, 'in.ndjson');
+    await writeFile(input, ndjsonOf(range(400).map((i) => makeTx(i, 'bk'))));
+    const run = startCli(
+      [
+        'send',
+        '--json',
+        '--concurrency',
+        '1',
+        '--batch-size',
+        '10',
+        '--max-retries',
+        '0',
+        '--retry-base-ms',
+        '20',
+        '--retry-max-ms',
+        '40',
+        '--outage-max-ms',
+        '60000',
+        input,
+      ],
+      { env: w.env(sim, { SVC_LOG_LEVEL: 'info' }) },
+    );
+    let stderr = '';
+    run.child.stderr!.on('data', (d: string) => {
+      stderr += d;
+    });
+    await waitFor(() => stderr.includes('"event":"breaker.open"'), run.child);
+    sim.setFaults({ failRate: 0 });
+    const r = await run.done;
+    expect(r.code, r.stderr).toBe(3);
+    const closed = r.stderr
+      .split('\n')
+      .filter((l) => l.includes('"event":"breaker.closed"'))
+      .map((l) => JSON.parse(l) as { level: number; msg: string });
+    expect(closed.length).toBeGreaterThan(0);
+    for (const c of closed)
+      expect(c).toMatchObject({ level: 30, msg: 'service answers again: breaker closed' });
+    expect(r.stderr).not.toContain('service looks down: breaker closed');
   });
 });
