@@ -29,9 +29,18 @@ const program = new Command('svc-ingest')
       'and check what came back (redemptions, store locations, tickets).',
   )
   .version('0.1.0')
-  .showHelpAfterError('(run with --help for usage)')
-  // commander echoes arguments in its errors ("unknown option '--…'"); masked like every line we print.
-  .configureOutput({ writeErr: (text) => process.stderr.write(maskCardNumbers(text)) })
+  // commander echoes arguments in its errors ("unknown option '--…'"); masked like every line we print. Its
+  // usage errors are one line like every other error: `svc-ingest: USAGE_INVALID: … (run with --help for usage)`.
+  .configureOutput({
+    writeErr: (text) => process.stderr.write(maskCardNumbers(text)),
+    outputError: (text, write) =>
+      write(
+        `svc-ingest: USAGE_INVALID: ${text
+          .replace(/^error: /, '')
+          .trimEnd()
+          .replace(/\s*\n\s*/g, ' ')} (run with --help for usage)\n`,
+      ),
+  })
   .exitOverride();
 
 // `ledger` declares the command group; `ledger migrate` adds itself to it, so it comes after.
@@ -84,9 +93,18 @@ const end = argv.indexOf('--');
  */
 const jsonMode = argv.slice(2, end === -1 ? undefined : end).some((a) => a === '--json' || a === '--ndjson');
 
+/** A control character (a line break in a file name) written as its escape, so the error stays one line. */
+function oneLine(text: string): string {
+  const named: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+  return text.replace(
+    /[\u0000-\u001f\u007f]/g,
+    (c) => named[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}
+
 /** One line on stderr (`svc-ingest: CODE: message`); with --json also `{"error":{code,message}}` on stdout. */
 function fail(code: ErrorCode | 'UNEXPECTED', message: string, status: number, humanShown = false): void {
-  const text = maskCardNumbers(message);
+  const text = oneLine(maskCardNumbers(message));
   if (!humanShown)
     process.stderr.write(`svc-ingest: ${code === 'UNEXPECTED' ? 'unexpected error' : code}: ${text}\n`);
   if (jsonMode) process.stdout.write(`${JSON.stringify({ error: { code, message: text } })}\n`);

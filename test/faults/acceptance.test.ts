@@ -199,3 +199,27 @@ describe('the outage breaker', () => {
     expect(r.stderr).not.toContain('service looks down: breaker closed');
   });
 });
+
+describe('errors stay one line', () => {
+  it('a line break in a file name is written as \\n; a usage error is `svc-ingest: USAGE_INVALID: …`', async () => {
+    const missing = await runCli(['send', '--dry-run', 'bad\nname.csv']);
+    expect(missing.code).toBe(1);
+    expect(oneLine(missing, 'INPUT_UNREADABLE')).toBe(
+      'svc-ingest: INPUT_UNREADABLE: cannot read bad\\nname.csv: no such file',
+    );
+    for (const [args, says] of [
+      [['send', '--bogus'], "unknown option '--bogus'"],
+      [['ledger', 'find'], "missing required argument 'id'"],
+      [['sned'], "unknown command 'sned'"],
+    ] as const) {
+      const r = await runCli([...args]);
+      expect(r.code, r.stderr).toBe(1);
+      expect(oneLine(r, 'USAGE_INVALID')).toContain(says);
+      expect(r.stderr.trim()).toMatch(/\(run with --help for usage\)$/);
+    }
+    const json = await runCli(['send', '--json', '--bogus']);
+    expect(JSON.parse(json.stdout)).toEqual({
+      error: { code: 'USAGE_INVALID', message: "unknown option '--bogus'" },
+    });
+  });
+});
