@@ -268,7 +268,13 @@ function crossCheck(cfg: Config, sourceOf: (path: string) => string): void {
     );
   }
   if (url.search || url.hash) {
-    throw invalid('baseUrl', sourceOf('baseUrl'), 'a URL without query or fragment', cfg.baseUrl);
+    // The query may hold a secret (a token pasted into it): shown without it.
+    throw invalid(
+      'baseUrl',
+      sourceOf('baseUrl'),
+      'a URL without query or fragment (query and fragment not shown)',
+      `${url.origin}${url.pathname}`,
+    );
   }
   if (url.protocol === 'http:' && !isLoopbackHost(url.hostname) && !cfg.allowInsecureHttp) {
     throw invalid(

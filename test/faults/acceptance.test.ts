@@ -222,4 +222,12 @@ describe('errors stay one line', () => {
       error: { code: 'USAGE_INVALID', message: "unknown option '--bogus'" },
     });
   });
+
+  it("the base URL's query is never echoed (it may hold a token)", async () => {
+    const r = await runCli(['send', '--base-url', 'http://127.0.0.1:1/v?token=s3cr3t-value', 'x.csv']);
+    expect(r.code).toBe(1);
+    const line = oneLine(r, 'CONFIG_INVALID');
+    expect(line).toContain('got "http://127.0.0.1:1/v"');
+    expect(r.stderr).not.toContain('s3cr3t');
+  });
 });
