@@ -101,7 +101,12 @@ export function getterAt(env: Env, jsonPath: string, path: string): Getter {
   try {
     return parseGetter(path);
   } catch (err) {
-    if (err instanceof PathError) bad(env.source, jsonPath, err.message, path);
+    // A PathError's message quotes the path already: said once, not again as "got …".
+    if (err instanceof PathError)
+      throw new SvcIngestError('MAPPING_INVALID', `${jsonPath}: expected ${err.message}`, {
+        source: env.source,
+        path: jsonPath,
+      });
     throw err;
   }
 }

@@ -124,7 +124,7 @@ describe('2. an array element chosen by its content', () => {
       'ndjson',
     );
     const line =
-      'svc-ingest: MAPPING_INVALID: badpath.json: fields.transactionPostingTimestamp.from: expected a closed selector [n] or [key=value] in "events[type=CLEARING.created", got "events[type=CLEARING.created"';
+      'svc-ingest: MAPPING_INVALID: badpath.json: fields.transactionPostingTimestamp.from: expected a closed selector [n] or [key=value] in "events[type=CLEARING.created"';
     for (const args of [
       ['send', '--dry-run', '--mapping', f.profile, f.input],
       ['map', '--mapping', f.profile, f.input],

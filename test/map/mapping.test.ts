@@ -410,7 +410,7 @@ describe('paths: array selectors, and a load-time error for what the language do
   it('refuses paths it does not understand, with the JSON path of the key', () => {
     const path = (rule: unknown) => invalid({ fields: { ...BASE, transactionTimestamp: rule } });
     expect(path({ from: 'events[type=CLEARING.created', timestamp: true })).toBe(
-      'MAPPING_INVALID: fields.transactionTimestamp.from: expected a closed selector [n] or [key=value] in "events[type=CLEARING.created", got "events[type=CLEARING.created"',
+      'MAPPING_INVALID: fields.transactionTimestamp.from: expected a closed selector [n] or [key=value] in "events[type=CLEARING.created"',
     );
     for (const bad of [
       'events[*].created',
