@@ -165,11 +165,23 @@ async function runCheck(name: string, file: string | undefined, flags: CheckFlag
           return (rec: Record<string, unknown>) => rec[text];
         }
       };
+      // As for a CSV header: a required field's path (no default) absent is an error, any other a warning
+      // (an error under --strict); a draft's "?" is never found.
+      const missing: Array<(typeof profile.columns)[number]> = [];
       for (const use of profile.columns) {
         if (readPath(use.column)(first.fields) !== undefined) continue;
         absent++;
-        warn(
-          `${file}: the first record has nothing at ${JSON.stringify(use.column)} named by ${use.rule}${use.required ? ' (a required field)' : ''}`,
+        missing.push(use);
+        if (!use.required)
+          warn(`${file}: the first record has nothing at ${JSON.stringify(use.column)} named by ${use.rule}`);
+      }
+      const needs = missing.filter((u) => u.required || flags.strict);
+      if (needs.length > 0) {
+        const named = needs.map((u) => `${JSON.stringify(u.column)} (${u.rule})`).join(', ');
+        throw new SvcIngestError(
+          'INPUT_HEADER_MISSING_COLUMN',
+          `${file}: the first record has nothing at ${named}, needed by mapping ${profile.name}${needs.some((u) => u.required) ? '' : ' (--strict wants every path a rule names)'}`,
+          { source: file },
         );
       }
       lines.push(

@@ -231,3 +231,29 @@ describe('errors stay one line', () => {
     expect(r.stderr).not.toContain('s3cr3t');
   });
 });
+
+describe('mapping check on NDJSON', () => {
+  it('a required field\'s path absent from the first object is an error (a draft\'s "?"); --strict makes any absent path one', async () => {
+    const w = await workdir('acc-check-ndjson');
+    const draft = await runCli(['mapping', 'draft', 'samples/lithic.ndjson']);
+    expect(draft.code, draft.stderr).toBe(0);
+    const profile = join(w.dir, 'lithic-draft.json');
+    await writeFile(profile, draft.stdout);
+    const r = await runCli(['mapping', 'check', profile, 'samples/lithic.ndjson']);
+    expect(r.code).toBe(1);
+    const line = r.stderr.trim().split('\n').at(-1) as string;
+    expect(line).toMatch(
+      /^svc-ingest: INPUT_HEADER_MISSING_COLUMN: samples\/lithic\.ndjson: the first record has nothing at "\?" \(fields\.transactionType\.from\)/,
+    );
+    expect(r.stderr).not.toMatch(STACK);
+
+    // The built-in profile finds every required path; its one optional path absent is a warning, an error under --strict.
+    const ok = await runCli(['mapping', 'check', 'lithic', 'samples/lithic.ndjson']);
+    expect(ok.code, ok.stderr).toBe(0);
+    const strict = await runCli(['mapping', 'check', '--strict', 'lithic', 'samples/lithic.ndjson']);
+    expect(strict.code).toBe(1);
+    expect(strict.stderr.trim().split('\n').at(-1)).toBe(
+      'svc-ingest: INPUT_HEADER_MISSING_COLUMN: samples/lithic.ndjson: the first record has nothing at "token_info.wallet_type" (fields.mobileIndicator.from), needed by mapping lithic (--strict wants every path a rule names)',
+    );
+  });
+});
