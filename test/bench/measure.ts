@@ -196,11 +196,15 @@ export async function runExternal(cmd: string, args: string[], o: RunOptions = {
   };
 }
 
-/** Start a long-lived child (the simulator) and resolve with the first line it prints. */
+/**
+ * Start a long-lived child (the simulator) and resolve with the first line it prints. `cmd` is Node (args start
+ * with a script) or the launcher (which execs Node, so the pid stays the simulator's).
+ */
 export async function startDaemon(
   args: string[],
+  cmd: string = NODE,
 ): Promise<{ firstLine: string; stop(): Promise<void>; pid: number }> {
-  const child = spawn(NODE, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(cmd, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
   const firstLine = await new Promise<string>((resolve, reject) => {
     let buf = '';
     child.stdout.on('data', (d: Buffer) => {

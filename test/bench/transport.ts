@@ -5,23 +5,16 @@
 // Each (candidate, concurrency, run) is a fresh child process: warm-up, then N requests; the child reports its
 // process CPU (user+sys, all threads) per request; the simulator's CPU over the same window comes from /proc.
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { createClient } from '../../src/client/index.ts';
 import { loadConfig } from '../../src/config/index.ts';
 import { makeTx } from '../helpers/transactions.ts';
-import { ROOT, startDaemon } from './measure.ts';
+import { LAUNCHER, ROOT, startDaemon } from './measure.ts';
+import { procCpuMs } from './scenarios.ts';
 import { CANDIDATES } from './transport-candidates.ts';
 
 const BATCH = 50;
 const POOL = 64;
-
-/** CPU ms (user+sys) of a process so far, from /proc/<pid>/stat. */
-export function procCpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(f[11]) + Number(f[12])) * 10; // USER_HZ = 100
-}
 
 async function child(name: string, url: string, concurrency: number, requests: number): Promise<void> {
   const make = CANDIDATES[name];
@@ -77,16 +70,10 @@ async function main(argv: string[]): Promise<void> {
   const requests = Number(opt('--requests', '3000'));
   const runs = Number(opt('--runs', '3'));
   const latency = opt('--latency-ms', '10');
-  const sim = await startDaemon([
-    'src/cli/main.ts',
-    'simulate',
-    '--port',
-    '0',
-    '--latency-ms',
-    latency,
-    '--log-level',
-    'warn',
-  ]);
+  const sim = await startDaemon(
+    ['simulate', '--port', '0', '--latency-ms', latency, '--log-level', 'warn'],
+    LAUNCHER,
+  );
   const results: Record<string, { cpu: number[]; sim: number[]; wall: number[]; load: number[] }> = {};
   try {
     for (const c of concs) {
