@@ -241,7 +241,8 @@ export function createClient(config: Config, opts: ClientOptions = {}): SvcClien
       return new SvcTimeoutError({ ...info, timeoutMs: config.timeoutMs });
     if (isNetworkError(err)) return new SvcNetworkError(info, { cause: err.cause });
     // The connection was lost while the answer's body was being read (fetch's TypeError('terminated')): no answer.
-    if (err instanceof TypeError && err.message === 'terminated') return new SvcNetworkError(info, { cause: err });
+    if (err instanceof TypeError && err.message === 'terminated')
+      return new SvcNetworkError(info, { cause: err });
     // A TypeError that is not a network failure: the request could not even be built (Headers refused a value).
     if (err instanceof TypeError) return new SvcRequestError(info, err);
     return new SvcNetworkError(info, { cause: err });

@@ -100,7 +100,9 @@ it('send (the CLI) over mutual TLS with a passphrase-protected key: every batch 
   });
   expect(bad.code).toBe(5);
   expect(bad.stderr.trim().split('\n')).toHaveLength(1);
-  expect(bad.stderr).toMatch(/^svc-ingest: SEND_UNAVAILABLE: .*TLS handshake or certificate verification failed/);
+  expect(bad.stderr).toMatch(
+    /^svc-ingest: SEND_UNAVAILABLE: .*TLS handshake or certificate verification failed/,
+  );
   expect(bad.stderr).not.toContain('tls-pw-14');
   expect(sim.deliveries().size).toBe(0);
 });
