@@ -31,6 +31,7 @@ function parseArgs(argv: string[]): Args {
     resumeIds: 20_000_000,
     memRows: [1_000_000, 10_000_000],
     sendRows: 1_000_000,
+    memoryEveryMs: 0,
   };
   const num = (flag: string, v: string | undefined): number => {
     const n = Number(v?.replaceAll('_', ''));
@@ -50,10 +51,11 @@ function parseArgs(argv: string[]): Args {
     else if (f === '--resume-ids') a.resumeIds = num(f, next());
     else if (f === '--mem-rows') a.memRows = (next() ?? '').split(',').map((v) => num(f, v));
     else if (f === '--send-rows') a.sendRows = num(f, next());
+    else if (f === '--memory-every') a.memoryEveryMs = num(f, next());
     else if (f === '--help' || f === '-h') {
       process.stdout.write(
         'node test/bench/run.ts [--quick] [--only dry,miller,e2e,mem,resume|<scenario>] [--runs N] [--rows N]\n' +
-          '  [--profile] [--resume-ids N] [--mem-rows a,b] [--send-rows N]\n' +
+          '  [--profile] [--resume-ids N] [--mem-rows a,b] [--send-rows N] [--memory-every MS]\n' +
           '  --only resume-100M: resume against 100M acked ids, once (never part of a full run)\n',
       );
       process.exit(0);

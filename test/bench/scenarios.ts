@@ -27,6 +27,8 @@ export interface Args {
   resumeIds: number;
   memRows: number[];
   sendRows: number;
+  /** Sample the sending process's memory this often (ms; 0 = off) and report what it was made of at its peak. */
+  memoryEveryMs: number;
 }
 
 export const DATA = join(ROOT, 'test/bench/.data');
@@ -86,6 +88,20 @@ export function procCpuMs(pid: number): number {
   } catch {
     return Number.NaN;
   }
+}
+
+/** The memory samples' largest RSS and what the heap, external memory and array buffers were then (MB). */
+function memoryAtPeak(r: ChildResult): Record<string, number> {
+  if (!r.memory || r.memory.length === 0) return {};
+  const peak = r.memory.reduce((a, b) => ((b[1] ?? 0) > (a[1] ?? 0) ? b : a));
+  const [, rss, heapTotal, heapUsed, external, arrayBuffers] = peak as number[];
+  return {
+    peakRssMb: rss as number,
+    peakHeapTotalMb: heapTotal as number,
+    peakHeapUsedMb: heapUsed as number,
+    peakExternalMb: external as number,
+    peakArrayBuffersMb: arrayBuffers as number,
+  };
 }
 
 /** A data file of a kind and size, generated once and kept in test/bench/.data/. */
@@ -241,7 +257,9 @@ export async function endToEnd(a: Args, concurrency: number): Promise<ScenarioRe
       ];
       command = `${BIN} simulate --latency-ms ${LATENCY_MS} & ${BIN} ${args.join(' ').replace(sim.url, '$URL').replace(work, '$TMP')}`;
       const simBefore = procCpuMs(sim.pid);
-      const r = await runCli(args, profArgs(a, name, i));
+      const env: Record<string, string> =
+        a.memoryEveryMs > 0 ? { BENCH_MEMORY_EVERY_MS: String(a.memoryEveryMs) } : {};
+      const r = await runCli(args, profArgs(a, name, i), { env });
       const simMs = procCpuMs(sim.pid) - simBefore;
       const s = summaryOf(r);
       if (s.sent !== rows)
@@ -260,6 +278,7 @@ export async function endToEnd(a: Args, concurrency: number): Promise<ScenarioRe
         loopP99Ms: r.loopP99Ms,
         loopMaxMs: r.loopMaxMs,
         maxInFlight: (stats.maxInFlight ?? null) as number | null,
+        ...memoryAtPeak(r),
       });
       log(`${name} run ${i}: ${JSON.stringify(runs.at(-1))}`);
     }
