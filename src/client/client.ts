@@ -5,6 +5,7 @@ import { checkHeaderValue, readSecret } from '../config/secret.ts';
 import type { Config } from '../config/types.ts';
 import type { Logger } from '../log.ts';
 import { checkLookback, checkTicket, checkTransactionCount, normalizeStoreRequest } from './checks.ts';
+import { startDeadline } from './deadline.ts';
 import { createEnumWarner, warnRedemptionEnums, warnTicketEnums } from './enums.ts';
 import {
   parseRetryAfter,
@@ -155,7 +156,8 @@ export function createClient(config: Config, opts: ClientOptions = {}): SvcClien
     if (authValue) headers[config.auth.header] = authValue;
     if (config.institutionId) headers[INSTITUTION_ID_HEADER] = config.institutionId;
     // One deadline for the whole exchange, body included (ky's timeout covers the headers only).
-    const deadline = AbortSignal.timeout(config.timeoutMs);
+    const timer = startDeadline(config.timeoutMs);
+    const deadline = timer.signal;
     const signal = c.signal ? AbortSignal.any([c.signal, deadline]) : deadline;
     const started = performance.now();
     try {
@@ -197,6 +199,8 @@ export function createClient(config: Config, opts: ClientOptions = {}): SvcClien
         'http.error',
       );
       throw mapped;
+    } finally {
+      timer.clear();
     }
   }
 
