@@ -6,6 +6,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import { isNetworkError, isTimeoutError } from 'ky';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startDeadline } from '../../src/client/deadline.ts';
 import { isConnectionFailure, SvcNetworkError, SvcTimeoutError } from '../../src/client/errors.ts';
 import { createClient } from '../../src/client/index.ts';
 import { createTransport, type Transport } from '../../src/client/transport.ts';
@@ -161,6 +162,16 @@ describe('timeouts and aborts', () => {
     expect((err as SvcTimeoutError).requestId).toBe('slow-body');
     expect(Date.now() - started).toBeLessThan(3000);
     await waitFor(() => server.closed >= 1);
+  });
+
+  it('a deadline aborts with a TimeoutError when its time is up, and never once cleared', async () => {
+    const due = startDeadline(40);
+    const cleared = startDeadline(40);
+    cleared.clear();
+    await new Promise((r) => setTimeout(r, 120));
+    expect(due.signal.aborted).toBe(true);
+    expect((due.signal.reason as DOMException).name).toBe('TimeoutError');
+    expect(cleared.signal.aborted).toBe(false);
   });
 
   it("the caller's abort before the answer rejects at once (AbortError) and closes that request's socket", async () => {
