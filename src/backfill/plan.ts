@@ -10,7 +10,8 @@ import { connectLedgerDb } from '../ledger/postgres/session.ts';
 import type { Logger } from '../log.ts';
 import { loadProfile, MAPPINGS_DIR } from '../map/profile.ts';
 import { checkRequiredColumns } from '../map/required-columns.ts';
-import { DEFAULT_MAX_LINE_BYTES, type InputFormat, readCsvHeader, resolveInputs } from '../read/open.ts';
+import type { InputFormat } from '../model/input.ts';
+import { DEFAULT_MAX_LINE_BYTES, readCsvHeader, readOnce, resolveInputs } from '../read/open.ts';
 import { cutFile, DEFAULT_PARTITION_BYTES } from './cut.ts';
 
 export interface PlanOptions {
@@ -74,6 +75,13 @@ export async function planBackfill(o: PlanOptions): Promise<PlanResult> {
   const partitionBytes = o.partitionBytes ?? DEFAULT_PARTITION_BYTES;
   const specs = [];
   for (const spec of await resolveInputs(o.files, { format: o.format })) {
+    if (readOnce(spec)) {
+      throw new SvcIngestError(
+        'USAGE_INVALID',
+        `${spec.path === '-' ? 'standard input' : spec.path} is a stream: a backfill plans files that every worker can read by byte range`,
+        { source: spec.path },
+      );
+    }
     const abs = await realpath(spec.path);
     const columns = spec.format === 'csv' ? await readCsvHeader(spec, { delimiter }) : undefined;
     if (columns) checkRequiredColumns(profile, columns, spec.path);

@@ -5,7 +5,7 @@ import { DEFAULT_PARTITION_BYTES } from '../backfill/cut.ts';
 import type { PlanResult } from '../backfill/plan.ts';
 import { formatBytes, formatStatus } from '../backfill/status.ts';
 import { SvcIngestError } from '../errors.ts';
-import type { InputFormat } from '../read/open.ts';
+import type { InputFormat } from '../model/input.ts';
 import { addExamples, parseIntOption, printJson, printText } from './common.ts';
 import { addPgLedgerOptions, type PgLedgerOptions, pgLedgerContext } from './pg-ledger.ts';
 

@@ -4,6 +4,7 @@ import type { SvcClient } from '../client/index.ts';
 import { type Config, type ConfigFlags, isLoopbackHost, loadConfig } from '../config/index.ts';
 import { SvcIngestError } from '../errors.ts';
 import { createLogger, type Logger } from '../log.ts';
+import { maskCardNumbers, maskDeep } from '../mask.ts';
 
 /**
  * Adds an "Examples:" block to a command's --help: each example a command line with a comment above it.
@@ -96,14 +97,14 @@ export async function withContext<T>(
   }
 }
 
-/** Writes one JSON document (one line) on stdout. */
+/** Writes one JSON document (one line) on stdout, every card number in it masked (values and keys). */
 export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value)}\n`);
+  process.stdout.write(`${JSON.stringify(maskDeep(value))}\n`);
 }
 
-/** Writes human-readable text on stdout. */
+/** Writes human-readable text on stdout, every card number in it masked. */
 export function printText(lines: string[]): void {
-  if (lines.length > 0) process.stdout.write(`${lines.join('\n')}\n`);
+  if (lines.length > 0) process.stdout.write(`${maskCardNumbers(lines.join('\n'))}\n`);
 }
 
 /** Parses an integer option value; a usage error names the flag. */
@@ -146,7 +147,7 @@ export function addLedgerOption(cmd: Command): Command {
  * be an existing regular file (a mistyped path is an error, not an empty ledger).
  */
 export async function ledgerPaths(given: string[] | undefined, config: Config): Promise<string[]> {
-  const { checkLedgerPaths } = await import('../ledger/query.ts');
+  const { checkLedgerPaths } = await import('../ledger/file/query.ts');
   return checkLedgerPaths(given && given.length > 0 ? given : [config.send.ledgerPath]);
 }
 

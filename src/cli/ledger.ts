@@ -2,8 +2,9 @@
 import { once } from 'node:events';
 import type { Command } from 'commander';
 import { EXIT, ExitError } from '../errors.ts';
-import type { FoundLine, LedgerRun, LedgerStatus, OutstandingFailure } from '../ledger/query.ts';
-import type { LedgerReadStats } from '../ledger/read.ts';
+import type { FoundLine } from '../ledger/file/find.ts';
+import type { LedgerRun, LedgerStatus, OutstandingFailure } from '../ledger/file/query.ts';
+import type { LedgerReadStats } from '../ledger/file/read.ts';
 import {
   addExamples,
   addLedgerOption,
@@ -92,7 +93,10 @@ async function setUp(opts: LedgerOptions) {
   process.once('SIGTERM', () => process.exit(EXIT.SIGTERM));
   const config = loadCommandConfig(opts);
   const paths = await ledgerPaths(opts.ledger, config);
-  const [{ createLogger }, query] = await Promise.all([import('../log.ts'), import('../ledger/query.ts')]);
+  const [{ createLogger }, query] = await Promise.all([
+    import('../log.ts'),
+    import('../ledger/file/query.ts'),
+  ]);
   const logger = createLogger({ level: config.log.level });
   const warnBad = (path: string, s: LedgerReadStats) => {
     if (s.bad > 0) {
@@ -162,10 +166,11 @@ export async function runFailed(opts: LedgerOptions): Promise<number> {
 }
 
 export async function runFind(ids: string[], opts: LedgerOptions): Promise<number> {
-  const { paths, query, warnBad } = await setUp(opts);
+  const { paths, warnBad } = await setUp(opts);
   const wanted = new Set(ids);
   const found = new Set<string>();
-  const read = await query.findInLedgers(paths, wanted, (hit) => {
+  const { findInLedgers } = await import('../ledger/file/find.ts');
+  const read = await findInLedgers(paths, wanted, (hit) => {
     found.add(hit.transactionId);
     if (opts.json) printJson(hit);
     else printText([foundLine(hit)]);

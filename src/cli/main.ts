@@ -30,6 +30,8 @@ const program = new Command('svc-ingest')
   )
   .version('0.1.0')
   .showHelpAfterError('(run with --help for usage)')
+  // commander echoes arguments in its errors ("unknown option '--…'"); masked like every line we print.
+  .configureOutput({ writeErr: (text) => process.stderr.write(maskCardNumbers(text)) })
   .exitOverride();
 
 // `ledger` declares the command group; `ledger migrate` adds itself to it, so it comes after.
@@ -104,6 +106,6 @@ try {
     fail(err.code, err.message, exitStatusOf(err));
   } else {
     fail('UNEXPECTED', err instanceof Error ? err.message : String(err), 1);
-    if (process.env.SVC_DEBUG) process.stderr.write(`${(err as Error)?.stack ?? ''}\n`);
+    if (process.env.SVC_DEBUG) process.stderr.write(`${maskCardNumbers((err as Error)?.stack ?? '')}\n`);
   }
 }

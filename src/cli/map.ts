@@ -81,17 +81,21 @@ async function runMap(inputs: string[], flags: MapFlags): Promise<number> {
   const [
     { loadProfile },
     { openInputs },
-    { prepareChunks },
+    { choosePool, prepareChunks },
     { createSpillingFingerprintSet },
     { maskCardNumbers },
+    { loadConfig },
   ] = await Promise.all([
     import('../map/profile.ts'),
     import('../prepare/inputs.ts'),
     import('../prepare/choose.ts'),
-    import('../ledger/fingerprint.ts'),
+    import('../sorted-runs/fingerprint-set.ts'),
     import('../mask.ts'),
+    import('../config/index.ts'),
   ]);
   const limit = positiveInt(flags.limit, '--limit');
+  // With --limit only the first records matter: read them inline rather than start a pool.
+  const pool = choosePool(loadConfig().prepare, { dryRun: limit === undefined, concurrency: 0 });
   if (inputs.length === 0 && process.stdin.isTTY) {
     throw new SvcIngestError(
       'USAGE_INVALID',
@@ -118,14 +122,13 @@ async function runMap(inputs: string[], flags: MapFlags): Promise<number> {
   let rejected = 0;
   try {
     outer: for (const spec of specs) {
-      // With --limit only the first records matter: read them inline rather than start a pool.
       const chunks = prepareChunks(spec, profile, {
         mapping,
         delimiter,
         stdin: process.stdin,
         onHeader: spec.path === '-' ? onHeader : undefined,
         columns: headers.get(spec),
-        dryRun: limit === undefined,
+        pool,
       });
       for await (const chunk of chunks) {
         let out = '';

@@ -122,7 +122,7 @@ export async function runReconcile(opts: ReconcileOptions): Promise<number> {
   if (concurrency < 1 || concurrency > MAX_CONCURRENCY) {
     throw usage(`--concurrency: expected an integer 1..${MAX_CONCURRENCY}, got ${concurrency}`);
   }
-  const { isCurrencyCode } = await import('../map/codes.ts');
+  const { isCurrencyCode } = await import('../model/codes.ts');
   const currency = opts.currency.trim().toUpperCase();
   if (!isCurrencyCode(currency)) {
     throw usage(`--currency: expected an ISO 4217 code such as USD, got ${JSON.stringify(opts.currency)}`);

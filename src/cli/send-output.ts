@@ -1,7 +1,7 @@
 // What `send` shows a person: a live progress line on a TTY (with percent and ETA when the input's size is known),
 // a progress log line every N seconds elsewhere, and a readable summary at the end.
 import { type Logger, liveLine } from '../log.ts';
-import type { RunProgress, RunSummary } from '../pipeline.ts';
+import type { RunProgress, RunSummary } from '../record/counters.ts';
 
 /** Seconds as a short duration: 45s, 3m20s, 2h05m. */
 export function formatDuration(seconds: number): string {

@@ -128,6 +128,8 @@ function sendFlags(f: SendFlags): ConfigFlags {
   put('send.maxRetries', f.maxRetries, '--max-retries');
   put('send.retryBaseMs', f.retryBaseMs, '--retry-base-ms');
   put('send.retryMaxMs', f.retryMaxMs, '--retry-max-ms');
+  put('send.splitRetries', f.splitRetries, '--split-retries');
+  put('send.outageMaxMs', f.outageMaxMs, '--outage-max-ms');
   put('send.ledgerPath', f.ledger, '--ledger');
   put('send.rejectsPath', f.rejects, '--rejects');
   put('send.maxRejects', f.maxRejects, '--max-rejects');
@@ -155,15 +157,6 @@ function secondsToMs(value: string | undefined, flag: string): string | undefine
     });
   }
   return String(Math.round(n * 1000));
-}
-
-function nonNegInt(value: string | undefined, flag: string, fallback: number): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) {
-    throw new SvcIngestError('USAGE_INVALID', `${flag}: expected a non-negative integer, got "${value}"`);
-  }
-  return n;
 }
 
 type Logger = import('../log.ts').Logger;
@@ -217,6 +210,38 @@ async function runSendCommand(inputs: string[], flags: SendFlags): Promise<numbe
   return code;
 }
 
+/**
+ * SIGINT / SIGTERM stop the run: nothing more is read (standard input is closed), batches in flight settle; a
+ * second signal exits at once. The returned signal is aborted with the signal's name.
+ */
+function stopOnSignals(readsStdin: boolean, logger: Logger): { signal: AbortSignal; off(): void } {
+  const stop = new AbortController();
+  const onSignal = (sig: NodeJS.Signals) => {
+    if (stop.signal.aborted) {
+      logger.error(
+        { event: 'run.abort', signal: sig },
+        'second signal: exiting without waiting for requests in flight',
+      );
+      process.exit(sig === 'SIGINT' ? EXIT.SIGINT : EXIT.SIGTERM);
+    }
+    logger.warn(
+      { event: 'run.stopping', signal: sig },
+      'stopping: no more input is read; waiting for batches in flight',
+    );
+    stop.abort(sig);
+    if (readsStdin) process.stdin.destroy();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return {
+    signal: stop.signal,
+    off() {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    },
+  };
+}
+
 /** Runs the pipeline with signals handled, prints the summary, and gives the exit status. */
 async function sendAndReport(
   paths: string[],
@@ -225,22 +250,24 @@ async function sendAndReport(
   logger: Logger,
   metrics: RunMetrics | null,
 ): Promise<number> {
-  const [{ writeStderr }, { startSend }, { formatSummary, startProgress }] = await Promise.all([
-    import('../log.ts'),
-    import('../pipeline.ts'),
-    import('./send-output.ts'),
-  ]);
-  const splitRetries = nonNegInt(flags.splitRetries, '--split-retries', 1);
-  const outageMaxMs = nonNegInt(flags.outageMaxMs, '--outage-max-ms', 120_000);
+  const [{ writeStderr }, { startSend }, { formatSummary, startProgress }, { choosePool }] =
+    await Promise.all([
+      import('../log.ts'),
+      import('../pipeline.ts'),
+      import('./send-output.ts'),
+      import('../prepare/choose.ts'),
+    ]);
+  const dryRun = Boolean(flags.dryRun);
   let client: Pick<
     import('../client/index.ts').SvcClient,
     'postTransactionsJson' | 'checkService' | 'close'
   > | null = null;
-  if (!flags.dryRun) {
+  if (!dryRun) {
     const { createClient } = await import('../client/index.ts');
     client = createClient(config, { logger, connections: config.send.concurrency });
   }
-  let post: import('../send/dispatcher.ts').PostTransactions | undefined;
+  let post: import('../send/attempt.ts').PostTransactions = () =>
+    Promise.reject(new Error('no client in a dry run'));
   if (client) {
     const c = client;
     post = (txs, o) => c.postTransactionsJson(txs, o);
@@ -248,57 +275,42 @@ async function sendAndReport(
     if (metrics) post = metrics.observePost(post);
   }
 
-  let stopSignal: string | null = null;
-  let stopDispatch: () => void = () => {};
-  const onSignal = (sig: NodeJS.Signals) => {
-    if (stopSignal) {
-      logger.error(
-        { event: 'run.abort', signal: sig },
-        'second signal: exiting without waiting for requests in flight',
-      );
-      process.exit(sig === 'SIGINT' ? EXIT.SIGINT : EXIT.SIGTERM);
-    }
-    stopSignal = sig;
-    logger.warn(
-      { event: 'run.stopping', signal: sig },
-      'stopping: no more input is read; waiting for batches in flight',
-    );
-    stopDispatch();
-    if (paths.includes('-')) process.stdin.destroy();
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  const stop = stopOnSignals(paths.includes('-'), logger);
 
+  const s = config.send;
   const run = startSend({
     inputs: paths,
     format: flags.format,
     mapping: flags.mapping === 'canonical' ? undefined : flags.mapping,
     delimiter: flags.delimiter,
     strict: Boolean(flags.strict),
-    concurrency: config.send.concurrency,
-    batchSize: config.send.batchSize,
-    maxRetries: config.send.maxRetries,
-    retryBaseMs: config.send.retryBaseMs,
-    retryMaxMs: config.send.retryMaxMs,
-    splitRetries,
-    outageMaxMs,
-    ledgerPath: config.send.ledgerPath,
-    rejectsPath: config.send.rejectsPath,
-    rejectsExplicit: flags.rejects !== undefined,
-    maxRejects: config.send.maxRejects,
-    maxRejectBytes: config.send.maxRejectBytes,
-    maxRejectPercent: config.send.maxRejectPercent,
-    rejectSample: config.send.rejectSample,
-    resume: config.send.resume,
-    dryRun: Boolean(flags.dryRun),
-    post,
+    pool: choosePool(config.prepare, { dryRun, concurrency: s.concurrency }),
+    batchSize: s.batchSize,
+    dispatch: {
+      post,
+      concurrency: s.concurrency,
+      maxRetries: s.maxRetries,
+      retryBaseMs: s.retryBaseMs,
+      retryMaxMs: s.retryMaxMs,
+      splitRetries: s.splitRetries,
+      outageMaxMs: s.outageMaxMs,
+    },
     preflight: client ? () => (client as NonNullable<typeof client>).checkService() : undefined,
+    // A file path, or postgres://… for the shared PostgreSQL ledger (its password file and lease from ledger.*).
+    ledger: s.ledgerPath,
+    passwordFile: config.ledger.passwordFile,
+    leaseMs: config.ledger.leaseMs,
+    rejectsPath: s.rejectsPath,
+    rejectsExplicit: flags.rejects !== undefined,
+    maxRejects: s.maxRejects,
+    maxRejectBytes: s.maxRejectBytes,
+    maxRejectPercent: s.maxRejectPercent,
+    rejectSample: s.rejectSample,
+    resume: s.resume,
+    dryRun,
     logger,
     stdin: process.stdin,
-    stopRequested: () => stopSignal,
-    onStop: (stop) => {
-      stopDispatch = stop;
-    },
+    signal: stop.signal,
     allowEmpty: Boolean(flags.allowEmpty),
   });
   metrics?.track(run.progress);
@@ -316,8 +328,7 @@ async function sendAndReport(
   } finally {
     stopProgress();
     await client?.close();
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    stop.off();
   }
   if (flags.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
   else writeStderr(formatSummary(summary, Boolean(flags.allowEmpty)));

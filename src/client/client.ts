@@ -4,6 +4,7 @@ import { type HTTPError, isHTTPError, isNetworkError, isTimeoutError } from 'ky'
 import { checkHeaderValue, readSecret } from '../config/secret.ts';
 import type { Config } from '../config/types.ts';
 import type { Logger } from '../log.ts';
+import type { TransactionNotification } from '../model/transaction.ts';
 import { checkLookback, checkTicket, checkTransactionCount, normalizeStoreRequest } from './checks.ts';
 import { startDeadline } from './deadline.ts';
 import { createEnumWarner, warnRedemptionEnums, warnTicketEnums } from './enums.ts';
@@ -30,7 +31,6 @@ import {
   type StoreLocationsRequest,
   type StoreLocationsResponse,
   type Ticket,
-  type TransactionNotification,
 } from './models.ts';
 import {
   commandProvider,

@@ -1,115 +1,12 @@
-// Typed models of every resource of the service interface (seed/service-interface.md).
-
-/**
- * One transaction as sent to POST /v2/data/transactions.
- * Amounts are strings of integer minor units (cents): $5.00 is "500".
- * @example { transactionId: 't-1', transactionType: 'AUTHORIZED', postedAmount: '500', ... }
- */
-export interface TransactionNotification {
-  transactionId: string;
-  transactionType: string;
-  sourceCustomerId: string;
-  sourceAccountId: string;
-  paymentType: string;
-  paymentMethodEntryType: string;
-  transactionTimestamp: string;
-  transactionPostingTimestamp: string;
-  paymentNetworkMCC: string;
-  paymentNetworkMerchantIdType: string;
-  paymentNetworkMerchant: string;
-  paymentNetworkMerchantAddress1?: string;
-  paymentNetworkMerchantAddress2?: string;
-  paymentNetworkMerchantCity: string;
-  paymentNetworkMerchantState: string;
-  paymentNetworkMerchantPostalCode: string;
-  paymentNetworkMerchantCountryCode: string;
-  paymentNetworkMerchantId: string;
-  mobileIndicator?: boolean;
-  walletDescription?: string;
-  cardNetworkIdentifier?: number;
-  iin?: string;
-  last4?: string;
-  cardPresentIndicator?: string;
-  recurringTransactionIndicator?: boolean;
-  authorizationAmount?: string;
-  cashBackAtPointOfSaleAmount?: string;
-  postedAmount?: string;
-  currencyCode?: string;
-  onlineIndicator?: string;
-  multipleClearingSequenceNumber?: string;
-  multipleClearingSequenceCount?: string;
-  authorizationApprovalCode?: string;
-  acquirerReferenceNumber?: string;
-}
-
-/** Field names of TransactionNotification in interface order, with the JSON type each is sent as. */
-export const TRANSACTION_FIELDS = {
-  transactionId: 'string',
-  transactionType: 'string',
-  sourceCustomerId: 'string',
-  sourceAccountId: 'string',
-  paymentType: 'string',
-  paymentMethodEntryType: 'string',
-  transactionTimestamp: 'string',
-  transactionPostingTimestamp: 'string',
-  paymentNetworkMCC: 'string',
-  paymentNetworkMerchantIdType: 'string',
-  paymentNetworkMerchant: 'string',
-  paymentNetworkMerchantAddress1: 'string',
-  paymentNetworkMerchantAddress2: 'string',
-  paymentNetworkMerchantCity: 'string',
-  paymentNetworkMerchantState: 'string',
-  paymentNetworkMerchantPostalCode: 'string',
-  paymentNetworkMerchantCountryCode: 'string',
-  paymentNetworkMerchantId: 'string',
-  mobileIndicator: 'boolean',
-  walletDescription: 'string',
-  cardNetworkIdentifier: 'integer',
-  iin: 'string',
-  last4: 'string',
-  cardPresentIndicator: 'string',
-  recurringTransactionIndicator: 'boolean',
-  authorizationAmount: 'string',
-  cashBackAtPointOfSaleAmount: 'string',
-  postedAmount: 'string',
-  currencyCode: 'string',
-  onlineIndicator: 'string',
-  multipleClearingSequenceNumber: 'string',
-  multipleClearingSequenceCount: 'string',
-  authorizationApprovalCode: 'string',
-  acquirerReferenceNumber: 'string',
-} as const satisfies Record<keyof TransactionNotification, 'string' | 'boolean' | 'integer'>;
-
-export type TransactionField = keyof TransactionNotification;
-
-/** Fields the service's own documentation calls required (FACTS.md). */
-export const REQUIRED_TRANSACTION_FIELDS: readonly TransactionField[] = [
-  'transactionId',
-  'transactionType',
-  'sourceCustomerId',
-  'sourceAccountId',
-  'paymentType',
-  'paymentMethodEntryType',
-  'transactionTimestamp',
-  'transactionPostingTimestamp',
-  'paymentNetworkMCC',
-  'paymentNetworkMerchantIdType',
-  'paymentNetworkMerchant',
-  'paymentNetworkMerchantCity',
-  'paymentNetworkMerchantState',
-  'paymentNetworkMerchantPostalCode',
-  'paymentNetworkMerchantCountryCode',
-  'paymentNetworkMerchantId',
-];
-
-/** Body of POST /v2/data/transactions: at most 50 transactions. */
-export interface TransactionBatchRequest {
-  transactions: TransactionNotification[];
-}
-/** 200 answer of POST /v2/data/transactions. */
-export interface TransactionBatchResponse {
-  requestId: string;
-}
+// Typed models of the service interface's wire: requests, responses, limits, paths and headers
+// (seed/service-interface.md). The transaction itself is domain (src/model/transaction.ts).
+// The simulator (src/simulator/) still imports the transaction's type and field tables from here.
+export {
+  REQUIRED_TRANSACTION_FIELDS,
+  TRANSACTION_FIELDS,
+  type TransactionField,
+  type TransactionNotification,
+} from '../model/transaction.ts';
 
 /** Error body envelope (FACTS.md). */
 export interface ErrorEnvelope {
@@ -252,11 +149,6 @@ export interface TicketWebhookUpdate {
   institutionId?: string;
 }
 
-export interface StartSessionRequest {
-  sourceCustomerId: string;
-  scopes: string[];
-  organizationId: string;
-}
 export interface StartSessionResponse {
   sessionToken: string;
 }

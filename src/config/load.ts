@@ -140,6 +140,11 @@ function parseValue(spec: KeySpec, s: Sourced): unknown {
       if (typeof value === 'string' && (SESSION_PROVIDERS as readonly string[]).includes(value)) return value;
       throw invalid(path, source, `one of ${SESSION_PROVIDERS.join(', ')}`, value);
     }
+    case 'choice': {
+      const choices = spec.choices ?? [];
+      if (typeof value === 'string' && choices.includes(value)) return value;
+      throw invalid(path, source, `one of ${choices.join(', ')}`, value);
+    }
     case 'url':
     case 'string': {
       if (typeof value !== 'string') throw invalid(path, source, 'a string', value);

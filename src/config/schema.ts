@@ -1,7 +1,7 @@
 // The table of every configuration key: its type, its range, and the env variable that sets it.
 
 /** How a key's value is parsed from a string (env, flag) and checked. */
-export type KeyKind = 'string' | 'url' | 'int' | 'bool' | 'list' | 'level' | 'provider';
+export type KeyKind = 'string' | 'url' | 'int' | 'bool' | 'list' | 'level' | 'provider' | 'choice';
 
 /**
  * One configuration key.
@@ -23,6 +23,8 @@ export interface KeySpec {
   envName?: boolean;
   /** Goes into an HTTP header as its name (a token) or its value (printable ASCII); never echoed when refused. */
   header?: 'name' | 'value';
+  /** kind 'choice': the values allowed. */
+  choices?: readonly string[];
 }
 
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
@@ -92,6 +94,8 @@ export const CONFIG_KEYS: readonly KeySpec[] = [
   { path: 'send.ledgerPath', kind: 'string', nonEmpty: true, env: 'SVC_LEDGER_PATH' },
   { path: 'send.rejectsPath', kind: 'string', nonEmpty: true, env: 'SVC_REJECTS_PATH' },
   { path: 'send.resume', kind: 'bool', env: 'SVC_SEND_RESUME' },
+  { path: 'send.splitRetries', kind: 'int', min: 0, max: 100, env: 'SVC_SEND_SPLIT_RETRIES' },
+  { path: 'send.outageMaxMs', kind: 'int', min: 0, max: 2_147_483_647, env: 'SVC_SEND_OUTAGE_MAX_MS' },
   {
     path: 'send.progressIntervalMs',
     kind: 'int',
@@ -137,6 +141,22 @@ export const CONFIG_KEYS: readonly KeySpec[] = [
     env: 'SVC_LEDGER_PASSWORD_FILE',
   },
   { path: 'ledger.leaseMs', kind: 'int', min: 1000, max: 3_600_000, env: 'SVC_LEDGER_LEASE_MS' },
+  // The prepare stage's worker pool (read, map and validate on worker threads); the env names are older than the keys.
+  {
+    path: 'prepare.workers',
+    kind: 'choice',
+    choices: ['auto', 'on', 'off'],
+    env: 'SVC_PREPARE_WORKER',
+  },
+  { path: 'prepare.threads', kind: 'int', optional: true, min: 1, max: 64, env: 'SVC_PREPARE_THREADS' },
+  {
+    path: 'prepare.chunkBytes',
+    kind: 'int',
+    optional: true,
+    min: 1,
+    max: 1_073_741_824,
+    env: 'SVC_PREPARE_CHUNK_BYTES',
+  },
   { path: 'log.level', kind: 'level', env: 'SVC_LOG_LEVEL' },
 ];
 

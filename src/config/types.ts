@@ -37,6 +37,10 @@ export interface Config {
     ledgerPath: string;
     rejectsPath: string;
     resume: boolean;
+    /** Retries of each half when a failing batch is split (`--split-retries`). */
+    splitRetries: number;
+    /** How long the service may keep failing, from its first failure, before the run gives up (`--outage-max-ms`). */
+    outageMaxMs: number;
     /** A progress log line this often when stderr is not a TTY (0 = never); `--progress-interval` in seconds. */
     progressIntervalMs: number;
     /** Most reject lines one run appends (0 = no limit); past it the run stops (INPUT_TOO_MANY_REJECTS). */
@@ -59,6 +63,13 @@ export interface Config {
    * (SVC_LEDGER_PASSWORD_FILE; else the URL, PGPASSWORD or ~/.pgpass), claims' lease (SVC_LEDGER_LEASE_MS).
    */
   ledger: { url?: string; passwordFile?: string; leaseMs: number };
+  /**
+   * The prepare stage's worker pool: `workers` auto (files of 8 MB or more, in a dry run or when sending at
+   * concurrency 16 or more), on or off (SVC_PREPARE_WORKER); worker threads (SVC_PREPARE_THREADS; default one
+   * per core up to 4 in a dry run, else 1); bytes a chunk of input holds before it ends at the next record
+   * (SVC_PREPARE_CHUNK_BYTES; default 512 KiB).
+   */
+  prepare: { workers: 'auto' | 'on' | 'off'; threads?: number; chunkBytes?: number };
   /** SVC_LOG_LEVEL */
   log: { level: string };
 }

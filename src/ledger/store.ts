@@ -68,6 +68,3 @@ export interface OpenLedgerOptions {
   /** SIGTERM while opening/loading stops promptly. */
   signal?: AbortSignal;
 }
-
-/** Picks the implementation from the location: `postgres://` / `postgresql://` → pg store, else a file path. */
-export type OpenLedgerStore = (location: string, o: OpenLedgerOptions) => Promise<LedgerStore>;

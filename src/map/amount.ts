@@ -1,5 +1,6 @@
 // Amounts: a decimal or minor-unit value → a string of integer minor units, by exact string arithmetic.
-import { MapFail, quote } from './fail.ts';
+import { quote } from '../model/quote.ts';
+import { MapFail } from './fail.ts';
 
 /**
  * How an amount column is read.

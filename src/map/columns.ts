@@ -1,8 +1,8 @@
 // A profile's columns against a CSV header: a missing required one stops the run, any other is a warning
 // naming the rule (an error under --strict), so a misspelt column never drops a field unnoticed.
 import { SvcIngestError } from '../errors.ts';
-import type { ColumnUse, CompiledProfile } from './profile.ts';
 import { checkRequiredColumns } from './required-columns.ts';
+import type { ColumnUse, CompiledProfile } from './types.ts';
 
 /**
  * How checkHeader reports a missing optional column when it does not throw.
@@ -11,8 +11,8 @@ import { checkRequiredColumns } from './required-columns.ts';
 export interface HeaderCheckOptions {
   /** Every column a rule names must be in the header (`--strict`). */
   strict?: boolean;
-  /** Called once per missing optional column (not under strict). */
-  warn?: (message: string, use: ColumnUse) => void;
+  /** Called once per missing optional column (not under strict), with the input it is missing from. */
+  warn?: (message: string, use: ColumnUse, source: string) => void;
 }
 
 /**
@@ -53,5 +53,5 @@ export function checkHeader(
       { source, field: first.field },
     );
   }
-  for (const use of missing) opts.warn?.(describeMissing(use, source), use);
+  for (const use of missing) opts.warn?.(describeMissing(use, source), use, source);
 }

@@ -1,7 +1,5 @@
 // Proposes a mapping profile from a CSV header (and first row) or a first NDJSON object, by known column names.
-import type { TransactionField } from '../client/models.ts';
-import { TRANSACTION_FIELDS } from '../client/models.ts';
-import { REQUIRED_FIELDS } from '../validate/validate.ts';
+import { REQUIRED_FIELDS, TRANSACTION_FIELDS, type TransactionField } from '../model/transaction.ts';
 
 /** Names seen in processors' exports, lower case without punctuation (`merchant_data.city` → `merchantdatacity`). */
 const KNOWN: Partial<Record<TransactionField, string[]>> = {

@@ -9,55 +9,11 @@
 // `else` are output values.
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { TransactionField, TransactionNotification } from '../client/models.ts';
-import { TRANSACTION_FIELDS } from '../client/models.ts';
 import { SvcIngestError } from '../errors.ts';
-import type { InputFormat } from '../read/open.ts';
-import type { FieldError } from '../validate/validate.ts';
-import { REQUIRED_FIELDS } from '../validate/validate.ts';
+import type { InputFormat } from '../model/input.ts';
+import { REQUIRED_FIELDS, TRANSACTION_FIELDS, type TransactionField } from '../model/transaction.ts';
 import { buildProfile, canonicalStep, compileProfile } from './compile.ts';
-
-/**
- * A mapping profile compiled into closures: source record → TransactionNotification.
- * @example const p = await loadProfile('northwind-csv'); const r = p.map(record.fields); if (r.ok) send(r.tx);
- */
-export interface CompiledProfile {
-  name: string;
-  description?: string;
-  /** A hint the profile may declare. */
-  format?: InputFormat;
-  delimiter?: string;
-  /** CSV columns the profile reads for a required field without a default (checked against headers). */
-  requiredColumns: string[];
-  /** Every column a rule names, with the rule's JSON path (checked against CSV headers: see columns.ts). */
-  columns: readonly ColumnUse[];
-  /** Fields a record must have (validateTransaction's list): REQUIRED_FIELDS, less what the profile relaxed. */
-  required: readonly TransactionField[];
-  /** Required fields the profile lets a record go without (`"required": false`): warned about once a run. */
-  relaxed: readonly TransactionField[];
-  /**
-   * Source record → TransactionNotification (empty optional fields left out, never null), or the
-   * conversion errors of every field. Pure. Run validateTransaction on an ok result before sending.
-   */
-  map(
-    fields: Record<string, unknown>,
-  ): { ok: true; tx: TransactionNotification } | { ok: false; errors: FieldError[] };
-  /** The source record with every card number masked (PAN column and any Luhn-valid 13-19 digit run). */
-  maskRecord(fields: Record<string, unknown>): Record<string, unknown>;
-}
-
-/**
- * A column (CSV) or path (NDJSON) a rule reads.
- * @example { column: 'ARN', rule: 'fields.acquirerReferenceNumber.from', field: 'acquirerReferenceNumber', required: false }
- */
-export interface ColumnUse {
-  column: string;
-  /** JSON path of the profile key that names it. */
-  rule: string;
-  field: TransactionField;
-  /** Its field is required and has no default: a header without it cannot be mapped. */
-  required: boolean;
-}
+import type { CompiledProfile } from './types.ts';
 
 /** Folder of the shipped profiles: a bare name resolves here, whatever the working directory. */
 export const MAPPINGS_DIR = path.resolve(import.meta.dirname, '../../config/mappings');

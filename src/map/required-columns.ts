@@ -1,6 +1,6 @@
 // Checks a CSV header against what a mapping profile needs, before anything is sent or planned.
 import { SvcIngestError } from '../errors.ts';
-import type { CompiledProfile } from './profile.ts';
+import type { CompiledProfile } from './types.ts';
 
 /**
  * Throw INPUT_HEADER_MISSING_COLUMN naming every column the profile's required fields read that the header lacks.

@@ -1,7 +1,7 @@
 // The Prometheus metrics of one send run (prom-client): records, batches, retries, splits from the pipeline's
 // counters; per-attempt request latency and requests in flight from around the client's post function.
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { RunProgress } from '../pipeline.ts';
+import type { RunProgress } from '../record/counters.ts';
 
 /** Prefix of every metric name. */
 export const METRIC_PREFIX = 'svc_ingest_';

@@ -1,22 +1,52 @@
 // Chooses where one input is prepared: on a pool of worker threads (a large file) or inline.
 import { statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import type { CompiledProfile } from '../map/profile.ts';
-import { DEFAULT_MAX_LINE_BYTES, type InputSpec } from '../read/open.ts';
+import type { CompiledProfile } from '../map/types.ts';
+import { DEFAULT_MAX_LINE_BYTES, type InputSpec, readOnce } from '../read/open.ts';
 import { prepareInPool } from './pool.ts';
 import { type PreparedChunks, prepareInput } from './prepare.ts';
 
 export type { PreparedChunks, PreparedItem } from './prepare.ts';
 
-/** Files at least this big are prepared on worker threads (starting them costs ~0.1 s). */
+/** Files at least this big are prepared on worker threads when the pool is automatic (starting it costs ~0.1 s). */
 export const WORKER_MIN_BYTES = 8 * 1024 * 1024;
 /**
- * Sends at this concurrency or more use the pool; a dry run always does. Measured (test/bench, 2 cores, 50 ms
- * latency): at 32 in flight the main thread needs all its time for the answers; at 8 it has time to spare,
- * and the pool's ~60 MB a thread (each a V8 isolate) would take a resume against 20M acked ids over its
- * 300 MB budget. SVC_PREPARE_WORKER=on trades so.
+ * Automatic pool: sends at this concurrency or more use it; a dry run always does. Measured (test/bench, 2 cores,
+ * 50 ms latency): at 32 in flight the main thread needs all its time for the answers; at 8 it has time to spare,
+ * and the pool's ~60 MB a thread (each a V8 isolate) would take a resume against 20M acked ids over its 300 MB
+ * budget. `prepare.workers: on` trades so.
  */
 export const WORKER_MIN_CONCURRENCY = 16;
+
+/** The pool as configured (config key `prepare`). */
+export interface PoolSettings {
+  workers: 'auto' | 'on' | 'off';
+  threads?: number;
+  chunkBytes?: number;
+}
+
+/** The pool as a run uses it: `large` = files of WORKER_MIN_BYTES or more; standard input never. */
+export interface PoolChoice {
+  use: 'on' | 'off' | 'large';
+  threads: number;
+  chunkBytes?: number;
+}
+
+/**
+ * What `prepare.workers: auto` means for a run: the pool for large files in a dry run (nothing else for the main
+ * thread to do) or when sending at WORKER_MIN_CONCURRENCY or more; worker threads: one per core (at most 4) in a
+ * dry run, one for a send (the main thread needs a core of its own for the answers: test/bench e2e-c32 on 2
+ * cores: ratio 0.67 with one worker, 0.62 with two, and 80 MB less).
+ * @example choosePool({ workers: 'auto' }, { dryRun: false, concurrency: 4 }) // { use: 'off', threads: 1 }
+ */
+export function choosePool(s: PoolSettings, run: { dryRun: boolean; concurrency: number }): PoolChoice {
+  const auto = run.dryRun || run.concurrency >= WORKER_MIN_CONCURRENCY ? 'large' : 'off';
+  return {
+    use: s.workers === 'auto' ? auto : s.workers,
+    threads: s.threads ?? (run.dryRun ? Math.max(1, Math.min(4, availableParallelism())) : 1),
+    ...(s.chunkBytes !== undefined ? { chunkBytes: s.chunkBytes } : {}),
+  };
+}
 
 export interface PrepareOptions {
   /** Profile name or path as given (each worker compiles its own copy). */
@@ -27,40 +57,16 @@ export interface PrepareOptions {
   onHeader?: (columns: string[], source: string) => void;
   /** A CSV file's header, when the caller has read it already. */
   columns?: string[];
-  /** A dry run: nothing else for the main thread to do, so parsing in parallel always pays. */
-  dryRun?: boolean;
-  /** Batches in flight: below WORKER_MIN_CONCURRENCY the main thread has time to spare. */
-  concurrency?: number;
+  /** Worker threads or not (choosePool). */
+  pool: PoolChoice;
   /** Told how many input bytes were consumed as they are read (progress). */
   onBytes?: (n: number) => void;
 }
 
-/**
- * 'on' | 'off' | 'auto' from env SVC_PREPARE_WORKER (default auto: files of WORKER_MIN_BYTES or more, in a
- * dry run or sent at WORKER_MIN_CONCURRENCY or more).
- * Standard input is always prepared on the calling thread (flat memory in pipes).
- */
-function workerMode(): 'on' | 'off' | 'auto' {
-  const v = process.env.SVC_PREPARE_WORKER;
-  return v === 'on' || v === 'off' ? v : 'auto';
-}
-
-/**
- * Worker threads: env SVC_PREPARE_THREADS, else for a dry run one per core (at most 4), for a send one: the
- * main thread needs a core of its own for the answers (test/bench e2e-c32 on 2 cores: ratio 0.67 with one
- * worker, 0.62 with two, and 80 MB less).
- */
-export function prepareThreads(dryRun: boolean): number {
-  const n = Number(process.env.SVC_PREPARE_THREADS);
-  if (Number.isInteger(n) && n >= 1 && n <= 64) return n;
-  return dryRun ? Math.max(1, Math.min(4, availableParallelism())) : 1;
-}
-
-function useWorkers(spec: InputSpec, o: PrepareOptions): boolean {
-  if (spec.path === '-') return false;
-  const mode = workerMode();
-  if (mode !== 'auto') return mode === 'on';
-  if (!o.dryRun && (o.concurrency ?? 0) < WORKER_MIN_CONCURRENCY) return false;
+function useWorkers(spec: InputSpec, pool: PoolChoice): boolean {
+  // Standard input and pipes are always prepared on the calling thread (flat memory in pipes; read once).
+  if (readOnce(spec) || pool.use === 'off') return false;
+  if (pool.use === 'on') return true;
   try {
     return statSync(spec.path).size >= WORKER_MIN_BYTES;
   } catch {
@@ -70,20 +76,19 @@ function useWorkers(spec: InputSpec, o: PrepareOptions): boolean {
 
 /**
  * Prepared chunks of one input (read → map → validate), in order, from worker threads or inline.
- * @example for await (const items of prepareChunks(spec, profile, { mapping: undefined, delimiter: ',' })) …
+ * @example for await (const items of prepareChunks(spec, profile, { mapping: undefined, delimiter: ',', pool })) …
  */
 export function prepareChunks(spec: InputSpec, profile: CompiledProfile, o: PrepareOptions): PreparedChunks {
   const delimiter = o.delimiter ?? ',';
   const maxLineBytes = o.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
-  if (useWorkers(spec, o)) {
-    const chunkBytes = Number(process.env.SVC_PREPARE_CHUNK_BYTES) || undefined;
+  if (useWorkers(spec, o.pool)) {
     return prepareInPool(spec, {
       mapping: o.mapping,
       delimiter,
       maxLineBytes,
-      threads: prepareThreads(o.dryRun ?? false),
+      threads: o.pool.threads,
       columns: o.columns,
-      chunkBytes,
+      chunkBytes: o.pool.chunkBytes,
       onBytes: o.onBytes,
     });
   }

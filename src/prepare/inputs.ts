@@ -1,8 +1,10 @@
 // The inputs of a run, checked before any record is read: resolved specs, each CSV file's header against the
 // mapping profile, and the same check for standard input when its header arrives. Shared by send and map.
+import { statSync } from 'node:fs';
 import { checkHeader, type HeaderCheckOptions } from '../map/columns.ts';
-import type { CompiledProfile } from '../map/profile.ts';
-import { type InputFormat, type InputSpec, readCsvHeader, resolveInputs } from '../read/open.ts';
+import type { CompiledProfile } from '../map/types.ts';
+import type { InputFormat } from '../model/input.ts';
+import { type InputSpec, readCsvHeader, readOnce, resolveInputs } from '../read/open.ts';
 
 /**
  * Inputs ready to prepare: `headers` holds each CSV file's checked header (hand it to prepareChunks as
@@ -14,6 +16,17 @@ export interface CheckedInputs {
   delimiter: string | undefined;
   headers: Map<InputSpec, string[]>;
   onHeader: (columns: string[], source: string) => void;
+  /** Sources whose header has been checked (files now, standard input when its header arrives). */
+  headerSeen: Set<string>;
+}
+
+/** A 0-byte file holds no header (a 0-byte .csv.gz is not even gzip): it is reported as empty when read. */
+function isEmptyFile(path: string): boolean {
+  try {
+    return statSync(path).size === 0;
+  } catch {
+    return false; // the reader reports the error
+  }
 }
 
 /**
@@ -32,14 +45,18 @@ export async function openInputs(
   );
   const delimiter = o.delimiter ?? profile.delimiter;
   const check = { strict: o.strict, warn: o.warn };
-  const onHeader = (columns: string[], source: string) => checkHeader(profile, columns, source, check);
+  const headerSeen = new Set<string>();
+  const onHeader = (columns: string[], source: string) => {
+    headerSeen.add(source);
+    checkHeader(profile, columns, source, check);
+  };
   const headers = new Map<InputSpec, string[]>();
   for (const spec of specs) {
-    if (spec.format !== 'csv' || spec.path === '-') continue;
+    if (spec.format !== 'csv' || readOnce(spec) || isEmptyFile(spec.path)) continue;
     const columns = await readCsvHeader(spec, { delimiter });
     if (columns.length === 0) continue; // an empty file, or blank lines only: no record to map
     onHeader(columns, spec.path);
     headers.set(spec, columns);
   }
-  return { specs, delimiter, headers, onHeader };
+  return { specs, delimiter, headers, onHeader, headerSeen };
 }

@@ -1,10 +1,11 @@
 // Prepare one input in order: read → map → validate, as chunks of sendable transactions and rejects.
-import type { TransactionNotification } from '../client/models.ts';
 import { SvcIngestError } from '../errors.ts';
-import type { CompiledProfile } from '../map/profile.ts';
+import type { CompiledProfile } from '../map/types.ts';
+import type { FieldError } from '../model/field-error.ts';
+import type { TransactionNotification } from '../model/transaction.ts';
 import { type InputSpec, type ReadOptions, readInput } from '../read/open.ts';
 import type { RecordChunks } from '../read/types.ts';
-import { type FieldError, validateTransaction } from '../validate/validate.ts';
+import { validateTransaction } from '../validate/validate.ts';
 
 /**
  * One record after mapping and validation: a transaction ready for dedupe and batching, or a reject
@@ -61,7 +62,11 @@ export async function* prepareRecords(records: RecordChunks, profile: CompiledPr
       try {
         const mapped = profile.map(rec.fields);
         const errors = mapped.ok
-          ? validateTransaction(mapped.tx as unknown as Record<string, unknown>, required)
+          ? validateTransaction(
+              mapped.tx as unknown as Record<string, unknown>,
+              required,
+              rec.invalidUtf8 === true,
+            )
           : mapped.errors;
         if (!mapped.ok || errors.length > 0) {
           out.push({

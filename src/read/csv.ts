@@ -1,10 +1,11 @@
 // CSV reader: csv-parse streaming (values stay strings), header row, ragged rows and bad quoting as rejects.
 
+import { isUtf8 } from 'node:buffer';
 import type { CsvError, InfoRecord } from 'csv-parse';
 import { parse } from 'csv-parse';
 import { SvcIngestError } from '../errors.ts';
-import { maskCardNumbers } from '../mask.ts';
-import type { ReadItem, RecordChunks } from './types.ts';
+import { maskCardNumbers, maskExcerpt } from '../mask.ts';
+import type { RawRecord, ReadItem, RecordChunks } from './types.ts';
 
 /** Options of readCsv. */
 export interface CsvOptions {
@@ -31,10 +32,16 @@ function line0(err: CsvError): number {
 
 type Pending = { values: string[]; lines: number } | { error: CsvError };
 
-/** The raw text of a rejected piece, masked before it is cut so no card number half survives. */
+/** The raw text of a rejected piece: 200 characters, masked before it is cut so no card number half survives. */
 export function rejectText(text: string): string {
-  const masked = maskCardNumbers(text.length > 400 ? text.slice(0, 400) : text);
-  return masked.length > 200 ? `${masked.slice(0, 200)}…` : masked;
+  return maskExcerpt(text, 200);
+}
+
+/** csv-parse's message without the field value some of its messages quote (`…, value is "…"`). */
+function csvErrorMessage(err: CsvError): string {
+  const m = err.message.replace(/ at line \d+/, '');
+  const quoted = m.indexOf(', value is ');
+  return maskCardNumbers(quoted === -1 ? m : m.slice(0, quoted));
 }
 
 function countBreaks(values: string[]): { chars: number; lines: number } {
@@ -118,7 +125,7 @@ export async function* readCsv(bytes: AsyncIterable<Buffer>, source: string, opt
         const line = rel === 0 ? 0 : base + rel;
         items.push({
           kind: 'reject',
-          reject: { source, line, message: `CSV: ${p.error.message.replace(/ at line \d+/, '')}` },
+          reject: { source, line, message: `CSV: ${csvErrorMessage(p.error)}` },
         });
         continue;
       }
@@ -128,20 +135,23 @@ export async function* readCsv(bytes: AsyncIterable<Buffer>, source: string, opt
       while (held.length > 0 && (held[0] as number) < rel) items.push(overlong(held.shift() as number));
       const line = base + rel;
       overcount += breaks.chars - breaks.lines;
+      // Physical lines of this record (relative to the chunk) that held bytes that are not UTF-8.
+      while (badUtf8At < badUtf8.length && (badUtf8[badUtf8At] as number) < rel) badUtf8At++;
+      const invalidUtf8 = badUtf8At < badUtf8.length && (badUtf8[badUtf8At] as number) <= rel + breaks.lines;
       if (columns === undefined) {
-        const seen = new Set<string>();
-        for (const c of values) {
-          if (seen.has(c)) {
+        const seen = new Map<string, number>();
+        for (let i = 0; i < values.length; i++) {
+          const c = values[i] as string;
+          const before = seen.get(c);
+          if (before !== undefined) {
+            // Named by position and masked: a header is input too.
             throw new SvcIngestError(
               'INPUT_PARSE',
-              `${source}: column ${JSON.stringify(c)} appears twice in the header`,
-              {
-                source,
-                line,
-              },
+              `${source}: header columns ${before + 1} and ${i + 1} have the same name ${JSON.stringify(maskExcerpt(c, 40))}`,
+              { source, line },
             );
           }
-          seen.add(c);
+          seen.set(c, i);
         }
         columns = values;
         opts.onHeader?.(columns, source);
@@ -161,7 +171,9 @@ export async function* readCsv(bytes: AsyncIterable<Buffer>, source: string, opt
       }
       const fields: Record<string, unknown> = {};
       for (let i = 0; i < values.length; i++) fields[columns[i] as string] = values[i];
-      items.push({ kind: 'record', record: { source, line, fields } });
+      const record: RawRecord = { source, line, fields };
+      if (invalidUtf8) record.invalidUtf8 = true;
+      items.push({ kind: 'record', record });
     }
     pending.length = 0;
     if (ended) while (held.length > 0) items.push(overlong(held.shift() as number));
@@ -186,6 +198,22 @@ export async function* readCsv(bytes: AsyncIterable<Buffer>, source: string, opt
   /** Lines dropped as overlong; reported in line order, as the parser may still hold the record before one. */
   const held: number[] = [];
   let newlines = 0;
+  /** Physical lines (relative, ascending) whose bytes are not valid UTF-8; badUtf8At: the next to match. */
+  const badUtf8: number[] = [];
+  let badUtf8At = 0;
+  /** Feed the parser whole lines, the first being line `first`; one UTF-8 check each, per line if it fails. */
+  const write = (buf: Buffer, first: number): void => {
+    if (!isUtf8(buf)) {
+      let from = 0;
+      for (let l = first; from <= buf.length; l++) {
+        let nl = buf.indexOf(10, from);
+        if (nl === -1) nl = buf.length;
+        if (!isUtf8(buf.subarray(from, nl))) badUtf8.push(l);
+        from = nl + 1;
+      }
+    }
+    parser.write(buf);
+  };
   const countNewlines = (b: Buffer, from: number, to: number): void => {
     for (let i = b.indexOf(10, from); i !== -1 && i < to; i = b.indexOf(10, i + 1)) newlines++;
   };
@@ -231,10 +259,10 @@ export async function* readCsv(bytes: AsyncIterable<Buffer>, source: string, opt
       const block = chunk.subarray(start, last + 1);
       if (carryLen > 0) {
         carry.push(block);
-        parser.write(Buffer.concat(carry, carryLen + block.length));
+        write(Buffer.concat(carry, carryLen + block.length), newlines + 1);
         carry = [];
         carryLen = 0;
-      } else parser.write(block);
+      } else write(block, newlines + 1);
       countNewlines(chunk, start, last + 1);
       start = last + 1;
     }
@@ -247,7 +275,7 @@ export async function* readCsv(bytes: AsyncIterable<Buffer>, source: string, opt
     if (items.length > 0) yield items;
   }
   if (dropping) held.push(newlines + 1);
-  else if (carryLen > 0) parser.write(Buffer.concat(carry, carryLen));
+  else if (carryLen > 0) write(Buffer.concat(carry, carryLen), newlines + 1);
   parser.end();
   await new Promise<void>((resolve) => {
     if (parser.readableEnded || parser.destroyed) resolve();

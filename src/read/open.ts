@@ -4,11 +4,10 @@ import { open, stat } from 'node:fs/promises';
 import { pipeline, Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { SvcIngestError } from '../errors.ts';
+import type { InputFormat } from '../model/input.ts';
 import { readCsv } from './csv.ts';
 import { readNdjson } from './ndjson.ts';
 import type { RecordChunks } from './types.ts';
-
-export type InputFormat = 'csv' | 'ndjson';
 
 /**
  * One input to read. For standard input without --format, `sniff` is set and `format` is only a
@@ -20,8 +19,13 @@ export interface InputSpec {
   path: string;
   format: InputFormat;
   gzip: boolean;
-  /** Standard input whose format readInput sniffs ('{' → ndjson, a letter, digit or quote → csv). */
+  /** An input whose format readInput sniffs ('{' → ndjson, a letter, digit or quote → csv). */
   sniff?: boolean;
+  /**
+   * Read once, front to back: standard input, a pipe (`<(zcat x.gz)`, a FIFO) or a device. Its header is
+   * checked as it is read, gzip is told from its first bytes, it is never split across worker threads.
+   */
+  stream?: boolean;
 }
 
 /** Options of readInput. */
@@ -39,6 +43,11 @@ export interface ReadOptions {
 
 export const DEFAULT_MAX_LINE_BYTES = 1024 * 1024;
 const EXTENSIONS: Record<string, InputFormat> = { csv: 'csv', ndjson: 'ndjson', jsonl: 'ndjson' };
+
+/** Standard input, a pipe or a device: an input that can be read only once, front to back. */
+export function readOnce(spec: InputSpec): boolean {
+  return spec.stream === true || spec.path === '-';
+}
 
 /** The name a spec is shown under in records and messages. */
 export function sourceName(spec: InputSpec): string {
@@ -74,16 +83,32 @@ export async function resolveInputs(paths: string[], opts: { format?: InputForma
     if (p === '-') {
       specs.push(
         opts.format
-          ? { path: p, format: opts.format, gzip: false }
-          : { path: p, format: 'csv', gzip: false, sniff: true },
+          ? { path: p, format: opts.format, gzip: false, stream: true }
+          : { path: p, format: 'csv', gzip: false, sniff: true, stream: true },
       );
       continue;
     }
+    let regular: boolean;
     try {
       const st = await stat(p);
-      if (!st.isFile()) throw Object.assign(new Error('not a regular file'), { code: 'not a regular file' });
+      regular = st.isFile();
+      if (!regular && !st.isFIFO() && !st.isCharacterDevice() && !st.isSocket()) {
+        throw Object.assign(new Error(st.isDirectory() ? 'a directory' : 'not a regular file'), {
+          code: st.isDirectory() ? 'a directory' : 'not a regular file',
+        });
+      }
     } catch (err) {
       throw unreadable(p, err);
+    }
+    if (!regular) {
+      // A pipe or a device is read once: its first bytes tell gzip (and the format, unless named) as it is read.
+      const named = opts.format ?? formatByExtension(p);
+      specs.push(
+        named
+          ? { path: p, format: named, gzip: false, stream: true }
+          : { path: p, format: 'csv', gzip: false, sniff: true, stream: true },
+      );
+      continue;
     }
     let magic: Buffer;
     try {
@@ -97,11 +122,8 @@ export async function resolveInputs(paths: string[], opts: { format?: InputForma
     } catch (err) {
       throw unreadable(p, err);
     }
-    const lower = p.toLowerCase();
-    const gzExt = lower.endsWith('.gz');
-    const base = gzExt ? lower.slice(0, -3) : lower;
-    const ext = base.slice(base.lastIndexOf('.') + 1);
-    const format = opts.format ?? (Object.hasOwn(EXTENSIONS, ext) ? EXTENSIONS[ext] : undefined);
+    const gzExt = p.toLowerCase().endsWith('.gz');
+    const format = opts.format ?? formatByExtension(p);
     if (format === undefined) {
       throw new SvcIngestError(
         'INPUT_FORMAT_UNKNOWN',
@@ -112,6 +134,14 @@ export async function resolveInputs(paths: string[], opts: { format?: InputForma
     specs.push({ path: p, format, gzip: gzExt || (magic[0] === 0x1f && magic[1] === 0x8b) });
   }
   return specs;
+}
+
+/** The format an input's name gives: .csv, .ndjson or .jsonl, each optionally followed by .gz. */
+function formatByExtension(p: string): InputFormat | undefined {
+  const lower = p.toLowerCase();
+  const base = lower.endsWith('.gz') ? lower.slice(0, -3) : lower;
+  const ext = base.slice(base.lastIndexOf('.') + 1);
+  return Object.hasOwn(EXTENSIONS, ext) ? EXTENSIONS[ext] : undefined;
 }
 
 /**
@@ -129,9 +159,19 @@ export async function* inputBytes(
   const source = sourceName(spec);
   let raw: AsyncIterable<Buffer | string>;
   let gzip = spec.gzip;
-  if (spec.path === '-') {
-    const it = (stdin ?? process.stdin)[Symbol.asyncIterator]() as AsyncIterator<Buffer | string>;
-    const first = await it.next();
+  if (readOnce(spec)) {
+    // Standard input, a pipe or a device: read once, so gzip is told from the first chunk as it passes.
+    const from =
+      spec.path === '-'
+        ? (stdin ?? process.stdin)
+        : createReadStream(spec.path, { highWaterMark: readBytes });
+    const it = from[Symbol.asyncIterator]() as AsyncIterator<Buffer | string>;
+    let first: IteratorResult<Buffer | string>;
+    try {
+      first = await it.next();
+    } catch (err) {
+      throw unreadable(source, err);
+    }
     if (first.done) return;
     const head = typeof first.value === 'string' ? Buffer.from(first.value) : first.value;
     gzip = head[0] === 0x1f && head[1] === 0x8b;
@@ -229,7 +269,7 @@ export async function* readInput(spec: InputSpec, opts: ReadOptions): RecordChun
     if (sniffed === undefined) {
       throw new SvcIngestError(
         'INPUT_FORMAT_UNKNOWN',
-        'cannot tell the format of standard input: use --format csv|ndjson',
+        `cannot tell the format of ${spec.path === '-' ? 'standard input' : source}: use --format csv|ndjson`,
         {
           source,
         },

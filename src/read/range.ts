@@ -4,9 +4,10 @@
 // range is the whole file.
 import { createReadStream } from 'node:fs';
 import { SvcIngestError } from '../errors.ts';
+import type { InputFormat } from '../model/input.ts';
 import { readCsv } from './csv.ts';
 import { readNdjson } from './ndjson.ts';
-import { DEFAULT_MAX_LINE_BYTES, type InputFormat, inputBytes, unreadable } from './open.ts';
+import { DEFAULT_MAX_LINE_BYTES, inputBytes, unreadable } from './open.ts';
 import type { RecordChunks } from './types.ts';
 
 /**

@@ -10,6 +10,11 @@ export interface RawRecord {
   /** 1-based line in the source where the record starts (a CSV header is line 1). */
   line: number;
   fields: Record<string, unknown>;
+  /**
+   * Set when the record's bytes are not all valid UTF-8: the decoder put U+FFFD where they were, and
+   * validation rejects a field holding one rather than send it. Absent on the common path.
+   */
+  invalidUtf8?: boolean;
 }
 
 /** A piece of input that could not be parsed into a record (bad JSON line, ragged CSV row...). */

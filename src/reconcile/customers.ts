@@ -6,8 +6,9 @@ import { createInterface } from 'node:readline';
 import { SvcIngestError } from '../errors.ts';
 import { loadProfile } from '../map/profile.ts';
 import { checkRequiredColumns } from '../map/required-columns.ts';
+import type { InputFormat } from '../model/input.ts';
 import { prepareInput } from '../prepare/prepare.ts';
-import { type InputFormat, readInput, resolveInputs } from '../read/open.ts';
+import { readInput, resolveInputs } from '../read/open.ts';
 
 /**
  * Where the customers come from.

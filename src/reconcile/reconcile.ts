@@ -5,8 +5,8 @@ import pLimit from 'p-limit';
 import { SvcNetworkError, unavailableError } from '../client/errors.ts';
 import type { Ad, Redemption, RedemptionsResponse } from '../client/models.ts';
 import { SvcIngestError } from '../errors.ts';
-import { findInLedgers } from '../ledger/query.ts';
-import { currencyExponent } from '../map/codes.ts';
+import { findInLedgers } from '../ledger/file/find.ts';
+import { currencyExponent } from '../model/codes.ts';
 import { classifyFailure } from '../send/classify.ts';
 
 /** The part of the client reconciliation uses. */

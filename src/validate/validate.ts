@@ -1,28 +1,10 @@
 // Validation of one TransactionNotification against the interface's types and our enforced formats.
 
-import type { TransactionField } from '../client/models.ts';
-import { REQUIRED_TRANSACTION_FIELDS, TRANSACTION_FIELDS } from '../client/models.ts';
-import { isCountryAlpha2, isCurrencyCode } from '../map/codes.ts';
-import { quote as show } from '../map/fail.ts';
-
-/**
- * One problem with one field of a record.
- * @example { field: 'postedAmount', message: 'expected minor units (digits, no leading zero, at most 15), got "12.34"' }
- */
-export interface FieldError {
-  field: string;
-  message: string;
-}
-
-/**
- * Fields we require: the service's own list (FACTS.md) plus postedAmount and currencyCode, because
- * an offer cannot be matched without the amount and its currency.
- */
-export const REQUIRED_FIELDS: readonly TransactionField[] = [
-  ...REQUIRED_TRANSACTION_FIELDS,
-  'postedAmount',
-  'currencyCode',
-];
+import { containsCardNumber, holdsCardNumberId } from '../mask.ts';
+import { isCountryAlpha2, isCurrencyCode } from '../model/codes.ts';
+import type { FieldError } from '../model/field-error.ts';
+import { quote as show } from '../model/quote.ts';
+import { REQUIRED_FIELDS, TRANSACTION_FIELDS, type TransactionField } from '../model/transaction.ts';
 
 /** A format check of one string field: undefined = fine, else the expectation (for the message). */
 type StringCheck = (v: string) => string | undefined;
@@ -115,13 +97,68 @@ const CHECKS: Partial<Record<TransactionField, StringCheck>> = {
   acquirerReferenceNumber: pattern(ALNUM_32, 'expected 1..32 letters or digits'),
 };
 
-/** One lookup per field: its JSON type and its format check. */
-const RULES = new Map<string, { type: 'string' | 'boolean' | 'integer'; check: StringCheck | undefined }>(
+/**
+ * Where a card number could ride along to the service, and which reading of the card-number rule
+ * applies (src/mask.ts). `text`: free text, masked when mapped, so one found here came from a constant or
+ * a default of the profile. `id`: ids, codes and amounts, whose formats allow 13 digits or more; whole
+ * digit groups and sequences of them are candidates, never a window inside a longer number. The other
+ * string fields (timestamps, MCC, state, postal and country codes, iin, last4, sequence numbers) cannot
+ * hold 13 digits in a row by their formats.
+ */
+const CARD_CHECK: Partial<Record<TransactionField, 'text' | 'id'>> = {
+  paymentNetworkMerchant: 'text',
+  paymentNetworkMerchantAddress1: 'text',
+  paymentNetworkMerchantAddress2: 'text',
+  paymentNetworkMerchantCity: 'text',
+  transactionId: 'id',
+  sourceCustomerId: 'id',
+  sourceAccountId: 'id',
+  paymentNetworkMerchantId: 'id',
+  walletDescription: 'id',
+  authorizationApprovalCode: 'id',
+  acquirerReferenceNumber: 'id',
+  cardPresentIndicator: 'id',
+  transactionType: 'id',
+  paymentType: 'id',
+  paymentMethodEntryType: 'id',
+  paymentNetworkMerchantIdType: 'id',
+  onlineIndicator: 'id',
+  authorizationAmount: 'id',
+  cashBackAtPointOfSaleAmount: 'id',
+  postedAmount: 'id',
+};
+
+/** Longest value the card check reads; longer ones fail their format check (every such field is ≤ 100). */
+const CARD_CHECK_MAX = 256;
+
+const HOLDS_CARD_NUMBER =
+  'holds a card number (13-19 digits passing the Luhn check); it is never sent. A numeric id of that ' +
+  'length can be sent through a "hash" rule';
+const TEXT_HOLDS_CARD_NUMBER = 'holds a card number (13-19 digits passing the Luhn check); it is never sent';
+const INVALID_UTF8 =
+  'invalid UTF-8: the source has bytes here that are not text (they would have been sent as U+FFFD)';
+
+interface Rule {
+  type: 'string' | 'boolean' | 'integer';
+  check: StringCheck | undefined;
+  card: 'text' | 'id' | undefined;
+}
+
+/** One lookup per field: its JSON type, its format check and its card-number check. */
+const RULES = new Map<string, Rule>(
   (Object.keys(TRANSACTION_FIELDS) as TransactionField[]).map((f) => [
     f,
-    { type: TRANSACTION_FIELDS[f], check: CHECKS[f] },
+    { type: TRANSACTION_FIELDS[f], check: CHECKS[f], card: CARD_CHECK[f] },
   ]),
 );
+
+/** The card-number problem of a string field, if any. The pre-check makes the common case one short loop. */
+function cardProblem(card: 'text' | 'id' | undefined, v: string): string | undefined {
+  // Both checks start with the pre-check (13 digits at all?); values shorter than that skip even it.
+  if (card === undefined || v.length < 13 || v.length > CARD_CHECK_MAX) return undefined;
+  if (card === 'id') return holdsCardNumberId(v) ? `${HOLDS_CARD_NUMBER}, got ${show(v)}` : undefined;
+  return containsCardNumber(v) ? `${TEXT_HOLDS_CARD_NUMBER}, got ${show(v)}` : undefined;
+}
 
 /** Append to a list created on first use, so the valid path allocates nothing. */
 export function addError(list: FieldError[] | undefined, error: FieldError): FieldError[] {
@@ -135,12 +172,15 @@ export function addError(list: FieldError[] | undefined, error: FieldError): Fie
  * `required` is the list of fields a record must have: REQUIRED_FIELDS unless a mapping profile
  * changed it (its `required`); formats are checked whatever the list.
  * Pure and allocation-free on the valid path: the [] returned for a valid record is shared and
- * frozen, so copy it before adding errors of your own.
+ * frozen, so copy it before adding errors of your own. A card number in an id, code or amount is an
+ * error (the value shown masked). `invalidUtf8`: the source record's bytes were not all valid UTF-8
+ * (the reader says so), so a string field holding U+FFFD got it from bytes that are not text.
  * @example validateTransaction({ transactionId: 't 1' }) // [{ field: 'transactionId', ... }, { field: 'transactionType', message: 'required' }, ...]
  */
 export function validateTransaction(
   tx: Record<string, unknown>,
   required: readonly string[] = REQUIRED_FIELDS,
+  invalidUtf8 = false,
 ): FieldError[] {
   let errors: FieldError[] | undefined;
   for (const field in tx) {
@@ -154,9 +194,13 @@ export function validateTransaction(
     } else if (rule.type === 'string') {
       if (typeof v !== 'string') message = `expected a string, got ${show(v)}`;
       else if (v.length === 0) message = 'expected a non-empty string (leave an absent field out)';
+      else if (invalidUtf8 && v.indexOf('\ufffd') !== -1) message = INVALID_UTF8;
       else {
-        const expected = rule.check === undefined ? undefined : rule.check(v);
-        if (expected !== undefined) message = `${expected}, got ${show(v)}`;
+        if (rule.card !== undefined && v.length >= 13) message = cardProblem(rule.card, v);
+        if (message === undefined) {
+          const expected = rule.check === undefined ? undefined : rule.check(v);
+          if (expected !== undefined) message = `${expected}, got ${show(v)}`;
+        }
       }
     } else if (rule.type === 'boolean') {
       if (typeof v !== 'boolean') message = `expected true or false, got ${show(v)}`;

@@ -68,5 +68,7 @@ for (const [name, opts, onRecord] of VARIANTS) {
     rows = x.rows;
     us.push((x.cpuMs * 1000) / x.rows);
   }
-  process.stdout.write(`${name.padEnd(56)} ${median(us).toFixed(2)} µs CPU a row (${rows} rows, runs ${us.map((u) => u.toFixed(2)).join('/')})\n`);
+  process.stdout.write(
+    `${name.padEnd(56)} ${median(us).toFixed(2)} µs CPU a row (${rows} rows, runs ${us.map((u) => u.toFixed(2)).join('/')})\n`,
+  );
 }

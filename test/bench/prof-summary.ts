@@ -89,7 +89,13 @@ const CATEGORIES: Array<[string, (url: string, fn: string) => boolean]> = [
     'prepare plumbing (pool, split, worker messages)',
     (u, f) => u.includes('/src/prepare/') || f === 'postMessage' || u === 'node:internal/worker',
   ],
-  ['dedupe + resume index (fingerprints)', (u) => /\/src\/ledger\/(fingerprint|acked-index)\.ts/.test(u)],
+  [
+    'dedupe + resume index (fingerprints)',
+    (u) =>
+      u.includes('/src/sorted-runs/') ||
+      u.includes('/src/dedupe/') ||
+      /\/src\/ledger\/(file\/)?(fingerprint|acked-index)\.ts/.test(u),
+  ],
   ['batching', (u) => u.includes('/src/batch/')],
   [
     'dispatcher, p-retry, p-limit',
@@ -120,12 +126,17 @@ const CATEGORIES: Array<[string, (url: string, fn: string) => boolean]> = [
   ],
   ['client (src/client)', (u) => u.includes('/src/client/')],
   [
-    'ledger + rejects writes (write, fdatasync)',
-    (u, f) => /\/src\/ledger\//.test(u) || f === 'fdatasync' || f === 'writeBuffer' || f === 'writeString',
+    'ledger + rejects writes, recorder (write, fdatasync)',
+    (u, f) =>
+      u.includes('/src/ledger/') ||
+      u.includes('/src/record/') ||
+      f === 'fdatasync' ||
+      f === 'writeBuffer' ||
+      f === 'writeString',
   ],
   ['logging (pino)', (u) => u.includes('/pino') || u.includes('/src/log.ts') || u.includes('/sonic-boom/')],
   ['metrics', (u) => u.includes('/prom-client/') || u.includes('/src/metrics/')],
-  ['pipeline (src/pipeline.ts)', (u) => u.includes('/src/pipeline.ts')],
+  ['chain (src/pipeline.ts, src/chain/)', (u) => u.includes('/src/pipeline.ts') || u.includes('/src/chain/')],
   [
     'signals, timers, promises',
     (u, f) =>

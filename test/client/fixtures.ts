@@ -1,6 +1,7 @@
 // Test fixtures shared by the client and command tests: valid transactions and a config pointed at a simulator.
-import type { TransactionNotification } from '../../src/client/models.ts';
+
 import { type Config, type ConfigFlags, loadConfig } from '../../src/config/index.ts';
+import type { TransactionNotification } from '../../src/model/transaction.ts';
 
 /** A transaction the simulator accepts. */
 export function makeTransaction(i: number, customer = 'cust-0001'): TransactionNotification {

@@ -33,6 +33,8 @@ describe('loadConfig', () => {
       maxRetries: 5,
       retryBaseMs: 500,
       retryMaxMs: 30000,
+      splitRetries: 1,
+      outageMaxMs: 120_000,
       ledgerPath: 'ledger/transactions.ndjson',
       rejectsPath: 'ledger/rejects.ndjson',
       resume: true,
@@ -43,10 +45,34 @@ describe('loadConfig', () => {
       rejectSample: 1000,
     });
     expect(c.metrics).toEqual({});
+    expect(c.prepare).toEqual({ workers: 'auto' });
     expect(c.session.provider).toBe('startSession');
     expect(c.auth).toEqual({ header: 'Authorization', scheme: 'Bearer' });
     expect(c.tls).toEqual({});
     expect(c.institutionId).toBeUndefined();
+  });
+
+  it('the worker pool and the split/outage settings are keys, their env names the older SVC_PREPARE_* ones', () => {
+    const c = loadConfig({
+      env: { SVC_PREPARE_WORKER: 'on', SVC_PREPARE_THREADS: '3', SVC_PREPARE_CHUNK_BYTES: '4096' },
+      flags: {
+        'send.splitRetries': { value: '0', flag: '--split-retries' },
+        'send.outageMaxMs': { value: '10000', flag: '--outage-max-ms' },
+      },
+    });
+    expect(c.prepare).toEqual({ workers: 'on', threads: 3, chunkBytes: 4096 });
+    expect([c.send.splitRetries, c.send.outageMaxMs]).toEqual([0, 10_000]);
+    expect(() => loadConfig({ env: { SVC_PREPARE_WORKER: 'sometimes' } })).toThrow(
+      'config key prepare.workers (from env SVC_PREPARE_WORKER): expected one of auto, on, off, got "sometimes"',
+    );
+    expect(() =>
+      loadConfig({ env: {}, flags: { 'send.splitRetries': { value: '-1', flag: '--split-retries' } } }),
+    ).toThrow(
+      'config key send.splitRetries (from flag --split-retries): expected an integer from 0 to 100, got "-1"',
+    );
+    expect(() => loadConfig({ env: { SVC_SEND_OUTAGE_MAX_MS: 'soon' } })).toThrow(
+      /config key send\.outageMaxMs \(from env SVC_SEND_OUTAGE_MAX_MS\): expected an integer/,
+    );
   });
 
   it('layers default < SVC_CONFIG file < --config file < env < flag', () => {

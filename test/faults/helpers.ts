@@ -3,7 +3,7 @@ import { createWriteStream } from 'node:fs';
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { RunSummary } from '../../src/pipeline.ts';
+import type { RunSummary } from '../../src/record/counters.ts';
 import type { Simulator } from '../../src/simulator/index.ts';
 import { type CliResult, summaryOf } from '../helpers/cli.ts';
 import { makeTx } from '../helpers/transactions.ts';

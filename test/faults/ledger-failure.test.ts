@@ -3,6 +3,7 @@ import { stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.ts';
+import { ledgerFaultEnv } from '../helpers/ledger-fault.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import {
   deliveryCounts,
@@ -51,9 +52,9 @@ describe('ledger failures', () => {
     const FAIL_AFTER = 20;
     const CONCURRENCY = 4;
     const args = ['send', ...FAST, '--concurrency', String(CONCURRENCY), file];
-    const r = await runCli(args, {
-      env: w.env(sim, { SVC_FAULT_LEDGER_FAIL_AFTER: String(FAIL_AFTER) }),
-    });
+    // The fault enters below the tool, at the file-system level (test/helpers/ledger-fault.ts): writes to the
+    // ledger fail with EIO once it holds FAIL_AFTER lines, the write crossing that line cut short after it.
+    const r = await runCli(args, { env: w.env(sim, ledgerFaultEnv(w.ledger, FAIL_AFTER)) });
     expect(r.code).toBe(1);
     // --json (in FAST): no summary, only the error object.
     expect(r.stdout.trim().split('\n')).toHaveLength(1);

@@ -1,5 +1,5 @@
 // Deterministic valid TransactionNotifications and canonical CSV/NDJSON text for tests.
-import type { TransactionNotification } from '../../src/client/models.ts';
+import type { TransactionNotification } from '../../src/model/transaction.ts';
 
 export function makeTx(i: number, prefix = 'tx'): TransactionNotification {
   const ts = new Date(Date.UTC(2026, 10, 20, 12, 0, 0) + i * 1000).toISOString();

@@ -3,12 +3,12 @@ import { appendFile, link, mkdtemp, readFile, stat, symlink, writeFile } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadAckedIndex } from '../../src/ledger/acked-index.ts';
-import { createLineSplitter, type SplitLine } from '../../src/ledger/lines.ts';
-import { acquireLedgerLock, defaultLockMethod, type LockMethod } from '../../src/ledger/lock.ts';
-import { type LedgerReadStats, readLedger } from '../../src/ledger/read.ts';
-import type { LedgerLine } from '../../src/ledger/types.ts';
-import { openLedgerWriter, type WriteTarget, writeAll } from '../../src/ledger/writer.ts';
+import { loadAckedIndex } from '../../src/ledger/file/acked-index.ts';
+import type { LedgerLine } from '../../src/ledger/file/line.ts';
+import { createLineSplitter, type SplitLine } from '../../src/ledger/file/lines.ts';
+import { acquireLedgerLock, defaultLockMethod, type LockMethod } from '../../src/ledger/file/lock.ts';
+import { type LedgerReadStats, readLedger } from '../../src/ledger/file/read.ts';
+import { openLedgerWriter, type WriteTarget, writeAll } from '../../src/ledger/file/writer.ts';
 import { ROOT } from '../helpers/cli.ts';
 
 const tmp = () => mkdtemp(join(tmpdir(), 'svc-ledger-'));
@@ -54,16 +54,22 @@ describe('ledger writer', () => {
 
   it('fails every append after an injected write error', async () => {
     const path = join(await tmp(), 'ledger.ndjson');
-    process.env.SVC_FAULT_LEDGER_FAIL_AFTER = '1';
-    try {
-      const w = await openLedgerWriter(path);
-      await w.append(line('b1', 'acked', ['a']));
-      await expect(w.append(line('b2', 'acked', ['b']))).rejects.toMatchObject({ code: 'LEDGER_WRITE' });
-      await expect(w.append(line('b3', 'acked', ['c']))).rejects.toMatchObject({ code: 'LEDGER_WRITE' });
-      await w.close();
-    } finally {
-      delete process.env.SVC_FAULT_LEDGER_FAIL_AFTER;
-    }
+    // The fault enters through the writer's handle seam: every write after the first fails with EIO.
+    let writes = 0;
+    const w = await openLedgerWriter(path, {
+      wrapHandle: (h) => ({
+        write: (buf, off, len) => {
+          if (++writes > 1)
+            return Promise.reject(Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' }));
+          return h.write(buf, off, len);
+        },
+        datasync: () => h.datasync(),
+      }),
+    });
+    await w.append(line('b1', 'acked', ['a']));
+    await expect(w.append(line('b2', 'acked', ['b']))).rejects.toMatchObject({ code: 'LEDGER_WRITE' });
+    await expect(w.append(line('b3', 'acked', ['c']))).rejects.toMatchObject({ code: 'LEDGER_WRITE' });
+    await w.close();
     expect((await readFile(path, 'utf8')).trim().split('\n')).toHaveLength(1);
   });
 
@@ -96,7 +102,7 @@ describe('acked index', () => {
 });
 
 describe('ledger lock', () => {
-  const LOCK = join(ROOT, 'src/ledger/lock.ts');
+  const LOCK = join(ROOT, 'src/ledger/file/lock.ts');
   /** A child process that takes the lock and holds it until killed. */
   const holder = async (path: string, method: LockMethod) => {
     const code = `import { acquireLedgerLock } from ${JSON.stringify(LOCK)};
@@ -245,7 +251,7 @@ describe('acked index at scale (sorted fingerprints on disk, exact check on a hi
 
 describe('fingerprint set (within-run duplicate check)', () => {
   it('add() is true the first time and false after, for 300,000 ids', async () => {
-    const { createSpillingFingerprintSet } = await import('../../src/ledger/fingerprint.ts');
+    const { createSpillingFingerprintSet } = await import('../../src/sorted-runs/fingerprint-set.ts');
     const set = createSpillingFingerprintSet();
     let firsts = 0;
     for (let i = 0; i < 300_000; i++) if (set.add(`tx-${i}`)) firsts++;

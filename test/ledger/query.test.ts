@@ -4,18 +4,17 @@ import { appendFile, mkdir, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type LedgerIndexes, loadLedgerIndexes } from '../../src/ledger/acked-index.ts';
-import { fingerprint } from '../../src/ledger/fingerprint.ts';
+import { type LedgerIndexes, loadLedgerIndexes } from '../../src/ledger/file/acked-index.ts';
+import { type FoundLine, findInLedgers } from '../../src/ledger/file/find.ts';
+import type { LedgerLine } from '../../src/ledger/file/line.ts';
 import {
   checkLedgerPaths,
-  type FoundLine,
-  findInLedgers,
   ledgerStatus,
   type OutstandingFailure,
   outstandingFailures,
-} from '../../src/ledger/query.ts';
-import type { LedgerLine } from '../../src/ledger/types.ts';
-import { openLedgerWriter } from '../../src/ledger/writer.ts';
+} from '../../src/ledger/file/query.ts';
+import { openLedgerWriter } from '../../src/ledger/file/writer.ts';
+import { fingerprint } from '../../src/sorted-runs/fingerprint.ts';
 import { range } from '../helpers/transactions.ts';
 
 const tmp = () => mkdtemp(join(tmpdir(), 'svc-query-'));

@@ -5,9 +5,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { compileProfile } from '../../src/map/compile.ts';
-import type { CompiledProfile } from '../../src/map/profile.ts';
 import { canonicalProfile, loadProfile } from '../../src/map/profile.ts';
-import { luhnValid, maskCardNumbers, maskPan } from '../../src/mask.ts';
+import type { CompiledProfile } from '../../src/map/types.ts';
+import { holdsCardNumberId, luhnValid, maskCardNumbers, maskPan } from '../../src/mask.ts';
 import { CONST_RULES } from '../helpers/profiles.ts';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'svc-map-'));
@@ -80,6 +80,34 @@ describe('sources', () => {
     expect(value('transactionId', rule, { a: '1', b: { c: 2 } })).toBe(id);
     expect(value('transactionId', rule, { a: '2', b: { c: 2 } })).not.toBe(id);
     expect(id).toBe(`x-${createHash('sha256').update('1|2').digest('hex').slice(0, 32)}`);
+  });
+  it('a hashed id never reads as a card number: the rare hex that would is hashed again, deterministically', () => {
+    const rule = { hash: { of: ['n'], separator: '|', length: 32, prefix: 'h-' } };
+    const plain = (n: string) => `h-${createHash('sha256').update(n).digest('hex').slice(0, 32)}`;
+    // Inputs whose plain hash holds a digit run that passes as a card number (about 1 in 1,000).
+    const unlucky: string[] = [];
+    let seen = 0;
+    for (let i = 0; unlucky.length < 5 && i < 100_000; i++, seen++)
+      if (holdsCardNumberId(plain(String(i)))) unlucky.push(String(i));
+    expect(unlucky).toHaveLength(5);
+    expect(seen).toBeGreaterThan(500);
+    for (const n of unlucky) {
+      const id = value('transactionId', rule, { n }) as string;
+      expect(id).toMatch(/^h-[0-9a-f]{32}$/);
+      expect(id).not.toBe(plain(n));
+      expect(holdsCardNumberId(id)).toBe(false);
+      expect(value('transactionId', rule, { n })).toBe(id);
+    }
+    // The workaround for a numeric id that is Luhn-valid: hashed, it is sent.
+    expect(holdsCardNumberId(value('sourceAccountId', rule, { n: '4111111111111111' }) as string)).toBe(
+      false,
+    );
+  });
+  it('refuses a JSON number that has already lost digits as text (a 17-19-digit card number, say)', () => {
+    const big = JSON.parse('{"n": 6011111111111111117}') as Record<string, unknown>;
+    expect(errorOf('sourceAccountId', { from: 'n' }, big)).toMatch(/lost digits/);
+    expect(errorOf('sourceAccountId', { from: 'n' }, big)).not.toMatch(/\d{13}/);
+    expect(value('sourceAccountId', { from: 'n' }, { n: 9007199254740 })).toBe('9007199254740');
   });
   it('trims, truncates, changes case, pads and slices strings', () => {
     expect(value('paymentNetworkMerchant', { from: 'N', maxLength: 5 }, { N: 'ABCDEFGH' })).toBe('ABCDE');
@@ -263,8 +291,13 @@ describe('card numbers', () => {
   it('maskPan and maskCardNumbers', () => {
     expect(maskPan('4111111111111111')).toBe('411111******1111');
     expect(maskPan('378282246310005')).toBe('378282*****0005');
-    expect(maskCardNumbers('arn 74567890123456789012345 ok')).toBe('arn 74567890123456789012345 ok');
-    expect(maskCardNumbers('id 4111111111111112')).toBe('id 4111111111111112');
+    // An ARN is one long number, not a card number, as an id; in text every 13-19-digit window counts
+    // (test/mask/mask.test.ts has both sides of the rule).
+    expect(holdsCardNumberId('74567890123456789012345')).toBe(false);
+    expect(maskCardNumbers('arn 74567890123456789012345 ok')).toBe('arn 7456789*********9012345 ok');
+    // 4111111111111112 fails Luhn but holds 13-digit windows that pass; this one holds none.
+    expect(maskCardNumbers('id 4111111111111113')).toBe('id 4111111111111113');
+    expect(holdsCardNumberId('4111111111111112')).toBe(false);
   });
 });
 

@@ -7,9 +7,11 @@ import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SvcIngestError } from '../../src/errors.ts';
+import { readCsv } from '../../src/read/csv.ts';
+import { readNdjson } from '../../src/read/ndjson.ts';
 import type { InputSpec, ReadOptions } from '../../src/read/open.ts';
 import { readCsvHeader, readInput, resolveInputs } from '../../src/read/open.ts';
-import type { ParseReject, RawRecord } from '../../src/read/types.ts';
+import type { ParseReject, RawRecord, ReadItem } from '../../src/read/types.ts';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'svc-read-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -217,5 +219,88 @@ describe('inputs', () => {
       { stdin: Readable.from(['{x}\n1\n']) },
     );
     expect(forced.records.map((r) => r.fields)).toEqual([{ '{x}': '1' }]);
+  });
+});
+
+describe('what readers report never holds a card number; invalid UTF-8 is flagged per record', () => {
+  const pan = '4111111111111111';
+  async function* from(parts: Buffer[]): AsyncGenerator<Buffer> {
+    for (const p of parts) yield p;
+  }
+  /** The bytes cut every `size` bytes, so multi-byte characters straddle the pieces. */
+  function cut(bytes: Buffer, size: number): Buffer[] {
+    const out: Buffer[] = [];
+    for (let i = 0; i < bytes.length; i += size) out.push(bytes.subarray(i, i + size));
+    return out;
+  }
+  async function items(it: AsyncIterable<ReadItem[]>) {
+    const records: RawRecord[] = [];
+    const rejects: ParseReject[] = [];
+    for await (const chunk of it)
+      for (const x of chunk)
+        if (x.kind === 'record') records.push(x.record);
+        else rejects.push(x.reject);
+    return { records, rejects };
+  }
+
+  it('JSON parse errors say what and where, never quote the line', async () => {
+    const lines = [`@${pan}`, `{"a":"${pan}`, `${pan}222333 x`, `123456789${pan}x`, 'abc', `{"a":1,}`];
+    const { rejects } = await readFile('parse.ndjson', `${lines.join('\n')}\n`);
+    expect(rejects).toHaveLength(lines.length);
+    for (const r of rejects) {
+      expect(r.message).toMatch(/^not valid JSON: /);
+      expect(r.message).not.toMatch(/"|\d{5}/);
+      expect(r.raw ?? '').not.toContain(pan);
+    }
+    expect(rejects[1]?.message).toBe('not valid JSON: Unterminated string in JSON at character 23');
+    expect(rejects[0]?.message).toBe("not valid JSON: Unexpected token '@'");
+  });
+
+  it('a repeated CSV column is named by position, its name masked', async () => {
+    const err = await readFile('dup.csv', `id,${pan},x,${pan}\n1,2,3,4\n`).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SvcIngestError);
+    const message = (err as Error).message;
+    expect(message).toMatch(/header columns 2 and 4 have the same name "411111\*{6}1111"/);
+    expect(message).not.toContain(pan);
+  });
+
+  it('flags the one record with bytes that are not UTF-8, wherever the reads cut multi-byte characters', async () => {
+    const good = (i: number) => `${i},Café Lumière ${i},naïve\n`;
+    const head = Buffer.from('id,name,note\n');
+    const rows: Buffer[] = [head];
+    for (let i = 1; i <= 40; i++) {
+      if (i === 17) rows.push(Buffer.from('17,Caf'), Buffer.from([0xe9]), Buffer.from(' Lumi\u00e8re,ok\n'));
+      else if (i === 23)
+        rows.push(Buffer.from(`23,"two\nlines","x`), Buffer.from([0xff, 0xfe]), Buffer.from('"\n'));
+      else if (i === 31) rows.push(Buffer.from('31,literal \ufffd is text,ok\n'));
+      else rows.push(Buffer.from(good(i)));
+    }
+    const csv = Buffer.concat(rows);
+    for (const size of [1, 2, 3, 7, 64, 1 << 16]) {
+      const { records } = await items(
+        readCsv(from(cut(csv, size)), 'u.csv', { delimiter: ',', maxLineBytes: 4096 }),
+      );
+      expect(records).toHaveLength(40);
+      const flagged = records.filter((r) => r.invalidUtf8).map((r) => r.fields.id);
+      expect(flagged, `reads of ${size} bytes`).toEqual(['17', '23']);
+      expect(records.find((r) => r.fields.id === '17')?.fields.name).toBe('Caf\ufffd Lumière');
+    }
+    const nd = Buffer.concat(
+      Array.from({ length: 40 }, (_, k) =>
+        k === 16
+          ? Buffer.concat([Buffer.from('{"id":17,"name":"Caf'), Buffer.from([0xe9]), Buffer.from('"}\n')])
+          : Buffer.from(
+              `${JSON.stringify({ id: k + 1, name: `Café ${k}`, lit: k === 30 ? '\ufffd' : 'x' })}\n`,
+            ),
+      ),
+    );
+    for (const size of [1, 2, 3, 7, 64, 1 << 16]) {
+      const { records } = await items(readNdjson(from(cut(nd, size)), 'u.ndjson', 4096));
+      expect(records).toHaveLength(40);
+      expect(
+        records.filter((r) => r.invalidUtf8).map((r) => r.fields.id),
+        `reads of ${size} bytes`,
+      ).toEqual([17]);
+    }
   });
 });

@@ -2,12 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Batch } from '../../src/batch/batcher.ts';
 import { createClient, type SvcClient } from '../../src/client/index.ts';
 import { loadConfig } from '../../src/config/index.ts';
-import {
-  type BatchOutcome,
-  createDispatcher,
-  type DispatcherOptions,
-  OutageError,
-} from '../../src/send/dispatcher.ts';
+import { createDispatcher, type DispatcherOptions } from '../../src/send/dispatcher.ts';
+import type { BatchOutcome } from '../../src/send/sink.ts';
+import { OutageError } from '../../src/send/stop.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import { makeTx, range } from '../helpers/transactions.ts';
 

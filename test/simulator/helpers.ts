@@ -1,7 +1,7 @@
 // Shared bits of the simulator tests: a valid transaction factory, JSON requests, and a webhook receiver.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { TransactionNotification } from '../../src/client/models.ts';
+import type { TransactionNotification } from '../../src/model/transaction.ts';
 
 /** A valid TransactionNotification; `i` makes the id unique. */
 export function makeTx(i: number, over: Partial<Record<string, unknown>> = {}): TransactionNotification {

@@ -1,6 +1,8 @@
 // Validation: one test per rule, every error reported at once.
 import { describe, expect, it } from 'vitest';
-import { REQUIRED_FIELDS, validateTransaction } from '../../src/validate/validate.ts';
+import { REQUIRED_FIELDS } from '../../src/model/transaction.ts';
+import { validateTransaction } from '../../src/validate/validate.ts';
+import { luhnWindows, pansIn, TEST_PANS } from '../helpers/pans.ts';
 
 const VALID: Record<string, unknown> = {
   transactionId: 'nw-2025.10:0001_a',
@@ -139,6 +141,74 @@ describe('validateTransaction', () => {
   it('never echoes a card number in a message', () => {
     const [e] = validateTransaction({ ...VALID, paymentNetworkMerchant: 'card 4111111111111111 '.repeat(5) });
     expect(e?.message).not.toMatch(/4111111111111111/);
+  });
+});
+
+describe('card numbers in the fields we send', () => {
+  const { visa, mastercard, amex, visa13 } = TEST_PANS;
+  /** Every field whose format lets 13 digits through, and a card number in a shape that format accepts. */
+  const carriers: Record<string, string[]> = {
+    transactionId: [visa, `${visa}-01`, `TX${visa}`, `0000${amex}`, `${visa.slice(0, 4)}.${visa.slice(4)}`],
+    sourceCustomerId: [mastercard, `cust ${visa.slice(0, 4)} ${visa.slice(4, 8)} ${visa.slice(8)}`],
+    sourceAccountId: [`acct-${visa}`, `${visa}/2`],
+    paymentNetworkMerchantId: [amex, `MID${visa13}`],
+    walletDescription: [visa],
+    authorizationApprovalCode: [visa],
+    acquirerReferenceNumber: [visa, `A${mastercard}`],
+    cardPresentIndicator: [visa],
+    transactionType: [`X${visa}`],
+    paymentType: [`D${mastercard}`],
+    paymentMethodEntryType: [`P${amex}`],
+    paymentNetworkMerchantIdType: [`M${visa}`],
+    onlineIndicator: [`O${visa}`],
+    postedAmount: [amex, visa13],
+    authorizationAmount: [amex],
+    cashBackAtPointOfSaleAmount: [visa13],
+  };
+  it('a card number in an id, code or amount field is an error naming it, the value masked', () => {
+    for (const [field, values] of Object.entries(carriers)) {
+      for (const v of values) {
+        const found = validateTransaction({ ...VALID, [field]: v });
+        expect(
+          found.map((e) => e.field),
+          `${field}=${v}`,
+        ).toEqual([field]);
+        expect(found[0]?.message).toMatch(/holds a card number/);
+        expect(pansIn(found[0]?.message ?? '')).toEqual([]);
+        expect(luhnWindows(found[0]?.message ?? '')).toEqual([]);
+      }
+    }
+  });
+  it('a card number in free text (a profile constant or default: mapping masks the rest) is an error', () => {
+    for (const field of [
+      'paymentNetworkMerchant',
+      'paymentNetworkMerchantAddress1',
+      'paymentNetworkMerchantCity',
+    ]) {
+      const found = validateTransaction({ ...VALID, [field]: `7-ELEVEN 1234 ${visa}` });
+      expect(found.map((e) => e.field)).toEqual([field]);
+      expect(pansIn(found[0]?.message ?? '')).toEqual([]);
+    }
+  });
+  it('not a card number: a 23-digit ARN with Luhn-valid windows, 15-digit MIDs failing Luhn, zero-padded ids', () => {
+    expect(luhnWindows(VALID.acquirerReferenceNumber as string).length).toBeGreaterThan(0);
+    good('acquirerReferenceNumber', '74567890123456789012345', '74611121510000000000');
+    good('paymentNetworkMerchantId', '445566000000001', '445566000001111');
+    good('sourceAccountId', '0000000000012345', 'acct-2025-11-20-0001');
+    good('transactionId', `${visa}000000`);
+  });
+});
+
+describe('invalid UTF-8', () => {
+  it("with the reader's flag, a string field holding U+FFFD is an error naming it; without, U+FFFD is text", () => {
+    const tx = { ...VALID, paymentNetworkMerchant: 'Caf\ufffd Lum\ufffdre', sourceAccountId: 'a\ufffd1' };
+    expect(validateTransaction(tx, REQUIRED_FIELDS, true).map((e) => e.field)).toEqual([
+      'sourceAccountId',
+      'paymentNetworkMerchant',
+    ]);
+    expect(validateTransaction(tx, REQUIRED_FIELDS, true)[0]?.message).toMatch(/invalid UTF-8/);
+    expect(validateTransaction(tx)).toEqual([]);
+    expect(validateTransaction(VALID, REQUIRED_FIELDS, true)).toEqual([]);
   });
 });
 

@@ -157,13 +157,16 @@ export function newerSchemaMessage(location: string, version: number): string {
  * (a no-op at the latest version). Throws a plain Error when the database is newer than this tool.
  * @example const { from, to, applied } = await migrate(db)
  */
+/** The advisory lock that serialises migrators: two int4 keys, 'svci' and 'migr' in ASCII. */
+const MIGRATION_LOCK = '1937138537, 1835624306';
+
 export async function migrate(
   db: PgDb,
   migrations: readonly Migration[] = MIGRATIONS,
 ): Promise<MigrateResult> {
   return db.withClient(async (c) => {
-    // A fixed 64-bit key: "svc_ingest" migrations; held for this session only.
-    await c.query('SELECT pg_advisory_lock(7426118350934311)');
+    // A fixed key (two int4: the text 'svci' and 'migr'); held for this session only.
+    await c.query(`SELECT pg_advisory_lock(${MIGRATION_LOCK})`);
     try {
       await c.query(`CREATE SCHEMA IF NOT EXISTS ${SCHEMA}`);
       await c.query(`CREATE TABLE IF NOT EXISTS ${SCHEMA}.migrations (
@@ -197,7 +200,7 @@ export async function migrate(
       }
       return { from, to: Math.max(from, last), applied };
     } finally {
-      await c.query('SELECT pg_advisory_unlock(7426118350934311)').catch(() => {});
+      await c.query(`SELECT pg_advisory_unlock(${MIGRATION_LOCK})`).catch(() => {});
     }
   });
 }

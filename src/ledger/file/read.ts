@@ -1,8 +1,8 @@
 // Ledger reader: streams the NDJSON ledger line by line; a torn, unparsable or overlong line is counted, never fatal.
-import { SvcIngestError } from '../errors.ts';
+import { SvcIngestError } from '../../errors.ts';
 import { openStateFile } from './files.ts';
+import type { LedgerLine } from './line.ts';
 import { createLineSplitter, type SplitLine } from './lines.ts';
-import type { LedgerLine } from './types.ts';
 
 export interface LedgerReadStats {
   lines: number;

@@ -7,7 +7,7 @@ import { createRequire } from 'node:module';
 import { createServer, type Server } from 'node:net';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { SvcIngestError } from '../errors.ts';
+import { SvcIngestError } from '../../errors.ts';
 import { checkStateFile, openStateFile, type StateFile } from './files.ts';
 
 /**

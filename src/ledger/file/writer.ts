@@ -1,8 +1,8 @@
 // Ledger writer: appends batch outcomes as NDJSON; each line is on disk (fdatasync) before append() resolves.
 // Appends that arrive while a write is under way are committed together (group commit): one write, one sync.
-import { SvcIngestError } from '../errors.ts';
+import { SvcIngestError } from '../../errors.ts';
 import { openStateFile, type StateFile } from './files.ts';
-import type { LedgerLine } from './types.ts';
+import type { LedgerLine } from './line.ts';
 
 export interface LedgerWriter {
   readonly path: string;
@@ -19,15 +19,19 @@ interface Pending {
   reject: (err: Error) => void;
 }
 
-/** Test hook: SVC_FAULT_LEDGER_FAIL_AFTER=N makes every write after the first N lines fail (EIO), to prove the run stops. */
-function faultAfter(): number {
-  const v = Number(process.env.SVC_FAULT_LEDGER_FAIL_AFTER);
-  return Number.isInteger(v) && v >= 0 ? v : Number.POSITIVE_INFINITY;
-}
-
 /** Where the bytes go: a FileHandle's write (a seam, so a test can make every write a short one). */
 export interface WriteTarget {
   write(buffer: Buffer, offset: number, length: number): Promise<{ bytesWritten: number }>;
+}
+
+/** What the writer does to the ledger's open file: write and sync (a test wraps it to inject a fault). */
+export interface LedgerHandle extends WriteTarget {
+  datasync(): Promise<void>;
+}
+
+export interface LedgerWriterOptions {
+  /** Wraps the file's handle for every append (tests: a write error after N lines); never set in production. */
+  wrapHandle?: (handle: LedgerHandle) => LedgerHandle;
 }
 
 /**
@@ -52,7 +56,10 @@ export async function writeAll(target: WriteTarget, buf: Buffer): Promise<void> 
  * open (left open by close(): the lock closes it). A torn last line is closed off first.
  * @throws SvcIngestError LEDGER_PATH_INVALID (a link, not a regular file) or LEDGER_WRITE.
  */
-export async function openLedgerWriter(ledger: string | StateFile): Promise<LedgerWriter> {
+export async function openLedgerWriter(
+  ledger: string | StateFile,
+  opts: LedgerWriterOptions = {},
+): Promise<LedgerWriter> {
   const file =
     typeof ledger === 'string' ? ((await openStateFile(ledger, 'ledger', 'append')) as StateFile) : ledger;
   const path = file.absPath;
@@ -81,8 +88,7 @@ export async function openLedgerWriter(ledger: string | StateFile): Promise<Ledg
       },
     );
   }
-  const failAfter = faultAfter();
-  let written = 0;
+  const out: LedgerHandle = opts.wrapHandle ? opts.wrapHandle(fh) : fh;
   let queue: Pending[] = [];
   let writing = false;
   let broken: Error | null = null;
@@ -99,18 +105,10 @@ export async function openLedgerWriter(ledger: string | StateFile): Promise<Ledg
       queue = [];
       try {
         if (broken) throw broken;
-        if (written + group.length > failAfter) {
-          const e = new Error(
-            'EIO: i/o error, write (injected by SVC_FAULT_LEDGER_FAIL_AFTER)',
-          ) as NodeJS.ErrnoException;
-          e.code = 'EIO';
-          throw e;
-        }
         let text = '';
         for (const p of group) text += p.text;
-        await writeAll(fh, Buffer.from(text, 'utf8'));
-        await fh.datasync();
-        written += group.length;
+        await writeAll(out, Buffer.from(text, 'utf8'));
+        await out.datasync();
         for (const p of group) p.resolve();
       } catch (err) {
         broken ??=

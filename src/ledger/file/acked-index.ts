@@ -1,18 +1,18 @@
 // Resume index: which transactionIds the ledger shows as acknowledged (or failed), in flat memory at any ledger size.
 // Each acked id is one 64-bit slot: a 40-bit fingerprint of the id and the number of its ledger line (24 bits).
-// Slots are sorted in runs, merged into one sorted file in the temp folder, and searched through a sparse
-// in-memory index (one key per 4 KiB block). A fingerprint match is confirmed against that ledger line, read
+// Slots are sorted in runs, merged into one sorted file in the temp folder (sorted-runs/runs.ts), and searched
+// through a sparse in-memory index (one key per 4 KiB block). A fingerprint match is confirmed against that ledger line, read
 // back from the ledger (a few lines cached), so a fingerprint collision can never skip a record.
-import { closeSync, constants, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
-import { endianness, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { endianness } from 'node:os';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { SvcIngestError } from '../errors.ts';
+import { SvcIngestError } from '../../errors.ts';
+import { fingerprint } from '../../sorted-runs/fingerprint.ts';
+import { collectSlots, type SortedSlots } from '../../sorted-runs/runs.ts';
 import { openStateFile } from './files.ts';
-import { fingerprint } from './fingerprint.ts';
+import type { LedgerLine } from './line.ts';
+import { createLineReader, ledgerError } from './line-reader.ts';
 import { createLineSplitter, type SplitLine } from './lines.ts';
 import { type LedgerReadStats, ledgerLineOf } from './read.ts';
-import type { LedgerLine } from './types.ts';
 
 /** Set of acknowledged transactionIds, built from the ledger at start and grown as batches are acked. */
 export interface AckedIndex {
@@ -35,16 +35,11 @@ export interface AckedIndexOptions {
 }
 
 /** Work between two looks at `shouldStop` (and two turns of the event loop, so a signal handler runs). */
-const SLOTS_PER_TURN = 1 << 16;
 const BLOCKS_PER_TURN = 1 << 12;
-const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 
 const MAX_LINES = 1 << 24;
-/** Slots sorted in memory at once (32 MiB); a ledger with fewer acked ids is never written to disk. */
-const RUN_SLOTS = 4 * 1024 * 1024;
 /** Slots per block of the on-disk index (4 KiB), one sparse key per block. */
 const BLOCK = 512;
-const CACHED_LINES = 64;
 
 export function createAckedIndex(): AckedIndex {
   const ids = new Set<string>();
@@ -55,107 +50,6 @@ export function createAckedIndex(): AckedIndex {
     },
     get size() {
       return ids.size;
-    },
-  };
-}
-
-function ledgerError(path: string, err: unknown): SvcIngestError {
-  return new SvcIngestError('LEDGER_READ', `cannot read ledger ${path}: ${(err as Error).message}`, {
-    source: path,
-  });
-}
-
-/** Sorted slots: [low, high] 32-bit word pairs, so a BigUint64Array view sorts by (high, low). */
-function sortSlots(words: Uint32Array, count: number): void {
-  new BigUint64Array(words.buffer, words.byteOffset, count).sort();
-}
-
-/** Where sorted slots live: in memory (small ledgers) or in a file read block by block. */
-interface SlotStore {
-  count: number;
-  /** Words of slots [from, from + n) (a view valid until the next call with the same `into`). */
-  read(from: number, n: number, into?: Uint32Array): Uint32Array;
-  close(): void;
-}
-
-function memoryStore(words: Uint32Array, count: number): SlotStore {
-  return { count, read: (from, n) => words.subarray(2 * from, 2 * (from + n)), close() {} };
-}
-
-/** Merge sorted run files into one sorted file; returns its store (pread by block), or null when stopped. */
-async function mergeRuns(
-  dir: string,
-  runs: Array<{ path: string; count: number }>,
-  total: number,
-  shouldStop: () => boolean,
-): Promise<SlotStore | null> {
-  const CHUNK = 64 * 1024; // slots buffered per run while merging
-  const cursors = runs.map((r) => ({
-    fd: openSync(r.path, 'r'),
-    left: r.count,
-    buf: new Uint32Array(CHUNK * 2),
-    at: 0,
-    len: 0,
-  }));
-  const refill = (c: (typeof cursors)[number]): boolean => {
-    if (c.at < c.len) return true;
-    if (c.left === 0) return false;
-    const n = Math.min(CHUNK, c.left);
-    readSync(c.fd, new Uint8Array(c.buf.buffer), 0, n * 8, null);
-    c.left -= n;
-    c.at = 0;
-    c.len = n;
-    return true;
-  };
-  const path = join(dir, 'index.bin');
-  const out = openSync(path, 'w', 0o600);
-  const outBuf = new Uint32Array(CHUNK * 2);
-  let outLen = 0;
-  const live = cursors.filter(refill);
-  let merged = 0;
-  let stopped = false;
-  while (live.length > 0) {
-    if (++merged % SLOTS_PER_TURN === 0) {
-      await nextTurn();
-      if (shouldStop()) {
-        stopped = true;
-        break;
-      }
-    }
-    // k is small (runs of 4M slots: 5 at 20M ids, 25 at 100M): a linear pick of the smallest head is enough.
-    let best = 0;
-    for (let k = 1; k < live.length; k++) {
-      const a = live[k] as (typeof live)[number];
-      const b = live[best] as (typeof live)[number];
-      const ah = a.buf[2 * a.at + 1] as number;
-      const bh = b.buf[2 * b.at + 1] as number;
-      if (ah < bh || (ah === bh && (a.buf[2 * a.at] as number) < (b.buf[2 * b.at] as number))) best = k;
-    }
-    const c = live[best] as (typeof live)[number];
-    outBuf[2 * outLen] = c.buf[2 * c.at] as number;
-    outBuf[2 * outLen + 1] = c.buf[2 * c.at + 1] as number;
-    c.at++;
-    if (++outLen === CHUNK) {
-      writeSync(out, new Uint8Array(outBuf.buffer), 0, outLen * 8);
-      outLen = 0;
-    }
-    if (!refill(c)) live.splice(best, 1);
-  }
-  if (outLen > 0 && !stopped) writeSync(out, new Uint8Array(outBuf.buffer), 0, outLen * 8);
-  closeSync(out);
-  for (const c of cursors) closeSync(c.fd);
-  for (const r of runs) rmSync(r.path, { force: true });
-  if (stopped) return null;
-  const fd = openSync(path, 'r');
-  const block = new Uint32Array(BLOCK * 2);
-  return {
-    count: total,
-    read(from, n, into = block) {
-      readSync(fd, new Uint8Array(into.buffer, into.byteOffset, n * 8), 0, n * 8, from * 8);
-      return into.subarray(0, 2 * n);
-    },
-    close() {
-      closeSync(fd);
     },
   };
 }
@@ -277,53 +171,12 @@ interface SlotCollector {
 }
 
 function createCollector(absPath: string, status: 'acked' | 'failed'): SlotCollector {
-  let run = new Uint32Array(1024 * 2);
-  let inRun = 0;
-  let dir: string | undefined;
-  const runs: Array<{ path: string; count: number }> = [];
+  // Slots sorted in memory 4M at a time (32 MiB); a ledger with fewer ids than that never touches the disk.
+  const slots = collectSlots('svc-ingest-index-');
   let lineStart = new Float64Array(1024);
   let lineLength = new Uint32Array(1024);
   let lines = 0;
   const fp = new Uint32Array(2);
-
-  const removeDir = (): void => {
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  };
-  const flushRun = (): void => {
-    sortSlots(run, inRun);
-    if (!dir) {
-      dir = mkdtempSync(join(tmpdir(), 'svc-ingest-index-'));
-      // Also when the process ends while the ledger is still being read (a signal, an error).
-      process.once('exit', removeDir);
-    }
-    const path = join(dir, `run-${runs.length}.bin`);
-    const fd = openSync(path, 'w', 0o600);
-    try {
-      writeSync(fd, new Uint8Array(run.buffer, 0, inRun * 8));
-    } finally {
-      closeSync(fd);
-    }
-    runs.push({ path, count: inRun });
-    inRun = 0;
-  };
-  const pushSlot = (hi: number, lo: number): void => {
-    if (inRun * 2 === run.length) {
-      if (inRun === RUN_SLOTS) flushRun();
-      else {
-        const bigger = new Uint32Array(Math.min(RUN_SLOTS, inRun * 2) * 2);
-        bigger.set(run);
-        run = bigger;
-      }
-    }
-    run[2 * inRun] = lo;
-    run[2 * inRun + 1] = hi;
-    inRun++;
-  };
-  const discard = (): void => {
-    process.off('exit', removeDir);
-    removeDir();
-  };
-
   return {
     addLine(ids, offset, bytes) {
       const n = lines++;
@@ -349,35 +202,22 @@ function createCollector(absPath: string, status: 'acked' | 'failed'): SlotColle
         const id = ids[k];
         if (typeof id !== 'string') continue;
         fingerprint(id, fp);
-        pushSlot(fp[0] as number, ((((fp[1] as number) & 0xff) << 24) | n) >>> 0);
+        slots.push(fp[0] as number, ((((fp[1] as number) & 0xff) << 24) | n) >>> 0);
         added++;
       }
       return added;
     },
     async finish(shouldStop) {
-      let store: SlotStore;
-      const total = runs.reduce((n, r) => n + r.count, 0) + inRun;
-      if (runs.length === 0) {
-        sortSlots(run, inRun);
-        store = memoryStore(run, inRun);
-      } else {
-        if (inRun > 0) flushRun();
-        run = new Uint32Array(0);
-        const merged = await mergeRuns(dir as string, runs, total, shouldStop);
-        if (!merged) {
-          discard();
-          return null;
-        }
-        store = merged;
-      }
-      const index = await sortedIndex(absPath, store, lines, lineStart, lineLength, shouldStop, discard);
+      const store = await slots.finish(shouldStop);
+      if (!store) return null;
+      const index = await sortedIndex(absPath, store, lines, lineStart, lineLength, shouldStop);
       if (!index) {
         store.close();
-        discard();
+        slots.discard();
       }
       return index;
     },
-    discard,
+    discard: () => slots.discard(),
   };
 }
 
@@ -418,17 +258,12 @@ export interface LedgerLineIndex extends AckedIndex {
   close(): void;
 }
 
-async function sortedIndex(
-  path: string,
-  store: SlotStore,
-  lineCount: number,
-  lineStart: Float64Array,
-  lineLength: Uint32Array,
+/** The sparse index of sorted slots: the (high, low) key of the first slot of each block; distinct fingerprints. */
+async function scanKeys(
+  store: SortedSlots,
   shouldStop: () => boolean,
-  removeTemp: () => void,
-): Promise<LedgerLineIndex | null> {
+): Promise<{ blocks: number; keyHi: Uint32Array; keyLo: Uint32Array; distinctFingerprints: number } | null> {
   const count = store.count;
-  // Sparse index: the (high, low) key of the first slot of each block.
   const blocks = Math.ceil(count / BLOCK);
   const keyHi = new Uint32Array(blocks);
   const keyLo = new Uint32Array(blocks);
@@ -452,40 +287,25 @@ async function sortedIndex(
       prevLo8 = lo8;
     }
   }
+  return { blocks, keyHi, keyLo, distinctFingerprints };
+}
+
+async function sortedIndex(
+  path: string,
+  store: SortedSlots,
+  lineCount: number,
+  lineStart: Float64Array,
+  lineLength: Uint32Array,
+  shouldStop: () => boolean,
+): Promise<LedgerLineIndex | null> {
+  const count = store.count;
+  const keys = await scanKeys(store, shouldStop);
+  if (!keys) return null;
+  const { blocks, keyHi, keyLo } = keys;
   const added = new Set<string>();
   const fp = new Uint32Array(2);
-  const cache = new Map<number, Set<string>>();
-  let fd: number | undefined;
-
-  /** The text of indexed line n, read back from the file (never through a link). */
-  const lineText = (n: number): string => {
-    const len = lineLength[n] as number;
-    const buf = Buffer.allocUnsafe(len);
-    try {
-      fd ??= openSync(path, constants.O_RDONLY | NOFOLLOW);
-      readSync(fd, buf, 0, len, lineStart[n] as number);
-    } catch (err) {
-      throw ledgerError(path, err);
-    }
-    return buf.toString('utf8');
-  };
-
-  /** The ids of one indexed ledger line. */
-  const lineIds = (n: number): Set<string> => {
-    const hit = cache.get(n);
-    if (hit) return hit;
-    let ids: Set<string>;
-    try {
-      const line = JSON.parse(lineText(n)) as { transactionIds: unknown[] };
-      ids = new Set(line.transactionIds.filter((x): x is string => typeof x === 'string'));
-    } catch (err) {
-      if (err instanceof SvcIngestError) throw err;
-      throw ledgerError(path, err);
-    }
-    if (cache.size >= CACHED_LINES) cache.delete(cache.keys().next().value as number);
-    cache.set(n, ids);
-    return ids;
-  };
+  const lines = createLineReader(path, lineStart, lineLength);
+  const lineIds = lines.ids;
 
   /**
    * Visits, in ascending order, each indexed line holding the id (the slots with its 40-bit fingerprint whose
@@ -570,7 +390,7 @@ async function sortedIndex(
       added.add(id);
     },
     get size() {
-      return distinctFingerprints + added.size;
+      return keys.distinctFingerprints + added.size;
     },
     lineCount,
     linesOf(id) {
@@ -583,12 +403,7 @@ async function sortedIndex(
     },
     line(n) {
       if (!(n >= 0 && n < lineCount)) throw new RangeError(`no indexed line ${n}`);
-      try {
-        return JSON.parse(lineText(n)) as LedgerLine;
-      } catch (err) {
-        if (err instanceof SvcIngestError) throw err;
-        throw ledgerError(path, err);
-      }
+      return lines.line(n);
     },
     distinct() {
       // A group of one slot is one id; a bigger one (the same id in several lines, or ids whose fingerprints
@@ -600,10 +415,8 @@ async function sortedIndex(
     groups,
     idsOf,
     close() {
-      if (fd !== undefined) closeSync(fd);
-      fd = undefined;
+      lines.close();
       store.close();
-      removeTemp();
     },
   };
 }

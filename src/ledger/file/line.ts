@@ -16,6 +16,8 @@ export interface LedgerLine {
   httpStatus: number | null;
   /** Set on failed lines. */
   error?: string;
+  /** Our X-SVC-Request-Id of the last attempt ('' if never sent). */
+  clientRequestId?: string;
   source?: string;
   /** First and last source line of the batch's records. */
   lines?: [number, number];

@@ -1,35 +1,16 @@
-// 64-bit fingerprints of ids (two 32-bit hashes) and a set of them in flat memory: an open-addressing table
-// (8 bytes an id) that spills sorted runs of fingerprints to a temp folder.
-import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
-import { endianness, tmpdir } from 'node:os';
-import { join } from 'node:path';
-
-/**
- * Two 32-bit hashes of a string, written to out[0] (high) and out[1] (low); never both zero.
- * @example const fp = new Uint32Array(2); fingerprint('t-1', fp)
- */
-export function fingerprint(s: string, out: Uint32Array): void {
-  let a = 0x811c9dc5;
-  let b = 0x9747b28c ^ s.length;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    a = Math.imul(a ^ c, 0x01000193);
-    b = Math.imul(b ^ c, 0x5bd1e995);
-    b ^= b >>> 13;
-  }
-  a ^= a >>> 16;
-  a = Math.imul(a, 0x85ebca6b);
-  a ^= a >>> 13;
-  a = Math.imul(a, 0xc2b2ae35);
-  a ^= a >>> 16;
-  b ^= b >>> 15;
-  b = Math.imul(b, 0x2c1b3c6d);
-  b ^= b >>> 12;
-  b = Math.imul(b, 0x297a2d39);
-  b ^= b >>> 15;
-  out[0] = a >>> 0;
-  out[1] = (b | 1) >>> 0; // a zero pair marks an empty slot
-}
+// A set of ids as 64-bit fingerprints in flat memory: an open-addressing table (8 bytes an id) that spills
+// sorted runs (runs.ts) to a temp folder, each behind a Bloom filter and a sparse key per 4 KiB block.
+import { endianness } from 'node:os';
+import { fingerprint } from './fingerprint.ts';
+import {
+  createRunFolder,
+  discardRun,
+  type RunFile,
+  readFully,
+  sortSlots,
+  startMerge,
+  writeRun,
+} from './runs.ts';
 
 /**
  * A set of ids kept as 64-bit fingerprints (8-10 bytes an id instead of ~80 for a Set of strings).
@@ -113,18 +94,6 @@ function indexSlots(run: SpilledRun, words: Uint32Array, from: number, n: number
   }
 }
 
-function readFully(fd: number, bytes: Uint8Array, n: number, position: number): void {
-  for (let got = 0; got < n; ) {
-    const r = readSync(fd, bytes, got, n - got, position + got);
-    if (r === 0) throw new Error('a seen-ids run file is shorter than written');
-    got += r;
-  }
-}
-
-function writeFully(fd: number, bytes: Uint8Array, n: number, position: number): void {
-  for (let put = 0; put < n; ) put += writeSync(fd, bytes, put, n - put, position + put);
-}
-
 /** Rebuilds a run's in-memory index from its file. */
 function indexFile(run: SpilledRun, buf: Uint32Array): void {
   allocIndex(run);
@@ -149,7 +118,7 @@ export function createSpillingFingerprintSet(
   opts: { memoryIds?: number; dir?: string } = {},
 ): FingerprintSet {
   const limit = Math.max(1, Math.floor(opts.memoryIds ?? 500_000));
-  const parent = opts.dir ?? tmpdir();
+  const folder = createRunFolder('svc-ingest-seen-', opts.dir);
   // Run files hold slots as little-endian 64-bit words; elsewhere, stay in memory.
   let spilling = endianness() === 'LE';
   let merging = true;
@@ -159,8 +128,6 @@ export function createSpillingFingerprintSet(
   let inTable = 0;
   let size = 0;
   let closed = false;
-  let dir: string | undefined;
-  let seq = 0;
   const runs: SpilledRun[] = [];
   const fp = new Uint32Array(2);
   const block = new Uint32Array(RUN_BLOCK * 2);
@@ -194,46 +161,15 @@ export function createSpillingFingerprintSet(
     full = Math.floor(cap * 0.8);
   };
 
-  const cleanup = (): void => {
-    for (const r of runs) {
-      try {
-        closeSync(r.fd);
-      } catch {
-        // already closed
-      }
-    }
-    try {
-      if (dir) rmSync(dir, { recursive: true, force: true });
-    } catch {
-      // left for the OS to clean up: never fail a run over a temp folder
-    }
-  };
-  const discard = (fd: number, path: string): void => {
-    try {
-      if (fd >= 0) closeSync(fd);
-      rmSync(path, { force: true });
-    } catch {
-      // nothing more to undo
-    }
-  };
-
   /** Writes the first n slots (sorted) as a new run file; the run, or null if the file could not be written. */
-  const writeRun = (n: number): SpilledRun | null => {
-    let path = '';
-    let fd = -1;
+  const spill = (n: number): SpilledRun | null => {
+    let file: RunFile;
     try {
-      if (!dir) {
-        dir = mkdtempSync(join(parent, 'svc-ingest-seen-'));
-        process.once('exit', cleanup);
-      }
-      path = join(dir, `run-${seq++}.bin`);
-      fd = openSync(path, 'w+', 0o600);
-      writeFully(fd, new Uint8Array(slots.buffer, 0, n * 8), n * 8, 0);
+      file = writeRun(folder, slots, n);
     } catch {
-      if (path) discard(fd, path);
       return null;
     }
-    const run = newRun(path, fd, n, 0);
+    const run = newRun(file.path, file.fd, n, 0);
     allocIndex(run);
     indexSlots(run, slots, 0, n);
     return run;
@@ -242,70 +178,20 @@ export function createSpillingFingerprintSet(
   /** Merges runs of one level into one sorted run file (their indexes are rebuilt if that fails: null). */
   const merge = (inputs: SpilledRun[]): SpilledRun | null => {
     for (const r of inputs) freeIndex(r); // the merged index takes their place
-    const count = inputs.reduce((n, r) => n + r.count, 0);
-    const path = join(dir as string, `run-${seq++}.bin`);
-    const merged = newRun(path, -1, count, (inputs[0] as SpilledRun).level + 1);
-    const out = new Uint32Array(MERGE_CHUNK * 2);
+    let merged: SpilledRun | undefined;
+    let m: ReturnType<typeof startMerge> | undefined;
     try {
-      merged.fd = openSync(path, 'w+', 0o600);
+      m = startMerge(folder, inputs, (words, n, at) => indexSlots(merged as SpilledRun, words, at, n));
+      merged = newRun(m.out.path, m.out.fd, m.out.count, (inputs[0] as SpilledRun).level + 1);
       allocIndex(merged);
-      const cursors = inputs.map((r) => ({
-        fd: r.fd,
-        pos: 0,
-        left: r.count,
-        buf: new Uint32Array(MERGE_CHUNK * 2),
-        at: 0,
-        len: 0,
-      }));
-      const refill = (c: (typeof cursors)[number]): boolean => {
-        if (c.at < c.len) return true;
-        if (c.left === 0) return false;
-        const n = Math.min(MERGE_CHUNK, c.left);
-        readFully(c.fd, new Uint8Array(c.buf.buffer), n * 8, c.pos * 8);
-        c.pos += n;
-        c.left -= n;
-        c.at = 0;
-        c.len = n;
-        return true;
-      };
-      const flush = (n: number, written: number): void => {
-        writeFully(merged.fd, new Uint8Array(out.buffer), n * 8, written * 8);
-        indexSlots(merged, out, written, n);
-      };
-      const live = cursors.filter(refill);
-      let outLen = 0;
-      let written = 0;
-      while (live.length > 0) {
-        // A few runs: a linear pick of the smallest head is enough.
-        let best = 0;
-        let c = live[0] as (typeof live)[number];
-        for (let k = 1; k < live.length; k++) {
-          const a = live[k] as (typeof live)[number];
-          const ah = a.buf[2 * a.at + 1] as number;
-          const ch = c.buf[2 * c.at + 1] as number;
-          if (ah < ch || (ah === ch && (a.buf[2 * a.at] as number) < (c.buf[2 * c.at] as number))) {
-            best = k;
-            c = a;
-          }
-        }
-        out[2 * outLen] = c.buf[2 * c.at] as number;
-        out[2 * outLen + 1] = c.buf[2 * c.at + 1] as number;
-        c.at++;
-        if (++outLen === MERGE_CHUNK) {
-          flush(outLen, written);
-          written += outLen;
-          outLen = 0;
-        }
-        if (!refill(c)) live.splice(best, 1);
-      }
-      if (outLen > 0) flush(outLen, written);
+      m.step(Number.POSITIVE_INFINITY);
     } catch {
-      discard(merged.fd, path);
-      freeIndex(merged);
-      for (const r of inputs) indexFile(r, out);
+      m?.abort();
+      const buf = new Uint32Array(MERGE_CHUNK * 2);
+      for (const r of inputs) indexFile(r, buf);
       return null;
     }
-    for (const r of inputs) discard(r.fd, r.path);
+    for (const r of inputs) discardRun(r);
     return merged;
   };
 
@@ -323,8 +209,8 @@ export function createSpillingFingerprintSet(
       slots[2 * n + 1] = slots[2 * i + 1] as number;
       n++;
     }
-    new BigUint64Array(slots.buffer, 0, n).sort();
-    const run = writeRun(n);
+    sortSlots(slots, n);
+    const run = spill(n);
     if (!run) {
       spilling = false;
       rehash(Math.ceil(cap * 1.5), n);
@@ -423,8 +309,7 @@ export function createSpillingFingerprintSet(
     close() {
       if (closed) return;
       closed = true;
-      process.off('exit', cleanup);
-      cleanup();
+      folder.remove(runs);
       runs.length = 0;
       slots = new Uint32Array(0);
     },

@@ -3,7 +3,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createSpillingFingerprintSet } from '../../src/ledger/fingerprint.ts';
+import { createSpillingFingerprintSet } from '../../src/sorted-runs/fingerprint-set.ts';
 
 const tmp = () => mkdtemp(join(tmpdir(), 'svc-seen-test-'));
 /** Files under a folder, one level of sub-folders deep (the set makes its own sub-folder). */

@@ -4,12 +4,14 @@
 import { createHash } from 'node:crypto';
 import type { WriteStream } from 'node:fs';
 import { SvcIngestError } from '../errors.ts';
-import { openStateFile, type StateFile } from './files.ts';
-import { createSpillingFingerprintSet, type FingerprintSet } from './fingerprint.ts';
-import { createLineSplitter, type SplitLine } from './lines.ts';
+import { openStateFile, type StateFile } from '../ledger/file/files.ts';
+import { createLineSplitter, type SplitLine } from '../ledger/file/lines.ts';
+import { maskDeep } from '../mask.ts';
+import { createSpillingFingerprintSet, type FingerprintSet } from '../sorted-runs/fingerprint-set.ts';
 
 /**
- * One reject line (CONTRACT.md). `record` never holds a full card number. `recordHash` (written by us) is the
+ * One reject line (CONTRACT.md). Nothing in it holds a full card number: the writer masks every string, key
+ * and number of the line (src/mask.ts) on its way to the file. `recordHash` (written by us) is the
  * first 16 hex digits of the SHA-256 of the record's JSON: with source and line it says "this record again".
  * @example {"source":"a.csv","line":17,"errors":[{"field":"postedAmount","message":"…"}],"record":{…},"runId":"…","recordHash":"…"}
  */
@@ -127,8 +129,17 @@ export async function openRejectsWriter(path: string, opts: RejectsOpenOptions =
       source: path,
     });
   return {
-    write(line) {
+    write(unmasked) {
       if (error) throw failed(error);
+      // The last pass before the disk: every value, key and message of the line, whoever built it (src/mask.ts;
+      // idempotent, so a record masked already hashes the same).
+      let line: RejectLine;
+      try {
+        line = maskDeep(unmasked) as RejectLine;
+      } catch {
+        // A record too deep to walk (hostile nesting): the line goes without it, as below.
+        line = maskDeep({ ...unmasked, record: undefined }) as RejectLine;
+      }
       let recordJson: string | undefined;
       try {
         recordJson = line.record === undefined ? undefined : JSON.stringify(line.record);

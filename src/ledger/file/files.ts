@@ -3,7 +3,7 @@
 import { constants, type Stats } from 'node:fs';
 import { type FileHandle, lstat, mkdir, open } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { SvcIngestError } from '../errors.ts';
+import { SvcIngestError } from '../../errors.ts';
 
 /** What the file is, for messages: "ledger /x is a directory". */
 export type StateFileKind = 'ledger' | 'rejects file' | 'lock owner file';

@@ -1,0 +1,115 @@
+// Drives prepared records through the chain: each record is counted as read, then rejected (rejecter), found a
+// duplicate within the run (rejected) or admitted by the ledger store (dedupe: skipped or passed), batched and
+// handed to the sink. How a run ends is decided here too: the end of the input, a signal, a reject cap, a stop
+// the sink raises (credentials, redirect, outage) or an error; whatever was read and not sent is recorded as
+// failed ("not sent: …"), so read = sent + skipped + failed + rejected holds in every case.
+import type { Batch, Batcher, BatchItem } from '../batch/batcher.ts';
+import type { Dedupe } from '../dedupe/dedupe.ts';
+import { SvcIngestError } from '../errors.ts';
+import type { Logger } from '../log.ts';
+import { maskDeep } from '../mask.ts';
+import type { PreparedChunks, PreparedItem } from '../prepare/choose.ts';
+import type { Counters } from '../record/counters.ts';
+import type { Rejecter } from '../record/rejecter.ts';
+import type { Sink } from '../send/sink.ts';
+import { OutageError, StopError } from '../send/stop.ts';
+
+/** A valid record on its way to a batch. */
+export type PreparedTx = Extract<PreparedItem, { kind: 'tx' }>;
+
+export interface ChainStages {
+  counters: Counters;
+  rejecter: Rejecter;
+  dedupe: Dedupe<BatchItem>;
+  batcher: Batcher;
+  sink: Sink;
+  logger: Logger;
+  /** Told of each record about to be batched (the relaxed-field notice). */
+  onPass?: (item: PreparedTx) => void;
+  /** Polled between chunks: a signal name once the run must stop. */
+  stopRequested: () => string | null;
+}
+
+/** How the chain ended. */
+export interface ChainEnd {
+  interrupted: string | null;
+  outage: boolean;
+}
+
+/** What a within-run duplicate is rejected with (the id itself is in `record`, masked, never in a message). */
+const DUPLICATE = {
+  field: 'transactionId',
+  message: 'duplicate transactionId within this run; the first one is sent',
+};
+
+/**
+ * Run the chunks through the chain until the input ends or the run must stop; the sink is drained before it
+ * resolves. Rejects with the error that ends the run (a ledger write, a refused credential, an input error).
+ * @example const end = await driveChain(source.chunks, stages) // { interrupted: null, outage: false }
+ */
+export async function driveChain(chunks: PreparedChunks, s: ChainStages): Promise<ChainEnd> {
+  const { counters: c, rejecter, dedupe, batcher, sink } = s;
+  /** The valid records the ledger store admits now go into batches; a full batch goes to the sink. */
+  const pass = async (): Promise<void> => {
+    // A group never overfills the batch under way, so only its last record can complete a batch.
+    for (const item of await dedupe.admit()) {
+      if ((item as PreparedTx).relaxed !== undefined) s.onPass?.(item as PreparedTx);
+      const batch = batcher.push({ id: item.id, json: item.json, source: item.source, line: item.line });
+      if (batch) await sink.submit(batch);
+    }
+  };
+  /** What was read and not yet sent: the queued records admitted, and the partial batch. */
+  const rest = async (): Promise<Batch | null> => {
+    await pass();
+    return batcher.flush();
+  };
+  let interrupted: string | null = null;
+  let outage = false;
+  try {
+    outer: for await (const chunk of chunks) {
+      for (let k = 0; k < chunk.length; k++) {
+        // Checked before the next record is counted, so every record read is settled.
+        if (rejecter.stopBefore(c.read)) break outer;
+        const item = chunk[k] as PreparedItem;
+        c.read++;
+        if (item.kind === 'reject') rejecter.reject(item.source, item.line, item.errors, item.record);
+        // The source record stayed with the thread that parsed it; the mapped one stands in.
+        else if (!dedupe.offer(item))
+          rejecter.reject(item.source, item.line, [DUPLICATE], maskDeep(JSON.parse(item.json)));
+        else if (dedupe.full) await pass();
+      }
+      interrupted = s.stopRequested();
+      if (interrupted) break;
+    }
+    const last = await rest();
+    // Read and valid, never sent: failed in the ledger, so the accounting holds and a rerun sends them.
+    if (last && rejecter.tooMany) await sink.abandon(last, 'not sent: stopped, too many rejects');
+    else if (last) await sink.submit(last);
+    await sink.drain();
+  } catch (err) {
+    if (err instanceof StopError) {
+      // The run stops (outage, refused credentials, a redirect): records read but not sent are recorded as
+      // failed ("not sent: …"), so read = sent + skipped + failed + rejected holds and a rerun sends them.
+      const last = await rest();
+      if (last) await sink.abandon(last, err.notSent, true);
+      await sink.drain().catch((e: unknown) => {
+        if (e !== err) throw e;
+      });
+      if (!(err instanceof OutageError)) throw err;
+      outage = true;
+      s.logger.error({ event: 'run.outage' }, err.message);
+    } else if (s.stopRequested() && err instanceof SvcIngestError && err.code.startsWith('INPUT_')) {
+      // A signal closed standard input under the reader: that is the stop, not a read error.
+      interrupted = s.stopRequested();
+      const last = await rest();
+      if (last) await sink.abandon(last, 'not sent: interrupted');
+      await sink.drain();
+    } else {
+      // Stop sending at once; what is in flight settles and is recorded (if the ledger still can).
+      sink.stop();
+      await sink.drain().catch(() => {});
+      throw err;
+    }
+  }
+  return { interrupted: interrupted ?? s.stopRequested(), outage };
+}

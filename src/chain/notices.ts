@@ -1,0 +1,59 @@
+// What a send run says along the way that belongs to no one stage: the run's start, a missing optional column,
+// the first record without a field the profile relaxed; and the ledger store made ready before reading.
+import type { LedgerStore } from '../ledger/store.ts';
+import type { Logger } from '../log.ts';
+import type { ColumnUse } from '../map/types.ts';
+import type { PreparedTx } from './drive.ts';
+
+/** The run.start line: the run id, where the ledger and rejects are. */
+export function logRunStart(
+  log: Logger,
+  runId: string,
+  ledger: string,
+  rejects: string | null,
+  dryRun: boolean,
+): void {
+  log.info(
+    { event: 'run.start', runId, ledger, rejects, dryRun },
+    `run ${runId}: ledger ${ledger}${rejects ? `, rejects ${rejects}` : ''}`,
+  );
+}
+
+/** A column a rule names is not in an input's header (its field is left out of every record). */
+export function columnMissing(log: Logger): (message: string, use: ColumnUse, source: string) => void {
+  return (message, use, source) =>
+    log.warn({ event: 'mapping.column_missing', rule: use.rule, column: use.column, source }, message);
+}
+
+/** Fields the profile lets records go without ("required": false): said once a run, when it first happens. */
+export function relaxedNotice(log: Logger, profileName: string): (item: PreparedTx) => void {
+  const seen = new Set<string>();
+  return (item) => {
+    for (const field of item.relaxed ?? []) {
+      if (seen.has(field)) continue;
+      seen.add(field);
+      log.warn(
+        { event: 'mapping.relaxed_field', field, source: item.source, line: item.line },
+        `records without ${field} are sent without it (mapping ${profileName} marks it "required": false; the service's documentation lists it as required)`,
+      );
+    }
+  };
+}
+
+/**
+ * Makes the store ready for the first record (the file store loads its resume index: admit([])). A signal
+ * meanwhile: the signal's name (nothing is read, nothing is sent); else null.
+ */
+export async function readyStore(
+  store: LedgerStore,
+  stopRequested: () => string | null,
+): Promise<string | null> {
+  try {
+    await store.admit([]);
+    return null;
+  } catch (err) {
+    const stop = stopRequested();
+    if (stop) return stop;
+    throw err;
+  }
+}

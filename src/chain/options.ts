@@ -1,0 +1,42 @@
+// What a send run is given (the CLI builds it from the configuration and the flags).
+import type { Logger } from '../log.ts';
+import type { InputFormat } from '../model/input.ts';
+import type { PoolChoice } from '../prepare/choose.ts';
+import type { RejectCaps } from '../record/rejecter.ts';
+import type { DispatcherOptions } from '../send/dispatcher.ts';
+
+/** The service sink's settings: everything DispatcherOptions takes but the recorder's callbacks. */
+export type DispatchSettings = Omit<DispatcherOptions, 'onOutcome' | 'onRetry' | 'onSplit' | 'onBreaker'>;
+
+export interface SendOptions extends RejectCaps {
+  inputs: string[];
+  format?: InputFormat;
+  /** Profile name or path; undefined = canonical. */
+  mapping?: string;
+  delimiter?: string;
+  /** Every column a mapping rule names must be in each CSV header (else only required ones; the rest warn). */
+  strict?: boolean;
+  /** The prepare stage's worker pool for this run (choosePool). */
+  pool: PoolChoice;
+  batchSize: number;
+  /** The service sink (unused in a dry run: nothing is sent). */
+  dispatch: DispatchSettings;
+  /** Checks that the service answers (the client's checkService); run before any record is read. */
+  preflight?: () => Promise<void>;
+  /** Where the ledger is: a file path, or a postgres:// URL (the LedgerStore is picked from it). */
+  ledger: string;
+  /** The PostgreSQL ledger's password file and lease (config `ledger.*`); a file ledger ignores them. */
+  passwordFile?: string;
+  leaseMs?: number;
+  rejectsPath: string;
+  /** Write rejects even in a dry run (the user named --rejects). */
+  rejectsExplicit?: boolean;
+  resume: boolean;
+  dryRun: boolean;
+  logger: Logger;
+  stdin?: NodeJS.ReadableStream;
+  /** Aborted (reason: the signal's name) when the run must stop: nothing new is read, what is in flight settles. */
+  signal?: AbortSignal;
+  /** An input without records is logged at info instead of warn (`--allow-empty`). */
+  allowEmpty?: boolean;
+}

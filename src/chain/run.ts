@@ -1,0 +1,76 @@
+// One run of the chain over prepared chunks, its stages assembled: dedupe (a fresh within-run set) → batch →
+// sink (the service, or a dry run's when no dispatch settings are given) → recorder, with the rejecter on the side.
+// send (pipeline.ts) runs it over its inputs; a backfill worker runs it over one partition with its own counters.
+import { createBatcher } from '../batch/batcher.ts';
+import { createDedupe } from '../dedupe/dedupe.ts';
+import type { LedgerStore } from '../ledger/store.ts';
+import type { Logger } from '../log.ts';
+import type { PreparedChunks } from '../prepare/choose.ts';
+import type { Counters } from '../record/counters.ts';
+import { createRecorder } from '../record/recorder.ts';
+import { createRejecter, type RejectCaps } from '../record/rejecter.ts';
+import type { RejectsWriter } from '../record/rejects.ts';
+import { createDispatcher } from '../send/dispatcher.ts';
+import { createDryRunSink } from '../send/dry-run.ts';
+import type { Sink } from '../send/sink.ts';
+import { createSpillingFingerprintSet } from '../sorted-runs/fingerprint-set.ts';
+import { type ChainEnd, driveChain } from './drive.ts';
+import { relaxedNotice } from './notices.ts';
+import type { DispatchSettings } from './options.ts';
+
+export interface ChainRun {
+  chunks: PreparedChunks;
+  /** Ready (admit([]) done: see notices.ts readyStore). */
+  store: LedgerStore;
+  runId: string;
+  /** The counters this run moves (a partition's own, or the whole send's). */
+  counters: Counters;
+  rejects: RejectsWriter;
+  caps: RejectCaps;
+  batchSize: number;
+  /** The service sink's settings; absent: a dry run (nothing is sent or recorded). */
+  dispatch?: DispatchSettings;
+  /** The mapping profile's name, for the relaxed-field notice. */
+  profileName: string;
+  logger: Logger;
+  /** Aborted (reason: the signal's name) when the run must stop. */
+  signal?: AbortSignal;
+  /** Told the sink once it exists (the progress line reads its in-flight count). */
+  onSink?: (sink: Sink) => void;
+}
+
+/** How the run ended, and why it stopped reading when a reject cap did it. */
+export type ChainRunEnd = ChainEnd & { tooManyRejects: string | null };
+
+export async function runChain(r: ChainRun): Promise<ChainRunEnd> {
+  const { counters: c, logger } = r;
+  const stopRequested = () => (r.signal?.aborted ? String(r.signal.reason) : null);
+  const seen = createSpillingFingerprintSet(); // this run's ids: flat memory, spilled to a temp folder
+  try {
+    const rejecter = createRejecter(r.rejects, c, r.runId, r.caps);
+    const recorder = createRecorder({ store: r.store, runId: r.runId, counters: c, logger, stopRequested });
+    const sink = r.dispatch ? createDispatcher({ ...r.dispatch, ...recorder }) : createDryRunSink(c);
+    r.onSink?.(sink);
+    r.signal?.addEventListener('abort', () => sink.stop(), { once: true });
+    const batcher = createBatcher(r.batchSize, r.runId);
+    const onSkipped = (n: number) => {
+      c.skipped += n;
+    };
+    const room = () => r.batchSize - batcher.pending;
+    const dedupe = createDedupe({ store: r.store, seen, room, onSkipped });
+    const onPass = relaxedNotice(logger, r.profileName);
+    const end = await driveChain(r.chunks, {
+      counters: c,
+      rejecter,
+      dedupe,
+      batcher,
+      sink,
+      logger,
+      onPass,
+      stopRequested,
+    });
+    return { ...end, tooManyRejects: rejecter.tooMany };
+  } finally {
+    seen.close?.();
+  }
+}

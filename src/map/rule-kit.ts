@@ -1,0 +1,110 @@
+// What the parts of the profile compiler share: the JSON shapes, the compile-time context, the error for a bad
+// profile key, and the value helpers every rule uses.
+import { SvcIngestError } from '../errors.ts';
+import { quote } from '../model/quote.ts';
+import { TRANSACTION_FIELDS, type TransactionField } from '../model/transaction.ts';
+import { validateTransaction } from '../validate/validate.ts';
+import { MapFail } from './fail.ts';
+import { type Getter, PathError, compileGetter as parseGetter } from './path.ts';
+
+export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
+export type Convert = (v: unknown, tx: Record<string, unknown>) => unknown;
+export interface Step {
+  field: TransactionField;
+  run: (rec: Record<string, unknown>, tx: Record<string, unknown>) => unknown;
+}
+
+export const SOURCES = ['from', 'template', 'const', 'hash'] as const;
+export const CONVERSIONS = [
+  'amount',
+  'timestamp',
+  'boolean',
+  'integer',
+  'currency',
+  'country',
+  'state',
+  'enum',
+] as const;
+const OPTIONS = [
+  'default',
+  'else',
+  'trim',
+  'maxLength',
+  'case',
+  'zeroPad',
+  'slice',
+  'split',
+  'match',
+  'required',
+] as const;
+export const RULE_KEYS = [...SOURCES, ...OPTIONS, ...CONVERSIONS, 'description'] as const;
+
+export const FIELDS = Object.keys(TRANSACTION_FIELDS) as TransactionField[];
+export const FIELD_INDEX = new Map<string, number>(FIELDS.map((f, i) => [f, i]));
+if (!FIELDS.every((f) => /^[A-Za-z][A-Za-z0-9]*$/.test(f)))
+  throw new Error('TRANSACTION_FIELDS must be identifiers');
+
+/** Throws MAPPING_INVALID with the JSON path of the bad key. */
+export function bad(source: string, path: string, expected: string, got: unknown): never {
+  const shown = got === undefined ? 'nothing' : JSON.stringify(got);
+  throw new SvcIngestError('MAPPING_INVALID', `${path}: expected ${expected}, got ${shown}`, {
+    source,
+    path,
+  });
+}
+
+export function isObject(v: unknown): v is Record<string, Json> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+export function isEmpty(v: unknown): boolean {
+  return (
+    v === undefined || v === null || (typeof v === 'string' && (v.length === 0 || v.trim().length === 0))
+  );
+}
+
+export function scalarToString(v: unknown): string {
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number' && Number.isFinite(v)) {
+    // JSON.parse has already rounded it: the text would not be the source's digits.
+    if (Number.isInteger(v) && !Number.isSafeInteger(v))
+      throw new MapFail('a number this long has lost digits in JSON: write it as a string');
+    return String(v);
+  }
+  if (typeof v === 'boolean') return v ? 'true' : 'false';
+  throw new MapFail(`expected a text or number, got ${quote(v)}`);
+}
+
+/** A profile's context while compiling. */
+export interface Env {
+  source: string;
+  timeZone?: string;
+}
+
+export function checkOutputValue(env: Env, path: string, field: TransactionField, value: unknown): void {
+  // null is the way to say "leave the field out".
+  if (value === null) return;
+  const errors = validateTransaction({ [field]: value }).filter(
+    (e) => e.field === field && e.message !== 'required',
+  );
+  if (errors.length > 0) bad(env.source, path, `a valid ${field} (${errors[0]?.message})`, value);
+}
+
+/** A column (or path) a rule reads, and the JSON path of the rule key that names it. */
+export interface ColumnRef {
+  column: string;
+  rule: string;
+}
+
+/** A path's getter; a path the language does not understand is MAPPING_INVALID at `jsonPath`. */
+export function getterAt(env: Env, jsonPath: string, path: string): Getter {
+  try {
+    return parseGetter(path);
+  } catch (err) {
+    if (err instanceof PathError) bad(env.source, jsonPath, err.message, path);
+    throw err;
+  }
+}
+
+/** What an extraction (split, match) yields for a value it cannot take apart, when the rule has an `else`. */
+export const NO_MATCH: unique symbol = Symbol('no match');

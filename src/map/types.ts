@@ -1,0 +1,46 @@
+// What a compiled mapping profile is: the types the compiler builds and the rest of the tool uses.
+import type { FieldError } from '../model/field-error.ts';
+import type { InputFormat } from '../model/input.ts';
+import type { TransactionField, TransactionNotification } from '../model/transaction.ts';
+
+/**
+ * A mapping profile compiled into closures: source record → TransactionNotification.
+ * @example const p = await loadProfile('northwind-csv'); const r = p.map(record.fields); if (r.ok) send(r.tx);
+ */
+export interface CompiledProfile {
+  name: string;
+  description?: string;
+  /** A hint the profile may declare. */
+  format?: InputFormat;
+  delimiter?: string;
+  /** CSV columns the profile reads for a required field without a default (checked against headers). */
+  requiredColumns: string[];
+  /** Every column a rule names, with the rule's JSON path (checked against CSV headers: see columns.ts). */
+  columns: readonly ColumnUse[];
+  /** Fields a record must have (validateTransaction's list): REQUIRED_FIELDS, less what the profile relaxed. */
+  required: readonly TransactionField[];
+  /** Required fields the profile lets a record go without (`"required": false`): warned about once a run. */
+  relaxed: readonly TransactionField[];
+  /**
+   * Source record → TransactionNotification (empty optional fields left out, never null), or the
+   * conversion errors of every field. Pure. Run validateTransaction on an ok result before sending.
+   */
+  map(
+    fields: Record<string, unknown>,
+  ): { ok: true; tx: TransactionNotification } | { ok: false; errors: FieldError[] };
+  /** The source record with every card number masked (PAN column and any Luhn-valid 13-19 digit run). */
+  maskRecord(fields: Record<string, unknown>): Record<string, unknown>;
+}
+
+/**
+ * A column (CSV) or path (NDJSON) a rule reads.
+ * @example { column: 'ARN', rule: 'fields.acquirerReferenceNumber.from', field: 'acquirerReferenceNumber', required: false }
+ */
+export interface ColumnUse {
+  column: string;
+  /** JSON path of the profile key that names it. */
+  rule: string;
+  field: TransactionField;
+  /** Its field is required and has no default: a header without it cannot be mapped. */
+  required: boolean;
+}

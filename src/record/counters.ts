@@ -1,0 +1,120 @@
+// The counters a run moves as it goes (one object: the summary, the progress line and the metrics read it), and
+// the summary made of them at the end (the `--json` summary of docs/contract.md).
+
+/**
+ * What a run did.
+ * read = valid + rejected; valid = sent + skipped + failed (dry run: + batched).
+ */
+export interface RunSummary {
+  read: number;
+  valid: number;
+  rejected: number;
+  /** Rejects not in the rejects file before this run (rejected = rejectedNew + rejectedKnown). */
+  rejectedNew: number;
+  /** Rejects of the same record of the same source already recorded by an earlier run (not appended again). */
+  rejectedKnown: number;
+  skipped: number;
+  sent: number;
+  failed: number;
+  batches: number;
+  failedBatches: number;
+  retries: number;
+  durationMs: number;
+  splits: number;
+  dryRun: boolean;
+  batched: number;
+  interrupted: string | null;
+  outage: boolean;
+  runId: string;
+  /** The ledger's location (an absolute path, or a postgres URL without password; null in a dry run) and the
+   *  rejects file's absolute path (null when none is written). */
+  ledger: string | null;
+  rejects: string | null;
+  ledgerBadLines: number;
+  /** Inputs that held no record (an empty file, only a header, empty standard input), by source name. */
+  emptyInputs: string[];
+  /** Why the run stopped before the end of its input and exits 1 (too many rejects); absent otherwise. */
+  error?: { code: string; message: string };
+}
+
+/** The counters a run moves as it goes. */
+export type Counters = Pick<
+  RunSummary,
+  | 'read'
+  | 'rejected'
+  | 'rejectedKnown'
+  | 'skipped'
+  | 'sent'
+  | 'failed'
+  | 'batches'
+  | 'failedBatches'
+  | 'retries'
+  | 'splits'
+  | 'batched'
+>;
+
+export function newCounters(): Counters {
+  return {
+    read: 0,
+    rejected: 0,
+    rejectedKnown: 0,
+    skipped: 0,
+    sent: 0,
+    failed: 0,
+    batches: 0,
+    failedBatches: 0,
+    retries: 0,
+    splits: 0,
+    batched: 0,
+  };
+}
+
+/** A snapshot of a run under way: its counters, what is in flight, and how far through the input it is. */
+export type RunProgress = Counters & {
+  /** Batches handed to the sink and not yet settled. */
+  inFlight: number;
+  /** Input bytes consumed so far (compressed bytes for a .gz file), all inputs together. */
+  bytesRead: number;
+  /** Size of all inputs together, or null when one has no known size (a pipe on standard input). */
+  bytesTotal: number | null;
+};
+
+/** The summary of a finished run: its counters and how it ended. */
+export function summarize(
+  c: Counters,
+  end: Omit<RunSummary, keyof Counters | 'valid' | 'rejectedNew'> & { tooManyRejects?: string | null },
+): RunSummary {
+  const { tooManyRejects, ...rest } = end;
+  return {
+    read: c.read,
+    valid: c.read - c.rejected,
+    rejected: c.rejected,
+    rejectedNew: c.rejected - c.rejectedKnown,
+    rejectedKnown: c.rejectedKnown,
+    skipped: c.skipped,
+    sent: c.sent,
+    failed: c.failed,
+    batches: c.batches,
+    failedBatches: c.failedBatches,
+    retries: c.retries,
+    durationMs: rest.durationMs,
+    splits: c.splits,
+    dryRun: rest.dryRun,
+    batched: c.batched,
+    interrupted: rest.interrupted,
+    outage: rest.outage,
+    runId: rest.runId,
+    ledger: rest.ledger,
+    rejects: rest.rejects,
+    ledgerBadLines: rest.ledgerBadLines,
+    emptyInputs: rest.emptyInputs,
+    ...(tooManyRejects
+      ? {
+          error: {
+            code: 'INPUT_TOO_MANY_REJECTS',
+            message: `the input is not what the profile expects: ${tooManyRejects}; stopped reading. Check --mapping and --format (the rejects file says why records were refused), or raise the limit`,
+          },
+        }
+      : {}),
+  };
+}

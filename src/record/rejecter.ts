@@ -1,0 +1,61 @@
+// Rejected records: each goes to the rejects file (rejects.ts) and the counters; the reject caps say when the
+// input is plainly not what the profile expects (a cap on lines or bytes, or nearly all of the first records
+// rejected), and the chain then stops reading.
+import type { FieldError } from '../model/field-error.ts';
+import type { Counters } from './counters.ts';
+import type { RejectsWriter } from './rejects.ts';
+
+export interface RejectCaps {
+  /** Most reject lines this run appends (0 or absent: no limit); shown in the reason. */
+  maxRejects?: number;
+  /** Most bytes this run appends to the rejects file (0 or absent: no limit). */
+  maxRejectBytes?: number;
+  /** Stop when at least this percent of the first `rejectSample` records are rejected (0 or absent: off). */
+  maxRejectPercent?: number;
+  rejectSample?: number;
+}
+
+export interface Rejecter {
+  reject(source: string, line: number, errors: FieldError[], record: unknown): void;
+  /**
+   * Checked before the next record is counted: true once a cap is reached (the run stops reading). The ratio
+   * is looked at once, when `read` reaches the sample.
+   */
+  stopBefore(read: number): boolean;
+  /** Why the run stopped reading (a cap), or null. */
+  readonly tooMany: string | null;
+}
+
+export function createRejecter(
+  writer: RejectsWriter,
+  c: Counters,
+  runId: string,
+  caps: RejectCaps,
+): Rejecter {
+  const sample = caps.rejectSample ?? 1000;
+  const percent = caps.maxRejectPercent ?? 0;
+  let tooMany: string | null = null;
+  return {
+    reject(source, line, errors, record) {
+      c.rejected++;
+      if (writer.write({ source, line, errors, record, runId }) === 'known') c.rejectedKnown++;
+      if (writer.full && !tooMany) {
+        tooMany =
+          writer.full === 'lines'
+            ? `more than ${caps.maxRejects} rejects in this run (--max-rejects)`
+            : `the rejects would add more than ${caps.maxRejectBytes} bytes to the rejects file in this run (--max-reject-bytes)`;
+      }
+    },
+    stopBefore(read) {
+      if (tooMany) return true;
+      if (read !== sample) return false;
+      if (percent > 0 && c.rejected * 100 >= percent * sample) {
+        tooMany = `${c.rejected} of the first ${sample} records were rejected (limit ${percent}%, --max-reject-percent)`;
+      }
+      return tooMany !== null;
+    },
+    get tooMany() {
+      return tooMany;
+    },
+  };
+}

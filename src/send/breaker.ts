@@ -1,0 +1,102 @@
+// The outage breaker, a pure state machine (time comes from `now`): when the service has been failing since
+// when, whether the breaker is open (max(3, concurrency) batches failed in a row: no new batch, single probes with
+// doubling waits), and when the failing period has run past outageMaxMs (give up: exit 5). Sends nothing itself.
+import type { FailureClass } from './classify.ts';
+
+export interface BreakerOptions {
+  /** Consecutive failed batches that open the breaker. */
+  threshold: number;
+  /** Longest time the service may keep failing, from the first failed attempt since the last ack. */
+  outageMaxMs: number;
+  /** First probe wait (doubling, capped by maxWaitMs). */
+  baseWaitMs: number;
+  maxWaitMs: number;
+  /** Clock in ms (default performance.now). */
+  now?: () => number;
+}
+
+/** What settling a batch did to the breaker. */
+export type BreakerChange = 'opened' | 'closed' | null;
+
+export interface Breaker {
+  /** A batch (or part) was acknowledged: the service is up. */
+  onAck(): void;
+  /** A failed attempt that started at `startedAt`; a retryable one may mean the service is down. */
+  onFail(f: FailureClass, startedAt: number): void;
+  /** A whole batch settled: acked (any part) or not. Opens the breaker after `threshold` failures in a row. */
+  settle(acked: boolean, stopping: boolean): BreakerChange;
+  /** Open: new batches go one at a time as probes. */
+  readonly open: boolean;
+  /** No batch has failed whole since the last ack and the breaker is closed (a lone failure may be explored). */
+  readonly quiet: boolean;
+  /** The wait before the next probe. */
+  nextWait(): number;
+  /** A probe settled and the breaker is still open: the next wait doubles (capped). */
+  probed(): void;
+  /** True when waiting `waitMs` more would take the failing period past outageMaxMs. */
+  spent(waitMs: number): boolean;
+  /** Time a batch starting now may spend on retries before the outage limit (p-retry's maxRetryTime). */
+  retryBudget(): number;
+  /** Time left before the outage limit (meaningful while failing). */
+  untilLimit(): number;
+  /** How long the service has been failing, and the last retryable failure's message. */
+  failing(): { ms: number; last: string };
+  readonly lastAckAt: number;
+}
+
+export function createBreaker(o: BreakerOptions): Breaker {
+  const now = o.now ?? (() => performance.now());
+  let consecutiveFailed = 0;
+  let lastAckAt = 0;
+  let openedAt = 0;
+  let probeWait = o.baseWaitMs;
+  /** When the service started failing (the start of the first failed attempt since the last ack); 0 = not failing. */
+  let failingSince = 0;
+  let lastError = '';
+  const spent = (waitMs: number): boolean =>
+    failingSince !== 0 && now() - failingSince + waitMs > o.outageMaxMs;
+  return {
+    onAck() {
+      lastAckAt = now();
+      failingSince = 0;
+    },
+    onFail(f, startedAt) {
+      if (!f.retry) return;
+      lastError = f.message;
+      if (failingSince === 0) failingSince = Math.max(startedAt, lastAckAt);
+    },
+    settle(acked, stopping) {
+      if (acked) {
+        const was = openedAt !== 0;
+        consecutiveFailed = 0;
+        openedAt = 0;
+        return was ? 'closed' : null;
+      }
+      if (++consecutiveFailed >= o.threshold && openedAt === 0 && !stopping) {
+        openedAt = now();
+        // Batches refused without a retryable failure (every one a 4xx) start the clock here.
+        if (failingSince === 0) failingSince = openedAt;
+        probeWait = Math.max(1, o.baseWaitMs);
+        return 'opened';
+      }
+      return null;
+    },
+    get open() {
+      return openedAt !== 0;
+    },
+    get quiet() {
+      return consecutiveFailed === 0 && openedAt === 0;
+    },
+    nextWait: () => probeWait,
+    probed() {
+      if (openedAt !== 0) probeWait = Math.min(probeWait * 2, o.maxWaitMs);
+    },
+    spent,
+    retryBudget: () => (failingSince === 0 ? o.outageMaxMs : o.outageMaxMs - (now() - failingSince)),
+    untilLimit: () => o.outageMaxMs - (now() - failingSince),
+    failing: () => ({ ms: now() - failingSince, last: lastError }),
+    get lastAckAt() {
+      return lastAckAt;
+    },
+  };
+}

@@ -1,0 +1,223 @@
+// The card-number rule (src/mask.ts): masking every window in text, the id reading, keys, numbers, excerpts.
+import { describe, expect, it } from 'vitest';
+import {
+  containsCardNumber,
+  hasThirteenDigits,
+  holdsCardNumberId,
+  maskCardNumbers,
+  maskDeep,
+  maskExcerpt,
+  maskPan,
+} from '../../src/mask.ts';
+import { luhn, luhnWindows, pansIn, TEST_PANS, withCheckDigit } from '../helpers/pans.ts';
+
+const PANS = Object.values(TEST_PANS);
+const { visa, mastercard, amex } = TEST_PANS;
+
+/** Deterministic pseudo-random digits. */
+function digitsFrom(seed: number, n: number): string {
+  let x = seed;
+  let s = '';
+  for (let i = 0; i < n; i++) {
+    x = (x * 1103515245 + 12345) & 0x7fffffff;
+    s += String((x >> 16) % 10);
+  }
+  return s;
+}
+
+describe('masking text: every 13-19-digit window of digit runs joined by " -./"', () => {
+  it('masks every test card number, bare and written with spaces, dashes, dots or slashes', () => {
+    for (const pan of PANS) {
+      const spaced = pan.replace(/(\d{4})(?=\d)/g, '$1 ');
+      for (const written of [
+        pan,
+        spaced,
+        spaced.replace(/ /g, '-'),
+        spaced.replace(/ /g, '.'),
+        spaced.replace(/ /g, '/'),
+      ]) {
+        const out = maskCardNumbers(`paid with ${written} today`);
+        expect(out, written).toBe(`paid with ${maskPan(pan)} today`);
+        expect(luhnWindows(out)).toEqual([]);
+      }
+    }
+  });
+
+  it('finds card numbers inside longer runs: a neighbouring group, a tail, two numbers one space apart', () => {
+    const cases = [
+      `7-ELEVEN 1234 ${visa}`,
+      '4111 1111 1111 1111 123',
+      `${visa} ${mastercard}`,
+      `${visa}${mastercard}`,
+      `ref 99 ${amex} 42`,
+      `0000${visa}`,
+      `${visa}.00`,
+      'card no. 4111.1111.1111.1111.22',
+    ];
+    for (const text of cases) {
+      const out = maskCardNumbers(text);
+      expect(pansIn(out), `${text} → ${out}`).toEqual([]);
+      expect(luhnWindows(out), `${text} → ${out}`).toEqual([]);
+      expect(containsCardNumber(text)).toBe(true);
+      expect(containsCardNumber(out)).toBe(false);
+    }
+    // What stays readable: the text around, the separators, each number's first 6 and last 4 digits at most.
+    expect(maskCardNumbers(`7-ELEVEN 1234 ${visa}`)).toBe('7-ELEVEN 1234 411111******1111');
+    expect(maskCardNumbers('4111 1111 1111 1111 123')).toBe('4111 11** **** 1111 123');
+    expect(maskCardNumbers(`${visa} ${mastercard}`)).toBe('411111******1111 550000******5559');
+    expect(maskCardNumbers(`/tmp/x0/${visa}.csv`)).toBe('/tmp/x0/411111******1111.csv');
+  });
+
+  it('leaves text without a Luhn-valid window as it is, and is idempotent', () => {
+    for (const text of [
+      'Blue Bottle Coffee #7721',
+      '2025-10-01T05:00:00.214Z',
+      'id 4111111111111113',
+      '12 34 56 78 90 12',
+      'tel 415-555-0100 ext 12',
+      // Zeros only pass Luhn but are no number: an ARN padded with them keeps its digits.
+      '0000000000000000',
+      'arn 74618130000000000000001',
+      '',
+    ]) {
+      expect(maskCardNumbers(text)).toBe(text);
+      expect(containsCardNumber(text)).toBe(false);
+    }
+    const once = maskCardNumbers(`a ${visa} b 1234 ${mastercard} c`);
+    expect(maskCardNumbers(once)).toBe(once);
+  });
+
+  it('in 2,000 random digit strings every Luhn-valid window keeps as much hidden as masking it alone would', () => {
+    let masked = 0;
+    for (let k = 0; k < 2000; k++) {
+      const raw = digitsFrom(k + 1, 10 + (k % 51));
+      const text = raw.replace(/(\d{1,5})/g, (g, _x, at: number) => (at % 3 === 0 ? `${g} ` : g));
+      const out = maskCardNumbers(text);
+      if (out !== text) masked++;
+      expect(luhnWindows(out), text).toEqual([]);
+      expect(out.length).toBeLessThanOrEqual(text.length);
+      if (out.length !== text.length) continue; // one card number, masked whole
+      // Each window: at least min(its length - 10, 6) of its digits hidden (a masked 16-digit number hides 6).
+      const at = [...text].flatMap((c, i) => (/\d/.test(c) ? [i] : []));
+      const digits = at.map((i) => text[i]).join('');
+      for (let a = 0; a < digits.length; a++)
+        for (let len = 13; len <= 19 && a + len <= digits.length; len++) {
+          const joined = text.slice(at[a], (at[a + len - 1] as number) + 1);
+          if (!/^[\d ]+$/.test(joined) || !luhn(digits.slice(a, a + len))) continue;
+          const hidden = at.slice(a, a + len).filter((i) => out[i] === '*').length;
+          expect(hidden, `${text} → ${out}`).toBeGreaterThanOrEqual(Math.min(len - 10, 6));
+        }
+    }
+    expect(masked).toBeGreaterThan(500);
+  });
+
+  it('stays linear on a hostile megabyte of digits', () => {
+    const text = digitsFrom(7, 1_000_000);
+    const t0 = performance.now();
+    const out = maskCardNumbers(text);
+    expect(performance.now() - t0).toBeLessThan(5000);
+    expect(luhnWindows(out.slice(0, 20_000))).toEqual([]);
+  });
+
+  it('the pre-check: 13 ASCII digits or not', () => {
+    expect(hasThirteenDigits('tx-000123')).toBe(false);
+    expect(hasThirteenDigits('a1b2c3d4e5f6g7h8i9j0k1l2m')).toBe(false);
+    expect(hasThirteenDigits('a1b2c3d4e5f6g7h8i9j0k1l2m3')).toBe(true);
+    expect(hasThirteenDigits('٤١١١١١١١١١١١١١١١')).toBe(false);
+  });
+});
+
+describe('ids: whole digit groups and sequences of groups, never a window inside one', () => {
+  it('holds a card number: bare, with a suffix or prefix, letters around, written in groups, zero-padded', () => {
+    for (const pan of PANS) {
+      for (const id of [
+        pan,
+        `${pan}-01`,
+        `01-${pan}`,
+        `TX${pan}`,
+        `acct:${pan}:2`,
+        `${pan.slice(0, 4)} ${pan.slice(4, 8)} ${pan.slice(8)}`,
+        `${pan.slice(0, 4)}.${pan.slice(4)}`,
+        `0000000${pan}`,
+        `0000-${pan}`,
+      ]) {
+        expect(holdsCardNumberId(id), id).toBe(true);
+      }
+    }
+  });
+
+  it('does not: a 20-23-digit reference number with Luhn-valid windows inside, zero-padded small numbers, short ids', () => {
+    const arn = '74567890123456789012345';
+    expect(luhnWindows(arn).length).toBeGreaterThan(0);
+    for (const id of [
+      arn,
+      `${arn}-01`,
+      '74611121510000000000',
+      '0000000000012345',
+      '0000000000000000',
+      'TXN-20251120-0001',
+      'tx-0000000001',
+      '445566000000000',
+      '4111111111111113',
+      withCheckDigit('4111111111111111111').slice(0, 20),
+    ]) {
+      if (id === '445566000000000') expect(luhn(id)).toBe(false);
+      expect(holdsCardNumberId(id), id).toBe(false);
+    }
+  });
+
+  it('false-positive odds as documented: about 1 in 10 for a random 16-digit id, none for 23 digits', () => {
+    let hit16 = 0;
+    let hit23 = 0;
+    for (let k = 0; k < 5000; k++) {
+      if (holdsCardNumberId(`9${digitsFrom(k + 11, 15)}`)) hit16++;
+      if (holdsCardNumberId(`9${digitsFrom(k + 11, 22)}`)) hit23++;
+    }
+    expect(hit16 / 5000).toBeGreaterThan(0.08);
+    expect(hit16 / 5000).toBeLessThan(0.12);
+    expect(hit23).toBe(0);
+  });
+});
+
+describe('maskDeep: values, keys and numbers', () => {
+  it('masks keys and string values at any depth', () => {
+    const out = maskDeep({
+      [visa]: 'x',
+      nested: { [`k ${mastercard}`]: [`note ${amex}`, { deep: visa }] },
+    });
+    const text = JSON.stringify(out);
+    expect(pansIn(text)).toEqual([]);
+    expect(luhnWindows(text)).toEqual([]);
+    expect(out).toEqual({
+      '411111******1111': 'x',
+      nested: { 'k 550000******5559': ['note 378282*****0005', { deep: '411111******1111' }] },
+    });
+  });
+
+  it('turns numbers holding a card number into masked strings, exact or already rounded by JSON.parse', () => {
+    const parsed = JSON.parse(
+      `{"a": ${visa}, "b": ${TEST_PANS.unionpay19}, "c": -${mastercard}, "d": 1234, "e": 1e30}`,
+    );
+    const out = maskDeep(parsed) as Record<string, unknown>;
+    expect(out.a).toBe('411111******1111');
+    expect(typeof out.b).toBe('string');
+    expect(String(out.b)).toMatch(/^\d{6}\*+\d{4}$/);
+    expect(out.c).toBe('-550000******5559');
+    expect(out.d).toBe(1234);
+    expect(out.e).toBe(1e30);
+    expect(maskDeep(BigInt(visa))).toBe('411111******1111');
+  });
+});
+
+describe('maskExcerpt', () => {
+  it('masks before it cuts, and never cuts a card number into an unrecognised piece', () => {
+    for (let pad = 380; pad < 420; pad++) {
+      const text = `${'x'.repeat(pad)}${visa.slice(0, 4)} ${visa.slice(4)} tail`;
+      const out = maskExcerpt(text, 200);
+      expect(out.length).toBeLessThanOrEqual(201);
+      expect(pansIn(out)).toEqual([]);
+    }
+    const near = maskExcerpt(`${'x'.repeat(190)}${visa}`, 200);
+    expect(near).toBe(`${'x'.repeat(190)}411111****…`);
+  });
+});

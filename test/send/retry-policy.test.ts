@@ -1,0 +1,60 @@
+// The retry policy, pure: which failure is retried, and the wait (backoff + Retry-After, within the outage limit).
+import { describe, expect, it } from 'vitest';
+import { classifyFailure } from '../../src/send/classify.ts';
+import { backoff, decideRetry, type RetryContext } from '../../src/send/retry-policy.ts';
+
+const ctx: RetryContext = {
+  retriesLeft: 3,
+  backoffMs: 500,
+  stopped: false,
+  outOfTime: false,
+  untilLimitMs: 60_000,
+};
+const http = (status: number, retryAfterMs?: number) =>
+  classifyFailure({ code: 'SEND_HTTP', status, retryAfterMs, message: `HTTP ${status}` });
+
+describe('retry policy (pure)', () => {
+  it('retries 500, 502, 503, 504, 429, network errors and timeouts; nothing else', () => {
+    for (const s of [500, 502, 503, 504, 429]) expect(decideRetry(http(s), ctx).retry).toBe(true);
+    for (const s of [400, 404, 409, 413, 422, 501]) expect(decideRetry(http(s), ctx).retry).toBe(false);
+    expect(decideRetry(classifyFailure({ code: 'SEND_NETWORK', message: 'reset' }), ctx).retry).toBe(true);
+    expect(decideRetry(classifyFailure({ code: 'SEND_TIMEOUT', message: 'timeout' }), ctx).retry).toBe(true);
+    expect(decideRetry(classifyFailure({ name: 'AbortError', message: 'x' }), ctx).retry).toBe(false);
+    // 401/403 and redirects stop the run: never retried.
+    expect(decideRetry(http(401), ctx).retry).toBe(false);
+    expect(
+      decideRetry(classifyFailure({ code: 'SEND_REDIRECT', status: 308, message: 'r' }), ctx).retry,
+    ).toBe(false);
+  });
+
+  it('no retry when none are left, the run stops, or the outage limit is spent', () => {
+    expect(decideRetry(http(503), { ...ctx, retriesLeft: 0 })).toEqual({ retry: false });
+    expect(decideRetry(http(503), { ...ctx, stopped: true })).toEqual({ retry: false });
+    expect(decideRetry(http(503), { ...ctx, outOfTime: true })).toEqual({ retry: false });
+  });
+
+  it('waits the backoff, or what Retry-After asks when that is longer, never past the limit', () => {
+    expect(decideRetry(http(503), ctx)).toEqual({ retry: true, delayMs: 500, extraMs: 0 });
+    expect(decideRetry(http(429, 200), ctx)).toEqual({ retry: true, delayMs: 500, extraMs: 0 });
+    expect(decideRetry(http(429, 2000), ctx)).toEqual({ retry: true, delayMs: 2000, extraMs: 1500 });
+    expect(decideRetry(http(429, 90_000), { ...ctx, untilLimitMs: 10_000 })).toEqual({
+      retry: true,
+      delayMs: 10_000,
+      extraMs: 9500,
+    });
+    expect(decideRetry(http(429, 90_000), { ...ctx, untilLimitMs: 100 })).toEqual({
+      retry: true,
+      delayMs: 500,
+      extraMs: 0,
+    });
+  });
+
+  it("backoff is p-retry's exponential from the base, factor 2, with jitter, capped", () => {
+    expect(backoff({ retryBaseMs: 500, retryMaxMs: 30_000 })).toEqual({
+      minTimeout: 500,
+      maxTimeout: 30_000,
+      factor: 2,
+      randomize: true,
+    });
+  });
+});
