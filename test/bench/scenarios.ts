@@ -362,7 +362,9 @@ export async function resume(ids: number, runsWanted: number): Promise<ScenarioR
         continue;
       }
       const loaded = r.stderr.split('\n').find((l) => l.includes('"ledger.loaded"'));
-      const loadedAt = loaded ? (JSON.parse(loaded) as { time: number }).time : Number.NaN;
+      // pino's time: epoch ms, or an ISO string (the logger's current format).
+      const time = loaded ? (JSON.parse(loaded) as { time: number | string }).time : Number.NaN;
+      const loadedAt = typeof time === 'string' ? Date.parse(time) : time;
       runs.push({
         ...usageOf(r, rows),
         startupMs: loadedAt - r.spawnedAt,
