@@ -2,7 +2,7 @@
 import type { Dispatcher } from 'undici';
 
 /** Statuses whose Response must have no body (the Response constructor refuses one). */
-const NULL_BODY_STATUS = new Set([101, 103, 204, 205, 304]);
+export const NULL_BODY_STATUS = new Set([101, 103, 204, 205, 304]);
 
 /** Response body chunks queued before the socket is paused (the consumer's reads resume it). */
 const QUEUED_CHUNKS = 16;
@@ -11,7 +11,7 @@ const QUEUED_CHUNKS = 16;
  * The body of ky's Request as bytes. Read with a reader whose lock is released afterwards: ky cancels the request
  * body when the call ends, and cancelling a stream still locked by a reader fails with an error (~30 µs each).
  */
-async function requestBody(req: Request): Promise<Uint8Array | null> {
+export async function requestBody(req: Request): Promise<Uint8Array | null> {
   const stream = req.body;
   if (stream === null) return null;
   const reader = stream.getReader();
@@ -25,13 +25,15 @@ async function requestBody(req: Request): Promise<Uint8Array | null> {
   return chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks);
 }
 
-function requestHeaders(h: Headers): Record<string, string> {
+/** A Request's headers as the plain object undici takes. */
+export function requestHeaders(h: Headers): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of h) out[name] = value;
   return out;
 }
 
-function responseHeaders(raw: Record<string, string | string[] | undefined>): Headers {
+/** undici's parsed response headers as a Headers object (a repeated header keeps each value). */
+export function responseHeaders(raw: Record<string, string | string[] | undefined>): Headers {
   const h = new Headers();
   for (const name in raw) {
     const v = raw[name];

@@ -4,7 +4,13 @@
 import http from 'node:http';
 import https from 'node:https';
 import { Agent, fetch as undiciFetch } from 'undici';
-import { dispatcherFetch } from '../../src/client/dispatch-fetch.ts';
+import {
+  dispatcherFetch,
+  NULL_BODY_STATUS,
+  requestBody,
+  requestHeaders,
+  responseHeaders,
+} from '../../src/client/dispatch-fetch.ts';
 
 export type FetchFn = (input: Request | string | URL, init?: RequestInit) => Promise<Response>;
 
@@ -19,42 +25,13 @@ export interface Candidate {
   close(): Promise<void>;
 }
 
-const NULL_BODY = new Set([101, 103, 204, 205, 304]);
-
 function requestOf(input: Request | string | URL, init?: RequestInit): Request {
   return input instanceof Request ? input : new Request(input, init);
 }
 
-/** The Request's body as bytes (the lock released, as src/client/dispatch-fetch.ts does; see there). */
+/** The Request's body as bytes or undefined (read as src/client/dispatch-fetch.ts reads it: lock released). */
 async function bodyBytes(req: Request): Promise<Uint8Array | undefined> {
-  const stream = req.body;
-  if (stream === null) return undefined;
-  const reader = stream.getReader();
-  const chunks: Uint8Array[] = [];
-  for (;;) {
-    const r = await reader.read();
-    if (r.done) break;
-    chunks.push(r.value);
-  }
-  reader.releaseLock();
-  return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
-}
-
-function headerObject(h: Headers): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of h) out[k] = v;
-  return out;
-}
-
-function responseHeaders(raw: Record<string, string | string[] | undefined>): Headers {
-  const h = new Headers();
-  for (const k in raw) {
-    const v = raw[k];
-    if (v === undefined) continue;
-    if (Array.isArray(v)) for (const x of v) h.append(k, x);
-    else h.append(k, v);
-  }
-  return h;
+  return (await requestBody(req)) ?? undefined;
 }
 
 function undiciAgent(o: CandidateOptions): Agent {
@@ -111,7 +88,7 @@ export function undiciRequest(o: CandidateOptions): Candidate {
           origin: url.origin,
           path: url.pathname + url.search,
           method: req.method as 'GET',
-          headers: headerObject(req.headers),
+          headers: requestHeaders(req.headers),
           body,
           signal: req.signal,
         });
@@ -119,7 +96,7 @@ export function undiciRequest(o: CandidateOptions): Candidate {
         if (req.signal.aborted) throw req.signal.reason;
         throw new TypeError('fetch failed', { cause: err });
       }
-      const empty = req.method === 'HEAD' || NULL_BODY.has(res.statusCode);
+      const empty = req.method === 'HEAD' || NULL_BODY_STATUS.has(res.statusCode);
       if (empty) res.body.resume();
       return new Response(empty ? null : (res.body as unknown as ReadableStream), {
         status: res.statusCode,
@@ -153,7 +130,7 @@ export function nodeHttp(o: CandidateOptions): Candidate {
       signal.throwIfAborted();
       const url = new URL(req.url);
       const body = await bodyBytes(req);
-      const headers = headerObject(req.headers);
+      const headers = requestHeaders(req.headers);
       if (body) headers['content-length'] = String(body.byteLength);
       const secure = url.protocol === 'https:';
       return new Promise<Response>((resolve, reject) => {
@@ -173,7 +150,7 @@ export function nodeHttp(o: CandidateOptions): Candidate {
           (res) => {
             answered = true;
             const status = res.statusCode ?? 0;
-            const empty = req.method === 'HEAD' || NULL_BODY.has(status);
+            const empty = req.method === 'HEAD' || NULL_BODY_STATUS.has(status);
             if (empty) {
               res.resume();
               resolve(new Response(null, { status, headers: responseHeaders(res.headers) }));

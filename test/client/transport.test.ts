@@ -11,7 +11,7 @@ import { isConnectionFailure, SvcNetworkError, SvcTimeoutError } from '../../src
 import { createClient } from '../../src/client/index.ts';
 import { createTransport, type Transport } from '../../src/client/transport.ts';
 import { type Simulator, startSimulator } from '../../src/simulator/index.ts';
-import { configFor, makeTransactions } from './fixtures.ts';
+import { configFor, makeTransactions, rejection } from './fixtures.ts';
 
 /** A node:http server that records its sockets, the requests in flight and the most at once. */
 interface Probe {
@@ -84,15 +84,6 @@ function transportFor(
   const t = createTransport(configFor(url, flags), { connections });
   open.push(t);
   return t;
-}
-
-async function rejection(p: Promise<unknown>): Promise<Error> {
-  try {
-    await p;
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error('expected a rejection');
 }
 
 describe('connections', () => {
