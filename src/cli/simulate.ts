@@ -142,6 +142,8 @@ export async function runSimulate(flags: SimulateFlags): Promise<void> {
   const { startSimulator } = await import('../simulator/index.ts');
   const sim = await startSimulator({
     ...options,
+    // Nothing outside this process can read transactions() back: keeping copies would only cost memory and GC.
+    keepTransactions: 0,
     log: (event, fields) => {
       if (event === 'webhook.failed' || event === 'simulator.error') logger.warn(fields, event);
       else logger.info(fields, event);
@@ -175,7 +177,7 @@ export function define(program: Command): void {
       'allow listening off loopback (its /__sim/* control API is unauthenticated; default: off)',
     )
     .option('--seed <n>', 'seed of all data, ids and fault draws', '1')
-    .option('--latency-ms <ms>', 'fixed latency added to every request', '0')
+    .option('--latency-ms <ms>', 'answer every request this long after it arrived', '0')
     .option('--jitter-ms <ms>', 'plus a uniform random 0..ms', '0')
     .option('--fail-rate <fraction>', 'fraction of transaction requests answered 500', '0')
     .option('--fail-first <k>', 'answer 500 to the first K attempts of each distinct batch', '0')

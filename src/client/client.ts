@@ -6,6 +6,7 @@ import type { Config } from '../config/types.ts';
 import type { Logger } from '../log.ts';
 import type { TransactionNotification } from '../model/transaction.ts';
 import { checkLookback, checkTicket, checkTransactionCount, normalizeStoreRequest } from './checks.ts';
+import { startDeadline } from './deadline.ts';
 import { createEnumWarner, warnRedemptionEnums, warnTicketEnums } from './enums.ts';
 import {
   parseRetryAfter,
@@ -155,7 +156,8 @@ export function createClient(config: Config, opts: ClientOptions = {}): SvcClien
     if (authValue) headers[config.auth.header] = authValue;
     if (config.institutionId) headers[INSTITUTION_ID_HEADER] = config.institutionId;
     // One deadline for the whole exchange, body included (ky's timeout covers the headers only).
-    const deadline = AbortSignal.timeout(config.timeoutMs);
+    const timer = startDeadline(config.timeoutMs);
+    const deadline = timer.signal;
     const signal = c.signal ? AbortSignal.any([c.signal, deadline]) : deadline;
     const started = performance.now();
     try {
@@ -197,6 +199,8 @@ export function createClient(config: Config, opts: ClientOptions = {}): SvcClien
         'http.error',
       );
       throw mapped;
+    } finally {
+      timer.clear();
     }
   }
 
@@ -240,6 +244,9 @@ export function createClient(config: Config, opts: ClientOptions = {}): SvcClien
     if (isTimeoutError(err) || deadline.aborted)
       return new SvcTimeoutError({ ...info, timeoutMs: config.timeoutMs });
     if (isNetworkError(err)) return new SvcNetworkError(info, { cause: err.cause });
+    // The connection was lost while the answer's body was being read (fetch's TypeError('terminated')): no answer.
+    if (err instanceof TypeError && err.message === 'terminated')
+      return new SvcNetworkError(info, { cause: err });
     // A TypeError that is not a network failure: the request could not even be built (Headers refused a value).
     if (err instanceof TypeError) return new SvcRequestError(info, err);
     return new SvcNetworkError(info, { cause: err });

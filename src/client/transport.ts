@@ -1,10 +1,12 @@
-// The one ky instance of a client: base URL, timeout, user agent, no retry, and an undici Agent (keep-alive, mTLS).
+// The one ky instance of a client: base URL, timeout, user agent, no retry, and beneath it a fetch on an undici Agent
+// (keep-alive, the connection cap, mTLS).
 import { readFileSync } from 'node:fs';
 import ky, { type KyInstance } from 'ky';
-import { Agent, fetch as undiciFetch } from 'undici';
+import { Agent } from 'undici';
 import { readTlsPassphrase } from '../config/secret.ts';
 import type { Config } from '../config/types.ts';
 import { SvcIngestError } from '../errors.ts';
+import { dispatcherFetch } from './dispatch-fetch.ts';
 
 /**
  * HTTP plumbing shared by all endpoints of one client.
@@ -72,22 +74,9 @@ export function createTransport(config: Config, opts: TransportOptions = {}): Tr
   } else {
     const a = createAgent(config, opts.connections ?? config.send.concurrency + 2);
     agent = a;
-    // ky hands over a global Request; undici's own fetch wants plain parts (bodies here are small JSON).
-    fetchImpl = async (input, init) => {
-      const req = input instanceof Request ? input : new Request(input, init);
-      const body = req.method === 'GET' || req.method === 'HEAD' ? undefined : await req.arrayBuffer();
-      const res = await undiciFetch(req.url, {
-        method: req.method,
-        headers: [...req.headers],
-        body,
-        signal: req.signal,
-        // No endpoint of the service redirects: a 3xx is handed back as it came (undici does not follow it),
-        // so the batch, the auth header and the card data never go to a host we were not configured for.
-        redirect: 'manual',
-        dispatcher: a,
-      });
-      return res as unknown as Response;
-    };
+    // One undici dispatch per call on the Agent; redirects are never followed (see dispatcherFetch): a 3xx comes back
+    // as it came, so the batch, the auth header and the card data never go to a host we were not configured for.
+    fetchImpl = dispatcherFetch(a);
   }
   const headers: Record<string, string> = { 'user-agent': config.userAgent, accept: 'application/json' };
   const instance = ky.create({

@@ -2,7 +2,8 @@
 //
 // Choices where the interface is silent (copied into the README):
 // - Faults (reset, hang, 429, poison, failFirst, failRate, in that order) apply to POST /v2/data/transactions only;
-//   latency and jitter apply to every service endpoint. reset, hang and 429 come before validation (transport and
+//   latency and jitter apply to every service endpoint, counted from the request's arrival (the simulator's own
+//   reading and checking are inside it, as in a service that answers in that time). reset, hang and 429 come before validation (transport and
 //   rate-limiter level); poison, failFirst and failRate come after it, so an invalid batch always gets its 400.
 // - Fault draws are keyed by (seed, batch identity, attempt number of that batch): a seed gives the same faults
 //   whatever the interleaving of concurrent batches. Batch identity = sha1 of the sorted transactionIds.

@@ -9,7 +9,7 @@ export interface SimulatorOptions {
   port?: number; // 0 = ephemeral (default)
   host?: string; // default '127.0.0.1'
   seed?: number; // default 1; everything (data, fault draws, ids) deterministic for a seed
-  latencyMs?: number; // fixed added latency per request (default 0)
+  latencyMs?: number; // each answer goes out this long after its request arrived (default 0)
   jitterMs?: number; // + uniform random 0..jitterMs
   failRate?: number; // fraction of transaction requests answered 500 (InternalServerError envelope)
   failFirst?: number; // fail (500) the first K attempts of each distinct batch (identity = hash of its sorted transactionIds)

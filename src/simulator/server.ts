@@ -26,7 +26,7 @@ import { applyFaults, checkFaults, checkOptions, DEFAULTS, defaultFaults } from 
 import { createIdSource } from './rng.ts';
 import { sessionSecret } from './session.ts';
 import type { SimulatorStats } from './state.ts';
-import { bump, clearState, createState, snapshot } from './state.ts';
+import { bump, clearState, createState, deliveryCounts, snapshot } from './state.ts';
 import { createTicketDesk } from './tickets.ts';
 import type { TransactionsDeps } from './transactions.ts';
 import { handleTransactions } from './transactions.ts';
@@ -150,6 +150,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     pathname: string,
     query: string,
   ): Promise<void> {
+    const arrived = performance.now();
     const method = req.method ?? 'GET';
     const given = header(req, REQUEST_ID);
     const requestId = given !== undefined && given.length <= 200 ? given : ctx.ids.uuid();
@@ -198,8 +199,11 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       outcome = dispatch(r.route, req, body, query, requestId);
     }
 
-    const wait =
+    // The latency counts from the request's arrival: reading and checking the body is part of it, as in a service
+    // that answers in latencyMs (a simulator that added its own work on top would be slower than it claims).
+    const latency =
       faults.latencyMs + (faults.jitterMs > 0 ? Math.floor(jitter.next() * (faults.jitterMs + 1)) : 0);
+    const wait = latency - (performance.now() - arrived);
     if (wait > 0) await sleep(wait);
     if (outcome === 'reset') {
       req.socket.resetAndDestroy();
@@ -263,7 +267,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     if (pathname === '/__sim/deliveries' && method === 'GET') {
       res.writeHead(200, { 'content-type': 'application/x-ndjson', [REQUEST_ID]: requestId });
       let chunk = '';
-      for (const [transactionId, count] of state.deliveries) {
+      for (const [transactionId, count] of deliveryCounts(state)) {
         chunk += `${JSON.stringify({ transactionId, count })}\n`;
         if (chunk.length > 65_536) {
           res.write(chunk);
@@ -383,7 +387,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     url,
     port,
     stats: () => snapshot(state),
-    deliveries: () => new Map(state.deliveries),
+    deliveries: () => new Map(deliveryCounts(state)),
     transactions: () => state.kept.values(),
     setFaults(f) {
       checkFaults(f as Record<string, unknown>);

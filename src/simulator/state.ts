@@ -42,14 +42,17 @@ export interface SimState {
   largestBatch: number;
   maxInFlight: number;
   inFlight: number;
-  deliveries: Map<string, number>;
+  /** Every transactionId accepted at least once (one hash operation a transaction: add, then compare sizes). */
+  delivered: Set<string>;
+  /** Deliveries beyond the first, for the ids accepted more than once. */
+  redelivered: Map<string, number>;
   kept: TransactionNotification[];
   /** Attempts per batch identity (fault draws are keyed by identity + attempt number). */
   attempts: Map<string, number>;
   /** Attempts per batch identity that reached the failFirst stage. */
   failFirstSeen: Map<string, number>;
   /** Customers enrolled by their first accepted transaction. */
-  enrolled: Map<string, { sourceAccountId: string }>;
+  enrolled: Set<string>;
   earned: Map<string, Redemption[]>;
   /** Requests whose body had no batch identity (they key their fault draws by this counter). */
   anonymous: number;
@@ -63,11 +66,12 @@ export function createState(): SimState {
     largestBatch: 0,
     maxInFlight: 0,
     inFlight: 0,
-    deliveries: new Map(),
+    delivered: new Set(),
+    redelivered: new Map(),
     kept: [],
     attempts: new Map(),
     failFirstSeen: new Map(),
-    enrolled: new Map(),
+    enrolled: new Set(),
     earned: new Map(),
     anonymous: 0,
   };
@@ -98,13 +102,21 @@ export function snapshot(s: SimState): SimulatorStats {
     faults: { ...s.faults },
     transactions: {
       accepted: s.accepted,
-      distinct: s.deliveries.size,
-      duplicates: s.accepted - s.deliveries.size,
+      distinct: s.delivered.size,
+      duplicates: s.accepted - s.delivered.size,
     },
     largestBatch: s.largestBatch,
     maxInFlight: s.maxInFlight,
     inFlight: s.inFlight,
   };
+}
+
+/**
+ * How many times each transactionId was accepted, in first-acceptance order.
+ * @example for (const [transactionId, count] of deliveryCounts(state)) …
+ */
+export function* deliveryCounts(s: SimState): Generator<[string, number]> {
+  for (const id of s.delivered) yield [id, 1 + (s.redelivered.get(id) ?? 0)];
 }
 
 /** Is this customer known (seeded, or enrolled by a transaction)? */
@@ -120,17 +132,19 @@ export function recordAccepted(
   keepMax: number,
 ): void {
   s.accepted += txs.length;
+  const delivered = s.delivered;
   for (let i = 0; i < txs.length; i++) {
     const tx = txs[i] as TransactionNotification;
     const id = tx.transactionId;
-    const n = (s.deliveries.get(id) ?? 0) + 1;
-    s.deliveries.set(id, n);
-    if (n > 1) continue;
+    const before = delivered.size;
+    delivered.add(id);
+    if (delivered.size === before) {
+      s.redelivered.set(id, (s.redelivered.get(id) ?? 0) + 1);
+      continue;
+    }
     if (s.kept.length < keepMax) s.kept.push(tx);
     const customer = tx.sourceCustomerId;
-    if (!catalog.customers.has(customer) && !s.enrolled.has(customer)) {
-      s.enrolled.set(customer, { sourceAccountId: tx.sourceAccountId });
-    }
+    if (!catalog.customers.has(customer)) s.enrolled.add(customer);
     if (earnsRedemption(id) && catalog.ongoingAdIds.length > 0) earn(s, catalog, tx);
   }
 }

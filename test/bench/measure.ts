@@ -22,6 +22,8 @@ export interface ChildResult {
   maxRssMb: number;
   loopP99Ms?: number;
   loopMaxMs?: number;
+  /** process.memoryUsage() samples (MB) when BENCH_MEMORY_EVERY_MS was set: [ms, rss, heapTotal, heapUsed, external, arrayBuffers]. */
+  memory?: number[][];
   code: number | null;
   signal: NodeJS.Signals | null;
   stdout: string;
@@ -111,6 +113,7 @@ async function measureNode(
     maxRssKb: number;
     loopP99Ms?: number;
     loopMaxMs?: number;
+    memory?: { samples: number[][] };
   };
   if (existsSync(file)) {
     u = JSON.parse(readFileSync(file, 'utf8'));
@@ -124,6 +127,7 @@ async function measureNode(
     maxRssMb: u.maxRssKb / 1024,
     loopP99Ms: u.loopP99Ms,
     loopMaxMs: u.loopMaxMs,
+    ...(u.memory ? { memory: u.memory.samples } : {}),
     ...done,
     spawnedAt,
   };
@@ -196,11 +200,15 @@ export async function runExternal(cmd: string, args: string[], o: RunOptions = {
   };
 }
 
-/** Start a long-lived child (the simulator) and resolve with the first line it prints. */
+/**
+ * Start a long-lived child (the simulator) and resolve with the first line it prints. `cmd` is Node (args start
+ * with a script) or the launcher (which execs Node, so the pid stays the simulator's).
+ */
 export async function startDaemon(
   args: string[],
+  cmd: string = NODE,
 ): Promise<{ firstLine: string; stop(): Promise<void>; pid: number }> {
-  const child = spawn(NODE, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(cmd, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
   const firstLine = await new Promise<string>((resolve, reject) => {
     let buf = '';
     child.stdout.on('data', (d: Buffer) => {

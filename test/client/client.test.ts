@@ -8,7 +8,7 @@ import { createClient, type SvcClient } from '../../src/client/index.ts';
 import { PATHS } from '../../src/client/models.ts';
 import type { SvcIngestError } from '../../src/errors.ts';
 import { type Simulator, startSimulator } from '../../src/simulator/index.ts';
-import { configFor, makeTransactions } from './fixtures.ts';
+import { configFor, makeTransactions, rejection } from './fixtures.ts';
 
 let sim: Simulator;
 let client: SvcClient;
@@ -27,15 +27,6 @@ afterEach(() => {
 });
 
 const count = (path: string): number => sim.stats().requests.byPath[path] ?? 0;
-
-async function rejection(p: Promise<unknown>): Promise<Error> {
-  try {
-    await p;
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error('expected a rejection');
-}
 
 describe('endpoints', () => {
   it('posts transactions and echoes our request id', async () => {

@@ -35,3 +35,13 @@ export function makeTransactions(n: number, from = 0): TransactionNotification[]
 export function configFor(baseUrl: string, flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = {}): Config {
   return loadConfig({ env, flags: { baseUrl: { value: baseUrl, flag: '--base-url' }, ...flags } });
 }
+
+/** The error a promise rejects with (fails the test when it resolves). */
+export async function rejection(p: Promise<unknown>): Promise<Error> {
+  try {
+    await p;
+  } catch (err) {
+    return err as Error;
+  }
+  throw new Error('expected a rejection');
+}

@@ -97,7 +97,10 @@ beforeAll(async () => {
   ledgerB = join(dir, 'b.ndjson');
   await writeFile(join(dir, 'b.csv'), csvOf(txB));
   sim.setFaults({ ...NO_FAULTS, poison: earnedB });
-  expect(await send(join(dir, 'b.csv'), ledgerB, ['--batch-size', '4'])).toMatchObject({
+  // Batches of 2: no batch holds two earning ids, so each failed batch is split down to its poisoned record
+  // whatever the timing (a batch of 4 with two of them, failing while no other batch was acknowledged, is
+  // recorded whole by the dispatcher's outage rule: how often that happened depended on how fast answers came).
+  expect(await send(join(dir, 'b.csv'), ledgerB, ['--batch-size', '2'])).toMatchObject({
     failed: earnedB.length,
   });
   sim.setFaults(NO_FAULTS);

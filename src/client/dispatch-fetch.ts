@@ -1,0 +1,160 @@
+// ky's `fetch`: one undici dispatch per call, answered with a standard Response whose body streams as it arrives.
+import type { Dispatcher } from 'undici';
+
+/** Statuses whose Response must have no body (the Response constructor refuses one). */
+export const NULL_BODY_STATUS = new Set([101, 103, 204, 205, 304]);
+
+/** Response body chunks queued before the socket is paused (the consumer's reads resume it). */
+const QUEUED_CHUNKS = 16;
+
+/**
+ * The body of ky's Request as bytes. Read with a reader whose lock is released afterwards: ky cancels the request
+ * body when the call ends, and cancelling a stream still locked by a reader fails with an error (~30 µs each).
+ */
+export async function requestBody(req: Request): Promise<Uint8Array | null> {
+  const stream = req.body;
+  if (stream === null) return null;
+  const reader = stream.getReader();
+  const chunks: Uint8Array[] = [];
+  for (;;) {
+    const r = await reader.read();
+    if (r.done) break;
+    chunks.push(r.value);
+  }
+  reader.releaseLock();
+  return chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks);
+}
+
+/** A Request's headers as the plain object undici takes. */
+export function requestHeaders(h: Headers): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of h) out[name] = value;
+  return out;
+}
+
+/** undici's parsed response headers as a Headers object (a repeated header keeps each value). */
+export function responseHeaders(raw: Record<string, string | string[] | undefined>): Headers {
+  const h = new Headers();
+  for (const name in raw) {
+    const v = raw[name];
+    if (v === undefined) continue;
+    if (typeof v === 'string') h.append(name, v);
+    else for (const x of v) h.append(name, x);
+  }
+  return h;
+}
+
+/** The reason a signal was aborted with, as the Error undici's controller wants. */
+function abortError(signal: AbortSignal): Error {
+  return signal.reason instanceof Error
+    ? signal.reason
+    : new DOMException('This operation was aborted', 'AbortError');
+}
+
+/** What fetch rejects with when no answer came: ky turns it into its NetworkError, the cause keeps the errno. */
+function fetchFailed(cause: unknown): TypeError {
+  return new TypeError('fetch failed', { cause });
+}
+
+/**
+ * A `fetch` for ky on an undici Dispatcher (an Agent: keep-alive, the connection cap per origin and the TLS
+ * material live there). It behaves as undici's fetch does where the client relies on it:
+ * - redirects are never followed: a 3xx is returned as it came, Location included (as `redirect: 'manual'`);
+ * - no answer (refused, reset, TLS failure) rejects with TypeError('fetch failed', { cause }) and the cause's code;
+ * - an abort of the Request's signal (ky's timeout, the caller's signal) rejects with the signal's reason, before
+ *   or after the headers; a connection lost in the middle of the body errors the body with TypeError('terminated').
+ * What it leaves out: no decompression (it sends no accept-encoding, so a server has no reason to compress), no
+ * cookies, no cache — the service uses none of them.
+ * @example const fetch = dispatcherFetch(new Agent({ connections: 8 })); ky.create({ fetch })
+ */
+export function dispatcherFetch(dispatcher: Dispatcher): typeof fetch {
+  return async (input, init) => {
+    const req = input instanceof Request ? input : new Request(input, init);
+    const signal = req.signal;
+    signal.throwIfAborted();
+    const url = new URL(req.url);
+    const method = req.method;
+    const body = await requestBody(req);
+    signal.throwIfAborted();
+    return new Promise<Response>((resolve, reject) => {
+      let controller: Dispatcher.DispatchController | undefined;
+      let sink: ReadableStreamDefaultController<Uint8Array> | undefined;
+      let answered = false;
+      const onAbort = (): void => controller?.abort(abortError(signal));
+      const settle = (): void => signal.removeEventListener('abort', onAbort);
+      signal.addEventListener('abort', onAbort, { once: true });
+      const handler: Dispatcher.DispatchHandler = {
+        onRequestStart(c) {
+          controller = c;
+          if (signal.aborted) c.abort(abortError(signal));
+        },
+        onResponseStart(c, status, headers, statusText) {
+          if (status < 200) return;
+          let res: Response;
+          try {
+            const empty = method === 'HEAD' || NULL_BODY_STATUS.has(status);
+            const stream = empty
+              ? null
+              : new ReadableStream<Uint8Array>(
+                  {
+                    start(s) {
+                      sink = s;
+                    },
+                    pull() {
+                      c.resume();
+                    },
+                    cancel(reason) {
+                      settle();
+                      c.abort(reason instanceof Error ? reason : new Error('response body cancelled'));
+                    },
+                  },
+                  { highWaterMark: QUEUED_CHUNKS },
+                );
+            res = new Response(stream, {
+              status,
+              statusText: statusText ?? '',
+              headers: responseHeaders(headers),
+            });
+          } catch (err) {
+            // A status or header the Response cannot carry (a 6xx, say): as undici's fetch, no usable answer.
+            settle();
+            c.abort(err as Error);
+            reject(fetchFailed(err));
+            return;
+          }
+          answered = true;
+          resolve(res);
+        },
+        onResponseData(c, chunk) {
+          if (!sink) return;
+          sink.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+          if ((sink.desiredSize ?? 1) <= 0) c.pause();
+        },
+        onResponseEnd() {
+          settle();
+          sink?.close();
+        },
+        onResponseError(_c, err) {
+          settle();
+          if (!answered) reject(signal.aborted ? signal.reason : fetchFailed(err));
+          else sink?.error(signal.aborted ? signal.reason : new TypeError('terminated', { cause: err }));
+        },
+      };
+      try {
+        dispatcher.dispatch(
+          {
+            origin: url.origin,
+            path: url.pathname + url.search,
+            method: method as Dispatcher.HttpMethod,
+            headers: requestHeaders(req.headers),
+            body,
+          },
+          handler,
+        );
+      } catch (err) {
+        settle();
+        reject(fetchFailed(err));
+      }
+    });
+  };
+}

@@ -1,0 +1,385 @@
+// The transport beneath ky (src/client/transport.ts, dispatch-fetch.ts) over real HTTP: purpose-built node:http
+// servers on 127.0.0.1 and the simulator. Each requirement of the fetch it hands ky: connection cap, keep-alive,
+// timeouts, aborts, redirects not followed, streamed bodies, ky's hooks, and the error shapes the client classifies.
+import { once } from 'node:events';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { isNetworkError, isTimeoutError } from 'ky';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startDeadline } from '../../src/client/deadline.ts';
+import { isConnectionFailure, SvcNetworkError, SvcTimeoutError } from '../../src/client/errors.ts';
+import { createClient } from '../../src/client/index.ts';
+import { createTransport, type Transport } from '../../src/client/transport.ts';
+import { type Simulator, startSimulator } from '../../src/simulator/index.ts';
+import { configFor, makeTransactions, rejection } from './fixtures.ts';
+
+/** A node:http server that records its sockets, the requests in flight and the most at once. */
+interface Probe {
+  url: string;
+  sockets: Set<Socket>;
+  /** Every socket ever accepted (keep-alive reuse shows as fewer sockets than requests). */
+  accepted: number;
+  requests: number;
+  inFlight: number;
+  maxInFlight: number;
+  /** Sockets closed by the peer or by us. */
+  closed: number;
+  server: Server;
+  close(): Promise<void>;
+}
+
+async function probe(
+  handle: (req: IncomingMessage, res: ServerResponse, body: string) => void,
+): Promise<Probe> {
+  const p = {
+    sockets: new Set<Socket>(),
+    accepted: 0,
+    requests: 0,
+    inFlight: 0,
+    maxInFlight: 0,
+    closed: 0,
+  } as Probe;
+  const server = createServer((req, res) => {
+    p.requests++;
+    p.inFlight++;
+    p.maxInFlight = Math.max(p.maxInFlight, p.inFlight);
+    res.once('close', () => p.inFlight--);
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => handle(req, res, Buffer.concat(chunks).toString('utf8')));
+  });
+  server.on('connection', (s: Socket) => {
+    p.accepted++;
+    p.sockets.add(s);
+    s.once('close', () => {
+      p.closed++;
+      p.sockets.delete(s);
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  p.server = server;
+  p.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  p.close = () =>
+    new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  return p;
+}
+
+const ok = (res: ServerResponse, body: unknown = { requestId: 'r' }) =>
+  res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+
+const open: Array<{ close(): Promise<unknown> }> = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((o) => o.close()));
+});
+
+function transportFor(
+  url: string,
+  connections: number,
+  flags: Parameters<typeof configFor>[1] = {},
+): Transport {
+  const t = createTransport(configFor(url, flags), { connections });
+  open.push(t);
+  return t;
+}
+
+describe('connections', () => {
+  it('never opens more sockets per origin than the cap, and reuses them (keep-alive)', async () => {
+    const server = await probe((_req, res) => setTimeout(() => ok(res), 30));
+    open.push(server);
+    const t = transportFor(server.url, 3);
+    const wave = () =>
+      Promise.all(Array.from({ length: 12 }, () => t.ky.post('v2/data/transactions', { json: {} })));
+    await wave();
+    expect(server.maxInFlight).toBe(3);
+    expect(server.accepted).toBe(3);
+    await wave();
+    // The second wave rode on the same three sockets.
+    expect(server.requests).toBe(24);
+    expect(server.accepted).toBe(3);
+    expect(server.closed).toBe(0);
+  });
+
+  it('sends the body with a content-length, the headers ky built, and no accept-encoding', async () => {
+    let seen: { headers: IncomingMessage['headers']; body: string; method: string } | undefined;
+    const server = await probe((req, res, body) => {
+      seen = { headers: req.headers, body, method: req.method ?? '' };
+      ok(res);
+    });
+    open.push(server);
+    const t = transportFor(server.url, 1);
+    const body = JSON.stringify({ transactions: [{ transactionId: 'é-1' }] });
+    const res = await t.ky.post('v2/data/transactions', {
+      body,
+      headers: { 'content-type': 'application/json', 'x-request-id': 'h-1' },
+    });
+    expect(await res.json()).toEqual({ requestId: 'r' });
+    expect(seen?.method).toBe('POST');
+    expect(seen?.body).toBe(body);
+    expect(seen?.headers['content-length']).toBe(String(Buffer.byteLength(body)));
+    expect(seen?.headers['x-request-id']).toBe('h-1');
+    expect(seen?.headers['user-agent']).toMatch(/^svc-ingest\//);
+    expect(seen?.headers.accept).toBe('application/json');
+    expect(seen?.headers['accept-encoding']).toBeUndefined();
+  });
+});
+
+describe('timeouts and aborts', () => {
+  it("ky's timeout: no headers within timeoutMs is ky's TimeoutError, and the socket is closed", async () => {
+    const server = await probe(() => {}); // never answers
+    open.push(server);
+    const t = transportFor(server.url, 1, { timeoutMs: { value: '300', flag: '--timeout' } });
+    const started = Date.now();
+    const err = await rejection(t.ky.get('slow'));
+    expect(isTimeoutError(err)).toBe(true);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(280);
+    await waitFor(() => server.closed >= 1);
+  });
+
+  it('our own deadline covers the body: a body that trickles past timeoutMs is SvcTimeoutError', async () => {
+    const server = await probe((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
+      res.write('{"requestId":'); // and the rest never comes
+    });
+    open.push(server);
+    const client = createClient(configFor(server.url, { timeoutMs: { value: '300', flag: '--timeout' } }));
+    open.push(client);
+    const started = Date.now();
+    const err = await rejection(client.postTransactions(makeTransactions(1), { requestId: 'slow-body' }));
+    expect(err).toBeInstanceOf(SvcTimeoutError);
+    expect((err as SvcTimeoutError).requestId).toBe('slow-body');
+    expect(Date.now() - started).toBeLessThan(3000);
+    await waitFor(() => server.closed >= 1);
+  });
+
+  it('a deadline aborts with a TimeoutError when its time is up, and never once cleared', async () => {
+    const due = startDeadline(40);
+    const cleared = startDeadline(40);
+    cleared.clear();
+    await new Promise((r) => setTimeout(r, 120));
+    expect(due.signal.aborted).toBe(true);
+    expect((due.signal.reason as DOMException).name).toBe('TimeoutError');
+    expect(cleared.signal.aborted).toBe(false);
+  });
+
+  it("the caller's abort before the answer rejects at once (AbortError) and closes that request's socket", async () => {
+    const server = await probe(() => {});
+    open.push(server);
+    const client = createClient(configFor(server.url));
+    open.push(client);
+    const ac = new AbortController();
+    const pending = rejection(
+      client.postTransactions(makeTransactions(1), { requestId: 'ab-1', signal: ac.signal }),
+    );
+    await waitFor(() => server.requests === 1);
+    ac.abort();
+    const err = (await pending) as SvcNetworkError;
+    expect(err).toBeInstanceOf(SvcNetworkError);
+    expect(err.aborted).toBe(true);
+    await waitFor(() => server.closed >= 1);
+  });
+
+  it('an abort after the answer changes nothing: the acknowledged call stays resolved and the socket stays open', async () => {
+    const server = await probe((_req, res) => ok(res, { requestId: 'acked-1' }));
+    open.push(server);
+    const client = createClient(configFor(server.url));
+    open.push(client);
+    const ac = new AbortController();
+    const res = await client.postTransactions(makeTransactions(2), {
+      requestId: 'acked-1',
+      signal: ac.signal,
+    });
+    ac.abort();
+    expect(res).toEqual({ requestId: 'acked-1', httpStatus: 200 });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(server.closed).toBe(0);
+    // The kept-alive socket carries the next call.
+    await client.postTransactions(makeTransactions(1), { requestId: 'acked-2' });
+    expect(server.accepted).toBe(1);
+  });
+
+  it('an abort in the middle of the body errors the body read with the abort reason', async () => {
+    const server = await probe((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.write('part one;');
+    });
+    open.push(server);
+    const t = transportFor(server.url, 1);
+    const ac = new AbortController();
+    const res = await t.ky.get('stream', { signal: ac.signal, timeout: false });
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    const first = await reader.read();
+    expect(Buffer.from(first.value as Uint8Array).toString()).toBe('part one;');
+    ac.abort(new Error('stop now'));
+    const err = await rejection(reader.read());
+    expect(err.message).toBe('stop now');
+    await waitFor(() => server.closed >= 1);
+  });
+});
+
+describe('answers', () => {
+  it('a 3xx comes back as it came (status, Location) and is never followed', async () => {
+    const target = await probe((_req, res) => ok(res));
+    const redirector = await probe((_req, res) =>
+      res.writeHead(307, { location: `${target.url}/elsewhere` }).end('moved'),
+    );
+    open.push(target, redirector);
+    const t = transportFor(redirector.url, 1);
+    const res = await t.ky.post('v2/data/transactions', { json: {}, throwHttpErrors: false });
+    expect(res.status).toBe(307);
+    expect(res.headers.get('location')).toBe(`${target.url}/elsewhere`);
+    expect(await res.text()).toBe('moved');
+    expect(target.requests).toBe(0);
+  });
+
+  it('streams the body as it arrives, and reads a large chunked body whole', async () => {
+    let release: (() => void) | undefined;
+    const big = 'x'.repeat(64 * 1024);
+    const server = await probe((req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      if (req.url?.endsWith('/big')) {
+        for (let i = 0; i < 80; i++) res.write(big); // 5 MiB in 64 KiB chunks
+        res.end();
+        return;
+      }
+      res.write('head;');
+      release = () => res.end('tail');
+    });
+    open.push(server);
+    const t = transportFor(server.url, 2);
+    const res = await t.ky.get('live');
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    // The first part is readable while the server still holds the rest back.
+    expect(Buffer.from((await reader.read()).value as Uint8Array).toString()).toBe('head;');
+    release?.();
+    let rest = '';
+    for (;;) {
+      const r = await reader.read();
+      if (r.done) break;
+      rest += Buffer.from(r.value).toString();
+    }
+    expect(rest).toBe('tail');
+    const whole = await (await t.ky.get('big')).text();
+    expect(whole.length).toBe(80 * big.length);
+  });
+
+  it('no-body answers (204, HEAD) are empty Responses', async () => {
+    const server = await probe((req, res) => {
+      if (req.method === 'HEAD') res.writeHead(405, { allow: 'POST', 'content-length': '12' }).end();
+      else res.writeHead(204).end();
+    });
+    open.push(server);
+    const t = transportFor(server.url, 1);
+    const none = await t.ky.post('v2/x', { json: {} });
+    expect(none.status).toBe(204);
+    expect(await none.text()).toBe('');
+    const head = await t.ky.head('v2/data/transactions', { throwHttpErrors: false });
+    expect(head.status).toBe(405);
+    expect(head.headers.get('allow')).toBe('POST');
+    expect(await head.text()).toBe('');
+    // Both on one kept-alive socket.
+    expect(server.accepted).toBe(1);
+  });
+
+  it("ky's hooks see the request and the response (a clone readable beside the caller's body)", async () => {
+    const server = await probe((req, res) => ok(res, { echoed: req.headers['x-hooked'] ?? null }));
+    open.push(server);
+    const t = transportFor(server.url, 1);
+    const seen: unknown[] = [];
+    const hooked = t.ky.extend({
+      hooks: {
+        beforeRequest: [({ request }) => request.headers.set('x-hooked', 'yes')],
+        afterResponse: [
+          async ({ response }) => {
+            seen.push(response.status, await response.clone().json());
+          },
+        ],
+      },
+    });
+    const body = await hooked.get('hooks').json();
+    expect(body).toEqual({ echoed: 'yes' });
+    expect(seen).toEqual([200, { echoed: 'yes' }]);
+  });
+});
+
+describe('errors keep the shapes ky and the client classify', () => {
+  it("a refused connection is ky's NetworkError around fetch's TypeError('fetch failed') with the errno", async () => {
+    const t = transportFor('http://127.0.0.1:1', 1);
+    const err = (await rejection(t.ky.get('x'))) as Error & { cause?: Error & { cause?: { code?: string } } };
+    expect(isNetworkError(err)).toBe(true);
+    expect(err.cause).toBeInstanceOf(TypeError);
+    expect(err.cause?.message).toBe('fetch failed');
+    expect(err.cause?.cause?.code).toBe('ECONNREFUSED');
+    expect(isConnectionFailure(err.cause)).toBe(true);
+  });
+
+  it('a connection dropped before the answer is a network error that is not a connection failure', async () => {
+    const server = await probe((req) => req.socket.destroy());
+    open.push(server);
+    const client = createClient(configFor(server.url));
+    open.push(client);
+    const err = (await rejection(
+      client.postTransactions(makeTransactions(1), { requestId: 'drop-1' }),
+    )) as SvcNetworkError;
+    expect(err).toBeInstanceOf(SvcNetworkError);
+    expect(err.aborted).toBe(false);
+    expect(err.connection).toBe(false);
+  });
+
+  it('a connection dropped in the middle of the answer body is a network error (retried), not a refused request', async () => {
+    const server = await probe((req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '500' });
+      res.write('{"requestId":"');
+      setTimeout(() => req.socket.destroy(), 20);
+    });
+    open.push(server);
+    const client = createClient(configFor(server.url));
+    open.push(client);
+    const err = (await rejection(
+      client.postTransactions(makeTransactions(1), { requestId: 'cut-1' }),
+    )) as SvcNetworkError;
+    expect(err).toBeInstanceOf(SvcNetworkError);
+    expect(err.code).toBe('SEND_NETWORK');
+    expect(err.aborted).toBe(false);
+    expect(err.message).toContain('cut-1');
+  });
+});
+
+describe('against the simulator', () => {
+  let sim: Simulator;
+  beforeAll(async () => {
+    sim = await startSimulator({ seed: 14 });
+  });
+  afterAll(async () => {
+    await sim.close();
+  });
+
+  it('64 batches at concurrency 8 are each delivered once, over at most 8 sockets', async () => {
+    const client = createClient(configFor(sim.url), { connections: 8 });
+    open.push(client);
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        while (next < 64) {
+          const b = next++;
+          const res = await client.postTransactions(makeTransactions(50, b * 50), { requestId: `b-${b}` });
+          expect(res.requestId).toBe(`b-${b}`);
+        }
+      }),
+    );
+    expect(sim.deliveries().size).toBe(64 * 50);
+    expect([...sim.deliveries().values()].every((n) => n === 1)).toBe(true);
+    expect(sim.stats().maxInFlight).toBeLessThanOrEqual(8);
+  });
+});
+
+async function waitFor(cond: () => boolean, ms = 3000): Promise<void> {
+  const until = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > until) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
