@@ -23,6 +23,8 @@ export interface ChainRun {
   /** Ready (admit([]) done: see notices.ts readyStore). */
   store: LedgerStore;
   runId: string;
+  /** Batch ids are `<batchPrefix>-<n>` (default the run id; a backfill worker adds the partition). */
+  batchPrefix?: string;
   /** The counters this run moves (a partition's own, or the whole send's). */
   counters: Counters;
   rejects: RejectsWriter;
@@ -52,7 +54,7 @@ export async function runChain(r: ChainRun): Promise<ChainRunEnd> {
     const sink = r.dispatch ? createDispatcher({ ...r.dispatch, ...recorder }) : createDryRunSink(c);
     r.onSink?.(sink);
     r.signal?.addEventListener('abort', () => sink.stop(), { once: true });
-    const batcher = createBatcher(r.batchSize, r.runId);
+    const batcher = createBatcher(r.batchSize, r.batchPrefix ?? r.runId);
     const onSkipped = (n: number) => {
       c.skipped += n;
     };

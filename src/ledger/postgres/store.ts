@@ -10,7 +10,10 @@ import { connectLedgerDb, openPgSession, type PgSession, type PgSessionOptions }
 
 export interface PgLedgerStoreOptions
   extends OpenLedgerOptions,
-    Pick<PgSessionOptions, 'leaseMs' | 'heartbeatMs' | 'passwordFile' | 'waitMs' | 'onLeaseLapsed'> {
+    Pick<
+      PgSessionOptions,
+      'leaseMs' | 'heartbeatMs' | 'passwordFile' | 'waitMs' | 'allowPlaintext' | 'onLeaseLapsed'
+    > {
   /** Claim under an existing worker session (backfill work: the worker that holds the partition); else one is opened. */
   session?: PgSession;
 }
