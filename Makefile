@@ -3,7 +3,7 @@ SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 STAMP := node_modules/.installed
 
-.PHONY: setup build typecheck lint format test demo bench clean
+.PHONY: setup build typecheck lint format test demo demo-cluster bench clean
 
 setup: $(STAMP)
 
@@ -31,6 +31,10 @@ test: $(STAMP)
 
 demo: $(STAMP)
 	node src/cli/demo.ts
+
+# A backfill split across three workers on a throwaway PostgreSQL (from npm), one of them killed -9 mid-way.
+demo-cluster: $(STAMP)
+	node test/demo/cluster.ts
 
 bench: $(STAMP)
 	node test/bench/run.ts $(BENCH_ARGS)
