@@ -58,8 +58,10 @@ export async function runChain(r: ChainRun): Promise<ChainRunEnd> {
     const onSkipped = (n: number) => {
       c.skipped += n;
     };
-    const room = () => r.batchSize - batcher.pending;
-    const dedupe = createDedupe({ store: r.store, seen, room, onSkipped });
+    // Groups are admitted ahead of batching (drive.ts): one closes where the batch under way would be full once every
+    // group under admission is batched, so a group holds about one batch and admits cost one round trip per batch.
+    const room = () => r.batchSize - (dedupe.expected % r.batchSize);
+    const dedupe: ReturnType<typeof createDedupe> = createDedupe({ store: r.store, seen, room, onSkipped });
     const onPass = relaxedNotice(logger, r.profileName);
     const end = await driveChain(r.chunks, {
       counters: c,

@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
+import { CLUSTER_SCENARIOS, runCluster } from './cluster.ts';
 import { type DataKind, writeAckedLedger, writeDataFile } from './gen.ts';
 import { type ChildResult, NODE, onPath, ROOT, runCli, runExternal, startDaemon } from './measure.ts';
 import { formatSummary } from './prof-summary.ts';
@@ -52,7 +53,8 @@ function parseArgs(argv: string[]): Args {
     else if (f === '--e2e-seconds') a.e2eSeconds = num(f, next());
     else if (f === '--help' || f === '-h') {
       process.stdout.write(
-        'node test/bench/run.ts [--quick] [--only dry,miller,e2e,mem,resume|<scenario>] [--runs N] [--rows N]\n' +
+        'node test/bench/run.ts [--quick] [--only dry,miller,e2e,mem,resume,pg-vs-file,workers-4,resume-pg|<scenario>]\n' +
+          '  [--runs N] [--rows N]\n' +
           '  [--profile] [--resume-ids N] [--mem-rows a,b] [--e2e-seconds S]\n',
       );
       process.exit(0);
@@ -89,6 +91,8 @@ interface ScenarioResult {
   target?: string;
   met?: boolean | null;
   note?: string;
+  /** The table's two free columns, when the scenario words them itself (cluster.ts). */
+  display?: { extra: string; other: string };
 }
 
 function median(xs: number[]): number {
@@ -469,16 +473,18 @@ function table(results: ScenarioResult[]): string {
   ];
   const lines = results.map((r) => {
     const m = r.median;
-    const extra =
-      r.group === 'e2e'
+    const extra = r.display
+      ? r.display.extra
+      : r.group === 'e2e'
         ? `ratio ${m.ratio?.toFixed(3)} (${m.txPerSec} tx/s)`
         : m.vsMillerCpu !== undefined
           ? `CPU x${m.vsMillerCpu}, wall x${m.vsMillerWall}`
           : m.rssGrowth !== undefined
             ? `RSS growth x${m.rssGrowth}`
             : '';
-    const other =
-      r.group === 'e2e'
+    const other = r.display
+      ? r.display.other
+      : r.group === 'e2e'
         ? `loop p99 ${m.loopP99Ms?.toFixed(1)} ms`
         : r.group === 'resume'
           ? `start-up ${(m.startupMs! / 1000).toFixed(1)} s, skipped ${m.skipped}`
@@ -516,6 +522,7 @@ const SCENARIOS = [
   'e2e-c32',
   'mem',
   'resume',
+  ...CLUSTER_SCENARIOS,
 ] as const;
 
 async function main(): Promise<void> {
@@ -548,6 +555,8 @@ async function main(): Promise<void> {
       for (const [k, rows] of a.memRows.entries())
         results.push(await memory(rows, k === a.memRows.length - 1 && a.memRows.length > 1 ? 1 : a.runs));
     } else if (s === 'resume') results.push(await resume(a));
+    else if ((CLUSTER_SCENARIOS as readonly string[]).includes(s))
+      results.push(await runCluster(s as (typeof CLUSTER_SCENARIOS)[number], a));
   }
   judge(results);
   const out = {
