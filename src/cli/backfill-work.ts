@@ -10,6 +10,7 @@ import {
   deliveryFlags,
   dispatchSettings,
   exitStatusOfRun,
+  followRun,
   rejectCaps,
   stopOnSignals,
   withRunMetrics,
@@ -75,10 +76,8 @@ async function workAndReport(
   logger: Logger,
   metrics: RunMetrics | null,
 ): Promise<number> {
-  const [{ writeStderr }, { startWork }, { startProgress }, { createClient }] = await Promise.all([
-    import('../log.ts'),
+  const [{ startWork }, { createClient }] = await Promise.all([
     import('../backfill/work.ts'),
-    import('./send-output.ts'),
     import('../client/index.ts'),
   ]);
   const config = ctx.config;
@@ -103,26 +102,17 @@ async function workAndReport(
     logger,
     signal: stop.signal,
   });
-  metrics?.track(work.progress);
-  const stopProgress =
-    opts.progress === false
-      ? () => {}
-      : startProgress(work.progress, {
-          tty: Boolean(process.stderr.isTTY),
-          intervalMs: config.send.progressIntervalMs,
-          logger,
-        });
-  let summary: Awaited<typeof work.done>;
-  try {
-    summary = await work.done;
-  } finally {
-    stopProgress();
-    await client.close();
-    stop.off();
-  }
-  if (opts.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
-  else writeStderr(formatWorkSummary(summary));
-  const level = process.stderr.isTTY && !opts.json ? 'debug' : 'info';
-  logger[level]({ event: 'run.end', ...summary }, 'worker finished');
+  const summary = await followRun(work, {
+    progress: opts.progress,
+    json: opts.json,
+    config,
+    logger,
+    metrics,
+    text: formatWorkSummary,
+    after: async () => {
+      await client.close();
+      stop.off();
+    },
+  });
   return exitStatusOfRun(summary, { allowEmpty: true, logger });
 }

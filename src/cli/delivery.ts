@@ -7,7 +7,7 @@ import type { Config, ConfigFlags } from '../config/index.ts';
 import { EXIT, exitStatusOf, SvcIngestError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { RunMetrics } from '../metrics/run-metrics.ts';
-import type { RunSummary } from '../record/counters.ts';
+import type { RunProgress, RunSummary } from '../record/counters.ts';
 import type { PostTransactions } from '../send/attempt.ts';
 
 /** The delivery, rejects and progress flags as commander parses them. */
@@ -244,4 +244,49 @@ export function exitStatusOfRun(
     return EXIT.EMPTY;
   }
   return EXIT.OK;
+}
+
+/**
+ * Follows a run to its end: its metrics track it, progress shows (a live line on a TTY, else log lines) unless
+ * `--no-progress`, and `after` runs however it ends (close the client, stop listening for signals). Then the
+ * summary: one JSON line on stdout with `--json`, else `text` on stderr; and the `run.end` log line.
+ */
+export async function followRun<S extends object>(
+  run: { progress(): RunProgress; done: Promise<S> },
+  o: {
+    progress: boolean | undefined;
+    json: boolean | undefined;
+    config: Config;
+    logger: Logger;
+    metrics: RunMetrics | null;
+    text: (summary: S) => string;
+    after: () => Promise<void>;
+  },
+): Promise<S> {
+  const [{ writeStderr }, { startProgress }] = await Promise.all([
+    import('../log.ts'),
+    import('./send-output.ts'),
+  ]);
+  o.metrics?.track(run.progress);
+  const stopProgress =
+    o.progress === false
+      ? () => {}
+      : startProgress(run.progress, {
+          tty: Boolean(process.stderr.isTTY),
+          intervalMs: o.config.send.progressIntervalMs,
+          logger: o.logger,
+        });
+  let summary: S;
+  try {
+    summary = await run.done;
+  } finally {
+    stopProgress();
+    await o.after();
+  }
+  if (o.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
+  else writeStderr(o.text(summary));
+  // On a terminal the readable summary above says it all; elsewhere the log line is for log collectors.
+  const level = process.stderr.isTTY && !o.json ? 'debug' : 'info';
+  o.logger[level]({ event: 'run.end', ...(summary as Record<string, unknown>) }, 'run finished');
+  return summary;
 }

@@ -11,6 +11,7 @@ import {
   deliveryFlags,
   dispatchSettings,
   exitStatusOfRun,
+  followRun,
   rejectCaps,
   stopOnSignals,
   withRunMetrics,
@@ -117,13 +118,11 @@ async function sendAndReport(
   logger: Logger,
   metrics: RunMetrics | null,
 ): Promise<number> {
-  const [{ writeStderr }, { startSend }, { formatSummary, startProgress }, { choosePool }] =
-    await Promise.all([
-      import('../log.ts'),
-      import('../pipeline.ts'),
-      import('./send-output.ts'),
-      import('../prepare/choose.ts'),
-    ]);
+  const [{ startSend }, { formatSummary }, { choosePool }] = await Promise.all([
+    import('../pipeline.ts'),
+    import('./send-output.ts'),
+    import('../prepare/choose.ts'),
+  ]);
   const dryRun = Boolean(flags.dryRun);
   let client: Pick<
     import('../client/index.ts').SvcClient,
@@ -171,28 +170,17 @@ async function sendAndReport(
     signal: stop.signal,
     allowEmpty: Boolean(flags.allowEmpty),
   });
-  metrics?.track(run.progress);
-  const stopProgress =
-    flags.progress === false
-      ? () => {}
-      : startProgress(run.progress, {
-          tty: Boolean(process.stderr.isTTY),
-          intervalMs: config.send.progressIntervalMs,
-          logger,
-        });
-  let summary: Awaited<typeof run.done>;
-  try {
-    summary = await run.done;
-  } finally {
-    stopProgress();
-    await client?.close();
-    stop.off();
-  }
-  if (flags.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
-  else writeStderr(formatSummary(summary, Boolean(flags.allowEmpty)));
-  // On a terminal the readable summary above says it all; elsewhere the log line is for log collectors.
-  const level = process.stderr.isTTY && !flags.json ? 'debug' : 'info';
-  logger[level]({ event: 'run.end', ...summary }, 'run finished');
-
+  const summary = await followRun(run, {
+    progress: flags.progress,
+    json: flags.json,
+    config,
+    logger,
+    metrics,
+    text: (sum) => formatSummary(sum, Boolean(flags.allowEmpty)),
+    after: async () => {
+      await client?.close();
+      stop.off();
+    },
+  });
   return exitStatusOfRun(summary, { allowEmpty: Boolean(flags.allowEmpty), logger });
 }
