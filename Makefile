@@ -3,7 +3,7 @@ SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 STAMP := node_modules/.installed
 
-.PHONY: setup build typecheck lint format test demo bench clean
+.PHONY: setup build typecheck lint format test demo demo-cluster postgres bench clean
 
 setup: $(STAMP)
 
@@ -31,6 +31,14 @@ test: $(STAMP)
 
 demo: $(STAMP)
 	node src/cli/demo.ts
+
+# A backfill split across three workers on a throwaway PostgreSQL (from npm), one of them killed -9 mid-way.
+demo-cluster: $(STAMP)
+	node test/demo/cluster.ts
+
+# A local PostgreSQL from npm to try the shared ledger with (README "More than one machine"), until Ctrl-C.
+postgres: $(STAMP)
+	node test/demo/postgres.ts
 
 bench: $(STAMP)
 	node test/bench/run.ts $(BENCH_ARGS)

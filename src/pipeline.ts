@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { columnMissing, logRunStart, readyStore } from './chain/notices.ts';
 import type { SendOptions } from './chain/options.ts';
-import { runChain } from './chain/run.ts';
+import { runChainSettled, settlePollMs } from './chain/settle.ts';
 import { checkStateFile } from './ledger/file/files.ts';
 import { openLedgerStore } from './ledger/open.ts';
 import type { LedgerStore } from './ledger/store.ts';
@@ -71,6 +71,8 @@ async function runSend(o: SendOptions, c: Counters, live: Live): Promise<RunSumm
       signal: o.signal,
       passwordFile: o.passwordFile,
       leaseMs: o.leaseMs,
+      waitMs: o.waitMs,
+      allowPlaintext: o.allowPlaintext,
     });
     logRunStart(log, runId, store.location, rejectsPath, o.dryRun);
     // Before any record is read (standard input would be consumed): does the service answer at all? A signal
@@ -88,22 +90,25 @@ async function runSend(o: SendOptions, c: Counters, live: Live): Promise<RunSumm
         sources: inputs.specs.map(sourceName),
       };
       if (rejectsPath) rejects = await openRejectsWriter(o.rejectsPath, caps);
-      end = await runChain({
-        chunks: source.chunks,
-        store,
-        runId,
-        counters: c,
-        rejects,
-        caps: o,
-        batchSize: o.batchSize,
-        dispatch: o.dryRun ? undefined : o.dispatch,
-        profileName: profile.name,
-        logger: log,
-        signal: o.signal,
-        onSink: (sink) => {
-          live.inFlight = () => sink.inFlight;
+      end = await runChainSettled(
+        {
+          chunks: source.chunks,
+          store,
+          runId,
+          counters: c,
+          rejects,
+          caps: o,
+          batchSize: o.batchSize,
+          dispatch: o.dryRun ? undefined : o.dispatch,
+          profileName: profile.name,
+          logger: log,
+          signal: o.signal,
+          onSink: (sink) => {
+            live.inFlight = () => sink.inFlight;
+          },
         },
-      });
+        { pollMs: settlePollMs(o.leaseMs ?? 30_000) },
+      );
     }
     return summarize(c, {
       ...end,

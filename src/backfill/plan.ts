@@ -18,6 +18,8 @@ export interface PlanOptions {
   /** postgres://… */
   url: string;
   passwordFile?: string;
+  waitMs?: number;
+  allowPlaintext?: boolean;
   files: string[];
   mapping?: string;
   format?: InputFormat;
@@ -47,8 +49,12 @@ export interface PlanResult {
   files: PlannedFile[];
 }
 
-/** The profile as every worker must find it: a shipped name, or an absolute path; and its content's digest. */
-async function mappingOf(mapping: string | undefined): Promise<{ mapping?: string; sha256?: string }> {
+/**
+ * The profile as every worker must find it: a shipped name, or an absolute path; and its content's digest (a worker
+ * compares it with the planned one before reading a partition).
+ * @example await mappingOf('northwind-csv') // { mapping: 'northwind-csv', sha256: '3f…' }
+ */
+export async function mappingOf(mapping: string | undefined): Promise<{ mapping?: string; sha256?: string }> {
   if (mapping === undefined || mapping === 'canonical') return {};
   const isPath = /[\\/]/.test(mapping) || mapping.endsWith('.json');
   const file = isPath ? path.resolve(mapping) : path.join(MAPPINGS_DIR, `${mapping}.json`);
@@ -90,6 +96,8 @@ export async function planBackfill(o: PlanOptions): Promise<PlanResult> {
   const mapping = await mappingOf(o.mapping);
   const { db } = await connectLedgerDb(o.url, {
     passwordFile: o.passwordFile,
+    waitMs: o.waitMs,
+    allowPlaintext: o.allowPlaintext,
     logger: o.logger,
     write: true,
   });

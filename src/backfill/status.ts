@@ -1,5 +1,5 @@
 // `backfill status` as text: partitions by state, records, bytes, rate and ETA, then one line per worker.
-import type { BackfillStatus } from '../ledger/postgres/partitions.ts';
+import type { BackfillStatus } from '../ledger/postgres/status.ts';
 
 /** 1536 → '1.5 KB' (powers of 1024, one decimal). */
 export function formatBytes(n: number): string {
@@ -35,7 +35,9 @@ export function formatStatus(s: BackfillStatus): string[] {
   const lines = [
     `backfill in ${s.ledger}: ${s.done ? 'done' : p.total === 0 ? 'nothing planned' : 'in progress'}`,
     `partitions: ${p.total} in ${s.inputs} input(s) · ${p.done} done · ${p.working} working · ${p.stale} stale (worker's lease ran out) · ${p.pending} pending`,
-    `records: read ${int(r.read)} · sent ${int(r.sent)} · skipped ${int(r.skipped)} · failed ${int(r.failed)} · rejected ${int(r.rejected)}`,
+    `takeovers: ${p.takenOver === 0 ? 'none' : `${p.takenOver} partition(s) taken over from a worker whose lease ran out (${p.takeovers} time(s)); each was read again from its start, its acknowledged records skipped`}`,
+    `records: read ${int(r.read)} · sent ${int(r.sent)} · skipped ${int(r.skipped)} · failed ${int(r.failed)} · rejected ${int(r.rejected)} (by partition; a taken-over partition counts what its earlier holder sent as skipped)`,
+    `acknowledged by the workers: ${int(s.acked.records)} records in ${int(s.acked.batches)} batches`,
     `bytes: ${formatBytes(s.bytes.done)} of ${formatBytes(s.bytes.total)}${pct}`,
   ];
   if (s.startedAt) {
@@ -48,10 +50,13 @@ export function formatStatus(s: BackfillStatus): string[] {
       `rate: ${int(s.rate.recordsPerSecond)} records/s · ${formatBytes(s.rate.bytesPerSecond)}/s over ${formatSeconds(s.elapsedSeconds)} · ${eta}`,
     );
   }
+  if (s.workers.length > 0) lines.push('workers:');
   for (const w of s.workers) {
     const c = w.records;
+    const state = w.state === 'gone' ? 'gone: its lease ran out' : w.state;
     lines.push(
-      `  ${w.workerId} (${w.live ? 'live' : 'gone'}): ${w.done} done, ${w.working} working · sent ${int(c.sent)} · skipped ${int(c.skipped)} · failed ${int(c.failed)} · rejected ${int(c.rejected)}`,
+      `  ${w.workerId} (${state}): claimed ${w.claimed}, ${w.done} done, ${w.working} working · acknowledged ${int(w.acked.records)} · ` +
+        `in its partitions: sent ${int(c.sent)} · skipped ${int(c.skipped)} · failed ${int(c.failed)} · rejected ${int(c.rejected)}`,
     );
   }
   return lines;

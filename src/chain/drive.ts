@@ -36,6 +36,9 @@ export interface ChainEnd {
   outage: boolean;
 }
 
+/** Groups of records (about a batch each) admitted by the ledger store ahead of the batch being handed to the sink. */
+const LOOKAHEAD = 2;
+
 /** What a within-run duplicate is rejected with (the id itself is in `record`, masked, never in a message). */
 const DUPLICATE = {
   field: 'transactionId',
@@ -49,18 +52,34 @@ const DUPLICATE = {
  */
 export async function driveChain(chunks: PreparedChunks, s: ChainStages): Promise<ChainEnd> {
   const { counters: c, rejecter, dedupe, batcher, sink } = s;
-  /** The valid records the ledger store admits now go into batches; a full batch goes to the sink. */
-  const pass = async (): Promise<void> => {
-    // A group never overfills the batch under way, so only its last record can complete a batch.
-    for (const item of await dedupe.admit()) {
+  const submit = (batch: Batch) => sink.submit(batch);
+  /**
+   * Groups under admission by the ledger store, oldest first: the reader goes on while the store answers (a
+   * database's round trip overlaps the wait for a free slot), and their records are batched in input order.
+   */
+  const ahead: Array<Promise<BatchItem[]>> = [];
+  const admitNow = (): void => {
+    const p = dedupe.admit();
+    p.catch(() => {}); // awaited below, in order; a rejection ends the run there
+    ahead.push(p);
+  };
+  /** The admitted records of the oldest group into batches; a full batch goes to `onFull`. */
+  const batchOldest = async (onFull: (batch: Batch) => Promise<void>): Promise<void> => {
+    for (const item of await (ahead.shift() as Promise<BatchItem[]>)) {
       if ((item as PreparedTx).relaxed !== undefined) s.onPass?.(item as PreparedTx);
       const batch = batcher.push({ id: item.id, json: item.json, source: item.source, line: item.line });
-      if (batch) await sink.submit(batch);
+      if (batch) await onFull(batch);
     }
   };
-  /** What was read and not yet sent: the queued records admitted, and the partial batch. */
-  const rest = async (): Promise<Batch | null> => {
-    await pass();
+  /** The queued records go to the ledger store; once more than LOOKAHEAD groups are in admission, the oldest is batched. */
+  const pass = async (): Promise<void> => {
+    admitNow();
+    while (ahead.length > LOOKAHEAD) await batchOldest(submit);
+  };
+  /** What was read and not yet sent: every group admitted and batched (full batches to `onFull`), and the partial batch. */
+  const rest = async (onFull: (batch: Batch) => Promise<void> = submit): Promise<Batch | null> => {
+    admitNow();
+    while (ahead.length > 0) await batchOldest(onFull);
     return batcher.flush();
   };
   let interrupted: string | null = null;
@@ -90,8 +109,9 @@ export async function driveChain(chunks: PreparedChunks, s: ChainStages): Promis
     if (err instanceof StopError) {
       // The run stops (outage, refused credentials, a redirect): records read but not sent are recorded as
       // failed ("not sent: …"), so read = sent + skipped + failed + rejected holds and a rerun sends them.
-      const last = await rest();
-      if (last) await sink.abandon(last, err.notSent, true);
+      const notSent = (b: Batch) => sink.abandon(b, err.notSent, true);
+      const last = await rest(notSent);
+      if (last) await notSent(last);
       await sink.drain().catch((e: unknown) => {
         if (e !== err) throw e;
       });
@@ -101,8 +121,9 @@ export async function driveChain(chunks: PreparedChunks, s: ChainStages): Promis
     } else if (s.stopRequested() && err instanceof SvcIngestError && err.code.startsWith('INPUT_')) {
       // A signal closed standard input under the reader: that is the stop, not a read error.
       interrupted = s.stopRequested();
-      const last = await rest();
-      if (last) await sink.abandon(last, 'not sent: interrupted');
+      const notSent = (b: Batch) => sink.abandon(b, 'not sent: interrupted');
+      const last = await rest(notSent);
+      if (last) await notSent(last);
       await sink.drain();
     } else {
       // Stop sending at once; what is in flight settles and is recorded (if the ledger still can).

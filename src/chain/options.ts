@@ -25,9 +25,11 @@ export interface SendOptions extends RejectCaps {
   preflight?: (signal?: AbortSignal) => Promise<void>;
   /** Where the ledger is: a file path, or a postgres:// URL (the LedgerStore is picked from it). */
   ledger: string;
-  /** The PostgreSQL ledger's password file and lease (config `ledger.*`); a file ledger ignores them. */
+  /** The PostgreSQL ledger's password file, lease, wait and TLS rule (config `ledger.*`); a file ledger ignores them. */
   passwordFile?: string;
   leaseMs?: number;
+  waitMs?: number;
+  allowPlaintext?: boolean;
   rejectsPath: string;
   /** Write rejects even in a dry run (the user named --rejects). */
   rejectsExplicit?: boolean;

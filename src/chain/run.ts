@@ -23,6 +23,8 @@ export interface ChainRun {
   /** Ready (admit([]) done: see notices.ts readyStore). */
   store: LedgerStore;
   runId: string;
+  /** Batch ids are `<batchPrefix>-<n>` (default the run id; a backfill worker adds the partition). */
+  batchPrefix?: string;
   /** The counters this run moves (a partition's own, or the whole send's). */
   counters: Counters;
   rejects: RejectsWriter;
@@ -52,12 +54,14 @@ export async function runChain(r: ChainRun): Promise<ChainRunEnd> {
     const sink = r.dispatch ? createDispatcher({ ...r.dispatch, ...recorder }) : createDryRunSink(c);
     r.onSink?.(sink);
     r.signal?.addEventListener('abort', () => sink.stop(), { once: true });
-    const batcher = createBatcher(r.batchSize, r.runId);
+    const batcher = createBatcher(r.batchSize, r.batchPrefix ?? r.runId);
     const onSkipped = (n: number) => {
       c.skipped += n;
     };
-    const room = () => r.batchSize - batcher.pending;
-    const dedupe = createDedupe({ store: r.store, seen, room, onSkipped });
+    // Groups are admitted ahead of batching (drive.ts): one closes where the batch under way would be full once every
+    // group under admission is batched, so a group holds about one batch and admits cost one round trip per batch.
+    const room = () => r.batchSize - (dedupe.expected % r.batchSize);
+    const dedupe: ReturnType<typeof createDedupe> = createDedupe({ store: r.store, seen, room, onSkipped });
     const onPass = relaxedNotice(logger, r.profileName);
     const end = await driveChain(r.chunks, {
       counters: c,

@@ -6,7 +6,9 @@ import type { PlanResult } from '../backfill/plan.ts';
 import { formatBytes, formatStatus } from '../backfill/status.ts';
 import { SvcIngestError } from '../errors.ts';
 import type { InputFormat } from '../model/input.ts';
+import type { WorkCliOptions } from './backfill-work.ts';
 import { addExamples, parseIntOption, printJson, printText } from './common.ts';
+import { addDispatchOptions, addProgressOptions, addRejectCapOptions } from './delivery.ts';
 import { addPgLedgerOptions, type PgLedgerOptions, pgLedgerContext } from './pg-ledger.ts';
 
 interface PlanCliOptions extends PgLedgerOptions {
@@ -42,6 +44,8 @@ async function runPlan(files: string[], opts: PlanCliOptions): Promise<void> {
   const r = await planBackfill({
     url: ctx.url,
     passwordFile: ctx.passwordFile,
+    waitMs: ctx.waitMs,
+    allowPlaintext: ctx.allowPlaintext,
     files,
     mapping: opts.mapping,
     format: opts.format,
@@ -56,9 +60,11 @@ async function runPlan(files: string[], opts: PlanCliOptions): Promise<void> {
 async function runStatus(opts: PgLedgerOptions): Promise<void> {
   const ctx = pgLedgerContext(opts, 'backfill status');
   const { connectLedgerDb } = await import('../ledger/postgres/session.ts');
-  const { backfillStatus } = await import('../ledger/postgres/partitions.ts');
+  const { backfillStatus } = await import('../ledger/postgres/status.ts');
   const { db, hasSchema } = await connectLedgerDb(ctx.url, {
     passwordFile: ctx.passwordFile,
+    waitMs: ctx.waitMs,
+    allowPlaintext: ctx.allowPlaintext,
     logger: ctx.logger,
     write: false,
   });
@@ -82,6 +88,10 @@ export function define(program: Command): void {
     [
       'svc-ingest backfill plan --ledger postgres://svc@db.internal/ledger /shared/exports/2019-*.csv',
       'cut the inputs into partitions',
+    ],
+    [
+      'svc-ingest backfill work --ledger postgres://svc@db.internal/ledger --concurrency 8',
+      'start a worker (on each host)',
     ],
     ['svc-ingest backfill status --ledger postgres://svc@db.internal/ledger', 'how far it is'],
   ]);
@@ -114,6 +124,50 @@ export function define(program: Command): void {
     [
       'svc-ingest backfill plan --mapping northwind-csv --partition-bytes 268435456 a.csv b.csv.gz',
       'with a profile, larger partitions, the ledger from SVC_LEDGER_URL',
+    ],
+  ]);
+  const work = addPgLedgerOptions(
+    backfill
+      .command('work')
+      .description(
+        'claim partitions one after the other and send each through the normal chain, until every partition\n' +
+          'is done; start one on each host (any number). A partition whose worker dies is claimed again after\n' +
+          'its lease (ledger.leaseMs) and resumed without resending what was acknowledged.',
+      ),
+  )
+    .option('--base-url <url>', 'service base URL (env SVC_BASE_URL)')
+    .option('--timeout <ms>', 'per-request timeout in ms (env SVC_TIMEOUT_MS)')
+    .option('--insecure-http', 'allow plain http to a non-loopback host (env SVC_ALLOW_INSECURE_HTTP)')
+    .option(
+      '--worker-id <id>',
+      'this worker’s name in the ledger (default host:pid:run); never the same for two live workers',
+    )
+    .option('--rejects <path>', 'this worker’s rejected records, NDJSON (default ledger/rejects.ndjson)')
+    .option(
+      '--retry-failed',
+      'first read again the done partitions that hold failed records (resends those)',
+    );
+  addProgressOptions(addRejectCapOptions(addDispatchOptions(work)))
+    .addHelpText(
+      'after',
+      '\nExit status: 0 every partition done and every valid record acknowledged; 1 could not run (also: an input\n' +
+        'changed since it was planned, a mapping that differs from the planned one, too many rejects); 2 some\n' +
+        'records rejected; 3 some batches failed (--retry-failed resends them); 5 service unavailable (the partition\n' +
+        'is pending again); 130/143 SIGINT/SIGTERM: in-flight batches settled, the partition and unsent claims\n' +
+        'released. Most severe wins: 1, 130/143, 5, 3, 2.',
+    )
+    .action(async (opts: WorkCliOptions) => {
+      const { runWorkCommand } = await import('./backfill-work.ts');
+      process.exitCode = await runWorkCommand(opts);
+    });
+  addExamples(work, [
+    [
+      'svc-ingest backfill work --ledger postgres://svc@db.internal/ledger --concurrency 8 --rejects /var/lib/svc-ingest/rejects-$(hostname).ndjson',
+      'one worker on this host',
+    ],
+    [
+      'SVC_LEDGER_URL=postgres://svc@db.internal/ledger svc-ingest backfill work --metrics-file /var/lib/node_exporter/backfill.prom --json',
+      'metrics for this worker, summary as JSON',
     ],
   ]);
   const status = addPgLedgerOptions(

@@ -12,6 +12,8 @@ async function runMigrate(opts: PgLedgerOptions): Promise<void> {
   const { resolvePgTarget } = await import('../ledger/postgres/url.ts');
   const db = await connectPg(resolvePgTarget(ctx.url, { passwordFile: ctx.passwordFile }), {
     logger: ctx.logger,
+    waitMs: ctx.waitMs,
+    allowPlaintext: ctx.allowPlaintext,
   });
   try {
     const r = await migrate(db).catch((err) => {

@@ -1,10 +1,13 @@
 // `svc-ingest ledger status|failed|find`: what the ledgers say, for operators and support (read-only, no service).
 import { once } from 'node:events';
 import type { Command } from 'commander';
-import { EXIT, ExitError } from '../errors.ts';
+import type { Config } from '../config/index.ts';
+import { EXIT, ExitError, SvcIngestError } from '../errors.ts';
 import type { FoundLine } from '../ledger/file/find.ts';
 import type { LedgerRun, LedgerStatus, OutstandingFailure } from '../ledger/file/query.ts';
 import type { LedgerReadStats } from '../ledger/file/read.ts';
+import type { PgDb } from '../ledger/postgres/db.ts';
+import { isPostgresUrl } from '../ledger/postgres/url.ts';
 import {
   addExamples,
   addLedgerOption,
@@ -87,11 +90,55 @@ function foundLine(h: FoundLine): string {
   return `${h.transactionId}  ${h.status.padEnd(6)}  ${h.ts ?? '?'}  batch ${h.batchId ?? '?'} (run ${h.runId ?? '?'})  ${what}${where}  [${h.ledger}:${h.ledgerLine}]`;
 }
 
+/**
+ * The PostgreSQL ledger the command is asked about, if it is one: `--ledger postgres://…` (or send.ledgerPath
+ * holding such a URL), read on its own — it cannot be mixed with ledger files.
+ */
+function pgLedgerOf(opts: LedgerOptions, config: Config): string | null {
+  const given = opts.ledger && opts.ledger.length > 0 ? opts.ledger : [config.send.ledgerPath];
+  if (!given.some(isPostgresUrl)) return null;
+  if (given.length > 1)
+    throw new SvcIngestError(
+      'USAGE_INVALID',
+      'a PostgreSQL ledger is read on its own: give it as the only --ledger (ledger files can be read together)',
+    );
+  return given[0] as string;
+}
+
+/** Runs `fn` on the PostgreSQL ledger `url`, read-only; a database without the ledger's schema is LEDGER_READ. */
+async function withPgLedger<T>(url: string, config: Config, fn: (db: PgDb) => Promise<T>): Promise<T> {
+  const [{ createLogger }, { connectLedgerDb }] = await Promise.all([
+    import('../log.ts'),
+    import('../ledger/postgres/session.ts'),
+  ]);
+  const { db, hasSchema } = await connectLedgerDb(url, {
+    passwordFile: config.ledger.passwordFile,
+    waitMs: config.ledger.waitMs,
+    allowPlaintext: config.ledger.allowPlaintext,
+    logger: createLogger({ level: config.log.level }),
+    write: false,
+  });
+  try {
+    if (!hasSchema)
+      throw new SvcIngestError(
+        'LEDGER_READ',
+        `the database ${db.location} holds no ledger (no svc_ingest schema): nothing was ever sent with it`,
+      );
+    return await fn(db).catch((err: unknown) => {
+      throw db.fail('LEDGER_READ', 'cannot read the ledger', err);
+    });
+  } finally {
+    await db.close();
+  }
+}
+
 async function setUp(opts: LedgerOptions) {
   // A signal ends the command through process.exit, so the indexes' temp folders are removed ('exit' handlers).
   process.once('SIGINT', () => process.exit(EXIT.SIGINT));
   process.once('SIGTERM', () => process.exit(EXIT.SIGTERM));
   const config = loadCommandConfig(opts);
+  const pg = pgLedgerOf(opts, config);
+  if (pg !== null) return { pg, config } as const;
   const paths = await ledgerPaths(opts.ledger, config);
   const [{ createLogger }, query] = await Promise.all([
     import('../log.ts'),
@@ -106,14 +153,20 @@ async function setUp(opts: LedgerOptions) {
       );
     }
   };
-  return { paths, query, warnBad };
+  return { pg: null, paths, query, warnBad } as const;
 }
 
 export async function runStatus(opts: LedgerOptions): Promise<number> {
-  const { paths, query, warnBad } = await setUp(opts);
-  const status = await query.ledgerStatus(paths);
-  for (const l of status.ledgers)
-    warnBad(l.path, { lines: l.lines, bad: l.badLines, badLines: l.badLineNumbers });
+  const ctx = await setUp(opts);
+  let status: LedgerStatus;
+  if (ctx.pg !== null) {
+    const { pgLedgerStatus } = await import('../ledger/postgres/query.ts');
+    status = await withPgLedger(ctx.pg, ctx.config, pgLedgerStatus);
+  } else {
+    status = await ctx.query.ledgerStatus(ctx.paths);
+    for (const l of status.ledgers)
+      ctx.warnBad(l.path, { lines: l.lines, bad: l.badLines, badLines: l.badLineNumbers });
+  }
   if (opts.json) printJson(status);
   else printText(formatStatus(status));
   return EXIT.OK;
@@ -141,19 +194,25 @@ function createStdoutLines() {
 }
 
 export async function runFailed(opts: LedgerOptions): Promise<number> {
-  const { paths, query, warnBad } = await setUp(opts);
+  const ctx = await setUp(opts);
   const out = createStdoutLines();
   let ids = 0;
   let batches = 0;
   let lastBatch: string | undefined;
   // The ids of one failed line come one after another.
-  for await (const f of query.outstandingFailures(paths, warnBad)) {
-    ids++;
-    const batch = `${f.ledger}\n${f.batchId}`;
-    if (batch !== lastBatch) batches++;
-    lastBatch = batch;
-    await out.push(opts.json ? JSON.stringify(f) : failureLine(f));
-  }
+  const list = async (failures: AsyncIterable<OutstandingFailure>): Promise<void> => {
+    for await (const f of failures) {
+      ids++;
+      const batch = `${f.ledger}\n${f.batchId}`;
+      if (batch !== lastBatch) batches++;
+      lastBatch = batch;
+      await out.push(opts.json ? JSON.stringify(f) : failureLine(f));
+    }
+  };
+  if (ctx.pg !== null) {
+    const { pgOutstandingFailures } = await import('../ledger/postgres/query.ts');
+    await withPgLedger(ctx.pg, ctx.config, (db) => list(pgOutstandingFailures(db)));
+  } else await list(ctx.query.outstandingFailures(ctx.paths, ctx.warnBad));
   if (!opts.json) {
     await out.push(
       ids === 0
@@ -166,20 +225,31 @@ export async function runFailed(opts: LedgerOptions): Promise<number> {
 }
 
 export async function runFind(ids: string[], opts: LedgerOptions): Promise<number> {
-  const { paths, warnBad } = await setUp(opts);
+  const ctx = await setUp(opts);
   const wanted = new Set(ids);
   const found = new Set<string>();
-  const { findInLedgers } = await import('../ledger/file/find.ts');
-  const read = await findInLedgers(paths, wanted, (hit) => {
+  const onHit = (hit: FoundLine) => {
     found.add(hit.transactionId);
     if (opts.json) printJson(hit);
     else printText([foundLine(hit)]);
-  });
-  for (const r of read) warnBad(r.path, r.stats);
+  };
+  let where: string;
+  if (ctx.pg !== null) {
+    const { pgFind } = await import('../ledger/postgres/query.ts');
+    where = await withPgLedger(ctx.pg, ctx.config, async (db) => {
+      await pgFind(db, wanted, onHit);
+      return db.location;
+    });
+  } else {
+    const { findInLedgers } = await import('../ledger/file/find.ts');
+    const read = await findInLedgers(ctx.paths, wanted, onHit);
+    for (const r of read) ctx.warnBad(r.path, r.stats);
+    where = ctx.paths.join(', ');
+  }
   const absent = [...wanted].filter((id) => !found.has(id));
   for (const id of absent) {
     if (opts.json) printJson({ transactionId: id, status: 'absent' });
-    else printText([`${id}  absent  in no line of ${paths.join(', ')}`]);
+    else printText([`${id}  absent  in no line of ${where}`]);
   }
   return absent.length > 0 ? EXIT.REJECTED : EXIT.OK;
 }
@@ -200,17 +270,21 @@ export function define(program: Command): void {
   const ledger = program
     .command('ledger')
     .description(
-      'what the ledger holds: status, outstanding failed ids, the batch that carried an id (file ledgers, ' +
-        'read-only); migrate: the schema of a PostgreSQL ledger',
+      'what the ledger holds: status, outstanding failed ids, the batch that carried an id (read-only; ledger ' +
+        'files or a PostgreSQL ledger); migrate: the schema of a PostgreSQL ledger',
     )
     .addHelpText(
       'after',
       '\nstatus, failed and find read every --ledger given (default send.ledgerPath); a missing ledger or a\n' +
-        'directory is an error.',
+        'directory is an error. A PostgreSQL ledger (--ledger postgres://USER@HOST/DB) is read on its own.',
     );
   addExamples(ledger, [
     ['svc-ingest ledger status', 'runs, batches, ids, outstanding failures, the last run'],
     ['svc-ingest ledger failed --json > outstanding.ndjson', 'the outstanding failed ids as NDJSON'],
+    [
+      'svc-ingest ledger status --ledger postgres://svc@db.internal/ledger',
+      'the shared PostgreSQL ledger (same answers, same shapes)',
+    ],
     [
       'svc-ingest ledger find tx-0001 --ledger /var/lib/svc-ingest/transactions.ndjson',
       'which batch and requestId carried an id',

@@ -1,17 +1,15 @@
 // Shared by the commands that need the PostgreSQL ledger (ledger migrate, backfill): --ledger / ledger.url /
 // SVC_LEDGER_URL, the password file, the logger; a file path there is refused with one line.
 import type { Command } from 'commander';
-import type { Config } from '../config/index.ts';
+import type { Config, ConfigFlags } from '../config/index.ts';
 import { SvcIngestError } from '../errors.ts';
 import { isPostgresUrl } from '../ledger/postgres/url.ts';
 import { createLogger, type Logger } from '../log.ts';
-import { loadCommandConfig } from './common.ts';
+import { type CommonOptions, loadCommandConfig } from './common.ts';
 
 /** The options every PostgreSQL-ledger command takes. */
-export interface PgLedgerOptions {
+export interface PgLedgerOptions extends CommonOptions {
   ledger?: string;
-  config?: string;
-  logLevel?: string;
   json?: boolean;
 }
 
@@ -31,16 +29,26 @@ export function addPgLedgerOptions(cmd: Command): Command {
 export interface PgLedgerContext {
   url: string;
   passwordFile?: string;
+  /** ledger.waitMs, ledger.allowPlaintext: how the connection behaves (connectLedgerDb / openPgSession options). */
+  waitMs: number;
+  allowPlaintext: boolean;
   config: Config;
   logger: Logger;
 }
 
-/** Resolve the ledger URL (flag > config/env) and set up logging; no URL or a file path is USAGE_INVALID. */
-export function pgLedgerContext(opts: PgLedgerOptions, command: string): PgLedgerContext {
-  const config = loadCommandConfig(
-    { config: opts.config, logLevel: opts.logLevel },
-    opts.ledger === undefined ? {} : { 'ledger.url': { value: opts.ledger, flag: '--ledger' } },
-  );
+/**
+ * Resolve the ledger URL (flag > config/env) and set up logging; no URL or a file path is USAGE_INVALID. `extra`:
+ * the command's own flags that are configuration keys.
+ */
+export function pgLedgerContext(
+  opts: PgLedgerOptions,
+  command: string,
+  extra: ConfigFlags = {},
+): PgLedgerContext {
+  const config = loadCommandConfig(opts, {
+    ...extra,
+    ...(opts.ledger === undefined ? {} : { 'ledger.url': { value: opts.ledger, flag: '--ledger' } }),
+  });
   const url = config.ledger.url;
   if (url === undefined) {
     throw new SvcIngestError(
@@ -57,6 +65,8 @@ export function pgLedgerContext(opts: PgLedgerOptions, command: string): PgLedge
   return {
     url,
     passwordFile: config.ledger.passwordFile,
+    waitMs: config.ledger.waitMs,
+    allowPlaintext: config.ledger.allowPlaintext,
     config,
     logger: createLogger({ level: config.log.level }),
   };

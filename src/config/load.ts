@@ -147,9 +147,12 @@ function parseValue(spec: KeySpec, s: Sourced): unknown {
     }
     case 'url':
     case 'string': {
-      if (typeof value !== 'string') throw invalid(path, source, 'a string', value);
+      // A value that may hold a password (a postgres:// URL) is never echoed.
+      const shown = spec.noEcho ? undefined : value;
+      if (typeof value !== 'string')
+        throw invalid(path, source, `a string${spec.noEcho ? ' (value not shown)' : ''}`, shown);
       if (spec.optional && value === '' && s.text) return undefined;
-      if (spec.nonEmpty && value.trim() === '') throw invalid(path, source, 'a non-empty string', value);
+      if (spec.nonEmpty && value.trim() === '') throw invalid(path, source, 'a non-empty string', shown);
       if (spec.envName && !isEnvName(value)) throw notEnvNames(path, source);
       if (spec.header) checkHeaderKey(spec, source, value);
       if (spec.file) {

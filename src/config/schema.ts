@@ -25,6 +25,8 @@ export interface KeySpec {
   header?: 'name' | 'value';
   /** kind 'choice': the values allowed. */
   choices?: readonly string[];
+  /** May hold a password (a postgres:// URL): a refused value is never echoed. */
+  noEcho?: boolean;
 }
 
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
@@ -91,7 +93,7 @@ export const CONFIG_KEYS: readonly KeySpec[] = [
   { path: 'send.maxRetries', kind: 'int', min: 0, max: 100, env: 'SVC_SEND_MAX_RETRIES' },
   { path: 'send.retryBaseMs', kind: 'int', min: 0, max: 3_600_000, env: 'SVC_SEND_RETRY_BASE_MS' },
   { path: 'send.retryMaxMs', kind: 'int', min: 0, max: 3_600_000, env: 'SVC_SEND_RETRY_MAX_MS' },
-  { path: 'send.ledgerPath', kind: 'string', nonEmpty: true, env: 'SVC_LEDGER_PATH' },
+  { path: 'send.ledgerPath', kind: 'string', nonEmpty: true, noEcho: true, env: 'SVC_LEDGER_PATH' },
   { path: 'send.rejectsPath', kind: 'string', nonEmpty: true, env: 'SVC_REJECTS_PATH' },
   { path: 'send.resume', kind: 'bool', env: 'SVC_SEND_RESUME' },
   { path: 'send.splitRetries', kind: 'int', min: 0, max: 100, env: 'SVC_SEND_SPLIT_RETRIES' },
@@ -132,7 +134,14 @@ export const CONFIG_KEYS: readonly KeySpec[] = [
     max: 10_000,
     env: 'SVC_WEBHOOK_MAX_CONNECTIONS',
   },
-  { path: 'ledger.url', kind: 'string', optional: true, nonEmpty: true, env: 'SVC_LEDGER_URL' },
+  {
+    path: 'ledger.url',
+    kind: 'string',
+    optional: true,
+    nonEmpty: true,
+    noEcho: true,
+    env: 'SVC_LEDGER_URL',
+  },
   {
     path: 'ledger.passwordFile',
     kind: 'string',
@@ -141,6 +150,8 @@ export const CONFIG_KEYS: readonly KeySpec[] = [
     env: 'SVC_LEDGER_PASSWORD_FILE',
   },
   { path: 'ledger.leaseMs', kind: 'int', min: 1000, max: 3_600_000, env: 'SVC_LEDGER_LEASE_MS' },
+  { path: 'ledger.waitMs', kind: 'int', min: 0, max: 3_600_000, env: 'SVC_LEDGER_WAIT_MS' },
+  { path: 'ledger.allowPlaintext', kind: 'bool', env: 'SVC_LEDGER_ALLOW_PLAINTEXT' },
   // The prepare stage's worker pool (read, map and validate on worker threads); the env names are older than the keys.
   {
     path: 'prepare.workers',

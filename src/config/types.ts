@@ -60,9 +60,17 @@ export interface Config {
   webhook: { secretEnv?: string; secretFile?: string; timeoutMs: number; maxConnections: number };
   /**
    * The shared PostgreSQL ledger: `url` postgres://USER@HOST[:PORT]/DB (SVC_LEDGER_URL), the password from a file
-   * (SVC_LEDGER_PASSWORD_FILE; else the URL, PGPASSWORD or ~/.pgpass), claims' lease (SVC_LEDGER_LEASE_MS).
+   * (SVC_LEDGER_PASSWORD_FILE; else the URL, PGPASSWORD or ~/.pgpass), claims' lease (SVC_LEDGER_LEASE_MS), how long
+   * a lost database is waited for mid-run (SVC_LEDGER_WAIT_MS), and whether a server off loopback may be reached
+   * without TLS (SVC_LEDGER_ALLOW_PLAINTEXT; refused otherwise).
    */
-  ledger: { url?: string; passwordFile?: string; leaseMs: number };
+  ledger: {
+    url?: string;
+    passwordFile?: string;
+    leaseMs: number;
+    waitMs: number;
+    allowPlaintext: boolean;
+  };
   /**
    * The prepare stage's worker pool: `workers` auto (files of 8 MB or more, in a dry run or when sending at
    * concurrency 16 or more), on or off (SVC_PREPARE_WORKER); worker threads (SVC_PREPARE_THREADS; default one

@@ -23,10 +23,17 @@ export interface Dedupe<T extends BatchItem> {
   readonly full: boolean;
   /** Admits the queued records; resolves with those to send, in input order (the very items offered). */
   admit(): Promise<T[]>;
+  /**
+   * Records handed to the store less those it skipped so far: where the batch under way will stand once every
+   * group under admission is batched (if none of them is skipped). A caller admitting ahead sizes groups by it.
+   */
+  readonly expected: number;
 }
 
 export function createDedupe<T extends BatchItem>(o: DedupeOptions): Dedupe<T> {
   let queue: T[] = [];
+  let handed = 0;
+  let skipped = 0;
   return {
     offer(item) {
       if (!o.seen.add(item.id)) return false;
@@ -40,7 +47,9 @@ export function createDedupe<T extends BatchItem>(o: DedupeOptions): Dedupe<T> {
       if (queue.length === 0) return [];
       const group = queue;
       queue = [];
+      handed += group.length;
       const a = await o.store.admit(group);
+      skipped += a.skipped.length;
       if (a.skipped.length > 0 && o.onSkipped) {
         let acked = 0;
         for (const s of a.skipped) if (s.reason === 'acked') acked++;
@@ -48,6 +57,9 @@ export function createDedupe<T extends BatchItem>(o: DedupeOptions): Dedupe<T> {
         if (a.skipped.length > acked) o.onSkipped(a.skipped.length - acked, 'elsewhere');
       }
       return a.send as T[];
+    },
+    get expected() {
+      return handed - skipped;
     },
   };
 }

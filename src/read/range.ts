@@ -41,11 +41,14 @@ export async function* rangeBytes(
   start: number,
   end: number,
   readBytes = 16 * 1024,
+  onBytes?: (n: number) => void,
 ): AsyncGenerator<Buffer> {
   if (end <= start) return;
   try {
-    for await (const chunk of createReadStream(path, { start, end: end - 1, highWaterMark: readBytes }))
+    for await (const chunk of createReadStream(path, { start, end: end - 1, highWaterMark: readBytes })) {
+      onBytes?.((chunk as Buffer).length);
       yield chunk as Buffer;
+    }
   } catch (err) {
     throw unreadable(path, err);
   }
@@ -53,12 +56,13 @@ export async function* rangeBytes(
 
 /**
  * Read one range of a file as chunks of records and rejects, in order, with the line numbers a reader of the whole
- * file would give. Records carry `source: spec.path`.
+ * file would give. Records carry `source: spec.path`. `onBytes` is told of the file's bytes as they are read (a .gz
+ * file: its compressed bytes).
  * @example for await (const items of readRange(partitionSpec, {})) …
  */
 export function readRange(
   spec: RangeSpec,
-  opts: { maxLineBytes?: number; readBytes?: number } = {},
+  opts: { maxLineBytes?: number; readBytes?: number; onBytes?: (n: number) => void } = {},
 ): RecordChunks {
   const maxLineBytes = opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
   let bytes: AsyncIterable<Buffer>;
@@ -72,8 +76,13 @@ export function readRange(
         },
       );
     }
-    bytes = inputBytes({ path: spec.path, format: spec.format, gzip: true }, undefined, opts.readBytes);
-  } else bytes = rangeBytes(spec.path, spec.start, spec.end, opts.readBytes);
+    bytes = inputBytes(
+      { path: spec.path, format: spec.format, gzip: true },
+      undefined,
+      opts.readBytes,
+      opts.onBytes,
+    );
+  } else bytes = rangeBytes(spec.path, spec.start, spec.end, opts.readBytes, opts.onBytes);
   if (spec.format === 'ndjson') return readNdjson(bytes, spec.path, maxLineBytes, spec.firstLine);
   const mid = spec.start > 0;
   if (mid && spec.columns === undefined)

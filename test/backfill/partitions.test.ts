@@ -3,7 +3,6 @@
 // released, completed, and the status that sums it all.
 import { describe, expect, it } from 'vitest';
 import {
-  backfillStatus,
   claimPartition,
   completePartition,
   type PlannedInput,
@@ -12,6 +11,7 @@ import {
   reportProgress,
 } from '../../src/ledger/postgres/partitions.ts';
 import { connectLedgerDb, openPgSession, type PgSession } from '../../src/ledger/postgres/session.ts';
+import { backfillStatus } from '../../src/ledger/postgres/status.ts';
 import { createLogger } from '../../src/log.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 
@@ -149,6 +149,8 @@ describe('claiming partitions', () => {
         end: 100,
         firstLine: 1,
         claims: 1,
+        takeovers: 0,
+        takeover: false,
         path: '/shared/a.csv',
         size: 200,
         mtimeMs: 1_763_800_000_000,
@@ -179,7 +181,7 @@ describe('claiming partitions', () => {
       await new Promise((r) => setTimeout(r, 1400));
       expect((await backfillStatus(live.db)).partitions).toMatchObject({ stale: 1, working: 0 });
       const again = await claimPartition(live);
-      expect(again).toMatchObject({ partitionNo: p?.partitionNo, claims: 2 });
+      expect(again).toMatchObject({ partitionNo: p?.partitionNo, claims: 2, takeovers: 1, takeover: true });
       expect(await completePartition(dead, p!.partitionNo, { ...zero, read: 1 })).toBe(false);
       expect(
         await completePartition(live, p!.partitionNo, {
@@ -244,7 +246,15 @@ describe('backfill status', () => {
         rejected: 0,
       });
       const mid = await backfillStatus(a.db);
-      expect(mid.partitions).toEqual({ total: 4, pending: 2, working: 1, stale: 0, done: 1 });
+      expect(mid.partitions).toEqual({
+        total: 4,
+        pending: 2,
+        working: 1,
+        stale: 0,
+        done: 1,
+        takenOver: 0,
+        takeovers: 0,
+      });
       expect(mid.bytes).toEqual({ total: 400, done: 150 });
       expect(mid.records).toEqual({ read: 42, sent: 37, skipped: 2, failed: 1, rejected: 2 });
       expect(mid.rate.recordsPerSecond).toBeGreaterThan(0);

@@ -214,18 +214,22 @@ describe('ledger migrate', () => {
     const first = await runCli(['ledger', 'migrate', '--ledger', url]);
     expect(first.code).toBe(0);
     expect(first.stdout).toBe(
-      `${pgs.urlWithoutPassword(dbName(url))}: schema migrated from version 0 to 1\n  applied 1: ledger and backfill\n`,
+      `${pgs.urlWithoutPassword(dbName(url))}: schema migrated from version 0 to 2\n  applied 1: ledger and backfill\n  applied 2: backfill takeovers and workers\n`,
     );
     const second = await runCli(['ledger', 'migrate', '--ledger', url, '--json']);
     expect(JSON.parse(second.stdout)).toEqual({
       ledger: pgs.urlWithoutPassword(dbName(url)),
-      from: 1,
-      to: 1,
+      from: 2,
+      to: 2,
       applied: [],
     });
-    const v = await pgs.sql(dbName(url), 'SELECT version, name, applied_by FROM svc_ingest.migrations');
+    const v = await pgs.sql(
+      dbName(url),
+      'SELECT version, name, applied_by FROM svc_ingest.migrations ORDER BY version',
+    );
     expect(v).toEqual([
       { version: 1, name: 'ledger and backfill', applied_by: expect.stringMatching(/:\d+$/) },
+      { version: 2, name: 'backfill takeovers and workers', applied_by: expect.stringMatching(/:\d+$/) },
     ]);
   });
 });

@@ -6,6 +6,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
+import { CLUSTER_SCENARIOS, type ClusterResult, runCluster } from './cluster.ts';
 import { onPath } from './measure.ts';
 import {
   type Args,
@@ -20,6 +21,9 @@ import {
   type ScenarioResult,
 } from './scenarios.ts';
 import { formatTargets, targetRows } from './targets.ts';
+
+/** --e2e-seconds: the cluster scenarios' input, sized to this many seconds at one sender's ceiling. */
+let e2eSeconds: number | undefined;
 
 function parseArgs(argv: string[]): Args {
   const a: Args = {
@@ -51,10 +55,12 @@ function parseArgs(argv: string[]): Args {
     else if (f === '--resume-ids') a.resumeIds = num(f, next());
     else if (f === '--mem-rows') a.memRows = (next() ?? '').split(',').map((v) => num(f, v));
     else if (f === '--send-rows') a.sendRows = num(f, next());
+    else if (f === '--e2e-seconds') e2eSeconds = num(f, next());
     else if (f === '--memory-every') a.memoryEveryMs = num(f, next());
     else if (f === '--help' || f === '-h') {
       process.stdout.write(
-        'node test/bench/run.ts [--quick] [--only dry,miller,e2e,mem,resume|<scenario>] [--runs N] [--rows N]\n' +
+        'node test/bench/run.ts [--quick] [--only dry,miller,e2e,mem,resume,pg-vs-file,workers-4,resume-pg|<scenario>]\n' +
+          '  [--runs N] [--rows N] [--e2e-seconds S (cluster scenarios)]\n' +
           '  [--profile] [--resume-ids N] [--mem-rows a,b] [--send-rows N] [--memory-every MS]\n' +
           '  --only resume-100M: resume against 100M acked ids, once (never part of a full run)\n',
       );
@@ -100,14 +106,17 @@ function table(results: ScenarioResult[]): string {
   ];
   const lines = results.map((r) => {
     const m = r.median;
-    const extra =
-      r.group === 'e2e'
+    const shown = (r as Partial<ClusterResult>).display;
+    const extra = shown
+      ? shown.extra
+      : r.group === 'e2e'
         ? `ratio ${m.ratio?.toFixed(3)} (${m.txPerSec} tx/s)`
         : m.vsMillerCpu !== undefined
           ? `CPU x${m.vsMillerCpu}, wall x${m.vsMillerWall}`
           : '';
-    const other =
-      r.group === 'e2e'
+    const other = shown
+      ? shown.other
+      : r.group === 'e2e'
         ? `${m.cpuUsPerTx?.toFixed(1)} µs CPU/tx (sim ${m.simCpuUsPerTx?.toFixed(1)}), loop p99 ${m.loopP99Ms?.toFixed(1)} ms`
         : r.group === 'resume'
           ? `start-up ${(m.startupMs! / 1000).toFixed(1)} s, skipped ${m.skipped}`
@@ -145,6 +154,7 @@ const SCENARIOS = [
   'mem',
   'resume',
   'resume-100M',
+  ...CLUSTER_SCENARIOS,
 ] as const;
 
 /** Scenarios that run only when named in --only (they take long and were measured once). */
@@ -183,8 +193,20 @@ async function main(): Promise<void> {
         results.push(await memory(rows, k === a.memRows.length - 1 && a.memRows.length > 1 ? 1 : a.runs));
     } else if (s === 'resume') results.push(await resume(a.resumeIds, a.runs));
     else if (s === 'resume-100M') results.push(await resume(100_000_000, 1));
+    else if ((CLUSTER_SCENARIOS as readonly string[]).includes(s))
+      results.push(
+        await runCluster(s as (typeof CLUSTER_SCENARIOS)[number], {
+          runs: a.runs,
+          e2eSeconds: e2eSeconds ?? (a.quick ? 3 : 10),
+          resumeIds: a.resumeIds,
+        }),
+      );
   }
   const targets = targetRows(results);
+  // The cluster scenarios judge themselves (cluster.ts): their target and verdict join the table as they are.
+  for (const r of results as Partial<ClusterResult>[])
+    if (r.display && r.target !== undefined)
+      targets.push({ figure: r.name!, result: r.display.extra, target: r.target, met: r.met ?? null });
   for (const r of results) {
     // Dry runs against Miller: both ratios kept with the scenario for the JSON.
     const ml = results.find(

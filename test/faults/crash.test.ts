@@ -1,15 +1,19 @@
-// Crash safety: SIGKILL mid-run at fixed points, rerun; nothing lost, duplicates within the batches in flight.
+// Crash safety: SIGKILL mid-run at fixed points, rerun; nothing lost, duplicates within the batches in flight — on the
+// file ledger (one kill point also tears its last line) and on the PostgreSQL ledger (the killed run's claims are
+// taken over by the rerun once its lease has run out).
 import { open, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runCli, startCli, waitFor } from '../helpers/cli.ts';
+import { usePostgres } from '../helpers/postgres.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import {
   deliveryCounts,
   FAST,
   idsWith,
+  kindName,
+  ledgerKinds,
   NO_FAULTS,
-  readLedgerBack,
   report,
   STACK,
   settles,
@@ -27,6 +31,7 @@ const KILL_AFTER = [1_500, 7_000, 12_500, 17_000];
 const TEAR_AT = 12_500;
 
 const sim = useSimulator({ seed: 2026 });
+const pgs = usePostgres();
 let file: string;
 let ids: string[];
 
@@ -51,69 +56,76 @@ async function tearLastLine(path: string): Promise<void> {
   }
 }
 
-describe(`crash safety: SIGKILL during a ${RECORDS}-record run (concurrency ${CONCURRENCY}, batch ${BATCH}), then rerun`, () => {
-  for (const k of KILL_AFTER) {
-    const torn = k === TEAR_AT;
-    it(`killed after ${k} accepted${torn ? ', ledger torn mid-line' : ''}: rerun delivers every record, duplicates <= concurrency x batch`, async () => {
-      sim.reset();
-      sim.setFaults({ ...NO_FAULTS, latencyMs: 3, jitterMs: 4 });
-      const w = await workdir('crash');
-      const args = [
-        'send',
-        ...FAST,
-        '--concurrency',
-        String(CONCURRENCY),
-        '--batch-size',
-        String(BATCH),
-        file,
-      ];
-      const run = startCli(args, { env: w.env(sim) });
-      await waitFor(() => sim.stats().transactions.accepted >= k, run.child, 60_000);
-      run.child.kill('SIGKILL');
-      const killed = await run.done;
-      expect(killed.signal).toBe('SIGKILL');
+describe.each(ledgerKinds(pgs).map((kind) => [kindName(kind), kind] as const))(
+  `crash safety: SIGKILL during a ${RECORDS}-record run (concurrency ${CONCURRENCY}, batch ${BATCH}), then rerun [%s ledger]`,
+  (kindLabel, kind) => {
+    for (const k of KILL_AFTER) {
+      // A ledger file's last line can be torn by a crash; a database commits whole rows or none.
+      const torn = k === TEAR_AT && kind === 'file';
+      it(`killed after ${k} accepted${torn ? ', ledger torn mid-line' : ''}: rerun delivers every record, duplicates <= concurrency x batch`, async () => {
+        sim.reset();
+        sim.setFaults({ ...NO_FAULTS, latencyMs: 3, jitterMs: 4 });
+        const w = await workdir('crash', kind);
+        const args = [
+          'send',
+          ...FAST,
+          '--concurrency',
+          String(CONCURRENCY),
+          '--batch-size',
+          String(BATCH),
+          file,
+        ];
+        const run = startCli(args, { env: w.env(sim) });
+        await waitFor(() => sim.stats().transactions.accepted >= k, run.child, 60_000);
+        run.child.kill('SIGKILL');
+        const killed = await run.done;
+        expect(killed.signal).toBe('SIGKILL');
 
-      // What the service holds versus what the ledger recorded at the moment of the kill.
-      const deliveredAtKill = new Set([...sim.deliveries().keys()]);
-      if (torn) await tearLastLine(w.ledger);
-      const atKill = await readLedgerBack(w.ledger);
-      expect(atKill.bad).toBe(torn ? 1 : 0);
-      const recorded = idsWith(atKill.rows, 'acked');
-      for (const id of recorded) expect(deliveredAtKill.has(id)).toBe(true);
-      const unrecorded = [...deliveredAtKill].filter((id) => !recorded.has(id));
-      // At most the batches in flight at the kill (plus, when torn by hand, the one line we destroyed).
-      const bound = CONCURRENCY * BATCH + (torn ? BATCH : 0);
-      expect(unrecorded.length).toBeLessThanOrEqual(bound);
+        // What the service holds versus what the ledger recorded at the moment of the kill.
+        const deliveredAtKill = new Set([...sim.deliveries().keys()]);
+        if (torn) await tearLastLine(w.ledger);
+        const atKill = await w.readLedger();
+        expect(atKill.bad).toBe(torn ? 1 : 0);
+        const recorded = idsWith(atKill.rows, 'acked');
+        for (const id of recorded) expect(deliveredAtKill.has(id)).toBe(true);
+        const unrecorded = [...deliveredAtKill].filter((id) => !recorded.has(id));
+        // At most the batches in flight at the kill (plus, when torn by hand, the one line we destroyed).
+        const bound = CONCURRENCY * BATCH + (torn ? BATCH : 0);
+        expect(unrecorded.length).toBeLessThanOrEqual(bound);
 
-      sim.setFaults({ latencyMs: 0, jitterMs: 0 });
-      const rerun = await runCli(args, { env: w.env(sim) });
-      expect(rerun.code, rerun.stderr).toBe(0);
-      expect(rerun.stderr).not.toMatch(STACK);
-      const s = summary(rerun);
-      expect(settles(s)).toBe(true);
-      expect(s).toMatchObject({ read: RECORDS, skipped: recorded.size, sent: RECORDS - recorded.size });
-      expect(s.ledgerBadLines).toBe(torn ? 1 : 0);
-      if (torn) expect(rerun.stderr).toMatch(/"event":"ledger\.torn"/);
+        sim.setFaults({ latencyMs: 0, jitterMs: 0 });
+        const rerun = await runCli(args, { env: w.env(sim) });
+        expect(rerun.code, rerun.stderr).toBe(0);
+        expect(rerun.stderr).not.toMatch(STACK);
+        const s = summary(rerun);
+        expect(settles(s)).toBe(true);
+        expect(s).toMatchObject({ read: RECORDS, skipped: recorded.size, sent: RECORDS - recorded.size });
+        expect(s.ledgerBadLines).toBe(torn ? 1 : 0);
+        if (torn) expect(rerun.stderr).toMatch(/"event":"ledger\.torn"/);
 
-      // The union of both runs' deliveries is every record; the only duplicates are the unrecorded ones.
-      const d = deliveryCounts(sim, ids);
-      expect(d.missing).toBe(0);
-      expect(d.extra).toBe(unrecorded.length);
-      expect(d.extra).toBeLessThanOrEqual(bound);
+        // The union of both runs' deliveries is every record; the only duplicates are the unrecorded ones.
+        const d = deliveryCounts(sim, ids);
+        expect(d.missing).toBe(0);
+        expect(d.extra).toBe(unrecorded.length);
+        expect(d.extra).toBeLessThanOrEqual(bound);
 
-      // The ledger reads back whole: every record in an acked line; only the torn line is unreadable.
-      const after = await readLedgerBack(w.ledger);
-      expect(after.bad).toBe(torn ? 1 : 0);
-      expect(idsWith(after.rows, 'acked').size).toBe(RECORDS);
-      report(`crash: SIGKILL after ${k} accepted${torn ? ' + torn ledger line' : ''}`, {
-        records: RECORDS,
-        acceptedAtKill: deliveredAtKill.size,
-        ledgerAckedAtKill: recorded.size,
-        duplicatesAfterRerun: d.extra,
-        bound,
-        missing: d.missing,
-        rerunExit: rerun.code,
+        // The ledger reads back whole: every record in an acked line; only the torn line is unreadable.
+        const after = await w.readLedger();
+        expect(after.bad).toBe(torn ? 1 : 0);
+        expect(idsWith(after.rows, 'acked').size).toBe(RECORDS);
+        report(
+          `crash [${kindLabel} ledger]: SIGKILL after ${k} accepted${torn ? ' + torn ledger line' : ''}`,
+          {
+            records: RECORDS,
+            acceptedAtKill: deliveredAtKill.size,
+            ledgerAckedAtKill: recorded.size,
+            duplicatesAfterRerun: d.extra,
+            bound,
+            missing: d.missing,
+            rerunExit: rerun.code,
+          },
+        );
       });
-    });
-  }
-});
+    }
+  },
+);

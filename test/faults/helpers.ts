@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import type { RunSummary } from '../../src/record/counters.ts';
 import type { Simulator } from '../../src/simulator/index.ts';
 import { type CliResult, summaryOf } from '../helpers/cli.ts';
+import type { TestPostgres } from '../helpers/postgres.ts';
 import { makeTx } from '../helpers/transactions.ts';
 
 export { NO_FAULTS } from '../helpers/simulator.ts';
@@ -14,20 +15,43 @@ export { NO_FAULTS } from '../helpers/simulator.ts';
 export const FAST = ['--json', '--retry-base-ms', '1', '--retry-max-ms', '20'];
 
 /**
- * One test's files: its own ledger and rejects in a fresh temp dir.
+ * Where a fault test keeps its ledger: a file in its work dir, or a fresh database on the file's PostgreSQL
+ * server (the same scenarios run on both stores).
+ * @example for (const kind of ledgerKinds(pgs)) describe(`[${kindName(kind)} ledger]`, () => …)
+ */
+export type LedgerKind = 'file' | { pg: TestPostgres };
+
+/** Both stores, the PostgreSQL one on `pgs` (usePostgres() of the test file). */
+export function ledgerKinds(pgs: TestPostgres): LedgerKind[] {
+  return ['file', { pg: pgs }];
+}
+
+export function kindName(kind: LedgerKind): 'file' | 'PostgreSQL' {
+  return kind === 'file' ? 'file' : 'PostgreSQL';
+}
+
+/** A worker killed -9 leaves claims that live on until its lease runs out: short in tests, so reruns take over soon. */
+export const TEST_LEASE_MS = 2000;
+
+/**
+ * One test's files: its own ledger (a file, or a database) and rejects in a fresh temp dir.
  * @example const w = await workdir('crash'); runCli(['send', file], { env: w.env(sim) })
  */
 export interface Workdir {
   dir: string;
+  /** The ledger file's path, or the database's URL (with its password). */
   ledger: string;
   rejects: string;
   env(sim: Simulator, extra?: NodeJS.ProcessEnv): NodeJS.ProcessEnv;
+  /** The ledger's batch outcomes as the tests read them back (file: its lines; PostgreSQL: svc_ingest.batches). */
+  readLedger(): Promise<{ rows: LedgerRow[]; bad: number }>;
 }
 
-export async function workdir(name: string): Promise<Workdir> {
+export async function workdir(name: string, kind: LedgerKind = 'file'): Promise<Workdir> {
   const dir = await mkdtemp(join(tmpdir(), `svc-faults-${name}-`));
-  const ledger = join(dir, 'ledger.ndjson');
   const rejects = join(dir, 'rejects.ndjson');
+  const pg = kind === 'file' ? undefined : kind.pg;
+  const ledger = pg ? await pg.createDatabase() : join(dir, 'ledger.ndjson');
   return {
     dir,
     ledger,
@@ -36,8 +60,10 @@ export async function workdir(name: string): Promise<Workdir> {
       SVC_BASE_URL: sim.url,
       SVC_LEDGER_PATH: ledger,
       SVC_REJECTS_PATH: rejects,
+      ...(pg ? { SVC_LEDGER_LEASE_MS: String(TEST_LEASE_MS) } : {}),
       ...extra,
     }),
+    readLedger: () => (pg ? readPgLedger(pg, ledger) : readLedgerBack(ledger)),
   };
 }
 
@@ -66,6 +92,44 @@ export async function readLedgerBack(path: string): Promise<{ rows: LedgerRow[];
     }
   }
   return { rows, bad };
+}
+
+/** The batch outcomes of a PostgreSQL ledger, in the order they were recorded, as ledger lines. */
+export async function readPgLedger(
+  pg: TestPostgres,
+  url: string,
+): Promise<{ rows: LedgerRow[]; bad: number }> {
+  const db = new URL(url).pathname.slice(1);
+  const exists = await pg.sql<{ t: string | null }>(
+    db,
+    "SELECT to_regclass('svc_ingest.batches')::text AS t",
+  );
+  if (!exists[0]?.t) return { rows: [], bad: 0 };
+  const rows = await pg.sql<{
+    batch_id: string;
+    status: 'acked' | 'failed';
+    transaction_ids: string[];
+    attempts: number;
+    http_status: number | null;
+    error: string | null;
+    request_id: string | null;
+  }>(
+    db,
+    `SELECT batch_id, status, transaction_ids, attempts, http_status, error, request_id
+     FROM svc_ingest.batches ORDER BY seq`,
+  );
+  return {
+    rows: rows.map((r) => ({
+      batchId: r.batch_id,
+      status: r.status,
+      transactionIds: r.transaction_ids,
+      attempts: r.attempts,
+      httpStatus: r.http_status,
+      requestId: r.request_id,
+      ...(r.error === null ? {} : { error: r.error }),
+    })),
+    bad: 0,
+  };
 }
 
 /** Transaction ids in acked (or failed) ledger lines. */

@@ -26,7 +26,7 @@ export interface FoundLine {
   source: string | null;
   lines: [number, number] | null;
   ledger: string;
-  /** 1-based line number in the ledger file. */
+  /** 1-based line number in the ledger file (a PostgreSQL ledger: the outcome's `seq`). */
   ledgerLine: number;
 }
 

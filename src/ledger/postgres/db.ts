@@ -16,6 +16,9 @@ export interface PgDbOptions {
   maxConnections?: number;
   /** After the first successful query, how long a lost connection is waited for before giving up (default 60 s). */
   waitMs?: number;
+  /** A server off loopback may be reached without TLS (ledger.allowPlaintext); else such a URL is refused. */
+  allowPlaintext?: boolean;
+  /** Unused mid-run: a stopping run still records what it has in flight (a second signal exits at once). */
   signal?: AbortSignal;
 }
 
@@ -69,6 +72,14 @@ function describe(err: unknown): string {
  * at once, with LEDGER_READ).
  */
 export async function connectPg(target: PgTarget, o: PgDbOptions): Promise<PgDb> {
+  // Refused before any packet leaves: ids, errors and the login would cross the network in clear.
+  if (target.plainRemote && !o.allowPlaintext)
+    throw new SvcIngestError(
+      'CONFIG_INVALID',
+      `the ledger database ${target.location} is not on loopback and its URL asks for no TLS: add ?sslmode=verify-full ` +
+        '(or set ledger.allowPlaintext / SVC_LEDGER_ALLOW_PLAINTEXT=true to accept a plain-text connection)',
+      { field: 'ledger.url' },
+    );
   const pool = new pg.Pool({
     connectionString: target.connectionString,
     max: o.maxConnections ?? 4,
@@ -88,6 +99,9 @@ export async function connectPg(target: PgTarget, o: PgDbOptions): Promise<PgDb>
   const waitMs = o.waitMs ?? 60_000;
   let connected = false;
   let warned = false;
+  // Set when a statement waited the whole waitMs for the database in vain: later ones (releasing claims, ending the
+  // lease on the way out) are tried once, so a run that gives up on its database exits without waiting again.
+  let gaveUp = false;
 
   const fail = (code: ErrorCode, doing: string, err: unknown): SvcIngestError => {
     if (err instanceof SvcIngestError) return err;
@@ -110,14 +124,23 @@ export async function connectPg(target: PgTarget, o: PgDbOptions): Promise<PgDb>
   const db: PgDb = {
     location: target.location,
     trips,
-    query(kind, text, values, name) {
-      if (!connected) return once(kind, text, values, name);
-      return pRetry(() => once(kind, text, values, name), {
+    async query<R extends pg.QueryResultRow>(
+      kind: TripKind,
+      text: string,
+      values?: unknown[],
+      name?: string,
+    ): Promise<pg.QueryResult<R>> {
+      if (!connected || gaveUp) {
+        const r = await once<R>(kind, text, values, name);
+        gaveUp = false;
+        return r;
+      }
+      return pRetry(() => once<R>(kind, text, values, name), {
         retries: Number.POSITIVE_INFINITY,
         minTimeout: 100,
         maxTimeout: 2000,
         maxRetryTime: waitMs,
-        signal: o.signal,
+        // No stop signal here: a run that is stopping still records the outcomes in flight, so it waits as long.
         shouldRetry: ({ error }) => isTransient(error),
         onFailedAttempt: ({ error, attemptNumber }) => {
           if (!isTransient(error)) return;
@@ -132,6 +155,9 @@ export async function connectPg(target: PgTarget, o: PgDbOptions): Promise<PgDb>
             );
           warned = true;
         },
+      }).catch((err: unknown) => {
+        if (isTransient(err)) gaveUp = true;
+        throw err;
       });
     },
     async withClient(fn) {
@@ -163,7 +189,7 @@ export async function connectPg(target: PgTarget, o: PgDbOptions): Promise<PgDb>
   if (target.plainRemote)
     o.logger.warn(
       { event: 'ledger.pg.plaintext', ledger: target.location },
-      'the ledger database is not on loopback and the URL asks for no TLS (add ?sslmode=verify-full)',
+      'the ledger database is not on loopback and the URL asks for no TLS (ledger.allowPlaintext is set)',
     );
   return db;
 }

@@ -120,6 +120,14 @@ CREATE TABLE svc_ingest.partitions (
 CREATE INDEX partitions_open ON svc_ingest.partitions (partition_no) WHERE state <> 'done';
 `,
   },
+  {
+    version: 2,
+    name: 'backfill takeovers and workers',
+    sql: `
+ALTER TABLE svc_ingest.partitions ADD COLUMN takeovers integer NOT NULL DEFAULT 0;
+ALTER TABLE svc_ingest.workers ADD COLUMN partitions_claimed integer NOT NULL DEFAULT 0;
+`,
+  },
 ];
 
 /** The schema version this build of the tool writes. */

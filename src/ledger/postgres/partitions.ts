@@ -64,6 +64,10 @@ export interface ClaimedPartition extends BackfillInput {
   firstLine: number;
   /** How many times it has been claimed, this one included (> 1: released or taken over from a dead worker). */
   claims: number;
+  /** How many of those claims took it from a worker whose lease had run out (this one included). */
+  takeovers: number;
+  /** This claim took it from a worker whose lease had run out. */
+  takeover: boolean;
 }
 
 const num = (v: unknown): number => Number(v ?? 0);
@@ -141,23 +145,35 @@ export async function recordPlan(db: PgDb, input: PlannedInput, plannedBy: strin
   });
 }
 
+// One statement: the next partition (pending, or working under a lease that ran out: a takeover), the claim, and the
+// worker's count of partitions claimed.
 const CLAIM_SQL = `
-UPDATE svc_ingest.partitions p
-SET state = 'working', worker_no = $1, claims = p.claims + 1, claimed_at = now(),
-    started_at = coalesce(p.started_at, now()), progress_bytes = 0
-FROM (
-  SELECT q.partition_no FROM svc_ingest.partitions q
+WITH next AS (
+  SELECT q.partition_no, q.state FROM svc_ingest.partitions q
   WHERE q.state = 'pending'
      OR (q.state = 'working' AND NOT EXISTS (SELECT 1 FROM svc_ingest.workers w
                                              WHERE w.worker_no = q.worker_no AND w.lease_until > now()))
   ORDER BY q.partition_no
   LIMIT 1
   FOR UPDATE OF q SKIP LOCKED
-) next, svc_ingest.inputs i
-WHERE p.partition_no = next.partition_no AND i.input_no = p.input_no
-RETURNING p.partition_no, p.input_no, p.seq, p.start_byte, p.end_byte, p.first_line, p.claims,
-          i.path, i.size, i.mtime_ms, i.format, i.gzip, i.delimiter, i.record_delimiter, i.columns, i.mapping,
-          i.mapping_sha256`;
+),
+claimed AS (
+  UPDATE svc_ingest.partitions p
+  SET state = 'working', worker_no = $1, claims = p.claims + 1, claimed_at = now(),
+      takeovers = p.takeovers + (CASE WHEN next.state = 'working' THEN 1 ELSE 0 END),
+      started_at = coalesce(p.started_at, now()), progress_bytes = 0
+  FROM next, svc_ingest.inputs i
+  WHERE p.partition_no = next.partition_no AND i.input_no = p.input_no
+  RETURNING p.partition_no, p.input_no, p.seq, p.start_byte, p.end_byte, p.first_line, p.claims, p.takeovers,
+            next.state = 'working' AS takeover,
+            i.path, i.size, i.mtime_ms, i.format, i.gzip, i.delimiter, i.record_delimiter, i.columns, i.mapping,
+            i.mapping_sha256
+),
+counted AS (
+  UPDATE svc_ingest.workers SET partitions_claimed = partitions_claimed + 1
+  WHERE worker_no = $1 AND EXISTS (SELECT 1 FROM claimed)
+)
+SELECT * FROM claimed`;
 
 interface ClaimRow {
   partition_no: string;
@@ -167,6 +183,8 @@ interface ClaimRow {
   end_byte: string;
   first_line: string;
   claims: number;
+  takeovers: number;
+  takeover: boolean;
   path: string;
   size: string;
   mtime_ms: string;
@@ -197,6 +215,8 @@ export async function claimPartition(session: PgSession): Promise<ClaimedPartiti
     end: num(row.end_byte),
     firstLine: num(row.first_line),
     claims: row.claims,
+    takeovers: row.takeovers,
+    takeover: row.takeover,
     path: row.path,
     size: num(row.size),
     mtimeMs: num(row.mtime_ms),
@@ -257,106 +277,30 @@ export async function releasePartition(session: PgSession, partitionNo: number):
   return (r.rowCount ?? 0) === 1;
 }
 
-/**
- * The state of a backfill, as `backfill status` shows it.
- * @example { partitions: { total: 12, pending: 5, working: 2, stale: 0, done: 5 }, records: { sent: 1200000, … }, rate: { recordsPerSecond: 6950, … }, etaSeconds: 310, done: false, … }
- */
-export interface BackfillStatus {
-  ledger: string;
-  inputs: number;
-  partitions: { total: number; pending: number; working: number; stale: number; done: number };
-  bytes: { total: number; done: number };
-  records: PartitionCounters;
-  startedAt: string | null;
-  /** When the last partition was done (all done), else null. */
-  finishedAt: string | null;
-  elapsedSeconds: number;
-  rate: { recordsPerSecond: number; bytesPerSecond: number };
-  /** Remaining bytes at the rate so far; null before anything was done. */
-  etaSeconds: number | null;
-  done: boolean;
-  workers: Array<{
-    workerId: string;
-    live: boolean;
-    working: number;
-    done: number;
-    records: PartitionCounters;
-  }>;
+/** Partitions not done yet, and all of them: a worker with nothing to claim waits while `open` > 0. */
+export async function openPartitions(db: PgDb): Promise<{ open: number; total: number }> {
+  const r = await db.query<{ open: number; total: number }>(
+    'claim',
+    `SELECT count(*) FILTER (WHERE state <> 'done')::int AS open, count(*)::int AS total FROM svc_ingest.partitions`,
+  );
+  return { open: num(r.rows[0]?.open), total: num(r.rows[0]?.total) };
 }
 
-/** Read the state of the backfill (three queries; nothing is locked). */
-export async function backfillStatus(db: PgDb): Promise<BackfillStatus> {
-  const totals = await db.query(
-    'other',
-    `SELECT count(*)::int AS total,
-       count(*) FILTER (WHERE state = 'pending')::int AS pending,
-       count(*) FILTER (WHERE state = 'working' AND live)::int AS working,
-       count(*) FILTER (WHERE state = 'working' AND NOT live)::int AS stale,
-       count(*) FILTER (WHERE state = 'done')::int AS done,
-       coalesce(sum(end_byte - start_byte), 0) AS bytes, coalesce(sum(progress_bytes), 0) AS bytes_done,
-       coalesce(sum(read), 0) AS read, coalesce(sum(sent), 0) AS sent, coalesce(sum(skipped), 0) AS skipped,
-       coalesce(sum(failed), 0) AS failed, coalesce(sum(rejected), 0) AS rejected,
-       min(started_at) AS started_at, max(done_at) AS last_done, now() AS now,
-       (SELECT count(*)::int FROM svc_ingest.inputs) AS inputs
-     FROM (SELECT p.*, coalesce(w.lease_until > now(), false) AS live
-           FROM svc_ingest.partitions p LEFT JOIN svc_ingest.workers w ON w.worker_no = p.worker_no) x`,
+/**
+ * Put every done partition that holds failed records back to pending, so workers read it again: its acknowledged
+ * records are skipped, the failed ones resent. Returns how many.
+ */
+export async function reopenFailed(db: PgDb): Promise<number> {
+  const r = await db.query(
+    'claim',
+    `UPDATE svc_ingest.partitions SET state = 'pending', worker_no = NULL, progress_bytes = 0
+     WHERE state = 'done' AND failed > 0`,
   );
-  const t = totals.rows[0] as Record<string, unknown>;
-  const workers = await db.query(
-    'other',
-    `SELECT w.worker_id, w.lease_until > now() AS live,
-       count(*) FILTER (WHERE p.state = 'working')::int AS working,
-       count(*) FILTER (WHERE p.state = 'done')::int AS done,
-       sum(p.read) AS read, sum(p.sent) AS sent, sum(p.skipped) AS skipped, sum(p.failed) AS failed,
-       sum(p.rejected) AS rejected
-     FROM svc_ingest.partitions p JOIN svc_ingest.workers w ON w.worker_no = p.worker_no
-     GROUP BY w.worker_no ORDER BY w.worker_id`,
-  );
-  const partitions = {
-    total: num(t.total),
-    pending: num(t.pending),
-    working: num(t.working),
-    stale: num(t.stale),
-    done: num(t.done),
-  };
-  const done = partitions.total > 0 && partitions.done === partitions.total;
-  const started = t.started_at instanceof Date ? t.started_at : null;
-  const now = t.now instanceof Date ? t.now : new Date();
-  const end = done && t.last_done instanceof Date ? t.last_done : now;
-  const elapsedSeconds = started ? Math.max(0, (end.getTime() - started.getTime()) / 1000) : 0;
-  const bytes = { total: num(t.bytes), done: num(t.bytes_done) };
-  const records = {
-    read: num(t.read),
-    sent: num(t.sent),
-    skipped: num(t.skipped),
-    failed: num(t.failed),
-    rejected: num(t.rejected),
-  };
-  const bytesPerSecond = elapsedSeconds > 0 ? bytes.done / elapsedSeconds : 0;
-  return {
-    ledger: db.location,
-    inputs: num(t.inputs),
-    partitions,
-    bytes,
-    records,
-    startedAt: started?.toISOString() ?? null,
-    finishedAt: done && t.last_done instanceof Date ? t.last_done.toISOString() : null,
-    elapsedSeconds,
-    rate: { recordsPerSecond: elapsedSeconds > 0 ? records.sent / elapsedSeconds : 0, bytesPerSecond },
-    etaSeconds: done ? 0 : bytesPerSecond > 0 ? (bytes.total - bytes.done) / bytesPerSecond : null,
-    done,
-    workers: workers.rows.map((w) => ({
-      workerId: String(w.worker_id),
-      live: Boolean(w.live),
-      working: num(w.working),
-      done: num(w.done),
-      records: {
-        read: num(w.read),
-        sent: num(w.sent),
-        skipped: num(w.skipped),
-        failed: num(w.failed),
-        rejected: num(w.rejected),
-      },
-    })),
-  };
+  return r.rowCount ?? 0;
+}
+
+/** Every planned input's path (a worker's rejects file remembers their earlier rejects). */
+export async function plannedPaths(db: PgDb): Promise<string[]> {
+  const r = await db.query<{ path: string }>('other', 'SELECT path FROM svc_ingest.inputs ORDER BY input_no');
+  return r.rows.map((x) => x.path);
 }

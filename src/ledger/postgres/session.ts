@@ -21,8 +21,10 @@ export interface PgSessionOptions {
   heartbeatMs?: number;
   /** ledger.passwordFile: a file holding the password. */
   passwordFile?: string;
-  /** A lost connection mid-run is waited for this long (default 60 s). */
+  /** A lost connection mid-run is waited for this long (default 60 s; ledger.waitMs). */
   waitMs?: number;
+  /** A server off loopback may be reached without TLS (ledger.allowPlaintext). */
+  allowPlaintext?: boolean;
   logger: Logger;
   signal?: AbortSignal;
   /** Called once when a heartbeat finds the lease had already run out (claims may have been taken over). */
@@ -51,10 +53,17 @@ export interface PgSession {
  */
 export async function connectLedgerDb(
   url: string,
-  o: Pick<PgSessionOptions, 'passwordFile' | 'waitMs' | 'logger' | 'signal'> & { write: boolean },
+  o: Pick<PgSessionOptions, 'passwordFile' | 'waitMs' | 'allowPlaintext' | 'logger' | 'signal'> & {
+    write: boolean;
+  },
 ): Promise<{ db: PgDb; hasSchema: boolean }> {
   const target = resolvePgTarget(url, { passwordFile: o.passwordFile });
-  const db = await connectPg(target, { logger: o.logger, waitMs: o.waitMs, signal: o.signal });
+  const db = await connectPg(target, {
+    logger: o.logger,
+    waitMs: o.waitMs,
+    allowPlaintext: o.allowPlaintext,
+    signal: o.signal,
+  });
   try {
     const version = await schemaVersion(db);
     if (version > LATEST_VERSION)

@@ -10,7 +10,10 @@ import { connectLedgerDb, openPgSession, type PgSession, type PgSessionOptions }
 
 export interface PgLedgerStoreOptions
   extends OpenLedgerOptions,
-    Pick<PgSessionOptions, 'leaseMs' | 'heartbeatMs' | 'passwordFile' | 'waitMs' | 'onLeaseLapsed'> {
+    Pick<
+      PgSessionOptions,
+      'leaseMs' | 'heartbeatMs' | 'passwordFile' | 'waitMs' | 'allowPlaintext' | 'onLeaseLapsed'
+    > {
   /** Claim under an existing worker session (backfill work: the worker that holds the partition); else one is opened. */
   session?: PgSession;
 }
@@ -159,6 +162,11 @@ export async function openPgLedgerStore(url: string, o: PgLedgerStoreOptions): P
   }
   const workerNo = session?.workerNo ?? 0;
   const s = { admits: 0, outcomes: 0, commits: 0 };
+  // Nothing is loaded: the store is ready as soon as it is connected (the figures time start-up to this line).
+  o.logger.info(
+    { event: 'ledger.pg.opened', ledger: db.location, mode: o.mode, workerNo },
+    'ledger database connected; resume is a lookup per group of records',
+  );
   const queue: Pending[] = [];
   let draining: Promise<void> | null = null;
   let broken: SvcIngestError | undefined;
@@ -262,6 +270,18 @@ export async function openPgLedgerStore(url: string, o: PgLedgerStoreOptions): P
     close() {
       closing ??= (async () => {
         await draining;
+        // Round trips by purpose: admit and record are the ones a batch costs (bench: at most 2 per batch).
+        o.logger.info(
+          {
+            event: 'ledger.pg.closed',
+            ledger: db.location,
+            trips: { ...db.trips },
+            admits: s.admits,
+            outcomes: s.outcomes,
+            commits: s.commits,
+          },
+          'ledger database closed',
+        );
         if (!write) {
           await db.close();
           return;

@@ -1,0 +1,110 @@
+// Records the ledger store skips as in flight at another live worker ('elsewhere') are not settled yet: that worker
+// may die before its outcome is recorded, and then nobody would send them (a backfill partition is marked done
+// once). So a run keeps them aside and, once its own input is through, offers them again until each is
+// acknowledged (skipped) or free again — its claim released, or its worker's lease run out — and then sent by this
+// run. The file store never answers 'elsewhere': nothing is kept aside there.
+import type { BatchItem } from '../batch/batcher.ts';
+import type { LedgerStore } from '../ledger/store.ts';
+import type { PreparedItem } from '../prepare/prepare.ts';
+import { newCounters } from '../record/counters.ts';
+import { type ChainRun, type ChainRunEnd, runChain } from './run.ts';
+
+/** The store as the chain sees it, remembering what it skipped as in flight elsewhere. */
+function deferring(store: LedgerStore): { store: LedgerStore; take(): BatchItem[] } {
+  let kept: BatchItem[] = [];
+  const wrapped: LedgerStore = {
+    get location() {
+      return store.location;
+    },
+    get badLines() {
+      return store.badLines;
+    },
+    async admit(items) {
+      const a = await store.admit(items);
+      for (const s of a.skipped) if (s.reason === 'elsewhere') kept.push(s.item);
+      return a;
+    },
+    record: (outcome) => store.record(outcome),
+    close: () => store.close(),
+  };
+  return {
+    store: wrapped,
+    take() {
+      const out = kept;
+      kept = [];
+      return out;
+    },
+  };
+}
+
+export interface SettleOptions {
+  /** Wait between two looks at the records in flight elsewhere. */
+  pollMs: number;
+}
+
+/** How often to look again: a tenth of the lease (its claims are free at most one lease after its worker died), 0.2–2 s. */
+export function settlePollMs(leaseMs: number): number {
+  return Math.min(2000, Math.max(200, Math.floor(leaseMs / 10)));
+}
+
+/** Wait `ms`, or less when the signal aborts. */
+export function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
+
+async function* oneChunk(items: BatchItem[]): AsyncGenerator<PreparedItem[]> {
+  yield items.map((i) => ({ kind: 'tx', id: i.id, json: i.json, source: i.source, line: i.line }));
+}
+
+/**
+ * Run the chain (runChain), then settle what it skipped as in flight elsewhere: every such record ends acknowledged
+ * (counted skipped), or sent (or failed) by this run. Counted once: a record moves from skipped to sent when this
+ * run sends it, so read = sent + skipped + failed + rejected holds. A dry run (no dispatch) does not wait: what is
+ * in flight elsewhere is reported skipped. A stop (a signal, an outage) leaves the rest skipped: the other
+ * worker holds them, or its claims run out and the next run sends them.
+ * @example const end = await runChainSettled({ ...run, store }, { pollMs: 1000 })
+ */
+export async function runChainSettled(r: ChainRun, o: SettleOptions): Promise<ChainRunEnd> {
+  const first = deferring(r.store);
+  let end = await runChain({ ...r, store: first.store });
+  let pending = first.take();
+  if (pending.length > 0)
+    r.logger.info(
+      { event: 'ledger.elsewhere', records: pending.length },
+      'records in flight at another worker: waiting for their outcome (acknowledged there, or sent here if it lets go)',
+    );
+  for (let round = 1; pending.length > 0 && r.dispatch; round++) {
+    if (end.interrupted || end.outage || end.tooManyRejects || r.signal?.aborted) break;
+    await sleep(o.pollMs, r.signal);
+    if (r.signal?.aborted) break;
+    const again = deferring(r.store);
+    const c = newCounters();
+    end = await runChain({
+      ...r,
+      store: again.store,
+      counters: c,
+      chunks: oneChunk(pending),
+      batchPrefix: `${r.batchPrefix ?? r.runId}-w${round}`,
+    });
+    // They were counted skipped (elsewhere) by the first pass: now as this pass found them.
+    const t = r.counters;
+    t.skipped += c.skipped - c.read;
+    t.sent += c.sent;
+    t.failed += c.failed;
+    t.batches += c.batches;
+    t.failedBatches += c.failedBatches;
+    t.retries += c.retries;
+    t.splits += c.splits;
+    pending = again.take();
+  }
+  return end;
+}

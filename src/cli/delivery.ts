@@ -1,0 +1,292 @@
+// What `send` and `backfill work` share: the delivery, rejects and progress options and their config keys, the
+// dispatch settings, signal handling (SIGINT/SIGTERM drain, a second one exits), the run's metrics (file, port) and
+// the exit status a summary means.
+import type { Command } from 'commander';
+import type { ChainRunEnd } from '../chain/run.ts';
+import type { Config, ConfigFlags } from '../config/index.ts';
+import { EXIT, exitStatusOf, SvcIngestError } from '../errors.ts';
+import type { Logger } from '../log.ts';
+import type { RunMetrics } from '../metrics/run-metrics.ts';
+import type { RunProgress, RunSummary } from '../record/counters.ts';
+import type { PostTransactions } from '../send/attempt.ts';
+
+/** The delivery, rejects and progress flags as commander parses them. */
+export interface DeliveryFlags {
+  concurrency?: string;
+  batchSize?: string;
+  maxRetries?: string;
+  retryBaseMs?: string;
+  retryMaxMs?: string;
+  splitRetries?: string;
+  outageMaxMs?: string;
+  rejects?: string;
+  maxRejects?: string;
+  maxRejectBytes?: string;
+  maxRejectPercent?: string;
+  rejectSample?: string;
+  progress?: boolean;
+  progressInterval?: string;
+  metricsFile?: string;
+  metricsPort?: string;
+}
+
+/** --concurrency … --outage-max-ms: how batches are sent. */
+export function addDispatchOptions(cmd: Command): Command {
+  return cmd
+    .option('--concurrency <n>', 'batches in flight at once (default 4)')
+    .option('--batch-size <n>', 'records per request, 1..50 (default 50)')
+    .option('--max-retries <n>', 'retries of one batch before it is marked failed (default 5)')
+    .option(
+      '--retry-base-ms <ms>',
+      'wait before the first retry; doubles each retry, with jitter (default 500)',
+    )
+    .option('--retry-max-ms <ms>', 'cap on one retry wait (default 30000)')
+    .option('--split-retries <n>', 'retries of each half when a failing batch is split (default 1)')
+    .option(
+      '--outage-max-ms <ms>',
+      'how long the service may keep failing (from its first failure) before giving up, exit 5 (default 120000)',
+    );
+}
+
+/** --max-rejects … --reject-sample: the reject caps (the rejects file itself is each command's own option). */
+export function addRejectCapOptions(cmd: Command): Command {
+  return cmd
+    .option(
+      '--max-rejects <n>',
+      'stop (exit 1) past this many new rejects in one run; 0 = no limit (default 100000)',
+    )
+    .option(
+      '--max-reject-bytes <n>',
+      'stop (exit 1) before one run adds more than this to the rejects file; 0 = no limit (default 67108864 = 64 MiB)',
+    )
+    .option(
+      '--max-reject-percent <p>',
+      'stop (exit 1) when at least p% of the first --reject-sample records are rejected; 0 = off (default 90)',
+    )
+    .option('--reject-sample <n>', 'records the --max-reject-percent check looks at (default 1000)');
+}
+
+/** --progress-interval, --no-progress, --metrics-file, --metrics-port. */
+export function addProgressOptions(cmd: Command): Command {
+  return cmd
+    .option(
+      '--progress-interval <seconds>',
+      'when stderr is not a TTY, log a progress line this often; 0 = never (default 30)',
+    )
+    .option('--no-progress', 'no live progress line on a TTY and no progress log lines')
+    .option(
+      '--metrics-file <path>',
+      'write Prometheus metrics to this file (textfile collector: temp file + rename, every 5 s and at the end)',
+    )
+    .option(
+      '--metrics-port <n>',
+      'serve Prometheus metrics at http://127.0.0.1:<n>/metrics while the run lasts',
+    );
+}
+
+/** A flag in seconds (decimals allowed) as whole milliseconds, for a config key in ms. */
+function secondsToMs(value: string | undefined, flag: string): string | undefined {
+  if (value === undefined) return undefined;
+  const n = /^\s*(\d+(\.\d*)?|\.\d+)\s*$/.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isFinite(n)) {
+    throw new SvcIngestError('USAGE_INVALID', `${flag}: expected a number of seconds, got "${value}"`, {
+      field: flag,
+    });
+  }
+  return String(Math.round(n * 1000));
+}
+
+/** The delivery flags that are configuration keys. */
+export function deliveryFlags(f: DeliveryFlags): ConfigFlags {
+  const out: ConfigFlags = {};
+  const put = (key: string, value: unknown, flag: string) => {
+    if (value !== undefined) out[key] = { value, flag };
+  };
+  put('send.concurrency', f.concurrency, '--concurrency');
+  put('send.batchSize', f.batchSize, '--batch-size');
+  put('send.maxRetries', f.maxRetries, '--max-retries');
+  put('send.retryBaseMs', f.retryBaseMs, '--retry-base-ms');
+  put('send.retryMaxMs', f.retryMaxMs, '--retry-max-ms');
+  put('send.splitRetries', f.splitRetries, '--split-retries');
+  put('send.outageMaxMs', f.outageMaxMs, '--outage-max-ms');
+  put('send.rejectsPath', f.rejects, '--rejects');
+  put('send.maxRejects', f.maxRejects, '--max-rejects');
+  put('send.maxRejectBytes', f.maxRejectBytes, '--max-reject-bytes');
+  put('send.maxRejectPercent', f.maxRejectPercent, '--max-reject-percent');
+  put('send.rejectSample', f.rejectSample, '--reject-sample');
+  put(
+    'send.progressIntervalMs',
+    secondsToMs(f.progressInterval, '--progress-interval'),
+    '--progress-interval',
+  );
+  put('metrics.file', f.metricsFile, '--metrics-file');
+  put('metrics.port', f.metricsPort, '--metrics-port');
+  return out;
+}
+
+/** The service sink's settings from the configuration, posting through `post`. */
+export function dispatchSettings(config: Config, post: PostTransactions) {
+  const s = config.send;
+  return {
+    post,
+    concurrency: s.concurrency,
+    maxRetries: s.maxRetries,
+    retryBaseMs: s.retryBaseMs,
+    retryMaxMs: s.retryMaxMs,
+    splitRetries: s.splitRetries,
+    outageMaxMs: s.outageMaxMs,
+  };
+}
+
+/** The reject caps from the configuration. */
+export function rejectCaps(config: Config) {
+  const s = config.send;
+  return {
+    maxRejects: s.maxRejects,
+    maxRejectBytes: s.maxRejectBytes,
+    maxRejectPercent: s.maxRejectPercent,
+    rejectSample: s.rejectSample,
+  };
+}
+
+/**
+ * SIGINT / SIGTERM stop the run: nothing more is read (standard input is closed), batches in flight settle; a
+ * second signal exits at once. The returned signal is aborted with the signal's name.
+ */
+export function stopOnSignals(readsStdin: boolean, logger: Logger): { signal: AbortSignal; off(): void } {
+  const stop = new AbortController();
+  const onSignal = (sig: NodeJS.Signals) => {
+    if (stop.signal.aborted) {
+      logger.error(
+        { event: 'run.abort', signal: sig },
+        'second signal: exiting without waiting for requests in flight',
+      );
+      process.exit(sig === 'SIGINT' ? EXIT.SIGINT : EXIT.SIGTERM);
+    }
+    logger.warn(
+      { event: 'run.stopping', signal: sig },
+      'stopping: no more input is read; waiting for batches in flight',
+    );
+    stop.abort(sig);
+    if (readsStdin) process.stdin.destroy();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return {
+    signal: stop.signal,
+    off() {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    },
+  };
+}
+
+/**
+ * Runs `run` with the run's metrics when `metrics.file` or `metrics.port` is set (null otherwise): a file that
+ * cannot be written or a port that is taken stops the run before anything is sent; the exit status is recorded.
+ */
+export async function withRunMetrics(
+  config: Config,
+  logger: Logger,
+  run: (metrics: RunMetrics | null) => Promise<number>,
+): Promise<number> {
+  if (config.metrics.file === undefined && config.metrics.port === undefined) return run(null);
+  const [{ createRunMetrics }, { exposeMetrics }] = await Promise.all([
+    import('../metrics/run-metrics.ts'),
+    import('../metrics/expose.ts'),
+  ]);
+  const metrics = createRunMetrics();
+  const exposure = await exposeMetrics(metrics, {
+    file: config.metrics.file,
+    port: config.metrics.port,
+    logger,
+  });
+  const finish = async (code: number): Promise<void> => {
+    metrics.finish(code);
+    await exposure
+      .close()
+      .catch((err: Error) => logger.error({ event: 'metrics.write' }, `metrics not written: ${err.message}`));
+  };
+  let code: number;
+  try {
+    code = await run(metrics);
+  } catch (err) {
+    await finish(exitStatusOf(err));
+    throw err;
+  }
+  await finish(code);
+  return code;
+}
+
+/**
+ * The exit status a finished run's summary means (the most severe wins: 1, 130/143, 5, 3, 2; 4 when nothing was
+ * read and that is not allowed). A run that stopped itself (too many rejects) says why on stderr.
+ */
+export function exitStatusOfRun(
+  summary: RunSummary & Partial<Pick<ChainRunEnd, 'tooManyRejects'>>,
+  o: { allowEmpty: boolean; logger: Logger },
+): number {
+  if (summary.error) {
+    // The run stopped itself (too many rejects): the summary says what was done, this line why.
+    process.stderr.write(`svc-ingest: ${summary.error.code}: ${summary.error.message}\n`);
+    return EXIT.USAGE;
+  }
+  if (summary.interrupted === 'SIGINT') return EXIT.SIGINT;
+  if (summary.interrupted) return EXIT.SIGTERM;
+  if (summary.outage) return EXIT.UNAVAILABLE;
+  if (summary.failed > 0) return EXIT.FAILED;
+  if (summary.rejected > 0) return EXIT.REJECTED;
+  if (summary.read === 0 && !o.allowEmpty) {
+    o.logger.warn(
+      { event: 'run.empty', inputs: summary.emptyInputs },
+      'no records: the input was empty or only a header (exit 4; --allow-empty accepts that)',
+    );
+    return EXIT.EMPTY;
+  }
+  return EXIT.OK;
+}
+
+/**
+ * Follows a run to its end: its metrics track it, progress shows (a live line on a TTY, else log lines) unless
+ * `--no-progress`, and `after` runs however it ends (close the client, stop listening for signals). Then the
+ * summary: one JSON line on stdout with `--json`, else `text` on stderr; and the `run.end` log line.
+ */
+export async function followRun<S extends object>(
+  run: { progress(): RunProgress; done: Promise<S> },
+  o: {
+    progress: boolean | undefined;
+    json: boolean | undefined;
+    config: Config;
+    logger: Logger;
+    metrics: RunMetrics | null;
+    text: (summary: S) => string;
+    after: () => Promise<void>;
+  },
+): Promise<S> {
+  const [{ writeStderr }, { startProgress }] = await Promise.all([
+    import('../log.ts'),
+    import('./send-output.ts'),
+  ]);
+  o.metrics?.track(run.progress);
+  const stopProgress =
+    o.progress === false
+      ? () => {}
+      : startProgress(run.progress, {
+          tty: Boolean(process.stderr.isTTY),
+          intervalMs: o.config.send.progressIntervalMs,
+          logger: o.logger,
+        });
+  let summary: S;
+  try {
+    summary = await run.done;
+  } finally {
+    stopProgress();
+    await o.after();
+  }
+  if (o.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
+  else writeStderr(o.text(summary));
+  // On a terminal the readable summary above says it all; elsewhere the log line is for log collectors.
+  const level = process.stderr.isTTY && !o.json ? 'debug' : 'info';
+  o.logger[level]({ event: 'run.end', ...(summary as Record<string, unknown>) }, 'run finished');
+  return summary;
+}

@@ -1,0 +1,147 @@
+// Backfills through the real CLI for tests: plan inputs, start workers (`backfill work` child processes with their
+// own rejects files and short leases), read the status, and look at one worker's row in the ledger database.
+import { join } from 'node:path';
+import type { Simulator } from '../../src/simulator/index.ts';
+import { type CliResult, type CliRun, runCli, startCli } from './cli.ts';
+import type { TestPostgres } from './postgres.ts';
+
+/** The database name of a test database's URL. */
+export function dbName(url: string): string {
+  return new URL(url).pathname.slice(1);
+}
+
+/** `backfill plan` of the files; throws with stderr when it does not exit 0. */
+export async function plan(url: string, files: string[], partitionBytes: number, args: string[] = []) {
+  const r = await runCli([
+    'backfill',
+    'plan',
+    '--ledger',
+    url,
+    '--partition-bytes',
+    String(partitionBytes),
+    ...args,
+    ...files,
+  ]);
+  if (r.code !== 0) throw new Error(`backfill plan exited ${r.code}: ${r.stderr}`);
+  return r;
+}
+
+export interface WorkerOptions {
+  sim: Simulator;
+  /** Where its rejects file goes (rejects-<id>.ndjson). */
+  dir: string;
+  concurrency?: number;
+  leaseMs?: number;
+  /** ledger.waitMs */
+  waitMs?: number;
+  args?: string[];
+  env?: NodeJS.ProcessEnv;
+}
+
+/** Fast retries, like the fault suite's FAST (a worker has no --json summary there: it is added). */
+const FAST = ['--json', '--retry-base-ms', '1', '--retry-max-ms', '20', '--progress-interval', '0'];
+
+/**
+ * Start one `backfill work` with a fixed worker id and its own rejects file.
+ * @example const w1 = startWorker(url, 'w1', { sim, dir }); const r = await w1.done
+ */
+export function startWorker(url: string, id: string, o: WorkerOptions): CliRun {
+  return startCli(
+    [
+      'backfill',
+      'work',
+      '--ledger',
+      url,
+      '--worker-id',
+      id,
+      '--concurrency',
+      String(o.concurrency ?? 4),
+      '--rejects',
+      join(o.dir, `rejects-${id}.ndjson`),
+      ...FAST,
+      ...(o.args ?? []),
+    ],
+    {
+      env: {
+        SVC_BASE_URL: o.sim.url,
+        SVC_LEDGER_LEASE_MS: String(o.leaseMs ?? 2000),
+        ...(o.waitMs === undefined ? {} : { SVC_LEDGER_WAIT_MS: String(o.waitMs) }),
+        SVC_LOG_LEVEL: 'info',
+        ...o.env,
+      },
+    },
+  );
+}
+
+/** The worker's --json summary (the last stdout line). */
+export interface WorkerSummary {
+  read: number;
+  valid: number;
+  rejected: number;
+  skipped: number;
+  sent: number;
+  failed: number;
+  interrupted: string | null;
+  outage: boolean;
+  ledger: string;
+  workerId: string;
+  partitions: { done: number; released: number; lost: number; takenOver: number };
+}
+
+export function workerSummary(r: CliResult): WorkerSummary {
+  const last = r.stdout.trim().split('\n').pop() ?? '';
+  try {
+    return JSON.parse(last) as WorkerSummary;
+  } catch {
+    throw new Error(`no worker summary (exit ${r.code}); stderr:\n${r.stderr.slice(-3000)}`);
+  }
+}
+
+/** `backfill status --json`. */
+export async function statusOf(url: string): Promise<Record<string, unknown> & { done: boolean }> {
+  const r = await runCli(['backfill', 'status', '--ledger', url, '--json']);
+  if (r.code !== 0) throw new Error(`backfill status exited ${r.code}: ${r.stderr}`);
+  return JSON.parse(r.stdout);
+}
+
+/** One worker's row: its number, what it recorded acknowledged, and the partition it holds (if any). */
+export async function workerRow(
+  pgs: TestPostgres,
+  url: string,
+  id: string,
+): Promise<{ workerNo: number; recordsAcked: number; holding: number | null } | null> {
+  const rows = await pgs.sql<{ worker_no: number; records_acked: string; holding: string | null }>(
+    dbName(url),
+    `SELECT w.worker_no, w.records_acked,
+       (SELECT min(partition_no) FROM svc_ingest.partitions p WHERE p.worker_no = w.worker_no AND p.state = 'working') AS holding
+     FROM svc_ingest.workers w WHERE w.worker_id = $1`,
+    [id],
+  );
+  const r = rows[0];
+  if (!r) return null;
+  return {
+    workerNo: r.worker_no,
+    recordsAcked: Number(r.records_acked),
+    holding: r.holding === null ? null : Number(r.holding),
+  };
+}
+
+/** Ids a worker holds claims on without an acknowledged outcome (what it had read, in flight or queued). */
+export async function openClaims(pgs: TestPostgres, url: string, id: string): Promise<Set<string>> {
+  const rows = await pgs.sql<{ transaction_id: string }>(
+    dbName(url),
+    `SELECT t.transaction_id FROM svc_ingest.transactions t JOIN svc_ingest.workers w ON w.worker_no = t.claim_worker
+     WHERE w.worker_id = $1 AND t.acked_seq IS NULL`,
+    [id],
+  );
+  return new Set(rows.map((r) => r.transaction_id));
+}
+
+/** Poll until `cond` resolves true (every 50 ms), or fail after `ms`. */
+export async function until(cond: () => Promise<boolean>, ms = 30_000, what = 'condition'): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error(`${what}: not reached in ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
