@@ -11,12 +11,19 @@ export type { PreparedChunks, PreparedItem } from './prepare.ts';
 /** Files at least this big are prepared on worker threads when the pool is automatic (starting it costs ~0.1 s). */
 export const WORKER_MIN_BYTES = 8 * 1024 * 1024;
 /**
- * Automatic pool: sends at this concurrency or more use it; a dry run always does. Measured (test/bench, 2 cores,
- * 50 ms latency): at 32 in flight the main thread needs all its time for the answers; at 8 it has time to spare,
+ * Automatic pool: sends at this concurrency or more use it, on a machine with more than SEND_POOL_MIN_CORES cores;
+ * a dry run always does. Measured (test/bench, 50 ms latency): at 8 in flight the main thread has time to spare,
  * and the pool's ~60 MB a thread (each a V8 isolate) would take a resume against 20M acked ids over its 300 MB
  * budget. `prepare.workers: on` trades so.
  */
 export const WORKER_MIN_CONCURRENCY = 16;
+/**
+ * A send uses the pool only with more cores than this. On 2 cores the worker, the main thread and whatever else
+ * runs (the service's simulator in the bench) compete for them: measured at concurrency 32 (test/bench e2e-c32,
+ * issue 14), preparing inline costs no more CPU, ~100 MB less memory, and the event loop's p99 delay drops from
+ * ~30 ms (stalls up to 280 ms) to ~12 ms.
+ */
+export const SEND_POOL_MIN_CORES = 3;
 
 /** The pool as configured (config key `prepare`). */
 export interface PoolSettings {
@@ -34,13 +41,18 @@ export interface PoolChoice {
 
 /**
  * What `prepare.workers: auto` means for a run: the pool for large files in a dry run (nothing else for the main
- * thread to do) or when sending at WORKER_MIN_CONCURRENCY or more; worker threads: one per core (at most 4) in a
+ * thread to do) or when sending at WORKER_MIN_CONCURRENCY or more on SEND_POOL_MIN_CORES cores or more; worker threads: one per core (at most 4) in a
  * dry run, one for a send (the main thread needs a core of its own for the answers: test/bench e2e-c32 on 2
  * cores: ratio 0.67 with one worker, 0.62 with two, and 80 MB less).
  * @example choosePool({ workers: 'auto' }, { dryRun: false, concurrency: 4 }) // { use: 'off', threads: 1 }
  */
-export function choosePool(s: PoolSettings, run: { dryRun: boolean; concurrency: number }): PoolChoice {
-  const auto = run.dryRun || run.concurrency >= WORKER_MIN_CONCURRENCY ? 'large' : 'off';
+export function choosePool(
+  s: PoolSettings,
+  run: { dryRun: boolean; concurrency: number },
+  cores: number = availableParallelism(),
+): PoolChoice {
+  const sendPool = run.concurrency >= WORKER_MIN_CONCURRENCY && cores >= SEND_POOL_MIN_CORES;
+  const auto = run.dryRun || sendPool ? 'large' : 'off';
   return {
     use: s.workers === 'auto' ? auto : s.workers,
     threads: s.threads ?? (run.dryRun ? Math.max(1, Math.min(4, availableParallelism())) : 1),
