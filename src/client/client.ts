@@ -1,6 +1,6 @@
 // The shared service client: one method per endpoint, limits checked before sending, typed errors, no retry.
 import { randomUUID } from 'node:crypto';
-import { type HTTPError, isHTTPError, isNetworkError, isTimeoutError } from 'ky';
+import { type HTTPError, isHTTPError, isNetworkError, isTimeoutError, type Options } from 'ky';
 import { checkHeaderValue, readSecret } from '../config/secret.ts';
 import type { Config } from '../config/types.ts';
 import type { Logger } from '../log.ts';
@@ -140,10 +140,14 @@ function parseJson(text: string): unknown {
 
 export function createClient(config: Config, opts: ClientOptions = {}): SvcClient {
   const { logger } = opts;
-  const transport = createTransport(config, opts);
   const token = readSecret(config);
   const authValue =
     token === undefined ? undefined : config.auth.scheme ? `${config.auth.scheme} ${token}` : token;
+  // The same on every call: in ky's instance, so a call's options hold only what changes (measured, issue 14).
+  const constant: Record<string, string> = {};
+  if (authValue) constant[config.auth.header] = authValue;
+  if (config.institutionId) constant[INSTITUTION_ID_HEADER] = config.institutionId;
+  const transport = createTransport(config, opts, constant);
   const warn = createEnumWarner(logger);
 
   async function call(c: Call): Promise<Answer> {
@@ -153,21 +157,18 @@ export function createClient(config: Config, opts: ClientOptions = {}): SvcClien
     if (c.signal?.aborted) throw new SvcNetworkError({ ...info, aborted: true }, { cause: c.signal.reason });
     const headers: Record<string, string> = { [REQUEST_ID_HEADER]: requestId, ...c.headers };
     if (c.body !== undefined) headers['content-type'] = 'application/json';
-    if (authValue) headers[config.auth.header] = authValue;
-    if (config.institutionId) headers[INSTITUTION_ID_HEADER] = config.institutionId;
     // One deadline for the whole exchange, body included (ky's timeout covers the headers only).
     const timer = startDeadline(config.timeoutMs);
     const deadline = timer.signal;
     const signal = c.signal ? AbortSignal.any([c.signal, deadline]) : deadline;
     const started = performance.now();
     try {
-      const res = await transport.ky(c.path, {
-        method: c.method,
-        headers,
-        ...(c.body === undefined ? { json: c.json } : { body: c.body }),
-        searchParams: c.searchParams,
-        signal,
-      });
+      // Only the keys this call uses: ky merges every key it is given, undefined ones too.
+      const options: Options = { method: c.method, headers, signal };
+      if (c.body !== undefined) options.body = c.body;
+      else if (c.json !== undefined) options.json = c.json;
+      if (c.searchParams !== undefined) options.searchParams = c.searchParams;
+      const res = await transport.ky(c.path, options);
       const body = parseJson(await res.text());
       const answered = isObject(body) && typeof body.requestId === 'string' ? body.requestId : undefined;
       logger?.debug(

@@ -24,6 +24,9 @@ export interface TransportOptions {
   fetch?: typeof fetch;
 }
 
+/** Headers every call of the client sends (auth, institution): set once here, so ky does not merge them per call. */
+export type ConstantHeaders = Record<string, string>;
+
 function readTlsFile(path: string, key: string): Buffer {
   try {
     return readFileSync(path);
@@ -65,7 +68,11 @@ export function checkTlsVerification(env: NodeJS.ProcessEnv = process.env): void
   }
 }
 
-export function createTransport(config: Config, opts: TransportOptions = {}): Transport {
+export function createTransport(
+  config: Config,
+  opts: TransportOptions = {},
+  constant: ConstantHeaders = {},
+): Transport {
   checkTlsVerification();
   let agent: Agent | undefined;
   let fetchImpl: typeof fetch;
@@ -78,7 +85,11 @@ export function createTransport(config: Config, opts: TransportOptions = {}): Tr
     // as it came, so the batch, the auth header and the card data never go to a host we were not configured for.
     fetchImpl = dispatcherFetch(a);
   }
-  const headers: Record<string, string> = { 'user-agent': config.userAgent, accept: 'application/json' };
+  const headers: Record<string, string> = {
+    'user-agent': config.userAgent,
+    accept: 'application/json',
+    ...constant,
+  };
   const instance = ky.create({
     prefix: config.baseUrl,
     retry: 0,
