@@ -44,6 +44,8 @@ function csvErrorMessage(err: CsvError): string {
   return maskCardNumbers(quoted === -1 ? m : m.slice(0, quoted));
 }
 
+const NO_BREAKS = { chars: 0, lines: 0 } as const;
+
 function countBreaks(values: string[]): { chars: number; lines: number } {
   let chars = 0;
   let lines = 0;
@@ -102,6 +104,8 @@ export async function* readCsv(bytes: AsyncIterable<Buffer>, source: string, opt
   let columns: string[] | undefined = opts.columns;
   // csv-parse counts each CR and LF inside a quoted value as a line; this is how far it is ahead.
   let overcount = 0;
+  /** csv-parse's line count at the previous record (NaN: unknown, scan the next one). */
+  let prevLines = 0;
   const overlong = (line: number): ReadItem => ({
     kind: 'reject',
     reject: { source, line: base + line, message: `line longer than ${opts.maxLineBytes} bytes` },
@@ -120,6 +124,7 @@ export async function* readCsv(bytes: AsyncIterable<Buffer>, source: string, opt
           );
           break;
         }
+        prevLines = Number.NaN; // the next record is scanned
         const rel = typeof p.error.lines === 'number' ? p.error.lines - overcount : 0;
         while (held.length > 0 && (held[0] as number) < rel) items.push(overlong(held.shift() as number));
         const line = rel === 0 ? 0 : base + rel;
@@ -130,7 +135,9 @@ export async function* readCsv(bytes: AsyncIterable<Buffer>, source: string, opt
         continue;
       }
       const { values } = p;
-      const breaks = countBreaks(values);
+      // A record one line after the previous one holds no line break: the scan is skipped (most records).
+      const breaks = p.lines - prevLines === 1 ? NO_BREAKS : countBreaks(values);
+      prevLines = p.lines;
       const rel = p.lines - overcount - breaks.chars;
       while (held.length > 0 && (held[0] as number) < rel) items.push(overlong(held.shift() as number));
       const line = base + rel;
