@@ -121,7 +121,7 @@ export async function* prepareInPool(spec: InputSpec, o: PoolOptions): PreparedC
     aheadWake = null;
   };
   // The main thread only splits here: big reads, fewer messages.
-  const bytes = inputBytes(spec, undefined, 256 * 1024, o.onBytes);
+  const bytes = inputBytes(spec, undefined, 256 * 1024, o.onBytes, Number.POSITIVE_INFINITY);
   const feed = async (): Promise<void> => {
     const splitter = createSplitter({
       format: spec.format,
