@@ -211,7 +211,8 @@ export async function* inputBytes(
   if (onBytes) raw = counted(raw, onBytes);
   try {
     if (!gzip) {
-      for await (const chunk of raw) yield* sliced(typeof chunk === 'string' ? Buffer.from(chunk) : chunk, sliceBytes);
+      for await (const chunk of raw)
+        yield* sliced(typeof chunk === 'string' ? Buffer.from(chunk) : chunk, sliceBytes);
       return;
     }
     const gunzip = createGunzip();
