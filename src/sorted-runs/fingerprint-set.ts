@@ -5,6 +5,7 @@ import { fingerprint } from './fingerprint.ts';
 import {
   createRunFolder,
   discardRun,
+  type Merge,
   type RunFile,
   readFully,
   sortSlots,
@@ -30,8 +31,14 @@ export interface FingerprintSet {
 const RUN_BLOCK = 512;
 /** Runs of one size are merged into one 4x bigger, so a lookup checks at most 3 runs a size (~log4 of ids). */
 const MERGE_FANIN = 4;
-/** Slots buffered per run file while merging (256 KiB). */
-const MERGE_CHUNK = 64 * RUN_BLOCK;
+/** Slots a background merge step writes (~2-4 ms on the bench machine). */
+const MERGE_STEP = 64 * 1024;
+/**
+ * Adds between two paid merge steps, and slots merged per add: each id is merged once per level (~log4 of ids
+ * over memoryIds: 5 at 500M ids), so 16 an add keeps the runs few while a large merge is under way.
+ */
+const PAY_EVERY = 4096;
+const PAY_SLOTS_PER_ADD = 16;
 /** Bloom filter of a run: 512-bit blocks (one cache line), ~10 bits an id, 7 bits set an id (~1% false hits). */
 const BLOOM_BITS_PER_ID = 10;
 const BLOOM_SALTS = new Int32Array([
@@ -91,17 +98,6 @@ function indexSlots(run: SpilledRun, words: Uint32Array, from: number, n: number
       const w = base + (bit >>> 5);
       bloom[w] = (bloom[w] as number) | (1 << (bit & 31));
     }
-  }
-}
-
-/** Rebuilds a run's in-memory index from its file. */
-function indexFile(run: SpilledRun, buf: Uint32Array): void {
-  allocIndex(run);
-  const chunk = buf.length / 2;
-  for (let from = 0; from < run.count; from += chunk) {
-    const n = Math.min(chunk, run.count - from);
-    readFully(run.fd, new Uint8Array(buf.buffer, 0, n * 8), n * 8, from * 8);
-    indexSlots(run, buf, from, n);
   }
 }
 
@@ -175,25 +171,82 @@ export function createSpillingFingerprintSet(
     return run;
   };
 
-  /** Merges runs of one level into one sorted run file (their indexes are rebuilt if that fails: null). */
-  const merge = (inputs: SpilledRun[]): SpilledRun | null => {
-    for (const r of inputs) freeIndex(r); // the merged index takes their place
+  /**
+   * The merge under way: MERGE_FANIN runs of one level (still answering lookups, indexes kept) merged into one
+   * run, a bounded step at a time, so no step pauses the event loop for long (issue 14: the whole merge at 16M ids
+   * was a ~1.5 s pause). Steps run on setImmediate between other work, and every PAY_EVERY adds pay for a step, so
+   * merging keeps up with a thread that never idles. The merged run replaces its inputs only when complete.
+   */
+  let pending: { inputs: SpilledRun[]; merged: SpilledRun; m: Merge; left: number } | null = null;
+  let tick: NodeJS.Immediate | null = null;
+  let addsSincePay = 0;
+
+  /** The first MERGE_FANIN runs of one level (levels only decrease along `runs`, so equal levels are adjacent). */
+  const mergeable = (): SpilledRun[] | null => {
+    for (let i = 0; i + MERGE_FANIN <= runs.length; ) {
+      const level = (runs[i] as SpilledRun).level;
+      let j = i;
+      while (j < runs.length && (runs[j] as SpilledRun).level === level) j++;
+      if (j - i >= MERGE_FANIN) return runs.slice(i, i + MERGE_FANIN);
+      i = j;
+    }
+    return null;
+  };
+
+  /** Starts the next merge that is due, if none is under way. */
+  const startNext = (): void => {
+    if (!merging || pending !== null || closed) return;
+    const inputs = mergeable();
+    if (!inputs) return;
     let merged: SpilledRun | undefined;
-    let m: ReturnType<typeof startMerge> | undefined;
     try {
-      m = startMerge(folder, inputs, (words, n, at) => indexSlots(merged as SpilledRun, words, at, n));
+      const m = startMerge(folder, inputs, (words, n, at) => indexSlots(merged as SpilledRun, words, at, n));
       merged = newRun(m.out.path, m.out.fd, m.out.count, (inputs[0] as SpilledRun).level + 1);
       allocIndex(merged);
-      m.step(Number.POSITIVE_INFINITY);
+      pending = { inputs, merged, m, left: m.out.count };
     } catch {
-      m?.abort();
-      const buf = new Uint32Array(MERGE_CHUNK * 2);
-      for (const r of inputs) indexFile(r, buf);
-      return null;
+      merging = false; // the runs stay as they are, each with its index
+      return;
     }
-    for (const r of inputs) discardRun(r);
-    return merged;
+    schedule();
   };
+
+  /** Merges up to `budget` slots; a merge that completes takes its inputs' place and the next one due goes on. */
+  const advance = (budget: number): void => {
+    while (budget > 0 && pending !== null) {
+      const p = pending;
+      const n = Math.min(budget, p.left);
+      let done: boolean;
+      try {
+        done = p.m.step(n);
+      } catch {
+        p.m.abort();
+        pending = null;
+        merging = false;
+        return;
+      }
+      budget -= n;
+      p.left -= n;
+      if (!done) continue;
+      pending = null;
+      runs.splice(runs.indexOf(p.inputs[0] as SpilledRun), MERGE_FANIN, p.merged);
+      for (const r of p.inputs) {
+        freeIndex(r);
+        discardRun(r);
+      }
+      startNext();
+    }
+  };
+
+  function schedule(): void {
+    if (tick !== null || pending === null) return;
+    tick = setImmediate(() => {
+      tick = null;
+      advance(MERGE_STEP);
+      schedule();
+    });
+    tick.unref(); // a merge never keeps the process alive; close() drops it
+  }
 
   /** The table is full: move its fingerprints to a sorted run on disk, or (if that fails) grow it. */
   const makeRoom = (): void => {
@@ -219,14 +272,7 @@ export function createSpillingFingerprintSet(
     runs.push(run);
     slots.fill(0);
     inTable = 0;
-    // Levels only decrease along `runs`: merge while the last MERGE_FANIN runs are of one level.
-    while (merging && runs.length >= MERGE_FANIN) {
-      const level = (runs[runs.length - 1] as SpilledRun).level;
-      if ((runs[runs.length - MERGE_FANIN] as SpilledRun).level !== level) break;
-      const merged = merge(runs.slice(-MERGE_FANIN));
-      if (!merged) merging = false;
-      else runs.splice(runs.length - MERGE_FANIN, MERGE_FANIN, merged);
-    }
+    startNext();
   };
 
   /** Is the fingerprint in this run? Reads the one 4 KiB block that may hold it (a run's keys are distinct). */
@@ -301,6 +347,10 @@ export function createSpillingFingerprintSet(
       slots[2 * i + 1] = hi;
       inTable++;
       size++;
+      if (pending !== null && ++addsSincePay >= PAY_EVERY) {
+        addsSincePay = 0;
+        advance(PAY_EVERY * PAY_SLOTS_PER_ADD);
+      }
       return true;
     },
     get size() {
@@ -309,6 +359,12 @@ export function createSpillingFingerprintSet(
     close() {
       if (closed) return;
       closed = true;
+      if (tick !== null) clearImmediate(tick);
+      tick = null;
+      if (pending !== null) {
+        pending.m.abort();
+        pending = null;
+      }
       folder.remove(runs);
       runs.length = 0;
       slots = new Uint32Array(0);

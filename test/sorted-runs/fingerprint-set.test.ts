@@ -44,6 +44,38 @@ describe('spilling fingerprint set (within-run duplicate check in flat memory)',
     expect(() => set.has('tx-1')).toThrow();
   });
 
+  it('merges runs in the background, answering from the inputs meanwhile, and keeps the runs few', async () => {
+    const dir = await tmp();
+    const set = createSpillingFingerprintSet({ memoryIds: 1000, dir });
+    // Four spills (at the 1001st, 2001st … add): the fourth starts a merge of the four runs (a fifth file).
+    for (let i = 0; i < 4001; i++) set.add(`m-${i}`);
+    expect(filesUnder(dir)).toHaveLength(5);
+    // Under way, every id is still found (in the inputs) and none is added twice.
+    let again = 0;
+    for (let i = 0; i < 4001; i++) if (set.add(`m-${i}`)) again++;
+    expect(again).toBe(0);
+    // The event loop's turns finish it: the merged run replaces its four inputs.
+    for (let t = 0; t < 100 && filesUnder(dir).length > 1; t++) await new Promise((r) => setImmediate(r));
+    expect(filesUnder(dir)).toHaveLength(1);
+    let has = 0;
+    for (let i = 0; i < 4001; i++) if (set.has(`m-${i}`)) has++;
+    expect(has).toBe(4001);
+
+    // A thread that never yields still merges (adds pay for steps): 400 spills leave tens of runs, not 400 …
+    for (let i = 4001; i < 400_001; i++) set.add(`m-${i}`); // 400 spills
+    expect(filesUnder(dir).length).toBeLessThanOrEqual(40);
+    // … and the event loop's turns finish the merges due: 400 = 1·256 + 2·64 + 1·16 runs of 1000 → 4 runs.
+    for (let t = 0; t < 5000 && filesUnder(dir).length > 4; t++) await new Promise((r) => setImmediate(r));
+    expect(filesUnder(dir)).toHaveLength(4);
+    let found = 0;
+    for (let i = 0; i < 400_000; i += 7) if (set.has(`m-${i}`)) found++;
+    let others = 0;
+    for (let i = 0; i < 50_000; i++) if (set.has(`x-${i}`)) others++;
+    expect([found, others]).toEqual([Math.ceil(400_000 / 7), 0]);
+    set.close?.();
+    expect(filesUnder(dir)).toEqual([]);
+  });
+
   it('adds new ids after spilling, mixed with repeats', async () => {
     const dir = await tmp();
     const set = createSpillingFingerprintSet({ memoryIds: 500, dir });
