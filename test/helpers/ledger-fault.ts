@@ -4,8 +4,8 @@
 // so exactly N lines land whatever the writer's group commit puts together; the next write fails. Both ways a
 // ledger is written are covered: a FileHandle's write and fs.writeSync (the file ledger's writer).
 import fs, { readlinkSync, realpathSync } from 'node:fs';
-import { syncBuiltinESMExports } from 'node:module';
 import { open } from 'node:fs/promises';
+import { syncBuiltinESMExports } from 'node:module';
 import { basename, dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -67,7 +67,7 @@ if (Number.isInteger(failAfter) && ledgerPath) {
     return r;
   };
   const writeSync = fs.writeSync as (...args: unknown[]) => number;
-  fs.writeSync = function (fd: number, buf: unknown, offset?: unknown, length?: unknown, pos?: unknown) {
+  fs.writeSync = ((fd: number, buf: unknown, offset?: unknown, length?: unknown, pos?: unknown) => {
     if (pathOf(fd) !== target || !Buffer.isBuffer(buf) || typeof offset !== 'number')
       return writeSync(fd, buf, offset, length, pos);
     const { end, n } = allowed(
@@ -76,6 +76,6 @@ if (Number.isInteger(failAfter) && ledgerPath) {
     const r = writeSync(fd, buf, offset, end, pos);
     lines += n;
     return r;
-  } as typeof fs.writeSync;
+  }) as typeof fs.writeSync;
   syncBuiltinESMExports(); // `import { writeSync } from 'node:fs'` sees the wrapper too
 }
