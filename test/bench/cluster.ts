@@ -42,6 +42,8 @@ const LATENCY_MS = 50;
 // The issue's figures are at concurrency 8. BENCH_CLUSTER_CONCURRENCY changes it (e.g. 2: four workers then need a
 // quarter of the CPU, to show on a small machine whether the coordination or the CPU bounds the workers-4 ratio).
 const CONCURRENCY = Number(process.env.BENCH_CLUSTER_CONCURRENCY ?? 8) || 8;
+/** Partitions the workers-4 input is cut into (BENCH_CLUSTER_PARTITIONS, default 32). */
+const PARTITIONS = Number(process.env.BENCH_CLUSTER_PARTITIONS ?? 32) || 32;
 const CEILING = (CONCURRENCY * 50) / (LATENCY_MS / 1000);
 
 const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
@@ -277,7 +279,7 @@ async function backfillRun(
     '--ledger',
     url,
     '--partition-bytes',
-    String(Math.ceil(size / 32)),
+    String(Math.ceil(size / PARTITIONS)),
     '--log-level',
     'warn',
     file,
@@ -382,7 +384,7 @@ export async function fourWorkers(a: ClusterArgs): Promise<ClusterResult> {
     name: `workers-4-c${CONCURRENCY}`,
     group: 'cluster',
     rows,
-    command: `${BIN} backfill plan …; ${BIN} backfill work --concurrency ${CONCURRENCY} (× 1, then × 4 at once) against simulate --latency-ms ${LATENCY_MS}`,
+    command: `${BIN} backfill plan (${PARTITIONS} partitions) …; ${BIN} backfill work --concurrency ${CONCURRENCY} (× 1, then × 4 at once) against simulate --latency-ms ${LATENCY_MS}`,
     runs,
     median: m,
     target: '4 workers >= 3.5 x one worker',
