@@ -21,6 +21,7 @@ export type ErrorCode =
   | 'SEND_UNAVAILABLE'
   | 'SEND_AUTH'
   | 'SEND_REDIRECT'
+  | 'SEND_ENDPOINT'
   | 'SEND_REQUEST'
   | 'LEDGER_LOCKED'
   | 'LEDGER_PATH_INVALID'

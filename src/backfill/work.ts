@@ -171,6 +171,18 @@ async function runWork(o: WorkOptions, totals: Counters, live: Live): Promise<Wo
     logger: log,
     onLeaseLapsed: () => onLapse(),
   });
+  // No batch leaves on claims this worker may no longer hold (it was paused past its lease): the bound on records
+  // sent twice stays the requests that were already on the wire, at most concurrency x batch size.
+  const basePost = o.dispatch.post;
+  let beforePost: () => Promise<boolean> = async () => true;
+  const gated: DispatchSettings = {
+    ...o.dispatch,
+    post: async (txs, opts) => {
+      if (!(await beforePost()))
+        throw new DOMException('the partition was taken over; not sent', 'AbortError');
+      return basePost(txs, opts);
+    },
+  };
   let store: PgLedgerStore | undefined;
   let rejects: RejectsWriter = nullRejectsWriter();
   const parts = { done: 0, released: 0, lost: 0, takenOver: 0 };
@@ -248,6 +260,24 @@ async function runWork(o: WorkOptions, totals: Counters, live: Live): Promise<Wo
     partitions: parts,
   };
 
+  /**
+   * A partition lost to another worker is that worker's to finish: it reads it again from its start and sends
+   * whatever was not acknowledged, so the records not acknowledged here (interrupted, or failed) are not this
+   * worker's failures (they would make its exit status 3 for work another worker completes). They leave this
+   * worker's counts as records handed over; what it acknowledged stays counted.
+   */
+  function handOver(c: Counters, where: Record<string, unknown>): void {
+    const handed = c.failed;
+    if (handed === 0) return;
+    c.failed = 0;
+    c.failedBatches = 0;
+    c.read -= handed;
+    log.info(
+      { event: 'backfill.partition.handedOver', ...where, records: handed },
+      `${handed} records not acknowledged here are left to the worker that took the partition`,
+    );
+  }
+
   /** One claimed partition through the chain: done, lost to another worker, or given back on a stop. */
   async function workPartition(p: ClaimedPartition, c: Counters): Promise<Outcome> {
     const s = session as PgSession;
@@ -265,32 +295,43 @@ async function runWork(o: WorkOptions, totals: Counters, live: Live): Promise<Wo
     if (o.signal?.aborted) onSignal();
     let lost = false;
     let bytes = 0;
-    let checking = false;
-    const check = async (): Promise<void> => {
-      if (checking || lost) return;
-      checking = true;
-      try {
-        const held = await reportProgress(s, p.partitionNo, bytes, c).catch((err: unknown) => {
-          log.warn(
-            { event: 'backfill.progress.failed', error: s.db.fail('LEDGER_WRITE', 'progress', err).message },
-            'could not report progress',
-          );
-          return true;
-        });
-        if (!held && !lost) {
-          lost = true;
-          log.warn(
-            { event: 'backfill.partition.lost', ...where },
-            'another worker took this partition (this worker’s lease had run out); stopping it here',
-          );
-          stop.abort('partition lost');
-        }
-      } finally {
-        checking = false;
+    let checking: Promise<void> | null = null;
+    const check = (): Promise<void> => {
+      if (lost) return Promise.resolve();
+      checking ??= checkNow().finally(() => {
+        checking = null;
+      });
+      return checking;
+    };
+    const checkNow = async (): Promise<void> => {
+      const held = await reportProgress(s, p.partitionNo, bytes, c).catch((err: unknown) => {
+        log.warn(
+          { event: 'backfill.progress.failed', error: s.db.fail('LEDGER_WRITE', 'progress', err).message },
+          'could not report progress',
+        );
+        return true;
+      });
+      if (!held && !lost) {
+        lost = true;
+        log.warn(
+          { event: 'backfill.partition.lost', ...where },
+          'another worker took this partition (this worker’s lease had run out); stopping it here',
+        );
+        stop.abort('partition lost');
       }
     };
     const timer = setInterval(() => void check(), progressMs);
-    onLapse = () => void check();
+    // A lapsed lease: until the partition is known to be still this worker's, no batch leaves (see `gated`).
+    let lapseCheck: Promise<void> | null = null;
+    onLapse = () => {
+      // A fresh check, after any already under way (it may have been asked before another worker took over).
+      lapseCheck = (checking ?? Promise.resolve()).then(() => (lost ? undefined : checkNow()));
+    };
+    beforePost = async () => {
+      await session.stillHeld();
+      if (lapseCheck) await lapseCheck;
+      return !lost;
+    };
     try {
       await checkInput(p);
       const profile = await profileFor(p);
@@ -313,7 +354,7 @@ async function runWork(o: WorkOptions, totals: Counters, live: Live): Promise<Wo
           rejects,
           caps: o,
           batchSize: o.batchSize,
-          dispatch: o.dispatch,
+          dispatch: gated,
           profileName: profile.name,
           logger: log,
           signal: stop.signal,
@@ -325,6 +366,7 @@ async function runWork(o: WorkOptions, totals: Counters, live: Live): Promise<Wo
       );
       if (lost) {
         parts.lost++;
+        handOver(c, where);
         return 'lost';
       }
       if (r.interrupted || r.outage || r.tooManyRejects) {
@@ -335,6 +377,7 @@ async function runWork(o: WorkOptions, totals: Counters, live: Live): Promise<Wo
       }
       if (!(await completePartition(s, p.partitionNo, c))) {
         parts.lost++;
+        handOver(c, where);
         log.warn(
           { event: 'backfill.partition.lost', ...where },
           'another worker took this partition before it was done here (this worker’s lease had run out)',
@@ -362,6 +405,7 @@ async function runWork(o: WorkOptions, totals: Counters, live: Live): Promise<Wo
     } finally {
       clearInterval(timer);
       onLapse = () => {};
+      beforePost = async () => true;
       o.signal?.removeEventListener('abort', onSignal);
       live.inFlight = () => 0;
     }

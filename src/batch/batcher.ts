@@ -1,4 +1,5 @@
-// Batching: valid records, in input order, into batches of at most `size` (the service takes 50).
+// Batching: valid records, in input order, into batches of at most `size` (the service takes 50). A batch never
+// spans two inputs, so its ledger line's source and line range name one file (`ledger find` points at the right one).
 /** One valid record, serialised, with where it came from. */
 export interface BatchItem {
   /** Its transactionId. */
@@ -19,7 +20,7 @@ export interface Batch {
 }
 
 export interface Batcher {
-  /** Add a record; returns a full batch when one is complete. */
+  /** Add a record; returns a batch when one is complete: full, or cut because this record starts another input. */
   push(item: BatchItem): Batch | null;
   /** The partial batch left at the end, if any. */
   flush(): Batch | null;
@@ -40,8 +41,10 @@ export function createBatcher(size: number, runId: string): Batcher {
   };
   return {
     push(item) {
+      // A record of another input closes the partial batch (size > 1: a full one was already taken).
+      const cut = items.length > 0 && (items[0] as BatchItem).source !== item.source ? take() : null;
       items.push(item);
-      return items.length >= size ? take() : null;
+      return cut ?? (items.length >= size ? take() : null);
     },
     flush() {
       return items.length > 0 ? take() : null;

@@ -55,7 +55,7 @@ export function formatWorkSummary(s: WorkSummary): string {
     lines.push('the service looked down; the partition is pending again. Start backfill work later to go on');
   else if (s.failed > 0)
     lines.push(
-      `${s.failed} records failed after retries; backfill work --retry-failed reads their partitions again and resends them`,
+      `${s.failed} ${s.failed === 1 ? 'record' : 'records'} failed after retries; backfill work --retry-failed reads their partitions again and resends them`,
     );
   return `${lines.join('\n')}\n`;
 }

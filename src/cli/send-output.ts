@@ -120,6 +120,8 @@ export function formatSummary(s: RunSummary, allowEmpty = false): string {
       'the service looked down; sending stopped. Rerun later: failed and unread records are sent then',
     );
   else if (s.failed > 0)
-    lines.push(`${s.failed} records failed after retries; rerun the same command to resend them`);
+    lines.push(
+      `${s.failed} ${s.failed === 1 ? 'record' : 'records'} failed after retries; rerun the same command to resend them`,
+    );
   return `${lines.join('\n')}\n`;
 }

@@ -26,7 +26,14 @@ export interface MetricsExposure {
 
 function writeError(file: string, err: unknown): SvcIngestError {
   const code = (err as NodeJS.ErrnoException)?.code ?? String(err);
-  return new SvcIngestError('METRICS_WRITE', `cannot write the metrics file ${file}: ${code}`, {
+  // A missing folder is not created (a textfile collector's folder exists; a missing one is most likely a typo).
+  const why =
+    code === 'ENOENT'
+      ? `its folder ${dirname(resolve(file))} does not exist`
+      : code === 'EACCES'
+        ? `permission denied in ${dirname(resolve(file))}`
+        : code;
+  return new SvcIngestError('METRICS_WRITE', `cannot write the metrics file ${resolve(file)}: ${why}`, {
     source: file,
   });
 }

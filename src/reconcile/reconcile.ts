@@ -79,7 +79,8 @@ export async function fetchRedemptions(
             unavailable ??= unavailableError(err);
             return undefined;
           }
-          if (c.fatal) {
+          // A 404 here can be about one customer (unknown to the service): that customer's error, not a stop.
+          if (c.fatal && c.fatal !== 'endpoint') {
             fatal ??=
               c.fatal === 'auth'
                 ? new SvcIngestError(

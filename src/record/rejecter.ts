@@ -37,8 +37,15 @@ export function createRejecter(
   let tooMany: string | null = null;
   return {
     reject(source, line, errors, record) {
-      c.rejected++;
-      if (writer.write({ source, line, errors, record, runId }) === 'known') c.rejectedKnown++;
+      const wrote = writer.write({ source, line, errors, record, runId });
+      if (wrote === 'dropped') {
+        // Past a cap the line cannot be written: the run stops before this record, which stays unread (a rerun
+        // reads it), so every reject counted is a line in the rejects file.
+        c.read--;
+      } else {
+        c.rejected++;
+        if (wrote === 'known') c.rejectedKnown++;
+      }
       if (writer.full && !tooMany) {
         tooMany =
           writer.full === 'lines'

@@ -13,9 +13,10 @@ export interface FailureClass {
   connection?: boolean;
   /**
    * The run must stop at once, without splitting or retrying: the service refused our credentials (401, 403), it
-   * answered with a redirect (the base URL is wrong), or the request could not be built.
+   * answered with a redirect (the base URL is wrong), the transactions endpoint is not there (404, 405: the base
+   * URL's path is wrong; no record can cause either), or the request could not be built.
    */
-  fatal?: 'auth' | 'redirect' | 'request';
+  fatal?: 'auth' | 'redirect' | 'endpoint' | 'request';
 }
 
 const RETRY_STATUS = new Set([500, 502, 503, 504, 429]);
@@ -34,7 +35,7 @@ interface ErrorShape {
 /**
  * Classify an error thrown by the client's postTransactions.
  * Retried: HTTP 500/502/503/504/429, network errors, timeouts. Not retried: any other status, limits, aborts.
- * Fatal (the run stops): 401 and 403, any 3xx, a request that could not be built.
+ * Fatal (the run stops): 401 and 403, 404 and 405, any 3xx, a request that could not be built.
  * @example classifyFailure(new SvcHttpError(…status 500…)) → { retry: true, httpStatus: 500, … }
  */
 export function classifyFailure(err: unknown): FailureClass {
@@ -58,6 +59,7 @@ export function classifyFailure(err: unknown): FailureClass {
         message,
         requestId: e.requestId,
         ...(status === 401 || status === 403 ? { fatal: 'auth' as const } : {}),
+        ...(status === 404 || status === 405 ? { fatal: 'endpoint' as const } : {}),
       };
     }
     case 'SEND_REDIRECT':

@@ -11,7 +11,7 @@ import type { FailureClass } from './classify.ts';
 export class StopError extends SvcIngestError {
   readonly notSent: string;
   constructor(
-    code: 'SEND_AUTH' | 'SEND_REDIRECT' | 'SEND_REQUEST' | 'SEND_OUTAGE',
+    code: 'SEND_AUTH' | 'SEND_REDIRECT' | 'SEND_ENDPOINT' | 'SEND_REQUEST' | 'SEND_OUTAGE',
     message: string,
     notSent: string,
   ) {
@@ -42,6 +42,12 @@ export function stopFor(f: FailureClass): StopError {
         'SEND_AUTH',
         `${f.message}; stopped at once: the service refused our credentials (check auth.tokenEnv / auth.tokenFile and tls.*)`,
         `not sent: the service refused our credentials (HTTP ${f.httpStatus})`,
+      );
+    case 'endpoint':
+      return new StopError(
+        'SEND_ENDPOINT',
+        `${f.message}; stopped at once: the transactions endpoint is not at this base URL (check baseUrl / --base-url)`,
+        `not sent: the transactions endpoint answered ${f.httpStatus} (wrong base URL)`,
       );
     case 'redirect':
       return new StopError(

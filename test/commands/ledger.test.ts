@@ -285,3 +285,39 @@ describe('ledger status on a ledger whose index spills to disk', () => {
     }
   });
 });
+
+describe('batches and inputs', () => {
+  it('a batch never spans two inputs: each ledger line names one file and its own line range, and find points at the right file', async () => {
+    const d = await mkdtemp(join(tmpdir(), 'svc-spans-'));
+    try {
+      const small = join(d, 'small.csv');
+      const big = join(d, 'big.csv');
+      await writeFile(small, csvOf(range(18, 9_000).map((i) => makeTx(i, 'sp'))));
+      await writeFile(big, csvOf(range(70, 9_100).map((i) => makeTx(i, 'sp'))));
+      const l = join(d, 'ledger.ndjson');
+      sim.setFaults(NO_FAULTS);
+      const r = await runCli(
+        ['send', ...FAST, '--ledger', l, '--rejects', join(d, 'rejects.ndjson'), small, big],
+        { env: { SVC_BASE_URL: sim.url } },
+      );
+      expect(r.code, r.stderr).toBe(0);
+      expect(summaryOf(r)).toMatchObject({ read: 88, sent: 88 });
+      const got = (await linesOf(l)).map((x) => ({
+        source: (x as unknown as { source: string }).source,
+        lines: x.lines,
+        n: x.transactionIds.length,
+      }));
+      // 18 + 70 records: 18 | 50 + 20, never 50 + 38.
+      expect(got).toEqual([
+        { source: small, lines: [2, 19], n: 18 },
+        { source: big, lines: [2, 51], n: 50 },
+        { source: big, lines: [52, 71], n: 20 },
+      ]);
+      const f = await ledgerCli(['find', '--json', '--ledger', l, makeTx(9_100, 'sp').transactionId]);
+      expect(f.code, f.stderr).toBe(0);
+      expect(ndjson(f)[0]).toMatchObject({ status: 'acked', source: big });
+    } finally {
+      await rm(d, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,7 +1,7 @@
 // State files under attack or accident: racing runs on one ledger (by other paths too, after a kill -9),
 // links and special files as ledger, rejects or owner file, loose modes, and a cron run from another folder.
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { chmod, link, mkdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -22,6 +22,15 @@ function oneLine(r: CliResult, code: string): string {
   return lines[0] as string;
 }
 
+/** The owner file is created, then its JSON written: true once the JSON is there (a kill in between leaves it empty). */
+function ownerWritten(ledger: string): boolean {
+  try {
+    return JSON.parse(readFileSync(`${ledger}.lock`, 'utf8')).pid !== undefined;
+  } catch {
+    return false;
+  }
+}
+
 describe('the ledger lock', () => {
   it('25 rounds of four runs racing (same path, a symlinked folder, a hard link; a holder killed -9 before): exactly one sends', async () => {
     const w = await workdir('lock-race');
@@ -33,7 +42,7 @@ describe('the ledger lock', () => {
       env: w.env(sim, { SVC_LEDGER_PATH: first }),
       keepStdinOpen: true,
     });
-    await waitFor(() => existsSync(`${first}.lock`), killed.child);
+    await waitFor(() => ownerWritten(first), killed.child);
     killed.child.kill('SIGKILL');
     await killed.done;
     const staleOwner = JSON.parse(await readFile(`${first}.lock`, 'utf8')) as Record<string, unknown>;
@@ -103,7 +112,7 @@ describe('the ledger lock', () => {
       env: w.env(sim),
       keepStdinOpen: true,
     });
-    await waitFor(() => existsSync(`${w.ledger}.lock`), holder.child);
+    await waitFor(() => ownerWritten(w.ledger), holder.child);
     const file = join(w.dir, 'in.ndjson');
     await writeNdjson(file, 10, 'lh');
     const same = await runCli(['send', ...FAST, file], { env: w.env(sim) });

@@ -142,7 +142,9 @@ describe('send --metrics-file', () => {
     const r = await runCli(['send', '--metrics-file', join(dir, 'no/such/dir/x.prom'), file], { env: env() });
     expect(r.code).toBe(1);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
-    expect(r.stderr).toMatch(/^svc-ingest: METRICS_WRITE: cannot write the metrics file .*x\.prom: ENOENT/);
+    expect(r.stderr).toMatch(
+      /^svc-ingest: METRICS_WRITE: cannot write the metrics file \/.*\/no\/such\/dir\/x\.prom: its folder \/.*\/no\/such\/dir does not exist$/m,
+    );
     expect(sends()).toBe(0);
   });
 

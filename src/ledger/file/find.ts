@@ -44,7 +44,8 @@ export function lineContext(line: LedgerLine) {
     ts: str(l.ts),
     batchId: str(l.batchId),
     requestId: str(l.requestId),
-    clientRequestId: str(l.clientRequestId),
+    // A batch never sent has no request: "" in the line, null here as every other absent value.
+    clientRequestId: str(l.clientRequestId) || null,
     attempts: num(l.attempts),
     httpStatus: num(l.httpStatus),
     runId: str(l.runId),

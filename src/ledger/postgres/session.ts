@@ -43,6 +43,12 @@ export interface PgSession {
   readonly leaseMs: number;
   /** Renew the lease now; `lapsed` when it had already run out. */
   heartbeat(): Promise<{ lapsed: boolean }>;
+  /**
+   * Whether this worker's claims are still its own, asked before a batch leaves: true while the last renewal is
+   * younger than the lease (no query); past that (the process was paused, or the database slow) a heartbeat
+   * decides, and false means the lease had run out — another worker may have taken the claims over.
+   */
+  stillHeld(): Promise<boolean>;
   /** Stop the heartbeat, end the lease (the worker's claims become free to take), close the connections. Idempotent. */
   close(): Promise<void>;
 }
@@ -118,7 +124,10 @@ export async function openPgSession(url: string, o: PgSessionOptions): Promise<P
   o.logger.debug({ event: 'ledger.pg.worker', workerId, workerNo, leaseMs }, 'worker registered');
 
   let lapsedOnce = false;
+  // Measured from before the query that renewed it, on this host's monotonic clock: never later than the database's.
+  let heldUntil = performance.now() + leaseMs;
   const heartbeat = async (): Promise<{ lapsed: boolean }> => {
+    const asked = performance.now();
     const r = await db.query<{ lapsed: boolean }>(
       'heartbeat',
       `UPDATE svc_ingest.workers w SET lease_until = now() + $2 * interval '1 millisecond', heartbeat_at = now()
@@ -128,6 +137,7 @@ export async function openPgSession(url: string, o: PgSessionOptions): Promise<P
       'svc_heartbeat',
     );
     const lapsed = r.rows[0]?.lapsed ?? true;
+    if (r.rows.length > 0) heldUntil = asked + leaseMs;
     if (lapsed && !lapsedOnce) {
       lapsedOnce = true;
       o.logger.warn(
@@ -161,6 +171,10 @@ export async function openPgSession(url: string, o: PgSessionOptions): Promise<P
     workerNo,
     leaseMs,
     heartbeat,
+    async stillHeld() {
+      if (performance.now() < heldUntil) return true;
+      return !(await heartbeat()).lapsed;
+    },
     close() {
       closing ??= (async () => {
         clearInterval(timer);
