@@ -41,15 +41,24 @@ describe('workers on a shared PostgreSQL ledger', () => {
     const w2 = startWorker(url, 'w2', o);
     const w3 = startWorker(url, 'w3', o);
     // Mid-partition: it has acknowledged batches, holds a partition, and has records claimed and not yet recorded.
+    // Once seen, looked at again with w2 stopped (SIGSTOP), so that it cannot record its claims between the look
+    // and the kill (a loaded machine once let it finish everything it held in that gap).
+    const midPartition = async () => {
+      const r = await workerRow(pgs, url, 'w2');
+      return (
+        r !== null &&
+        r.recordsAcked >= 1500 &&
+        r.holding !== null &&
+        (await openClaims(pgs, url, 'w2')).size >= 100
+      );
+    };
     await until(
       async () => {
-        const r = await workerRow(pgs, url, 'w2');
-        return (
-          r !== null &&
-          r.recordsAcked >= 1500 &&
-          r.holding !== null &&
-          (await openClaims(pgs, url, 'w2')).size >= 100
-        );
+        if (!(await midPartition())) return false;
+        w2.child.kill('SIGSTOP');
+        if (await midPartition()) return true;
+        w2.child.kill('SIGCONT');
+        return false;
       },
       60_000,
       'w2 mid-partition',
@@ -122,7 +131,16 @@ describe('workers on a shared PostgreSQL ledger', () => {
     const o = { sim, dir: w.dir, concurrency: 4, leaseMs: 15_000 };
     const a = startWorker(url, 'a', o);
     const b = startWorker(url, 'b', o);
-    await until(async () => sim.stats().transactions.accepted >= 2000, 60_000, '2000 accepted');
+    // Both connected first: a worker whose very first connection meets the closed database stops at once
+    // (LEDGER_READ, by design), which a loaded machine once made happen by starting one of them late.
+    await until(
+      async () =>
+        sim.stats().transactions.accepted >= 2000 &&
+        (await workerRow(pgs, url, 'a')) !== null &&
+        (await workerRow(pgs, url, 'b')) !== null,
+      60_000,
+      '2000 accepted, both workers registered',
+    );
     const t0 = Date.now();
     await pgs.restart(1500);
     const downMs = Date.now() - t0;
