@@ -1,6 +1,6 @@
 // Mapping profiles: load a JSON profile (config/mappings/) or the canonical one, compiled once into closures.
 //
-// The profile language is documented, one example per feature, in the README ("Mapping profiles").
+// The profile language is documented, one example per feature, in docs/mapping.md.
 // In short: { "name", "format", "delimiter", "timeZone", "pan": {"from", "iinLength"},
 //   "fields": { "<TransactionNotification field>": "COLUMN" | { source, options, conversion } } }
 // where a source is one of from / template / const / hash (columns and paths: path.ts), options are

@@ -207,6 +207,24 @@ describe('maskDeep: values, keys and numbers', () => {
     expect(out.e).toBe(1e30);
     expect(maskDeep(BigInt(visa))).toBe('411111******1111');
   });
+
+  it('keeps a UUID under requestId / clientRequestId whole; the same text anywhere else, or a non-UUID there, is masked', () => {
+    // 23961213-3822-4639: its 16 digits pass Luhn, so in free text the rule hides part of them.
+    const uuid = '23961213-3822-4639-94a8-0c6f2e1b7d55';
+    expect(maskCardNumbers(uuid)).not.toBe(uuid);
+    const out = maskDeep({
+      requestId: uuid,
+      nested: [{ clientRequestId: uuid }],
+      error: `HTTP 500 [requestId ${uuid}]`,
+      other: uuid,
+      requestIdNotUuid: `x ${visa}`,
+    }) as Record<string, unknown>;
+    expect(out.requestId).toBe(uuid);
+    expect(out.nested).toEqual([{ clientRequestId: uuid }]);
+    expect(out.error).not.toContain(uuid);
+    expect(out.other).not.toBe(uuid);
+    expect(maskDeep({ requestId: `${visa}` })).toEqual({ requestId: '411111******1111' });
+  });
 });
 
 describe('maskExcerpt', () => {
