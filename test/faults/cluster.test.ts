@@ -200,6 +200,46 @@ describe('workers on a shared PostgreSQL ledger', () => {
     });
   });
 
+  it('a worker waiting for a partition when the database goes away past ledger.waitMs stops with one LEDGER_WRITE line naming the ledger', async () => {
+    const RECORDS = 3_000;
+    const w = await workdir('cluster-down-waiting');
+    const file = join(w.dir, 'in.ndjson');
+    const ids = await writeNdjson(file, RECORDS, 'dw');
+    const url = await pgs.createDatabase();
+    await plan(url, [file], 64 * 1024 * 1024); // one partition: a holds it, b can only wait
+    sim.setFaults({ ...NO_FAULTS, latencyMs: 100 });
+    const o = { sim, dir: w.dir, concurrency: 1, leaseMs: 2000, waitMs: 1000 };
+    const a = startWorker(url, 'a', o);
+    await until(
+      async () => (await workerRow(pgs, url, 'a'))?.holding != null,
+      60_000,
+      'a holds the partition',
+    );
+    const b = startWorker(url, 'b', o);
+    let bWaiting = false;
+    b.child.stderr?.on('data', (d: Buffer) => {
+      if (d.toString().includes('"event":"backfill.waiting"')) bWaiting = true;
+    });
+    await until(async () => bWaiting, 60_000, 'b waiting for a partition');
+    const restarted = pgs.restart(4000);
+    const [ra, rb] = await Promise.all([a.done, b.done]);
+    await restarted;
+    // b met the closed database in the statements of the backfill itself (claim, open partitions), not the store's.
+    expect(rb.code, rb.stderr.slice(-2000)).toBe(1);
+    expect(rb.stderr).not.toMatch(STACK);
+    expect(rb.stderr).not.toMatch(/unexpected error/);
+    expect(rb.stderr).toMatch(
+      /^svc-ingest: LEDGER_WRITE: cannot (claim a partition|read the backfill) in postgres:\/\/postgres@127\.0\.0\.1/m,
+    );
+    expect(rb.stderr).not.toContain(pgs.password);
+    expect(ra.code, ra.stderr.slice(-2000)).toBe(1);
+    expect(ra.stderr).not.toMatch(/unexpected error/);
+    // Nothing lost: a worker started once the database is back finishes the partition.
+    const rc = await startWorker(url, 'c', o).done;
+    expect(rc.code, rc.stderr.slice(-2000)).toBe(0);
+    expect(deliveryCounts(sim, ids).missing).toBe(0);
+  });
+
   it('two workers given overlapping inputs at once: each shared id delivered once', async () => {
     const SHARED = 1500;
     const w = await workdir('cluster-overlap');
