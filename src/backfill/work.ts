@@ -183,6 +183,12 @@ async function runWork(o: WorkOptions, totals: Counters, live: Live): Promise<Wo
       return basePost(txs, opts);
     },
   };
+  // The backfill's own statements (claims, partition states): past ledger.waitMs a database error stops the worker
+  // with one LEDGER_WRITE line naming the ledger, as the store's do (not an "unexpected error").
+  const coordinate = <T>(doing: string, op: Promise<T>): Promise<T> =>
+    op.catch((err: unknown) => {
+      throw err instanceof SvcIngestError ? err : session.db.fail('LEDGER_WRITE', doing, err);
+    });
   let store: PgLedgerStore | undefined;
   let rejects: RejectsWriter = nullRejectsWriter();
   const parts = { done: 0, released: 0, lost: 0, takenOver: 0 };
@@ -195,14 +201,14 @@ async function runWork(o: WorkOptions, totals: Counters, live: Live): Promise<Wo
   try {
     store = await openPgLedgerStore(o.url, { mode: 'write', resume: o.resume, runId, logger: log, session });
     logRunStart(log, runId, store.location, rejectsPath, false);
-    if ((await openPartitions(session.db)).total === 0)
+    if ((await coordinate('cannot read the backfill in', openPartitions(session.db))).total === 0)
       throw new SvcIngestError(
         'USAGE_INVALID',
         `no backfill planned in ${store.location}: run svc-ingest backfill plan first`,
       );
     await o.preflight?.();
     if (o.retryFailed) {
-      const n = await reopenFailed(session.db);
+      const n = await coordinate('cannot reopen partitions in', reopenFailed(session.db));
       log.info(
         { event: 'backfill.reopened', partitions: n },
         `${n} done partition(s) with failed records are pending again`,
@@ -211,13 +217,13 @@ async function runWork(o: WorkOptions, totals: Counters, live: Live): Promise<Wo
     rejects = await openRejectsWriter(o.rejectsPath, {
       maxLines: o.maxRejects,
       maxBytes: o.maxRejectBytes,
-      sources: await plannedPaths(session.db),
+      sources: await coordinate('cannot read the backfill in', plannedPaths(session.db)),
     });
     let waiting = false;
     while (!stopRequested()) {
-      const p = await claimPartition(session);
+      const p = await coordinate('cannot claim a partition in', claimPartition(session));
       if (!p) {
-        if ((await openPartitions(session.db)).open === 0) break;
+        if ((await coordinate('cannot read the backfill in', openPartitions(session.db))).open === 0) break;
         if (!waiting)
           log.info(
             { event: 'backfill.waiting' },
@@ -371,11 +377,12 @@ async function runWork(o: WorkOptions, totals: Counters, live: Live): Promise<Wo
       }
       if (r.interrupted || r.outage || r.tooManyRejects) {
         end = { ...end, ...r };
-        if (await releasePartition(s, p.partitionNo)) parts.released++;
+        if (await coordinate('cannot give a partition back in', releasePartition(s, p.partitionNo)))
+          parts.released++;
         log.info({ event: 'backfill.partition.released', ...where }, 'partition given back unfinished');
         return 'stopped';
       }
-      if (!(await completePartition(s, p.partitionNo, c))) {
+      if (!(await coordinate('cannot mark a partition done in', completePartition(s, p.partitionNo, c)))) {
         parts.lost++;
         handOver(c, where);
         log.warn(

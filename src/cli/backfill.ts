@@ -115,7 +115,13 @@ export function define(program: Command): void {
       )
       .option('--delimiter <char>', 'CSV field delimiter (default: the profile’s, else ",")')
       .option('--partition-bytes <n>', `partition size in bytes (default ${DEFAULT_PARTITION_BYTES})`),
-  ).action((files: string[], opts: PlanCliOptions) => runPlan(files, opts));
+  )
+    .addHelpText(
+      'after',
+      '\nExit status: 0 planned (or already planned); 1 could not run (no ledger, an unreadable input, a header\n' +
+        "without the profile's columns, an input changed since it was planned, the database unreachable).",
+    )
+    .action((files: string[], opts: PlanCliOptions) => runPlan(files, opts));
   addExamples(plan, [
     [
       'svc-ingest backfill plan --ledger postgres://svc@db.internal/ledger /shared/exports/2019-*.csv',
@@ -130,9 +136,10 @@ export function define(program: Command): void {
     backfill
       .command('work')
       .description(
-        'claim partitions one after the other and send each through the normal chain, until every partition\n' +
-          'is done; start one on each host (any number). A partition whose worker dies is claimed again after\n' +
-          'its lease (ledger.leaseMs) and resumed without resending what was acknowledged.',
+        'claim partitions one after the other and send each through the normal chain, until every partition ' +
+          'is done; start one on each host (any number). A partition whose worker dies is claimed again after ' +
+          'its lease (ledger.leaseMs, env SVC_LEDGER_LEASE_MS, 30 s) and resumed without resending what was ' +
+          'acknowledged.',
       ),
   )
     .option('--base-url <url>', 'service base URL (env SVC_BASE_URL)')
@@ -172,7 +179,13 @@ export function define(program: Command): void {
   ]);
   const status = addPgLedgerOptions(
     backfill.command('status').description('partitions by state, records sent, rate and ETA, per worker'),
-  ).action((opts: PgLedgerOptions) => runStatus(opts));
+  )
+    .addHelpText(
+      'after',
+      '\nExit status: 0 reported (whether the backfill is done or not: see "done" in --json); 1 could not run\n' +
+        '(no ledger, no backfill planned in it, the database unreachable).',
+    )
+    .action((opts: PgLedgerOptions) => runStatus(opts));
   addExamples(status, [
     [
       'svc-ingest backfill status --ledger postgres://svc@db.internal/ledger',

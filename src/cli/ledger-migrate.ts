@@ -55,7 +55,13 @@ export function define(program: Command): void {
       .description(
         `create or upgrade the shared PostgreSQL ledger's schema (to version ${LATEST_VERSION}); safe to run again`,
       ),
-  ).action((opts: PgLedgerOptions) => runMigrate(opts));
+  )
+    .addHelpText(
+      'after',
+      '\nExit status: 0 the schema is at the latest version (created, upgraded, or already there); 1 could not run\n' +
+        '(no ledger, the database unreachable, a schema newer than this version knows).',
+    )
+    .action((opts: PgLedgerOptions) => runMigrate(opts));
   addExamples(migrateCmd, [
     [
       'svc-ingest ledger migrate --ledger postgres://svc@db.internal:5432/ledger',

@@ -16,7 +16,11 @@ export interface PgLedgerOptions extends CommonOptions {
 /** Adds --ledger, --config, --log-level and --json. */
 export function addPgLedgerOptions(cmd: Command): Command {
   return cmd
-    .option('--ledger <url>', 'the shared ledger, postgres://USER@HOST[:PORT]/DATABASE (env SVC_LEDGER_URL)')
+    .option(
+      '--ledger <url>',
+      'the shared ledger, postgres://USER@HOST[:PORT]/DATABASE (env SVC_LEDGER_URL; one of the two is required). ' +
+        'The password: env SVC_LEDGER_PASSWORD_FILE (a file holding it), PGPASSWORD or ~/.pgpass; never shown',
+    )
     .option('--config <file>', 'JSON config file merged over config/default.json (env SVC_CONFIG)')
     .option('--log-level <level>', 'trace, debug, info, warn, error, fatal or silent (env SVC_LOG_LEVEL)')
     .option('--json', 'print the result as one JSON line on stdout');

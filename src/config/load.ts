@@ -160,7 +160,14 @@ function parseValue(spec: KeySpec, s: Sourced): unknown {
           accessSync(value, constants.R_OK);
         } catch (err) {
           const code = (err as NodeJS.ErrnoException).code ?? 'error';
-          throw invalid(path, source, `a readable file; ${shownPath(value)} is not (${code})`);
+          const shownAs = shownPath(value);
+          throw invalid(
+            path,
+            source,
+            shownAs === value
+              ? `a readable file; ${value} is not (${code})`
+              : `a readable file, and it is not (${code}); ${shownAs}`,
+          );
         }
       }
       return value;

@@ -83,6 +83,32 @@ describe('--help', () => {
     ])
       expect(r.stdout).toContain(o);
   });
+
+  it('backfill plan|work|status and ledger migrate --help: the ledger required, where the password comes from, exit statuses', async () => {
+    const statuses: Record<string, string[]> = {
+      'backfill plan': ['0 planned', '1 could not run'],
+      'backfill work': [
+        '0 every partition done',
+        '1 could not run',
+        '2 some',
+        '3 some',
+        '5 service',
+        '130/143',
+      ],
+      'backfill status': ['0 reported', '1 could not run'],
+      'ledger migrate': ['0 the schema', '1 could not run'],
+    };
+    for (const [command, expected] of Object.entries(statuses)) {
+      const r = await runCli([...command.split(' '), '--help']);
+      expect(r.code, command).toBe(0);
+      const text = r.stdout.replace(/\s+/g, ' ');
+      expect(text, command).toContain('--ledger <url>');
+      expect(text, command).toContain('one of the two is required');
+      expect(text, command).toContain('SVC_LEDGER_PASSWORD_FILE');
+      expect(text, command).toContain('Exit status:');
+      for (const s of expected) expect(text, `${command}: ${s}`).toContain(s);
+    }
+  });
 });
 
 describe('npm side', () => {

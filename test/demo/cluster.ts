@@ -193,6 +193,9 @@ try {
         `read ${s.read}, sent ${s.sent}, skipped ${s.skipped}, rejected ${s.rejected}`,
     );
   }
+  say(
+    '(exit 2: some records rejected — the samples hold invalid records on purpose; each worker wrote its own rejects)',
+  );
   const end = await start(['backfill', 'status'], env).done;
   say('\n$ svc-ingest backfill status');
   process.stdout.write(end.stdout);

@@ -41,15 +41,24 @@ describe('workers on a shared PostgreSQL ledger', () => {
     const w2 = startWorker(url, 'w2', o);
     const w3 = startWorker(url, 'w3', o);
     // Mid-partition: it has acknowledged batches, holds a partition, and has records claimed and not yet recorded.
+    // Once seen, looked at again with w2 stopped (SIGSTOP), so that it cannot record its claims between the look
+    // and the kill (a loaded machine once let it finish everything it held in that gap).
+    const midPartition = async () => {
+      const r = await workerRow(pgs, url, 'w2');
+      return (
+        r !== null &&
+        r.recordsAcked >= 1500 &&
+        r.holding !== null &&
+        (await openClaims(pgs, url, 'w2')).size >= 100
+      );
+    };
     await until(
       async () => {
-        const r = await workerRow(pgs, url, 'w2');
-        return (
-          r !== null &&
-          r.recordsAcked >= 1500 &&
-          r.holding !== null &&
-          (await openClaims(pgs, url, 'w2')).size >= 100
-        );
+        if (!(await midPartition())) return false;
+        w2.child.kill('SIGSTOP');
+        if (await midPartition()) return true;
+        w2.child.kill('SIGCONT');
+        return false;
       },
       60_000,
       'w2 mid-partition',
@@ -122,7 +131,16 @@ describe('workers on a shared PostgreSQL ledger', () => {
     const o = { sim, dir: w.dir, concurrency: 4, leaseMs: 15_000 };
     const a = startWorker(url, 'a', o);
     const b = startWorker(url, 'b', o);
-    await until(async () => sim.stats().transactions.accepted >= 2000, 60_000, '2000 accepted');
+    // Both connected first: a worker whose very first connection meets the closed database stops at once
+    // (LEDGER_READ, by design), which a loaded machine once made happen by starting one of them late.
+    await until(
+      async () =>
+        sim.stats().transactions.accepted >= 2000 &&
+        (await workerRow(pgs, url, 'a')) !== null &&
+        (await workerRow(pgs, url, 'b')) !== null,
+      60_000,
+      '2000 accepted, both workers registered',
+    );
     const t0 = Date.now();
     await pgs.restart(1500);
     const downMs = Date.now() - t0;
@@ -180,6 +198,46 @@ describe('workers on a shared PostgreSQL ledger', () => {
       bound: 2 * CONCURRENCY * 50,
       exits: [ra.code, rb.code, rc.code],
     });
+  });
+
+  it('a worker waiting for a partition when the database goes away past ledger.waitMs stops with one LEDGER_WRITE line naming the ledger', async () => {
+    const RECORDS = 3_000;
+    const w = await workdir('cluster-down-waiting');
+    const file = join(w.dir, 'in.ndjson');
+    const ids = await writeNdjson(file, RECORDS, 'dw');
+    const url = await pgs.createDatabase();
+    await plan(url, [file], 64 * 1024 * 1024); // one partition: a holds it, b can only wait
+    sim.setFaults({ ...NO_FAULTS, latencyMs: 100 });
+    const o = { sim, dir: w.dir, concurrency: 1, leaseMs: 2000, waitMs: 1000 };
+    const a = startWorker(url, 'a', o);
+    await until(
+      async () => (await workerRow(pgs, url, 'a'))?.holding != null,
+      60_000,
+      'a holds the partition',
+    );
+    const b = startWorker(url, 'b', o);
+    let bWaiting = false;
+    b.child.stderr?.on('data', (d: Buffer) => {
+      if (d.toString().includes('"event":"backfill.waiting"')) bWaiting = true;
+    });
+    await until(async () => bWaiting, 60_000, 'b waiting for a partition');
+    const restarted = pgs.restart(4000);
+    const [ra, rb] = await Promise.all([a.done, b.done]);
+    await restarted;
+    // b met the closed database in the statements of the backfill itself (claim, open partitions), not the store's.
+    expect(rb.code, rb.stderr.slice(-2000)).toBe(1);
+    expect(rb.stderr).not.toMatch(STACK);
+    expect(rb.stderr).not.toMatch(/unexpected error/);
+    expect(rb.stderr).toMatch(
+      /^svc-ingest: LEDGER_WRITE: cannot (claim a partition|read the backfill) in postgres:\/\/postgres@127\.0\.0\.1/m,
+    );
+    expect(rb.stderr).not.toContain(pgs.password);
+    expect(ra.code, ra.stderr.slice(-2000)).toBe(1);
+    expect(ra.stderr).not.toMatch(/unexpected error/);
+    // Nothing lost: a worker started once the database is back finishes the partition.
+    const rc = await startWorker(url, 'c', o).done;
+    expect(rc.code, rc.stderr.slice(-2000)).toBe(0);
+    expect(deliveryCounts(sim, ids).missing).toBe(0);
   });
 
   it('two workers given overlapping inputs at once: each shared id delivered once', async () => {

