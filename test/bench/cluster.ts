@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';
 import { writeDataFile } from './gen.ts';
 import { type ChildResult, ROOT, runCli, startDaemon } from './measure.ts';
+import { median, medians } from './scenarios.ts';
 
 export interface ClusterArgs {
   runs: number;
@@ -49,22 +50,6 @@ const CEILING = (CONCURRENCY * 50) / (LATENCY_MS / 1000);
 const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
 const load1 = () => Math.round(loadavg()[0]! * 100) / 100;
 const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
-
-function median(xs: number[]): number {
-  const s = xs.filter(Number.isFinite).sort((a, b) => a - b);
-  if (s.length === 0) return Number.NaN;
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-}
-
-function medians(runs: ClusterResult['runs']): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const k of Object.keys(runs[0] ?? {})) {
-    const xs = runs.map((r) => r[k]).filter((v): v is number => typeof v === 'number');
-    if (xs.length > 0) out[k] = median(xs);
-  }
-  return out;
-}
 
 async function dataFile(rows: number, start = 0): Promise<string> {
   const path = join(DATA, `cluster-canonical-${rows}${start ? `-from${start}` : ''}.csv`);

@@ -60,7 +60,7 @@ export function median(xs: number[]): number {
   return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
 }
 
-function medians(runs: ScenarioResult['runs']): Record<string, number> {
+export function medians(runs: ScenarioResult['runs']): Record<string, number> {
   const out: Record<string, number> = {};
   for (const k of Object.keys(runs[0] ?? {})) {
     const xs = runs.map((r) => r[k]).filter((v): v is number => typeof v === 'number');
