@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';
 import { writeDataFile } from './gen.ts';
 import { type ChildResult, ROOT, runCli, startDaemon } from './measure.ts';
-import { median, medians } from './scenarios.ts';
+import { median, medians, type ScenarioResult } from './scenarios.ts';
 
 export interface ClusterArgs {
   runs: number;
@@ -21,16 +21,9 @@ export interface ClusterArgs {
 }
 
 /** A scenario as run.ts prints it (its own columns in `display`). */
-export interface ClusterResult {
-  name: string;
-  group: string;
-  rows: number;
-  command: string;
-  runs: Array<Record<string, number | string | null | undefined>>;
-  median: Record<string, number>;
+export interface ClusterResult extends ScenarioResult {
   target: string;
   met: boolean;
-  note?: string;
   display: { extra: string; other: string };
 }
 
