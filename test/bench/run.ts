@@ -6,7 +6,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { CLUSTER_SCENARIOS, type ClusterResult, runCluster } from './cluster.ts';
+import { CLUSTER_SCENARIOS, runCluster } from './cluster.ts';
 import { onPath } from './measure.ts';
 import {
   type Args,
@@ -106,7 +106,7 @@ function table(results: ScenarioResult[]): string {
   ];
   const lines = results.map((r) => {
     const m = r.median;
-    const shown = (r as Partial<ClusterResult>).display;
+    const shown = r.display;
     const extra = shown
       ? shown.extra
       : r.group === 'e2e'
@@ -204,9 +204,9 @@ async function main(): Promise<void> {
   }
   const targets = targetRows(results);
   // The cluster scenarios judge themselves (cluster.ts): their target and verdict join the table as they are.
-  for (const r of results as Partial<ClusterResult>[])
+  for (const r of results)
     if (r.display && r.target !== undefined)
-      targets.push({ figure: r.name!, result: r.display.extra, target: r.target, met: r.met ?? null });
+      targets.push({ figure: r.name, result: r.display.extra, target: r.target, met: r.met ?? null });
   for (const r of results) {
     // Dry runs against Miller: both ratios kept with the scenario for the JSON.
     const ml = results.find(

@@ -51,6 +51,8 @@ export interface ScenarioResult {
   target?: string;
   met?: boolean | null;
   note?: string;
+  /** The table's two free columns, when the scenario words them itself (cluster.ts). */
+  display?: { extra: string; other: string };
 }
 
 export function median(xs: number[]): number {
