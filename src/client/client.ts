@@ -7,6 +7,7 @@ import type { Logger } from '../log.ts';
 import type { TransactionNotification } from '../model/transaction.ts';
 import { checkLookback, checkTicket, checkTransactionCount, normalizeStoreRequest } from './checks.ts';
 import { startDeadline } from './deadline.ts';
+import { PREPARED_BODY } from './dispatch-fetch.ts';
 import { createEnumWarner, warnRedemptionEnums, warnTicketEnums } from './enums.ts';
 import {
   parseRetryAfter,
@@ -165,8 +166,11 @@ export function createClient(config: Config, opts: ClientOptions = {}): SvcClien
     try {
       // Only the keys this call uses: ky merges every key it is given, undefined ones too.
       const options: Options = { method: c.method, headers, signal };
-      if (c.body !== undefined) options.body = c.body;
-      else if (c.json !== undefined) options.json = c.json;
+      if (c.body !== undefined) {
+        // Handed to our fetch as it is (ky's Request then carries none); a fetch given in options gets it in the Request.
+        if (transport.preparedBody) (options as Record<string, unknown>)[PREPARED_BODY] = c.body;
+        else options.body = c.body;
+      } else if (c.json !== undefined) options.json = c.json;
       if (c.searchParams !== undefined) options.searchParams = c.searchParams;
       const res = await transport.ky(c.path, options);
       const body = parseJson(await res.text());

@@ -8,6 +8,20 @@ export const NULL_BODY_STATUS = new Set([101, 103, 204, 205, 304]);
 const QUEUED_CHUNKS = 16;
 
 /**
+ * The fetch option (an option ky does not know, so ky hands it to `fetch(request, init)` as it is) carrying a body
+ * already prepared by the caller: a string or bytes that undici writes as they are. ky's Request then carries no
+ * body, so the string is not copied into a Request stream, read back and encoded again per call.
+ * @example await kyInstance.post(path, { headers: { 'content-type': 'application/json' }, [PREPARED_BODY]: json })
+ */
+export const PREPARED_BODY = 'svcPreparedBody';
+
+/** The prepared body handed in `init`, when there is one. */
+function preparedBody(init: RequestInit | undefined): string | Uint8Array | undefined {
+  const b = (init as Record<string, unknown> | undefined)?.[PREPARED_BODY];
+  return typeof b === 'string' || b instanceof Uint8Array ? b : undefined;
+}
+
+/**
  * The body of ky's Request as bytes. Read with a reader whose lock is released afterwards: ky cancels the request
  * body when the call ends, and cancelling a stream still locked by a reader fails with an error (~30 µs each).
  */
@@ -63,6 +77,7 @@ function fetchFailed(cause: unknown): TypeError {
  * - no answer (refused, reset, TLS failure) rejects with TypeError('fetch failed', { cause }) and the cause's code;
  * - an abort of the Request's signal (ky's timeout, the caller's signal) rejects with the signal's reason, before
  *   or after the headers; a connection lost in the middle of the body errors the body with TypeError('terminated').
+ * - a body in the PREPARED_BODY option is sent instead of the Request's (ky's Request then has none).
  * What it leaves out: no decompression (it sends no accept-encoding, so a server has no reason to compress), no
  * cookies, no cache — the service uses none of them.
  * @example const fetch = dispatcherFetch(new Agent({ connections: 8 })); ky.create({ fetch })
@@ -74,8 +89,12 @@ export function dispatcherFetch(dispatcher: Dispatcher): typeof fetch {
     signal.throwIfAborted();
     const url = new URL(req.url);
     const method = req.method;
-    const body = await requestBody(req);
-    signal.throwIfAborted();
+    // A prepared body goes to undici as it is; otherwise the Request's own body is read.
+    let body: string | Uint8Array | null | undefined = preparedBody(init);
+    if (body === undefined) {
+      body = await requestBody(req);
+      signal.throwIfAborted();
+    }
     return new Promise<Response>((resolve, reject) => {
       let controller: Dispatcher.DispatchController | undefined;
       let sink: ReadableStreamDefaultController<Uint8Array> | undefined;

@@ -14,6 +14,8 @@ import { dispatcherFetch } from './dispatch-fetch.ts';
  */
 export interface Transport {
   ky: KyInstance;
+  /** The fetch beneath ky takes a prepared body in its PREPARED_BODY option (not so for a fetch given in options). */
+  preparedBody: boolean;
   close(): Promise<void>;
 }
 
@@ -22,6 +24,8 @@ export interface TransportOptions {
   connections?: number;
   /** Replaces the undici-backed fetch (no Agent is created then). */
   fetch?: typeof fetch;
+  /** The fetch given takes a prepared body in its PREPARED_BODY option (as dispatcherFetch does). Default: false. */
+  fetchTakesPreparedBody?: boolean;
 }
 
 /** Headers every call of the client sends (auth, institution): set once here, so ky does not merge them per call. */
@@ -101,6 +105,7 @@ export function createTransport(
   });
   return {
     ky: instance,
+    preparedBody: agent !== undefined || opts.fetchTakesPreparedBody === true,
     async close() {
       await agent?.close();
     },

@@ -21,7 +21,10 @@ async function child(name: string, url: string, concurrency: number, requests: n
   if (!make) throw new Error(`unknown candidate ${name}`);
   const cand = make({ connections: concurrency });
   const config = loadConfig({ env: {}, flags: { baseUrl: { value: url, flag: '--base-url' } } });
-  const client = createClient(config, { fetch: cand.fetch as typeof fetch });
+  const client = createClient(config, {
+    fetch: cand.fetch as typeof fetch,
+    fetchTakesPreparedBody: cand.preparedBody === true,
+  });
   const bodies = Array.from({ length: POOL }, (_, b) =>
     Array.from({ length: BATCH }, (_, k) => JSON.stringify(makeTx(b * BATCH + k, `t${name}`))),
   );

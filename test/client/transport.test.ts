@@ -4,9 +4,11 @@
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { isNetworkError, isTimeoutError } from 'ky';
+import { isNetworkError, isTimeoutError, type Options } from 'ky';
+import { Agent } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startDeadline } from '../../src/client/deadline.ts';
+import { dispatcherFetch, PREPARED_BODY } from '../../src/client/dispatch-fetch.ts';
 import { isConnectionFailure, SvcNetworkError, SvcTimeoutError } from '../../src/client/errors.ts';
 import { createClient } from '../../src/client/index.ts';
 import { createTransport, type Transport } from '../../src/client/transport.ts';
@@ -124,6 +126,58 @@ describe('connections', () => {
     expect(seen?.headers['user-agent']).toMatch(/^svc-ingest\//);
     expect(seen?.headers.accept).toBe('application/json');
     expect(seen?.headers['accept-encoding']).toBeUndefined();
+  });
+
+  it('a prepared body (string or bytes) in the PREPARED_BODY option is sent as it is, with its UTF-8 length', async () => {
+    const seen: Array<{ headers: IncomingMessage['headers']; body: string }> = [];
+    const server = await probe((req, res, body) => {
+      seen.push({ headers: req.headers, body });
+      ok(res);
+    });
+    open.push(server);
+    const t = transportFor(server.url, 1);
+    expect(t.preparedBody).toBe(true);
+    const body = JSON.stringify({ transactions: [{ transactionId: 'é-1', merchant: 'Café ☕' }] });
+    const headers = { 'content-type': 'application/json' };
+    for (const prepared of [body, new TextEncoder().encode(body)]) {
+      const res = await t.ky.post('v2/data/transactions', { headers, [PREPARED_BODY]: prepared } as Options);
+      expect(await res.json()).toEqual({ requestId: 'r' });
+    }
+    expect(seen.map((s) => s.body)).toEqual([body, body]);
+    for (const s of seen) {
+      expect(s.headers['content-length']).toBe(String(Buffer.byteLength(body)));
+      expect(s.headers['content-type']).toBe('application/json');
+    }
+  });
+
+  it('the client hands a fetch given in options its body in the Request, and ours in the option', async () => {
+    const server = await probe((_req, res, body) => ok(res, { requestId: `len-${Buffer.byteLength(body)}` }));
+    open.push(server);
+    const seen: Array<{ requestBody: boolean; option: boolean }> = [];
+    const agent = new Agent({ connections: 1 });
+    open.push(agent);
+    const ours = dispatcherFetch(agent);
+    const spy = ((input: Request, init?: RequestInit) => {
+      seen.push({
+        requestBody: input.body !== null,
+        option: (init as Record<string, unknown> | undefined)?.[PREPARED_BODY] !== undefined,
+      });
+      return ours(input, init);
+    }) as typeof fetch;
+    const txs = makeTransactions(2).map((x) => JSON.stringify(x));
+    const expected = `len-${Buffer.byteLength(`{"transactions":[${txs.join(',')}]}`)}`;
+    for (const takes of [false, true]) {
+      const client = createClient(configFor(server.url), { fetch: spy, fetchTakesPreparedBody: takes });
+      open.push(client);
+      expect(await client.postTransactionsJson(txs, { requestId: 'q' })).toEqual({
+        requestId: expected,
+        httpStatus: 200,
+      });
+    }
+    expect(seen).toEqual([
+      { requestBody: true, option: false },
+      { requestBody: false, option: true },
+    ]);
   });
 });
 
