@@ -130,6 +130,21 @@ function bodyError(body: unknown): ErrorEnvelope | undefined {
   return undefined;
 }
 
+/**
+ * `{"transactions":[…]}` from records already serialised, as one flat string: the wrapper goes into the first and
+ * last parts, so the one join writes it all (a template around the join would leave a concatenation that is copied
+ * flat again when the body is encoded).
+ * @example batchJson(['{"a":1}', '{"a":2}']) // '{"transactions":[{"a":1},{"a":2}]}'
+ */
+export function batchJson(transactions: readonly string[]): string {
+  const n = transactions.length;
+  if (n === 0) return '{"transactions":[]}';
+  const parts = transactions.slice();
+  parts[0] = `{"transactions":[${parts[0]}`;
+  parts[n - 1] = `${parts[n - 1]}]}`;
+  return parts.join(',');
+}
+
 function parseJson(text: string): unknown {
   if (text.trim() === '') return undefined;
   try {
@@ -324,7 +339,7 @@ export function createClient(config: Config, opts: ClientOptions = {}): SvcClien
         path: PATHS.transactions,
         requestId: o.requestId,
         // The body is put together from the serialised records: no second JSON.stringify of the batch.
-        body: `{"transactions":[${transactions.join(',')}]}`,
+        body: batchJson(transactions),
         ...(o.signal ? { signal: o.signal } : {}),
       });
       expectOk(a, [200], (b) =>

@@ -15,10 +15,38 @@ const QUEUED_CHUNKS = 16;
  */
 export const PREPARED_BODY = 'svcPreparedBody';
 
-/** The prepared body handed in `init`, when there is one. */
-function preparedBody(init: RequestInit | undefined): string | Uint8Array | undefined {
+/** The prepared body handed in `init`, when there is one (a string encoded to UTF-8 bytes). */
+function preparedBody(init: RequestInit | undefined): Uint8Array | undefined {
   const b = (init as Record<string, unknown> | undefined)?.[PREPARED_BODY];
-  return typeof b === 'string' || b instanceof Uint8Array ? b : undefined;
+  if (typeof b === 'string') return utf8(b);
+  return b instanceof Uint8Array ? b : undefined;
+}
+
+/** Bytes from which request bodies are cut (as Buffer's own pool, for bodies of tens of KB). */
+const SLAB_BYTES = 1 << 20;
+const encoder = new TextEncoder();
+let slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
+let slabUsed = 0;
+
+/**
+ * A string's UTF-8 bytes, cut from a shared slab. Buffer.from(string) (what undici does with a string body) measures
+ * the string, allocates a buffer and then writes it: ~16 µs for a 39 KB batch, where encodeInto into room already
+ * there takes ~1 µs. A slab is dropped for a new one when the next string may not fit (3 bytes per UTF-16 unit at
+ * most) and is freed once the last body cut from it is gone; a string too large for a slab gets its own buffer.
+ * @example utf8('{"transactions":[…]}') // Buffer of the UTF-8 bytes
+ */
+export function utf8(s: string): Buffer {
+  const most = s.length * 3;
+  if (most > SLAB_BYTES >> 2) return Buffer.from(s, 'utf8');
+  if (slabUsed + most > SLAB_BYTES) {
+    slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
+    slabUsed = 0;
+  }
+  const { written } = encoder.encodeInto(s, slab.subarray(slabUsed));
+  const out = slab.subarray(slabUsed, slabUsed + written);
+  // The next body starts on an 8-byte boundary (as Buffer's pool aligns its slices).
+  slabUsed = (slabUsed + written + 7) & ~7;
+  return out;
 }
 
 /**
@@ -90,7 +118,7 @@ export function dispatcherFetch(dispatcher: Dispatcher): typeof fetch {
     const url = new URL(req.url);
     const method = req.method;
     // A prepared body goes to undici as it is; otherwise the Request's own body is read.
-    let body: string | Uint8Array | null | undefined = preparedBody(init);
+    let body: Uint8Array | null | undefined = preparedBody(init);
     if (body === undefined) {
       body = await requestBody(req);
       signal.throwIfAborted();

@@ -1,0 +1,43 @@
+// The batch body's preparation (src/client/client.ts batchJson, src/client/dispatch-fetch.ts utf8): the JSON the
+// service gets, and UTF-8 bytes cut from a shared slab that never overwrite a body still in use.
+import { describe, expect, it } from 'vitest';
+import { batchJson } from '../../src/client/client.ts';
+import { utf8 } from '../../src/client/dispatch-fetch.ts';
+import { makeTransactions } from './fixtures.ts';
+
+describe('batchJson', () => {
+  it('is JSON.stringify({ transactions }) of the records, for 1, 2 and 50 of them', () => {
+    for (const n of [1, 2, 50]) {
+      const txs = makeTransactions(n);
+      const json = batchJson(txs.map((t) => JSON.stringify(t)));
+      expect(json).toBe(JSON.stringify({ transactions: txs }));
+      expect(JSON.parse(json)).toEqual({ transactions: txs });
+    }
+    expect(batchJson([])).toBe('{"transactions":[]}');
+  });
+});
+
+describe('utf8', () => {
+  it('gives the UTF-8 bytes of each string, and bodies kept across many slabs stay intact', () => {
+    const kept: Array<{ s: string; b: Buffer }> = [];
+    // ~40 MB of bodies: dozens of slabs, ASCII, Latin-1, BMP and astral characters, sizes around the slab's limits.
+    for (let i = 0; i < 400; i++) {
+      const unit = ['tx-ascii,', 'Café é,', 'Zürich ☕,', '😀 𝄞,'][i % 4] as string;
+      const s = `${i}:${unit.repeat(1 + ((i * 7919) % 12_000))}`;
+      kept.push({ s, b: utf8(s) });
+    }
+    for (const { s, b } of kept) {
+      expect(b.byteLength).toBe(Buffer.byteLength(s));
+      expect(b.toString('utf8')).toBe(s);
+    }
+    expect(new Set(kept.map((k) => k.b.buffer)).size).toBeGreaterThan(10);
+  });
+
+  it('a string larger than a slab allows gets a buffer of its own', () => {
+    const s = 'é'.repeat(300_000);
+    const b = utf8(s);
+    expect(b.byteLength).toBe(600_000);
+    expect(b.toString('utf8')).toBe(s);
+    expect(utf8('').byteLength).toBe(0);
+  });
+});
