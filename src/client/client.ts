@@ -7,7 +7,7 @@ import type { Logger } from '../log.ts';
 import type { TransactionNotification } from '../model/transaction.ts';
 import { checkLookback, checkTicket, checkTransactionCount, normalizeStoreRequest } from './checks.ts';
 import { startDeadline } from './deadline.ts';
-import { PREPARED_BODY } from './dispatch-fetch.ts';
+import { EXCHANGE_SIGNAL, PREPARED_BODY } from './dispatch-fetch.ts';
 import { createEnumWarner, warnRedemptionEnums, warnTicketEnums } from './enums.ts';
 import {
   parseRetryAfter,
@@ -180,10 +180,14 @@ export function createClient(config: Config, opts: ClientOptions = {}): SvcClien
     const started = performance.now();
     try {
       // Only the keys this call uses: ky merges every key it is given, undefined ones too.
-      const options: Options = { method: c.method, headers, signal };
+      const options: Options & Record<string, unknown> = { method: c.method, headers };
+      // Our fetch takes the signal and a prepared body as they are (ky then joins no signal to its own, and its Request
+      // carries no body); a fetch given in options gets them through ky's signal and the Request.
+      const own = transport.ownOptions;
+      if (own) options[EXCHANGE_SIGNAL] = signal;
+      else options.signal = signal;
       if (c.body !== undefined) {
-        // Handed to our fetch as it is (ky's Request then carries none); a fetch given in options gets it in the Request.
-        if (transport.preparedBody) (options as Record<string, unknown>)[PREPARED_BODY] = c.body;
+        if (own) options[PREPARED_BODY] = c.body;
         else options.body = c.body;
       } else if (c.json !== undefined) options.json = c.json;
       if (c.searchParams !== undefined) options.searchParams = c.searchParams;

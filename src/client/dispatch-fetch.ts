@@ -15,6 +15,20 @@ const QUEUED_CHUNKS = 16;
  */
 export const PREPARED_BODY = 'svcPreparedBody';
 
+/**
+ * The fetch option carrying a signal for the whole exchange (ky does not know it either, so it reaches `fetch` as it
+ * is): its abort rejects the call before the answer, or errors the answer's body after, with the signal's reason, as
+ * an abort of the Request's signal does. Given here rather than as ky's `signal`, ky does not join it to its own
+ * (AbortSignal.any: a composite signal, weak references and listeners per call) and the Request does not follow it.
+ * @example await kyInstance.post(path, { [EXCHANGE_SIGNAL]: startDeadline(30_000).signal })
+ */
+export const EXCHANGE_SIGNAL = 'svcExchangeSignal';
+
+function exchangeSignal(init: RequestInit | undefined): AbortSignal | undefined {
+  const s = (init as Record<string, unknown> | undefined)?.[EXCHANGE_SIGNAL];
+  return s instanceof AbortSignal ? s : undefined;
+}
+
 /** The prepared body handed in `init`, when there is one (a string encoded to UTF-8 bytes). */
 function preparedBody(init: RequestInit | undefined): Uint8Array | undefined {
   const b = (init as Record<string, unknown> | undefined)?.[PREPARED_BODY];
@@ -105,35 +119,64 @@ function fetchFailed(cause: unknown): TypeError {
  * - no answer (refused, reset, TLS failure) rejects with TypeError('fetch failed', { cause }) and the cause's code;
  * - an abort of the Request's signal (ky's timeout, the caller's signal) rejects with the signal's reason, before
  *   or after the headers; a connection lost in the middle of the body errors the body with TypeError('terminated').
- * - a body in the PREPARED_BODY option is sent instead of the Request's (ky's Request then has none).
+ * - a body in the PREPARED_BODY option is sent instead of the Request's (ky's Request then has none);
+ * - a signal in the EXCHANGE_SIGNAL option aborts the call as the Request's own signal does.
  * What it leaves out: no decompression (it sends no accept-encoding, so a server has no reason to compress), no
  * cookies, no cache — the service uses none of them.
  * @example const fetch = dispatcherFetch(new Agent({ connections: 8 })); ky.create({ fetch })
  */
 export function dispatcherFetch(dispatcher: Dispatcher): typeof fetch {
+  // The last URL and its parts: a send posts to the same URL every time.
+  let lastUrl = '';
+  let lastOrigin = '';
+  let lastPath = '';
   return async (input, init) => {
     const req = input instanceof Request ? input : new Request(input, init);
-    const signal = req.signal;
-    signal.throwIfAborted();
-    const url = new URL(req.url);
+    const reqSignal = req.signal;
+    const exchange = exchangeSignal(init);
+    /** The signal that aborted the call (the exchange's first: it is the one the caller set), if one did. */
+    const aborted = (): AbortSignal | undefined =>
+      exchange?.aborted ? exchange : reqSignal.aborted ? reqSignal : undefined;
+    const throwIfAborted = (): void => {
+      const a = aborted();
+      if (a) throw a.reason;
+    };
+    throwIfAborted();
+    const href = req.url;
+    if (href !== lastUrl) {
+      const url = new URL(href);
+      lastOrigin = url.origin;
+      lastPath = url.pathname + url.search;
+      lastUrl = href;
+    }
+    const origin = lastOrigin;
+    const path = lastPath;
     const method = req.method;
     // A prepared body goes to undici as it is; otherwise the Request's own body is read.
     let body: Uint8Array | null | undefined = preparedBody(init);
     if (body === undefined) {
       body = await requestBody(req);
-      signal.throwIfAborted();
+      throwIfAborted();
     }
     return new Promise<Response>((resolve, reject) => {
       let controller: Dispatcher.DispatchController | undefined;
       let sink: ReadableStreamDefaultController<Uint8Array> | undefined;
       let answered = false;
-      const onAbort = (): void => controller?.abort(abortError(signal));
-      const settle = (): void => signal.removeEventListener('abort', onAbort);
-      signal.addEventListener('abort', onAbort, { once: true });
+      const onAbort = (): void => {
+        const a = aborted();
+        if (a) controller?.abort(abortError(a));
+      };
+      const settle = (): void => {
+        reqSignal.removeEventListener('abort', onAbort);
+        exchange?.removeEventListener('abort', onAbort);
+      };
+      reqSignal.addEventListener('abort', onAbort, { once: true });
+      exchange?.addEventListener('abort', onAbort, { once: true });
       const handler: Dispatcher.DispatchHandler = {
         onRequestStart(c) {
           controller = c;
-          if (signal.aborted) c.abort(abortError(signal));
+          const a = aborted();
+          if (a) c.abort(abortError(a));
         },
         onResponseStart(c, status, headers, statusText) {
           if (status < 200) return;
@@ -183,15 +226,16 @@ export function dispatcherFetch(dispatcher: Dispatcher): typeof fetch {
         },
         onResponseError(_c, err) {
           settle();
-          if (!answered) reject(signal.aborted ? signal.reason : fetchFailed(err));
-          else sink?.error(signal.aborted ? signal.reason : new TypeError('terminated', { cause: err }));
+          const a = aborted();
+          if (!answered) reject(a ? a.reason : fetchFailed(err));
+          else sink?.error(a ? a.reason : new TypeError('terminated', { cause: err }));
         },
       };
       try {
         dispatcher.dispatch(
           {
-            origin: url.origin,
-            path: url.pathname + url.search,
+            origin,
+            path,
             method: method as Dispatcher.HttpMethod,
             headers: requestHeaders(req.headers),
             body,

@@ -14,8 +14,11 @@ import { dispatcherFetch } from './dispatch-fetch.ts';
  */
 export interface Transport {
   ky: KyInstance;
-  /** The fetch beneath ky takes a prepared body in its PREPARED_BODY option (not so for a fetch given in options). */
-  preparedBody: boolean;
+  /**
+   * The fetch beneath ky takes our own options (PREPARED_BODY, EXCHANGE_SIGNAL of dispatch-fetch.ts): true for the
+   * undici-backed fetch, false for a fetch given in options unless it says it takes them.
+   */
+  ownOptions: boolean;
   close(): Promise<void>;
 }
 
@@ -24,8 +27,8 @@ export interface TransportOptions {
   connections?: number;
   /** Replaces the undici-backed fetch (no Agent is created then). */
   fetch?: typeof fetch;
-  /** The fetch given takes a prepared body in its PREPARED_BODY option (as dispatcherFetch does). Default: false. */
-  fetchTakesPreparedBody?: boolean;
+  /** The fetch given takes PREPARED_BODY and EXCHANGE_SIGNAL (as dispatcherFetch does). Default: false. */
+  fetchTakesOwnOptions?: boolean;
 }
 
 /** Headers every call of the client sends (auth, institution): set once here, so ky does not merge them per call. */
@@ -105,7 +108,7 @@ export function createTransport(
   });
   return {
     ky: instance,
-    preparedBody: agent !== undefined || opts.fetchTakesPreparedBody === true,
+    ownOptions: agent !== undefined || opts.fetchTakesOwnOptions === true,
     async close() {
       await agent?.close();
     },

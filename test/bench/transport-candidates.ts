@@ -22,8 +22,8 @@ export interface CandidateOptions {
 
 export interface Candidate {
   fetch: FetchFn;
-  /** Takes a prepared body in the PREPARED_BODY option (src/client/dispatch-fetch.ts). */
-  preparedBody?: boolean;
+  /** Takes the PREPARED_BODY and EXCHANGE_SIGNAL options (src/client/dispatch-fetch.ts). */
+  ownOptions?: boolean;
   close(): Promise<void>;
 }
 
@@ -112,7 +112,7 @@ export function undiciRequest(o: CandidateOptions): Candidate {
 /** undici's Agent.dispatch() with a handler feeding a web ReadableStream: what src/client/transport.ts uses. */
 export function undiciDispatch(o: CandidateOptions): Candidate {
   const agent = undiciAgent(o);
-  return { fetch: dispatcherFetch(agent), preparedBody: true, close: () => agent.close() };
+  return { fetch: dispatcherFetch(agent), ownOptions: true, close: () => agent.close() };
 }
 
 /** node:http / node:https with a keep-alive Agent capped at `connections` sockets. */

@@ -23,7 +23,7 @@ async function child(name: string, url: string, concurrency: number, requests: n
   const config = loadConfig({ env: {}, flags: { baseUrl: { value: url, flag: '--base-url' } } });
   const client = createClient(config, {
     fetch: cand.fetch as typeof fetch,
-    fetchTakesPreparedBody: cand.preparedBody === true,
+    fetchTakesOwnOptions: cand.ownOptions === true,
   });
   const bodies = Array.from({ length: POOL }, (_, b) =>
     Array.from({ length: BATCH }, (_, k) => JSON.stringify(makeTx(b * BATCH + k, `t${name}`))),

@@ -8,7 +8,7 @@ import { isNetworkError, isTimeoutError, type Options } from 'ky';
 import { Agent } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startDeadline } from '../../src/client/deadline.ts';
-import { dispatcherFetch, PREPARED_BODY } from '../../src/client/dispatch-fetch.ts';
+import { dispatcherFetch, EXCHANGE_SIGNAL, PREPARED_BODY } from '../../src/client/dispatch-fetch.ts';
 import { isConnectionFailure, SvcNetworkError, SvcTimeoutError } from '../../src/client/errors.ts';
 import { createClient } from '../../src/client/index.ts';
 import { createTransport, type Transport } from '../../src/client/transport.ts';
@@ -136,7 +136,7 @@ describe('connections', () => {
     });
     open.push(server);
     const t = transportFor(server.url, 1);
-    expect(t.preparedBody).toBe(true);
+    expect(t.ownOptions).toBe(true);
     const body = JSON.stringify({ transactions: [{ transactionId: 'é-1', merchant: 'Café ☕' }] });
     const headers = { 'content-type': 'application/json' };
     for (const prepared of [body, new TextEncoder().encode(body)]) {
@@ -167,7 +167,7 @@ describe('connections', () => {
     const txs = makeTransactions(2).map((x) => JSON.stringify(x));
     const expected = `len-${Buffer.byteLength(`{"transactions":[${txs.join(',')}]}`)}`;
     for (const takes of [false, true]) {
-      const client = createClient(configFor(server.url), { fetch: spy, fetchTakesPreparedBody: takes });
+      const client = createClient(configFor(server.url), { fetch: spy, fetchTakesOwnOptions: takes });
       open.push(client);
       expect(await client.postTransactionsJson(txs, { requestId: 'q' })).toEqual({
         requestId: expected,
@@ -271,6 +271,42 @@ describe('timeouts and aborts', () => {
     const err = await rejection(reader.read());
     expect(err.message).toBe('stop now');
     await waitFor(() => server.closed >= 1);
+  });
+
+  it('a signal in the EXCHANGE_SIGNAL option aborts as the Request signal does: before the answer, in the body, or before sending', async () => {
+    let mode = 'silent';
+    const server = await probe((_req, res) => {
+      if (mode === 'silent') return;
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.write('part one;');
+    });
+    open.push(server);
+    const t = transportFor(server.url, 1);
+    // Before the answer: the call rejects with the signal's reason and the socket is closed.
+    const before = new AbortController();
+    const pending = rejection(
+      t.ky.get('silent', { [EXCHANGE_SIGNAL]: before.signal, timeout: false } as Options),
+    );
+    await waitFor(() => server.requests === 1);
+    before.abort(new Error('no more waiting'));
+    expect((await pending).message).toBe('no more waiting');
+    await waitFor(() => server.closed >= 1);
+    // In the body: the read fails with the reason.
+    mode = 'streaming';
+    const inBody = new AbortController();
+    const res = await t.ky.get('stream', { [EXCHANGE_SIGNAL]: inBody.signal, timeout: false } as Options);
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    expect(Buffer.from((await reader.read()).value as Uint8Array).toString()).toBe('part one;');
+    inBody.abort(new Error('stop now'));
+    expect((await rejection(reader.read())).message).toBe('stop now');
+    await waitFor(() => server.closed >= 2);
+    // Aborted already: nothing is sent.
+    const requests = server.requests;
+    const err = await rejection(
+      t.ky.get('never', { [EXCHANGE_SIGNAL]: AbortSignal.abort(new Error('too late')) } as Options),
+    );
+    expect(err.message).toBe('too late');
+    expect(server.requests).toBe(requests);
   });
 });
 
