@@ -5,6 +5,7 @@ import { checkHeaderValue, readSecret } from '../config/secret.ts';
 import type { Config } from '../config/types.ts';
 import type { Logger } from '../log.ts';
 import type { TransactionNotification } from '../model/transaction.ts';
+import { batchJson } from './body.ts';
 import { checkLookback, checkTicket, checkTransactionCount, normalizeStoreRequest } from './checks.ts';
 import { startDeadline } from './deadline.ts';
 import { EXCHANGE_SIGNAL, PREPARED_BODY } from './dispatch-fetch.ts';
@@ -128,21 +129,6 @@ function bodyError(body: unknown): ErrorEnvelope | undefined {
   if (!isObject(body)) return undefined;
   if (typeof body.type === 'string' || Array.isArray(body.validationErrors)) return body as ErrorEnvelope;
   return undefined;
-}
-
-/**
- * `{"transactions":[…]}` from records already serialised, as one flat string: the wrapper goes into the first and
- * last parts, so the one join writes it all (a template around the join would leave a concatenation that is copied
- * flat again when the body is encoded).
- * @example batchJson(['{"a":1}', '{"a":2}']) // '{"transactions":[{"a":1},{"a":2}]}'
- */
-export function batchJson(transactions: readonly string[]): string {
-  const n = transactions.length;
-  if (n === 0) return '{"transactions":[]}';
-  const parts = transactions.slice();
-  parts[0] = `{"transactions":[${parts[0]}`;
-  parts[n - 1] = `${parts[n - 1]}]}`;
-  return parts.join(',');
 }
 
 function parseJson(text: string): unknown {

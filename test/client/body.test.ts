@@ -1,8 +1,7 @@
-// The batch body's preparation (src/client/client.ts batchJson, src/client/dispatch-fetch.ts utf8): the JSON the
-// service gets, and UTF-8 bytes cut from a shared slab that never overwrite a body still in use.
+// The batch body's preparation (src/client/body.ts): the JSON the service gets, and UTF-8 bytes cut from a shared
+// slab that never overwrite a body still in use.
 import { describe, expect, it } from 'vitest';
-import { batchJson } from '../../src/client/client.ts';
-import { utf8 } from '../../src/client/dispatch-fetch.ts';
+import { batchJson, utf8 } from '../../src/client/body.ts';
 import { makeTransactions } from './fixtures.ts';
 
 describe('batchJson', () => {
