@@ -73,6 +73,7 @@ async function runSend(o: SendOptions, c: Counters, live: Live): Promise<RunSumm
       leaseMs: o.leaseMs,
       waitMs: o.waitMs,
       allowPlaintext: o.allowPlaintext,
+      inFlight: () => live.inFlight(),
     });
     logRunStart(log, runId, store.location, rejectsPath, o.dryRun);
     // Before any record is read (standard input would be consumed): does the service answer at all? A signal
