@@ -5,6 +5,7 @@ import type { CsvError, InfoRecord } from 'csv-parse';
 import { parse } from 'csv-parse';
 import { SvcIngestError } from '../errors.ts';
 import { maskCardNumbers, maskExcerpt } from '../mask.ts';
+import { type FieldsBuilder, fieldsBuilder } from './fields.ts';
 import type { RawRecord, ReadItem, RecordChunks } from './types.ts';
 
 /** Options of readCsv. */
@@ -102,6 +103,7 @@ export async function* readCsv(bytes: AsyncIterable<Buffer>, source: string, opt
   });
   parser.resume();
   let columns: string[] | undefined = opts.columns;
+  let build: FieldsBuilder | undefined = columns === undefined ? undefined : fieldsBuilder(columns);
   // csv-parse counts each CR and LF inside a quoted value as a line; this is how far it is ahead.
   let overcount = 0;
   /** csv-parse's line count at the previous record (NaN: unknown, scan the next one). */
@@ -161,6 +163,7 @@ export async function* readCsv(bytes: AsyncIterable<Buffer>, source: string, opt
           seen.set(c, i);
         }
         columns = values;
+        build = fieldsBuilder(columns);
         opts.onHeader?.(columns, source);
         continue;
       }
@@ -176,9 +179,7 @@ export async function* readCsv(bytes: AsyncIterable<Buffer>, source: string, opt
         });
         continue;
       }
-      const fields: Record<string, unknown> = {};
-      for (let i = 0; i < values.length; i++) fields[columns[i] as string] = values[i];
-      const record: RawRecord = { source, line, fields };
+      const record: RawRecord = { source, line, fields: (build as FieldsBuilder)(values) };
       if (invalidUtf8) record.invalidUtf8 = true;
       items.push({ kind: 'record', record });
     }
