@@ -10,7 +10,7 @@ import {
   type TransactionField,
   type TransactionNotification,
 } from '../model/transaction.ts';
-import { addError } from '../validate/validate.ts';
+import { addError, requiredPositions, validateValues } from '../validate/validate.ts';
 import { MapFail } from './fail.ts';
 import { applyPan, compilePan, type PanRule, setPath } from './pan.ts';
 import { pathText } from './path.ts';
@@ -134,6 +134,33 @@ export function buildProfile(p: {
   const n = steps.length;
   const index = steps.map((s) => FIELD_INDEX.get(s.field) as number);
   const width = FIELDS.length;
+  const requiredAt = requiredPositions(p.required);
+  /** The record's values in TRANSACTION_FIELDS order (absent: undefined), or the conversion errors of every field. */
+  const mapValues = (rec: Record<string, unknown>): unknown[] | { errors: FieldError[] } => {
+    const vals: unknown[] = new Array(width);
+    // What converters may read of the record being built: the currency scales amounts.
+    const ctx = { currencyCode: undefined as unknown };
+    let errors: FieldError[] | undefined;
+    for (let i = 0; i < n; i++) {
+      const step = steps[i] as Step;
+      try {
+        const v = step.run(rec, ctx);
+        if (v !== undefined && v !== null) {
+          const at = index[i] as number;
+          vals[at] = v;
+          if (at === CURRENCY_INDEX) ctx.currencyCode = v;
+        }
+      } catch (err) {
+        if (!(err instanceof MapFail)) throw err;
+        errors = addError(errors, { field: step.field, message: err.message });
+      }
+    }
+    if (pan !== undefined) {
+      const e = applyPan(pan, rec, vals, explicit);
+      if (e) errors = addError(errors, e);
+    }
+    return errors ? { errors } : vals;
+  };
   return {
     name: p.name,
     ...(p.description ? { description: p.description } : {}),
@@ -144,29 +171,16 @@ export function buildProfile(p: {
     required: p.required,
     relaxed: p.relaxed ?? [],
     map(rec) {
-      const vals: unknown[] = new Array(width);
-      // What converters may read of the record being built: the currency scales amounts.
-      const ctx = { currencyCode: undefined as unknown };
-      let errors: FieldError[] | undefined;
-      for (let i = 0; i < n; i++) {
-        const step = steps[i] as Step;
-        try {
-          const v = step.run(rec, ctx);
-          if (v !== undefined && v !== null) {
-            const at = index[i] as number;
-            vals[at] = v;
-            if (at === CURRENCY_INDEX) ctx.currencyCode = v;
-          }
-        } catch (err) {
-          if (!(err instanceof MapFail)) throw err;
-          errors = addError(errors, { field: step.field, message: err.message });
-        }
-      }
-      if (pan !== undefined) {
-        const e = applyPan(pan, rec, vals, explicit);
-        if (e) errors = addError(errors, e);
-      }
-      return errors
+      const vals = mapValues(rec);
+      return Array.isArray(vals)
+        ? { ok: true, tx: buildTx(vals) as unknown as TransactionNotification }
+        : { ok: false, errors: vals.errors };
+    },
+    mapValid(rec, invalidUtf8) {
+      const vals = mapValues(rec);
+      if (!Array.isArray(vals)) return { ok: false, errors: vals.errors };
+      const errors = validateValues(vals, requiredAt, invalidUtf8);
+      return errors.length > 0
         ? { ok: false, errors }
         : { ok: true, tx: buildTx(vals) as unknown as TransactionNotification };
     },

@@ -144,13 +144,15 @@ interface Rule {
   card: 'text' | 'id' | undefined;
 }
 
-/** One lookup per field: its JSON type, its format check and its card-number check. */
-const RULES = new Map<string, Rule>(
-  (Object.keys(TRANSACTION_FIELDS) as TransactionField[]).map((f) => [
-    f,
-    { type: TRANSACTION_FIELDS[f], check: CHECKS[f], card: CARD_CHECK[f] },
-  ]),
-);
+/** Every field in TRANSACTION_FIELDS order: its JSON type, its format check and its card-number check. */
+const FIELD_NAMES = Object.keys(TRANSACTION_FIELDS) as TransactionField[];
+const RULE_AT: readonly Rule[] = FIELD_NAMES.map((f) => ({
+  type: TRANSACTION_FIELDS[f],
+  check: CHECKS[f],
+  card: CARD_CHECK[f],
+}));
+/** One lookup per field name. */
+const RULES = new Map<string, Rule>(FIELD_NAMES.map((f, i) => [f, RULE_AT[i] as Rule]));
 
 /** The card-number problem of a string field, if any. The pre-check makes the common case one short loop. */
 function cardProblem(card: 'text' | 'id' | undefined, v: string): string | undefined {
@@ -165,6 +167,27 @@ export function addError(list: FieldError[] | undefined, error: FieldError): Fie
   if (list === undefined) return [error];
   list.push(error);
   return list;
+}
+
+/** What is wrong with one present value of a field (undefined: nothing). */
+function problem(rule: Rule, v: unknown, invalidUtf8: boolean): string | undefined {
+  if (rule.type === 'string') {
+    if (typeof v !== 'string') return `expected a string, got ${show(v)}`;
+    if (v.length === 0) return 'expected a non-empty string (leave an absent field out)';
+    if (invalidUtf8 && v.indexOf('\ufffd') !== -1) return INVALID_UTF8;
+    if (rule.card !== undefined && v.length >= 13) {
+      const card = cardProblem(rule.card, v);
+      if (card !== undefined) return card;
+    }
+    const expected = rule.check === undefined ? undefined : rule.check(v);
+    return expected === undefined ? undefined : `${expected}, got ${show(v)}`;
+  }
+  if (rule.type === 'boolean')
+    return typeof v === 'boolean' ? undefined : `expected true or false, got ${show(v)}`;
+  // The only integer field is cardNetworkIdentifier: the card number's first digit.
+  return typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= 9
+    ? undefined
+    : `expected an integer 1..9, got ${show(v)}`;
 }
 
 /**
@@ -186,28 +209,8 @@ export function validateTransaction(
   for (const field in tx) {
     const v = tx[field];
     const rule = RULES.get(field);
-    let message: string | undefined;
-    if (rule === undefined) {
-      message = 'unknown field';
-    } else if (v === undefined) {
-      continue;
-    } else if (rule.type === 'string') {
-      if (typeof v !== 'string') message = `expected a string, got ${show(v)}`;
-      else if (v.length === 0) message = 'expected a non-empty string (leave an absent field out)';
-      else if (invalidUtf8 && v.indexOf('\ufffd') !== -1) message = INVALID_UTF8;
-      else {
-        if (rule.card !== undefined && v.length >= 13) message = cardProblem(rule.card, v);
-        if (message === undefined) {
-          const expected = rule.check === undefined ? undefined : rule.check(v);
-          if (expected !== undefined) message = `${expected}, got ${show(v)}`;
-        }
-      }
-    } else if (rule.type === 'boolean') {
-      if (typeof v !== 'boolean') message = `expected true or false, got ${show(v)}`;
-    } else if (!(typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= 9)) {
-      // The only integer field is cardNetworkIdentifier: the card number's first digit.
-      message = `expected an integer 1..9, got ${show(v)}`;
-    }
+    if (v === undefined && rule !== undefined) continue;
+    const message = rule === undefined ? 'unknown field' : problem(rule, v, invalidUtf8);
     if (message !== undefined) errors = addError(errors, { field, message });
   }
   for (let i = 0; i < required.length; i++) {
@@ -215,6 +218,41 @@ export function validateTransaction(
     if (tx[field] === undefined) errors = addError(errors, { field, message: 'required' });
   }
   return errors ?? NO_ERRORS;
+}
+
+/**
+ * validateTransaction of a transaction held as its values in TRANSACTION_FIELDS order (undefined = absent), as a
+ * profile's map builds it: the same errors in the same order, without a lookup by name per field. `requiredAt`:
+ * the positions of the required fields, in the order their "required" errors are reported.
+ * @example validateValues(values, requiredPositions(REQUIRED_FIELDS))
+ */
+export function validateValues(
+  values: readonly unknown[],
+  requiredAt: readonly number[],
+  invalidUtf8 = false,
+): FieldError[] {
+  let errors: FieldError[] | undefined;
+  for (let i = 0; i < RULE_AT.length; i++) {
+    const v = values[i];
+    if (v === undefined) continue;
+    const message = problem(RULE_AT[i] as Rule, v, invalidUtf8);
+    if (message !== undefined) errors = addError(errors, { field: FIELD_NAMES[i] as string, message });
+  }
+  for (let i = 0; i < requiredAt.length; i++) {
+    const at = requiredAt[i] as number;
+    if (values[at] === undefined)
+      errors = addError(errors, { field: FIELD_NAMES[at] as string, message: 'required' });
+  }
+  return errors ?? NO_ERRORS;
+}
+
+/** Positions in TRANSACTION_FIELDS order of a list of required fields (validateValues' `requiredAt`). */
+export function requiredPositions(required: readonly string[]): number[] {
+  return required.map((f) => {
+    const at = FIELD_NAMES.indexOf(f as TransactionField);
+    if (at === -1) throw new Error(`not a TransactionNotification field: ${f}`);
+    return at;
+  });
 }
 
 // Shared empty answer; callers only read it.

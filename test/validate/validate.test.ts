@@ -1,7 +1,11 @@
 // Validation: one test per rule, every error reported at once.
 import { describe, expect, it } from 'vitest';
-import { REQUIRED_FIELDS } from '../../src/model/transaction.ts';
-import { validateTransaction } from '../../src/validate/validate.ts';
+import { REQUIRED_FIELDS, TRANSACTION_FIELDS } from '../../src/model/transaction.ts';
+import {
+  requiredPositions,
+  validateTransaction as validateObject,
+  validateValues,
+} from '../../src/validate/validate.ts';
 import { luhnWindows, pansIn, TEST_PANS } from '../helpers/pans.ts';
 
 const VALID: Record<string, unknown> = {
@@ -39,6 +43,23 @@ const VALID: Record<string, unknown> = {
   authorizationApprovalCode: '0A12B3',
   acquirerReferenceNumber: '74567890123456789012345',
 };
+const FIELD_NAMES = Object.keys(TRANSACTION_FIELDS);
+/**
+ * validateTransaction, checked against validateValues (the record path's form: values in field order) on every
+ * transaction of this file that holds only known fields: both must give the same errors in the same order.
+ */
+function validateTransaction(
+  tx: Record<string, unknown>,
+  required: readonly string[] = REQUIRED_FIELDS,
+  invalidUtf8 = false,
+): ReturnType<typeof validateObject> {
+  const found = validateObject(tx, required, invalidUtf8);
+  if (Object.keys(tx).every((k) => FIELD_NAMES.includes(k))) {
+    const values = FIELD_NAMES.map((f) => tx[f]);
+    expect(validateValues(values, requiredPositions(required), invalidUtf8)).toEqual(found);
+  }
+  return found;
+}
 function errors(patch: Record<string, unknown>): string[] {
   return validateTransaction({ ...VALID, ...patch }).map((e) => e.field);
 }
@@ -48,6 +69,21 @@ function bad(field: string, ...values: unknown[]): void {
 function good(field: string, ...values: unknown[]): void {
   for (const v of values) expect(errors({ [field]: v }), `${field}=${JSON.stringify(v)}`).toEqual([]);
 }
+
+describe('validateValues', () => {
+  it('checks values in field order against the positions of the required fields', () => {
+    const values = FIELD_NAMES.map((f) => VALID[f]);
+    expect(validateValues(values, requiredPositions(REQUIRED_FIELDS))).toEqual([]);
+    values[0] = 't 1';
+    values[1] = undefined;
+    expect(validateValues(values, requiredPositions(REQUIRED_FIELDS)).map((e) => e.field)).toEqual([
+      'transactionId',
+      'transactionType',
+    ]);
+    expect(validateValues(values, [])[0]?.message).toMatch(/^expected 1\.\.64 characters/);
+    expect(() => requiredPositions(['pan'])).toThrow(/pan/);
+  });
+});
 
 describe('validateTransaction', () => {
   it('accepts a full valid transaction', () => {
