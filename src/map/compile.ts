@@ -135,11 +135,19 @@ export function buildProfile(p: {
   const index = steps.map((s) => FIELD_INDEX.get(s.field) as number);
   const width = FIELDS.length;
   const requiredAt = requiredPositions(p.required);
-  /** The record's values in TRANSACTION_FIELDS order (absent: undefined), or the conversion errors of every field. */
+  // One record is mapped at a time (map is synchronous and no step maps another record), and its values are
+  // copied into the transaction before map returns: the array and the converters' context are reused, not
+  // allocated per record.
+  const vals: unknown[] = new Array(width).fill(undefined);
+  // What converters may read of the record being built: the currency scales amounts.
+  const ctx = { currencyCode: undefined as unknown };
+  /**
+   * The record's values in TRANSACTION_FIELDS order (absent: undefined), or the conversion errors of every field.
+   * The array is reused by the next call: read it before mapping another record.
+   */
   const mapValues = (rec: Record<string, unknown>): unknown[] | { errors: FieldError[] } => {
-    const vals: unknown[] = new Array(width);
-    // What converters may read of the record being built: the currency scales amounts.
-    const ctx = { currencyCode: undefined as unknown };
+    vals.fill(undefined);
+    ctx.currencyCode = undefined;
     let errors: FieldError[] | undefined;
     for (let i = 0; i < n; i++) {
       const step = steps[i] as Step;
