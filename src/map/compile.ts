@@ -31,6 +31,15 @@ const buildTx = new Function(
   'v',
   `const o = {};\n${FIELDS.map((f, i) => `if (v[${i}] !== undefined) o.${f} = v[${i}];`).join('\n')}\nreturn o;`,
 ) as (values: unknown[]) => Record<string, unknown>;
+/**
+ * values → TransactionNotification holding every field, an absent one as undefined (which JSON.stringify leaves
+ * out, so the JSON is buildTx's): one object literal, allocated in one piece with its final shape, where buildTx's
+ * ~30 conditional stores grow the object's property store a few slots at a time. Generated like buildTx.
+ */
+const buildFullTx = new Function(
+  'v',
+  `return {\n${FIELDS.map((f, i) => `${f}: v[${i}],`).join('\n')}\n};`,
+) as (values: unknown[]) => Record<string, unknown>;
 
 /**
  * Compile a parsed profile document. `source` names the file in error messages.
@@ -190,7 +199,7 @@ export function buildProfile(p: {
       const errors = validateValues(vals, requiredAt, invalidUtf8);
       return errors.length > 0
         ? { ok: false, errors }
-        : { ok: true, tx: buildTx(vals) as unknown as TransactionNotification };
+        : { ok: true, tx: buildFullTx(vals) as unknown as TransactionNotification };
     },
     maskRecord(rec) {
       const out = maskDeep(rec) as Record<string, unknown>;

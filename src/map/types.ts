@@ -31,7 +31,8 @@ export interface CompiledProfile {
   /**
    * map, then validateTransaction's checks (with the profile's `required`) on the mapped values: the transaction
    * ready to send, or the conversion errors (when mapping failed) or else the validation errors. What the record
-   * path runs per record: the same answer as map + validateTransaction, without building the object first.
+   * path runs per record: the same answer as map + validateTransaction, without building the object first. Its
+   * transaction holds every field, an absent one as undefined (JSON.stringify gives map's text).
    * `invalidUtf8`: the record's bytes were not all valid UTF-8 (validateTransaction's flag).
    */
   mapValid(
