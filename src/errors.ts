@@ -27,6 +27,7 @@ export type ErrorCode =
   | 'LEDGER_PATH_INVALID'
   | 'LEDGER_WRITE'
   | 'LEDGER_READ'
+  | 'LEDGER_LEASE'
   | 'METRICS_WRITE'
   | 'METRICS_LISTEN';
 

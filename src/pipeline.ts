@@ -3,6 +3,7 @@
 // counters, logs; rejects). Everything that can refuse to run does so before anything is sent.
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
+import { gatedOnClaims } from './chain/claims.ts';
 import { columnMissing, logRunStart, readyStore } from './chain/notices.ts';
 import type { SendOptions } from './chain/options.ts';
 import { runChainSettled, settlePollMs } from './chain/settle.ts';
@@ -73,6 +74,7 @@ async function runSend(o: SendOptions, c: Counters, live: Live): Promise<RunSumm
       leaseMs: o.leaseMs,
       waitMs: o.waitMs,
       allowPlaintext: o.allowPlaintext,
+      inFlight: () => live.inFlight(),
     });
     logRunStart(log, runId, store.location, rejectsPath, o.dryRun);
     // Before any record is read (standard input would be consumed): does the service answer at all? A signal
@@ -99,7 +101,7 @@ async function runSend(o: SendOptions, c: Counters, live: Live): Promise<RunSumm
           rejects,
           caps: o,
           batchSize: o.batchSize,
-          dispatch: o.dryRun ? undefined : o.dispatch,
+          dispatch: o.dryRun ? undefined : gatedOnClaims(o.dispatch, store),
           profileName: profile.name,
           logger: log,
           signal: o.signal,

@@ -7,7 +7,7 @@ import type { LedgerStore, OpenLedgerOptions } from './store.ts';
 
 /** What either store may be given besides the seam's options (each takes its own and ignores the rest). */
 export type OpenStoreOptions = OpenLedgerOptions &
-  Pick<FileLedgerStoreOptions, 'wrapHandle'> &
+  Pick<FileLedgerStoreOptions, 'wrapHandle' | 'inFlight'> &
   Pick<PgLedgerStoreOptions, 'passwordFile' | 'leaseMs' | 'waitMs' | 'allowPlaintext'>;
 
 /**
@@ -17,7 +17,7 @@ export type OpenStoreOptions = OpenLedgerOptions &
 export async function openLedgerStore(location: string, o: OpenStoreOptions): Promise<LedgerStore> {
   if (isPostgresUrl(location)) {
     const { openPgLedgerStore } = await import('./postgres/store.ts');
-    const { wrapHandle: _, ...pg } = o;
+    const { wrapHandle: _, inFlight: _i, ...pg } = o;
     return openPgLedgerStore(location, pg);
   }
   const { passwordFile: _p, leaseMs: _l, waitMs: _w, allowPlaintext: _a, ...file } = o;

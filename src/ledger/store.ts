@@ -55,6 +55,12 @@ export interface LedgerStore {
   record(outcome: RecordedOutcome): Promise<void>;
   /** Flush, release lock/claims/leases, close connections. Idempotent. */
   close(): Promise<void>;
+  /**
+   * Asked before each batch leaves: are the claims this run was admitted on still its own? pg: false once this
+   * worker's lease has run out at any moment of the run (paused, or the database unreachable, past ledger.leaseMs):
+   * another worker may have taken its claims over. Absent (file): the kernel lock holds for the whole run.
+   */
+  claimsHeld?(): Promise<boolean>;
 }
 
 export interface OpenLedgerOptions {

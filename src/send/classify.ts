@@ -16,7 +16,7 @@ export interface FailureClass {
    * answered with a redirect (the base URL is wrong), the transactions endpoint is not there (404, 405: the base
    * URL's path is wrong; no record can cause either), or the request could not be built.
    */
-  fatal?: 'auth' | 'redirect' | 'endpoint' | 'request';
+  fatal?: 'auth' | 'redirect' | 'endpoint' | 'request' | 'lease';
 }
 
 const RETRY_STATUS = new Set([500, 502, 503, 504, 429]);
@@ -70,6 +70,8 @@ export function classifyFailure(err: unknown): FailureClass {
         requestId: e.requestId,
         fatal: 'redirect',
       };
+    case 'LEDGER_LEASE':
+      return { retry: false, httpStatus: null, message, fatal: 'lease' };
     case 'SEND_REQUEST':
       return { retry: false, httpStatus: null, message, requestId: e.requestId, fatal: 'request' };
     case 'SEND_NETWORK':

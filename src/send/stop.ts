@@ -11,7 +11,7 @@ import type { FailureClass } from './classify.ts';
 export class StopError extends SvcIngestError {
   readonly notSent: string;
   constructor(
-    code: 'SEND_AUTH' | 'SEND_REDIRECT' | 'SEND_ENDPOINT' | 'SEND_REQUEST' | 'SEND_OUTAGE',
+    code: 'SEND_AUTH' | 'SEND_REDIRECT' | 'SEND_ENDPOINT' | 'SEND_REQUEST' | 'SEND_OUTAGE' | 'LEDGER_LEASE',
     message: string,
     notSent: string,
   ) {
@@ -48,6 +48,12 @@ export function stopFor(f: FailureClass): StopError {
         'SEND_ENDPOINT',
         `${f.message}; stopped at once: the transactions endpoint is not at this base URL (check baseUrl / --base-url)`,
         `not sent: the transactions endpoint answered ${f.httpStatus} (wrong base URL)`,
+      );
+    case 'lease':
+      return new StopError(
+        'LEDGER_LEASE',
+        `${f.message}; stopped before sending another batch`,
+        'not sent: this worker’s lease on the ledger ran out (another worker may have taken these records over; a rerun sends what no one did)',
       );
     case 'redirect':
       return new StopError(

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';
 import { writeDataFile } from './gen.ts';
 import { type ChildResult, ROOT, runCli, startDaemon } from './measure.ts';
-import { median, medians, type ScenarioResult } from './scenarios.ts';
+import { medians, type ScenarioResult } from './scenarios.ts';
 
 export interface ClusterArgs {
   runs: number;

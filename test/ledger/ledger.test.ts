@@ -73,6 +73,27 @@ describe('ledger writer', () => {
     expect((await readFile(path, 'utf8')).trim().split('\n')).toHaveLength(1);
   });
 
+  it('groups the syncs of a busy sender (16+ requests in flight) and syncs a quiet one at once', async () => {
+    // Outcomes arriving every 0.5 ms, as at concurrency 32 against a fast service: busy, they share syncs.
+    const appendSpaced = async (inFlight: number) => {
+      const w = await openLedgerWriter(join(await tmp(), 'ledger.ndjson'), { inFlight: () => inFlight });
+      const done: Array<Promise<void>> = [];
+      for (let i = 0; i < 40; i++) {
+        done.push(w.append(line(`b${i}`, 'acked', [`t${i}`])));
+        await new Promise((r) => setTimeout(r, 0.5));
+      }
+      await Promise.all(done);
+      await w.close();
+      return { ...w.groups };
+    };
+    const busy = await appendSpaced(32);
+    expect(busy.delayed).toBe(busy.synced);
+    expect(busy.synced).toBeLessThanOrEqual(20);
+    const quiet = await appendSpaced(8);
+    expect(quiet.delayed).toBe(0);
+    expect(quiet.synced).toBeGreaterThan(0);
+  });
+
   it('refuses a path it cannot write with LEDGER_WRITE', async () => {
     const file = join(await tmp(), 'a-file');
     await writeFile(file, 'x');

@@ -36,7 +36,7 @@ export async function openFileLedgerStore(path: string, o: FileLedgerStoreOption
         'an earlier run died holding this ledger; the kernel released its lock',
       );
     try {
-      writer = await openLedgerWriter(lock.file, { wrapHandle: o.wrapHandle });
+      writer = await openLedgerWriter(lock.file, { wrapHandle: o.wrapHandle, inFlight: o.inFlight });
     } catch (err) {
       await lock.release();
       throw err;

@@ -49,6 +49,8 @@ export interface PgSession {
    * decides, and false means the lease had run out — another worker may have taken the claims over.
    */
   stillHeld(): Promise<boolean>;
+  /** True once a heartbeat found the lease had run out (it stays true: claims made before may be someone else's). */
+  readonly lapsed: boolean;
   /** Stop the heartbeat, end the lease (the worker's claims become free to take), close the connections. Idempotent. */
   close(): Promise<void>;
 }
@@ -126,7 +128,17 @@ export async function openPgSession(url: string, o: PgSessionOptions): Promise<P
   let lapsedOnce = false;
   // Measured from before the query that renewed it, on this host's monotonic clock: never later than the database's.
   let heldUntil = performance.now() + leaseMs;
-  const heartbeat = async (): Promise<{ lapsed: boolean }> => {
+  // One heartbeat at a time: a caller arriving while one is under way gets its answer. Two at once could answer out
+  // of order — the second, asked after the first renewed the lease, saying "not lapsed" before the first said
+  // "lapsed" — and a batch would leave on claims another worker may have taken over.
+  let beatingNow: Promise<{ lapsed: boolean }> | null = null;
+  const heartbeat = (): Promise<{ lapsed: boolean }> => {
+    beatingNow ??= beat().finally(() => {
+      beatingNow = null;
+    });
+    return beatingNow;
+  };
+  const beat = async (): Promise<{ lapsed: boolean }> => {
     const asked = performance.now();
     const r = await db.query<{ lapsed: boolean }>(
       'heartbeat',
@@ -171,6 +183,9 @@ export async function openPgSession(url: string, o: PgSessionOptions): Promise<P
     workerNo,
     leaseMs,
     heartbeat,
+    get lapsed() {
+      return lapsedOnce;
+    },
     async stillHeld() {
       if (performance.now() < heldUntil) return true;
       return !(await heartbeat()).lapsed;

@@ -230,6 +230,11 @@ export async function openPgLedgerStore(url: string, o: PgLedgerStoreOptions): P
     location: db.location,
     badLines: 0,
     session,
+    async claimsHeld() {
+      if (session === undefined) return true;
+      const held = await session.stillHeld();
+      return held && !session.lapsed;
+    },
     async admit(items) {
       if (closing) throw new SvcIngestError('LEDGER_READ', `the ledger ${db.location} is closed`);
       if (items.length === 0) return { send: [], skipped: [] };
