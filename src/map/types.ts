@@ -28,6 +28,17 @@ export interface CompiledProfile {
   map(
     fields: Record<string, unknown>,
   ): { ok: true; tx: TransactionNotification } | { ok: false; errors: FieldError[] };
+  /**
+   * map, then validateTransaction's checks (with the profile's `required`) on the mapped values: the transaction
+   * ready to send, or the conversion errors (when mapping failed) or else the validation errors. What the record
+   * path runs per record: the same answer as map + validateTransaction, without building the object first. Its
+   * transaction holds every field, an absent one as undefined (JSON.stringify gives map's text).
+   * `invalidUtf8`: the record's bytes were not all valid UTF-8 (validateTransaction's flag).
+   */
+  mapValid(
+    fields: Record<string, unknown>,
+    invalidUtf8: boolean,
+  ): { ok: true; tx: TransactionNotification } | { ok: false; errors: FieldError[] };
   /** The source record with every card number masked (PAN column and any Luhn-valid 13-19 digit run). */
   maskRecord(fields: Record<string, unknown>): Record<string, unknown>;
 }

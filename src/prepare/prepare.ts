@@ -5,7 +5,6 @@ import type { FieldError } from '../model/field-error.ts';
 import type { TransactionNotification } from '../model/transaction.ts';
 import { type InputSpec, type ReadOptions, readInput } from '../read/open.ts';
 import type { RecordChunks } from '../read/types.ts';
-import { validateTransaction } from '../validate/validate.ts';
 
 /**
  * One record after mapping and validation: a transaction ready for dedupe and batching, or a reject
@@ -40,7 +39,6 @@ export function prepareInput(spec: InputSpec, profile: CompiledProfile, opts: Re
  * @example for await (const items of prepareRecords(readCsv(bytes, 'a.csv', opts), profile)) …
  */
 export async function* prepareRecords(records: RecordChunks, profile: CompiledProfile): PreparedChunks {
-  const required = profile.required;
   const relaxed = profile.relaxed;
   for await (const chunk of records) {
     const out: PreparedItem[] = [];
@@ -60,20 +58,13 @@ export async function* prepareRecords(records: RecordChunks, profile: CompiledPr
       const rec = item.record;
       let tx: TransactionNotification;
       try {
-        const mapped = profile.map(rec.fields);
-        const errors = mapped.ok
-          ? validateTransaction(
-              mapped.tx as unknown as Record<string, unknown>,
-              required,
-              rec.invalidUtf8 === true,
-            )
-          : mapped.errors;
-        if (!mapped.ok || errors.length > 0) {
+        const mapped = profile.mapValid(rec.fields, rec.invalidUtf8 === true);
+        if (!mapped.ok) {
           out.push({
             kind: 'reject',
             source: rec.source,
             line: rec.line,
-            errors,
+            errors: mapped.errors,
             record: profile.maskRecord(rec.fields),
           });
           continue;

@@ -5,6 +5,7 @@ import type { CsvError, InfoRecord } from 'csv-parse';
 import { parse } from 'csv-parse';
 import { SvcIngestError } from '../errors.ts';
 import { maskCardNumbers, maskExcerpt } from '../mask.ts';
+import { type FieldsBuilder, fieldsBuilder } from './fields.ts';
 import type { RawRecord, ReadItem, RecordChunks } from './types.ts';
 
 /** Options of readCsv. */
@@ -29,8 +30,6 @@ const CRLF = Buffer.from('\r\n');
 function line0(err: CsvError): number {
   return typeof err.lines === 'number' ? err.lines : 0;
 }
-
-type Pending = { values: string[]; lines: number } | { error: CsvError };
 
 /** The raw text of a rejected piece: 200 characters, masked before it is cut so no card number half survives. */
 export function rejectText(text: string): string {
@@ -71,7 +70,10 @@ function countBreaks(values: string[]): { chars: number; lines: number } {
  * @example for await (const items of readCsv(bytes, 'a.csv', { delimiter: ',', maxLineBytes: 1 << 20 })) ...
  */
 export async function* readCsv(bytes: AsyncIterable<Buffer>, source: string, opts: CsvOptions): RecordChunks {
-  const pending: Pending[] = [];
+  // What csv-parse handed over since the last drain, in order: a record's values or the error of a row it skipped,
+  // and beside it csv-parse's line count at that record (two arrays rather than an object per record).
+  const pending: Array<string[] | CsvError> = [];
+  const pendingLines: number[] = [];
   let failure: Error | undefined;
   const base = (opts.firstLine ?? 1) - 1;
   const parser = parse({
@@ -90,11 +92,15 @@ export async function* readCsv(bytes: AsyncIterable<Buffer>, source: string, opt
     // chunk. Hitting it ends the read with a clear error (see check()) rather than losing records silently.
     max_record_size: 4 * opts.maxLineBytes,
     on_record: (values: string[], info: InfoRecord) => {
-      pending.push({ values, lines: info.lines });
+      pending.push(values);
+      pendingLines.push(info.lines);
       return null;
     },
     on_skip: (err: CsvError | undefined) => {
-      if (err) pending.push({ error: err });
+      if (err) {
+        pending.push(err);
+        pendingLines.push(0);
+      }
     },
   });
   parser.on('error', (err) => {
@@ -102,6 +108,7 @@ export async function* readCsv(bytes: AsyncIterable<Buffer>, source: string, opt
   });
   parser.resume();
   let columns: string[] | undefined = opts.columns;
+  let build: FieldsBuilder | undefined = columns === undefined ? undefined : fieldsBuilder(columns);
   // csv-parse counts each CR and LF inside a quoted value as a line; this is how far it is ahead.
   let overcount = 0;
   /** csv-parse's line count at the previous record (NaN: unknown, scan the next one). */
@@ -113,32 +120,33 @@ export async function* readCsv(bytes: AsyncIterable<Buffer>, source: string, opt
   const drain = (ended = false): ReadItem[] => {
     const items: ReadItem[] = [];
     for (let k = 0; k < pending.length; k++) {
-      const p = pending[k] as Pending;
-      if ('error' in p) {
-        if (p.error.code === 'CSV_MAX_RECORD_SIZE') {
+      const p = pending[k] as string[] | CsvError;
+      if (!Array.isArray(p)) {
+        if (p.code === 'CSV_MAX_RECORD_SIZE') {
           failure = new SvcIngestError(
             'INPUT_PARSE',
-            `${source}: a record starting near line ${base + line0(p.error) - overcount} runs over ${4 * opts.maxLineBytes} bytes ` +
+            `${source}: a record starting near line ${base + line0(p) - overcount} runs over ${4 * opts.maxLineBytes} bytes ` +
               '(an unclosed quote?); the rest of the file cannot be read reliably',
             { source },
           );
           break;
         }
         prevLines = Number.NaN; // the next record is scanned
-        const rel = typeof p.error.lines === 'number' ? p.error.lines - overcount : 0;
+        const rel = typeof p.lines === 'number' ? p.lines - overcount : 0;
         while (held.length > 0 && (held[0] as number) < rel) items.push(overlong(held.shift() as number));
         const line = rel === 0 ? 0 : base + rel;
         items.push({
           kind: 'reject',
-          reject: { source, line, message: `CSV: ${csvErrorMessage(p.error)}` },
+          reject: { source, line, message: `CSV: ${csvErrorMessage(p)}` },
         });
         continue;
       }
-      const { values } = p;
+      const values = p;
+      const lines = pendingLines[k] as number;
       // A record one line after the previous one holds no line break: the scan is skipped (most records).
-      const breaks = p.lines - prevLines === 1 ? NO_BREAKS : countBreaks(values);
-      prevLines = p.lines;
-      const rel = p.lines - overcount - breaks.chars;
+      const breaks = lines - prevLines === 1 ? NO_BREAKS : countBreaks(values);
+      prevLines = lines;
+      const rel = lines - overcount - breaks.chars;
       while (held.length > 0 && (held[0] as number) < rel) items.push(overlong(held.shift() as number));
       const line = base + rel;
       overcount += breaks.chars - breaks.lines;
@@ -161,6 +169,7 @@ export async function* readCsv(bytes: AsyncIterable<Buffer>, source: string, opt
           seen.set(c, i);
         }
         columns = values;
+        build = fieldsBuilder(columns);
         opts.onHeader?.(columns, source);
         continue;
       }
@@ -176,13 +185,12 @@ export async function* readCsv(bytes: AsyncIterable<Buffer>, source: string, opt
         });
         continue;
       }
-      const fields: Record<string, unknown> = {};
-      for (let i = 0; i < values.length; i++) fields[columns[i] as string] = values[i];
-      const record: RawRecord = { source, line, fields };
+      const record: RawRecord = { source, line, fields: (build as FieldsBuilder)(values) };
       if (invalidUtf8) record.invalidUtf8 = true;
       items.push({ kind: 'record', record });
     }
     pending.length = 0;
+    pendingLines.length = 0;
     if (ended) while (held.length > 0) items.push(overlong(held.shift() as number));
     return items;
   };

@@ -549,6 +549,40 @@ describe('"required" per field', () => {
     ]);
     expect(p.columns.find((c) => c.column === 'ST')).toMatchObject({ required: false });
   });
+  it("mapValid answers as map followed by validateTransaction with the profile's required list", async () => {
+    const { validateTransaction } = await import('../../src/validate/validate.ts');
+    const p = profile({
+      paymentNetworkMerchantState: { from: 'ST', required: false },
+      acquirerReferenceNumber: { from: 'ARN', required: true },
+      postedAmount: { from: 'AMT', amount: true },
+      currencyCode: { from: 'CUR', currency: true },
+    });
+    const records: Array<[Record<string, unknown>, boolean]> = [
+      [{ ARN: '123', AMT: '5.00', CUR: 'usd' }, false],
+      [{ ARN: '123', AMT: '5.00', CUR: 'usd', ST: 'AZ' }, false],
+      [{ ARN: '123', AMT: '5.00', CUR: 'usd', ST: 'Nowhere land' }, false],
+      [{ AMT: '5.00', CUR: 'usd' }, false],
+      [{ ARN: 'bad arn!', AMT: 'five', CUR: 'usd' }, false],
+      [{ ARN: '12\ufffd3', AMT: '5.00', CUR: 'usd' }, true],
+      [{ ARN: '12\ufffd3', AMT: '5.00', CUR: 'usd' }, false],
+    ];
+    for (const [rec, invalidUtf8] of records) {
+      const mapped = p.map(rec);
+      const errors = mapped.ok
+        ? validateTransaction(mapped.tx as never, p.required, invalidUtf8)
+        : mapped.errors;
+      const expected = errors.length === 0 && mapped.ok ? { ok: true, tx: mapped.tx } : { ok: false, errors };
+      const got = p.mapValid(rec, invalidUtf8);
+      expect(got, JSON.stringify(rec)).toEqual(expected);
+      // Its transaction holds absent fields as undefined: the JSON sent is the same text, field for field.
+      if (got.ok && mapped.ok) expect(JSON.stringify(got.tx)).toBe(JSON.stringify(mapped.tx));
+    }
+    expect(p.mapValid(records[0]?.[0] ?? {}, false).ok).toBe(true);
+    expect(p.mapValid(records[3]?.[0] ?? {}, false)).toMatchObject({
+      ok: false,
+      errors: [{ field: 'acquirerReferenceNumber', message: 'required' }],
+    });
+  });
   it('true makes an optional field required; transactionId can never be optional', () => {
     const p = profile({ acquirerReferenceNumber: { from: 'ARN', required: true } });
     expect(p.required.at(-1)).toBe('acquirerReferenceNumber');

@@ -103,6 +103,45 @@ describe('CSV', () => {
       'postedAmount',
     ]);
   });
+  it('builds each record with exactly the header names as keys, whatever characters they hold', async () => {
+    // The header's names become the keys of every record (built from a generated object literal): quotes,
+    // backslashes, code-like text, line breaks, U+2028, numbers, an empty name and prototype names stay plain keys.
+    const names = [
+      'id',
+      'a"b',
+      'back\\slash',
+      '"}); process.exit(7); ({"',
+      String.fromCharCode(36, 123, 120, 125), // a dollar sign and braces, as a template literal would read them
+      'line\nbreak',
+      'sep\u2028arator',
+      '42',
+      '',
+      'constructor',
+      'toString',
+      'hasOwnProperty',
+      'é ü 日本',
+    ];
+    const quoted = names.map((c) => `"${c.replaceAll('"', '""')}"`).join(',');
+    const row = names.map((_, i) => `v${i}`).join(',');
+    const { records, rejects } = await readFile('names.csv', `${quoted}\n${row}\n${row}\n`);
+    expect(rejects).toEqual([]);
+    expect(records).toHaveLength(2);
+    for (const r of records) {
+      const expected: Record<string, unknown> = {};
+      for (let i = 0; i < names.length; i++) expected[names[i] as string] = `v${i}`;
+      expect(Object.getPrototypeOf(r.fields)).toBe(Object.prototype);
+      expect(Object.entries(r.fields)).toEqual(Object.entries(expected));
+    }
+  });
+  it('reads a __proto__ column and a header of 300 columns as a record built key by key would', async () => {
+    const proto = await readFile('proto.csv', 'id,__proto__,x\n1,2,3\n');
+    expect(proto.records[0]?.fields).toEqual({ id: '1', x: '3' });
+    expect(Object.getPrototypeOf(proto.records[0]?.fields)).toBe(Object.prototype);
+    const wide = Array.from({ length: 300 }, (_, i) => `c${i}`);
+    const { records } = await readFile('wide.csv', `${wide.join(',')}\n${wide.map((_, i) => i).join(',')}\n`);
+    expect(Object.keys(records[0]?.fields ?? {})).toEqual(wide);
+    expect(records[0]?.fields.c299).toBe('299');
+  });
   it('reads csv-spectrum cases as the expected records', async () => {
     const require = createRequire(import.meta.url);
     const root = path.dirname(require.resolve('csv-spectrum'));

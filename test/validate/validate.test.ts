@@ -1,7 +1,15 @@
 // Validation: one test per rule, every error reported at once.
 import { describe, expect, it } from 'vitest';
-import { REQUIRED_FIELDS } from '../../src/model/transaction.ts';
-import { validateTransaction } from '../../src/validate/validate.ts';
+import { REQUIRED_FIELDS, TRANSACTION_FIELDS } from '../../src/model/transaction.ts';
+import {
+  fits,
+  hasControl,
+  requiredPositions,
+  SHAPES,
+  timestampShape,
+  validateTransaction as validateObject,
+  validateValues,
+} from '../../src/validate/validate.ts';
 import { luhnWindows, pansIn, TEST_PANS } from '../helpers/pans.ts';
 
 const VALID: Record<string, unknown> = {
@@ -39,6 +47,23 @@ const VALID: Record<string, unknown> = {
   authorizationApprovalCode: '0A12B3',
   acquirerReferenceNumber: '74567890123456789012345',
 };
+const FIELD_NAMES = Object.keys(TRANSACTION_FIELDS);
+/**
+ * validateTransaction, checked against validateValues (the record path's form: values in field order) on every
+ * transaction of this file that holds only known fields: both must give the same errors in the same order.
+ */
+function validateTransaction(
+  tx: Record<string, unknown>,
+  required: readonly string[] = REQUIRED_FIELDS,
+  invalidUtf8 = false,
+): ReturnType<typeof validateObject> {
+  const found = validateObject(tx, required, invalidUtf8);
+  if (Object.keys(tx).every((k) => FIELD_NAMES.includes(k))) {
+    const values = FIELD_NAMES.map((f) => tx[f]);
+    expect(validateValues(values, requiredPositions(required), invalidUtf8)).toEqual(found);
+  }
+  return found;
+}
 function errors(patch: Record<string, unknown>): string[] {
   return validateTransaction({ ...VALID, ...patch }).map((e) => e.field);
 }
@@ -48,6 +73,113 @@ function bad(field: string, ...values: unknown[]): void {
 function good(field: string, ...values: unknown[]): void {
   for (const v of values) expect(errors({ [field]: v }), `${field}=${JSON.stringify(v)}`).toEqual([]);
 }
+
+describe('formats: each table-driven check accepts exactly what its regular expression does', () => {
+  const REGEX: Record<keyof typeof SHAPES, RegExp> = {
+    positiveMinor: /^[1-9][0-9]{0,14}$/,
+    fourDigits: /^[0-9]{4}$/,
+    state: /^[A-Z]{2,3}$/,
+    iin: /^[0-9]{6,8}$/,
+    transactionId: /^[A-Za-z0-9._:-]{1,64}$/,
+    codeToken: /^[A-Z][A-Z0-9_]{0,31}$/,
+    postal: /^[A-Za-z0-9][A-Za-z0-9 -]{1,9}$/,
+    shortToken: /^[A-Za-z0-9_]{1,16}$/,
+    sequence: /^[0-9]{1,4}$/,
+    alnum32: /^[A-Za-z0-9]{1,32}$/,
+  };
+  // Every class boundary and then some: neighbours of 0-9, A-Z, a-z, the punctuation the formats allow, controls,
+  // DEL, Latin-1, a line separator, a lone surrogate.
+  const ALPHABET = [
+    ...'/0189:@AZ[`az{._-: TZ,+#"\\',
+    '\u0000',
+    '\t',
+    '\n',
+    '\r',
+    '\u001f',
+    '\u007f',
+    '\u0080',
+    'é',
+    '\u2028',
+    '\ud800',
+  ];
+  let seed = 12345;
+  const rand = (n: number): number => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed % n;
+  };
+  const samples = (base: string[], count: number): string[] => {
+    const out: string[] = [];
+    for (let k = 0; k < count; k++) {
+      if (k % 2 === 0) {
+        // Random text of a random length around the formats' bounds.
+        const len = rand(70);
+        let v = '';
+        for (let i = 0; i < len; i++) v += ALPHABET[rand(ALPHABET.length)];
+        out.push(v);
+      } else {
+        // A valid value with one character changed, added or dropped.
+        const b = base[rand(base.length)] as string;
+        const at = rand(b.length + 1);
+        const c = ALPHABET[rand(ALPHABET.length)] as string;
+        const op = rand(3);
+        out.push(
+          op === 0
+            ? b.slice(0, at) + c + b.slice(at + 1)
+            : op === 1
+              ? b.slice(0, at) + c + b.slice(at)
+              : b.slice(0, at) + b.slice(at + 1),
+        );
+      }
+    }
+    return out;
+  };
+  it('for every shape, on 20,000 generated strings each', () => {
+    const bases: Record<keyof typeof SHAPES, string[]> = {
+      positiveMinor: ['1', '500', '123456789012345'],
+      fourDigits: ['0742', '1111'],
+      state: ['AZ', 'NSW'],
+      iin: ['411111', '41111111'],
+      transactionId: ['nw-2025.10:0001_a', 'a'.repeat(64)],
+      codeToken: ['AUTHORIZED', 'A', `A${'B'.repeat(31)}`],
+      postal: ['02134', 'SW1A 1AA', 'K1A-0B1'],
+      shortToken: ['0A12B3', 'a_b', 'x'.repeat(16)],
+      sequence: ['1', '9999'],
+      alnum32: ['74567890123456789012345', 'z'.repeat(32)],
+    };
+    for (const name of Object.keys(SHAPES) as Array<keyof typeof SHAPES>) {
+      const re = REGEX[name];
+      const check = (v: string) => fits(SHAPES[name], v);
+      for (const v of [...bases[name], '', ...samples(bases[name], 20000)])
+        expect(check(v), `${name} ${JSON.stringify(v)}`).toBe(re.test(v));
+    }
+  });
+  it('timestamps and control characters, likewise', () => {
+    const TS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+    for (const v of [
+      '2024-02-29T23:59:59.999Z',
+      ...samples(['2024-02-29T23:59:59.999Z', '1970-01-01T00:00:00.000Z'], 20000),
+    ])
+      expect(timestampShape(v), JSON.stringify(v)).toBe(TS.test(v));
+    const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
+    for (const v of ['Paws & Claws', '', ...samples(['Paws & Claws', 'Café\tLumière\r\n'], 20000)])
+      expect(hasControl(v), JSON.stringify(v)).toBe(CONTROL.test(v));
+  });
+});
+
+describe('validateValues', () => {
+  it('checks values in field order against the positions of the required fields', () => {
+    const values = FIELD_NAMES.map((f) => VALID[f]);
+    expect(validateValues(values, requiredPositions(REQUIRED_FIELDS))).toEqual([]);
+    values[0] = 't 1';
+    values[1] = undefined;
+    expect(validateValues(values, requiredPositions(REQUIRED_FIELDS)).map((e) => e.field)).toEqual([
+      'transactionId',
+      'transactionType',
+    ]);
+    expect(validateValues(values, [])[0]?.message).toMatch(/^expected 1\.\.64 characters/);
+    expect(() => requiredPositions(['pan'])).toThrow(/pan/);
+  });
+});
 
 describe('validateTransaction', () => {
   it('accepts a full valid transaction', () => {
