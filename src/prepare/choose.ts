@@ -2,7 +2,7 @@
 import { statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import type { CompiledProfile } from '../map/types.ts';
-import { DEFAULT_MAX_LINE_BYTES, type InputSpec, readOnce } from '../read/open.ts';
+import { BUSY_SLICE_BYTES, DEFAULT_MAX_LINE_BYTES, type InputSpec, readOnce } from '../read/open.ts';
 import { prepareInPool } from './pool.ts';
 import { type PreparedChunks, prepareInput } from './prepare.ts';
 
@@ -24,6 +24,8 @@ export const WORKER_MIN_CONCURRENCY = 16;
  * ~30 ms (stalls up to 280 ms) to ~12 ms.
  */
 export const SEND_POOL_MIN_CORES = 3;
+/** A send at this concurrency or more hands its reader BUSY_SLICE_BYTES at a time (read/open.ts says why). */
+export const BUSY_SEND_CONCURRENCY = 16;
 
 /** The pool as configured (config key `prepare`). */
 export interface PoolSettings {
@@ -37,6 +39,8 @@ export interface PoolChoice {
   use: 'on' | 'off' | 'large';
   threads: number;
   chunkBytes?: number;
+  /** Bytes handed to the reader at a time when preparing inline (read/open.ts: SLICE_BYTES, BUSY_SLICE_BYTES). */
+  sliceBytes?: number;
 }
 
 /**
@@ -57,6 +61,7 @@ export function choosePool(
     use: s.workers === 'auto' ? auto : s.workers,
     threads: s.threads ?? (run.dryRun ? Math.max(1, Math.min(4, availableParallelism())) : 1),
     ...(s.chunkBytes !== undefined ? { chunkBytes: s.chunkBytes } : {}),
+    ...(!run.dryRun && run.concurrency >= BUSY_SEND_CONCURRENCY ? { sliceBytes: BUSY_SLICE_BYTES } : {}),
   };
 }
 
@@ -110,5 +115,6 @@ export function prepareChunks(spec: InputSpec, profile: CompiledProfile, o: Prep
     stdin: o.stdin,
     onHeader: o.onHeader,
     onBytes: o.onBytes,
+    ...(o.pool.sliceBytes !== undefined ? { sliceBytes: o.pool.sliceBytes } : {}),
   });
 }
