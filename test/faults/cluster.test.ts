@@ -361,7 +361,7 @@ describe('workers on a shared PostgreSQL ledger', () => {
     // Whatever a had read and not sent is failed in the ledger, and the other send delivered it.
     const failedLines = await pgs.sql<{ n: number }>(
       dbName(url),
-      "SELECT count(*)::int AS n FROM svc_ingest.batches WHERE status = 'failed' AND error LIKE 'not sent: this worker%'",
+      "SELECT count(*)::int AS n FROM svc_ingest.batches WHERE status = 'failed' AND error LIKE '%lease on the ledger%'",
     );
     expect(failedLines[0]?.n ?? 0).toBeGreaterThan(0);
     expect(await acked()).toBe(ids.length);
