@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { gatePost } from '../chain/claims.ts';
 import { logRunStart } from '../chain/notices.ts';
 import type { DispatchSettings } from '../chain/options.ts';
 import type { ChainRunEnd } from '../chain/run.ts';
@@ -173,16 +174,12 @@ async function runWork(o: WorkOptions, totals: Counters, live: Live): Promise<Wo
   });
   // No batch leaves on claims this worker may no longer hold (it was paused past its lease): the bound on records
   // sent twice stays the requests that were already on the wire, at most concurrency x batch size.
-  const basePost = o.dispatch.post;
   let beforePost: () => Promise<boolean> = async () => true;
-  const gated: DispatchSettings = {
-    ...o.dispatch,
-    post: async (txs, opts) => {
-      if (!(await beforePost()))
-        throw new DOMException('the partition was taken over; not sent', 'AbortError');
-      return basePost(txs, opts);
-    },
-  };
+  const gated = gatePost(
+    o.dispatch,
+    () => beforePost(),
+    () => new DOMException('the partition was taken over; not sent', 'AbortError'),
+  );
   // The backfill's own statements (claims, partition states): past ledger.waitMs a database error stops the worker
   // with one LEDGER_WRITE line naming the ledger, as the store's do (not an "unexpected error").
   const coordinate = <T>(doing: string, op: Promise<T>): Promise<T> =>
