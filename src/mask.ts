@@ -348,21 +348,26 @@ export function maskDeep(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(maskDeep);
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value))
-      out[maskCardNumbers(k)] = REQUEST_ID_KEYS.has(k) && isUuid(v) ? v : maskDeep(v);
+    for (const [k, v] of Object.entries(value)) out[maskCardNumbers(k)] = isOwnId(k, v) ? v : maskDeep(v);
     return out;
   }
   return value;
 }
 
 /**
- * The request ids the service and we give each request: a UUID there is an identifier, not input data, and support
- * searches for it whole. About 1 in 10 UUIDs with an all-digit head would otherwise lose digits to the rule (their
- * 8-4-4 groups form a Luhn-valid 16-digit window). In free text (an error message) the rule still applies.
+ * Identifiers the service and we make, under their own keys and in their own shape, never input data: kept whole,
+ * since support searches for them. The request ids are UUIDs; about 1 in 10 with an all-digit head would otherwise
+ * lose digits to the rule (their 8-4-4 groups form a Luhn-valid 16-digit window). A batch id is the run id (8 hex
+ * digits), its counters and its halving path (`2d000640-17.1.2`, `…-p3-12`, `…-w1-4`): a run id ending in digits
+ * and a deep path can form a Luhn-valid 13-digit window too. In free text (an error message) the rule still applies.
  */
-const REQUEST_ID_KEYS = new Set(['requestId', 'clientRequestId']);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const isUuid = (v: unknown): v is string => typeof v === 'string' && UUID.test(v);
+const OWN_IDS = new Map<string, RegExp>([
+  ['requestId', UUID],
+  ['clientRequestId', UUID],
+  ['batchId', /^[0-9a-f]{8}(?:-[pw]?\d+)+(?:\.[12])*$/],
+]);
+const isOwnId = (k: string, v: unknown): boolean => typeof v === 'string' && OWN_IDS.get(k)?.test(v) === true;
 
 /**
  * At most `max` characters of a text for a message or a reject line, masked before it is cut (the cut

@@ -238,4 +238,14 @@ describe('maskExcerpt', () => {
     const near = maskExcerpt(`${'x'.repeat(190)}${visa}`, 200);
     expect(near).toBe(`${'x'.repeat(190)}411111****…`);
   });
+
+  it('keeps a batch id in its own shape under batchId whole; elsewhere, or in another shape there, it is masked', () => {
+    // Seen in a run: run id 2d000640 and a halving path whose digits (000640 1112112) form a Luhn-valid window.
+    const batchId = '2d000640-1.1.1.2.1.1.2';
+    expect(maskCardNumbers(batchId)).not.toBe(batchId);
+    for (const id of [batchId, '2d000640-p3-12.1', '2d000640-w1-4'])
+      expect(maskDeep({ batchId: id })).toEqual({ batchId: id });
+    expect((maskDeep({ note: batchId }) as { note: string }).note).not.toBe(batchId);
+    expect(maskDeep({ batchId: visa })).toEqual({ batchId: '411111******1111' });
+  });
 });
