@@ -7,10 +7,10 @@ STAMP := node_modules/.installed
 
 setup: $(STAMP)
 
-# npm ci, falling back to npm install: the registry mirror here lacks some optional platform packages
-# (biome's android/darwin/win32/musl builds), which npm leaves out of the lockfile and npm ci then refuses.
+# npm ci only: the committed lockfile is the install. If it fails, the lockfile is out of date with
+# package.json: fix that with `npm install` and commit package-lock.json; never rewrite it here.
 $(STAMP): package.json package-lock.json
-	npm ci --no-audit --no-fund --loglevel=error 2>/dev/null || npm install --no-audit --no-fund --loglevel=error
+	npm ci --no-audit --no-fund --loglevel=error
 	@node -e 'const [M,m]=process.versions.node.split(".").map(Number); if (M<23 && !(M===22 && m>=18)) { console.error("project Node is " + process.version + "; expected >= 22.18"); process.exit(1) }'
 	@touch $(STAMP)
 
