@@ -9,6 +9,20 @@ import { findInLedgers } from '../ledger/file/find.ts';
 import { currencyExponent } from '../model/codes.ts';
 import { classifyFailure } from '../send/classify.ts';
 
+/**
+ * Paid or pending (the interface: pending = approved, not yet paid): paid once its rewardSettlementRunDate has
+ * come; pending while that date is ahead, or when the service gives none.
+ * @example rewardStateOf({ rewardSettlementRunDate: '2025-10-09T00:00:00.000Z', … }, Date.now()) // 'paid'
+ */
+export function rewardStateOf(
+  r: Pick<Redemption, 'rewardSettlementRunDate'>,
+  now: number,
+): 'paid' | 'pending' {
+  const at =
+    typeof r.rewardSettlementRunDate === 'string' ? Date.parse(r.rewardSettlementRunDate) : Number.NaN;
+  return Number.isFinite(at) && at <= now ? 'paid' : 'pending';
+}
+
 /** The part of the client reconciliation uses. */
 export interface RedemptionSource {
   getRedemptions(
