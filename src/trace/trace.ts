@@ -144,7 +144,23 @@ function where(h: FoundLine): string {
   return h.source ? `${h.source}${lines}` : 'an unnamed source';
 }
 
-function verdictOf(t: Omit<TransactionTrace, 'verdict' | 'exitStatus' | 'summary'>): [TraceVerdict, string] {
+/** A reward amount with two decimals (the interface's decimal; the programme's currency). */
+const money = (n: number): string => (Number.isFinite(n) ? n.toFixed(2) : String(n));
+
+type Facts = Omit<TransactionTrace, 'verdict' | 'exitStatus' | 'summary'>;
+
+function verdictOf(t: Facts): [TraceVerdict, string] {
+  const [v, text] = deliveryVerdict(t) ?? rewardVerdict(t);
+  // A redemption for a transaction this tool never delivered: earned on a transaction sent another way.
+  if (!t.acked && t.reward)
+    return [
+      v,
+      `${text}; yet redemption ${t.reward.redemptionId} (${t.reward.state}) names it: the service had it from elsewhere`,
+    ];
+  return [v, text];
+}
+
+function deliveryVerdict(t: Facts): [TraceVerdict, string] | null {
   if (!t.acked) {
     if (t.failed)
       return [
@@ -162,6 +178,11 @@ function verdictOf(t: Omit<TransactionTrace, 'verdict' | 'exitStatus' | 'summary
       'not read: no ledger or rejects file given holds it (never in an input sent from here)',
     ];
   }
+  return null;
+}
+
+function rewardVerdict(t: Facts): [TraceVerdict, string] {
+  if (!t.acked) return ['not-read', 'not read'];
   const a = `acknowledged ${t.acked.ts ?? '?'} (requestId ${t.acked.requestId ?? '?'})`;
   if (t.tickets.length > 0) {
     const k = t.tickets[t.tickets.length - 1] as TicketEvidence;
@@ -170,12 +191,12 @@ function verdictOf(t: Omit<TransactionTrace, 'verdict' | 'exitStatus' | 'summary
   if (t.reward?.state === 'paid')
     return [
       'reward-paid',
-      `${a}; reward paid: ${t.reward.amount} (settlement run ${t.reward.rewardSettlementRunDate ?? '?'})`,
+      `${a}; reward paid: ${money(t.reward.amount)} (settlement run ${t.reward.rewardSettlementRunDate ?? '?'})`,
     ];
   if (t.reward?.state === 'pending')
     return [
       'reward-pending',
-      `${a}; reward pending: ${t.reward.amount}, approved, to be paid by the settlement run ${t.reward.rewardSettlementRunDate ?? '(not set)'}`,
+      `${a}; reward pending: ${money(t.reward.amount)}, approved, to be paid by the settlement run ${t.reward.rewardSettlementRunDate ?? '(not set)'}`,
     ];
   if (t.rewardError !== null) return ['reward-unchecked', `${a}; reward not checked: ${t.rewardError}`];
   return ['no-reward', `${a}; no reward (yet): no redemption of ${t.customer} names it`];
@@ -251,7 +272,7 @@ export function formatTraces(traces: TransactionTrace[]): string[] {
       );
     if (t.reward)
       out.push(
-        `  reward:   ${t.reward.state}: redemption ${t.reward.redemptionId}, amount ${t.reward.amount}, ad ${t.reward.adId}${t.reward.merchantName ? ` (${t.reward.merchantName})` : ''}, redeemed ${t.reward.redemptionDate ?? '?'}, settlement run ${t.reward.rewardSettlementRunDate ?? '(not set)'}`,
+        `  reward:   ${t.reward.state}: redemption ${t.reward.redemptionId}, amount ${money(t.reward.amount)}, ad ${t.reward.adId}${t.reward.merchantName ? ` (${t.reward.merchantName})` : ''}, redeemed ${t.reward.redemptionDate ?? '?'}, settlement run ${t.reward.rewardSettlementRunDate ?? '(not set)'}`,
       );
     for (const k of t.tickets)
       out.push(
