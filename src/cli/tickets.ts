@@ -1,6 +1,7 @@
 // `svc-ingest tickets create|get|listen|status`: open a customer-issue ticket (stored, resubmitted until acknowledged),
 // read it back, receive its webhook updates (each stored before it is answered), and list where the tickets stand.
 import type { Command } from 'commander';
+import { checkTicket } from '../client/checks.ts';
 import { createEnumWarner, warnTicketEnums } from '../client/enums.ts';
 import { startWebhookReceiver } from '../client/index.ts';
 import type { CreateTicketRequest, Ticket, TicketWebhookUpdate } from '../client/models.ts';
@@ -104,6 +105,8 @@ export async function runCreate(opts: CreateOptions): Promise<void> {
     description: opts.description,
     ...(opts.author ? { authorEmailAddress: opts.author } : {}),
   };
+  // The interface's limits first (at most 10 ids, …): a create the service would refuse is refused before anything else.
+  checkTicket(req);
   const maxAttempts = parseIntOption(opts.maxAttempts, '--max-attempts');
   const baseDelayMs = parseIntOption(opts.retryBaseMs, '--retry-base-ms');
   if (maxAttempts < 1 || maxAttempts > 1000)

@@ -5,7 +5,7 @@ import { SvcHttpError } from '../client/errors.ts';
 import type { CreateTicketRequest } from '../client/models.ts';
 import { SvcIngestError } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import type { TicketStore } from './store.ts';
+import type { TicketStore } from './store-types.ts';
 
 /** The part of the client a create uses. */
 export interface TicketSender {

@@ -6,7 +6,7 @@ import { dirname, resolve } from 'node:path';
 import { SvcIngestError } from '../errors.ts';
 import { maskDeep } from '../mask.ts';
 import type { TicketEvent } from './state.ts';
-import type { TicketStore, TicketStoreOptions } from './store.ts';
+import type { TicketStore, TicketStoreOptions } from './store-types.ts';
 
 const KINDS = new Set(['submitted', 'accepted', 'update', 'fetched']);
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;

@@ -5,7 +5,7 @@ import { connectPg, type PgDb } from '../ledger/postgres/db.ts';
 import { resolvePgTarget } from '../ledger/postgres/url.ts';
 import { maskDeep } from '../mask.ts';
 import type { TicketEvent } from './state.ts';
-import type { TicketStore, TicketStoreOptions } from './store.ts';
+import type { TicketStore, TicketStoreOptions } from './store-types.ts';
 
 const SCHEMA = `
 CREATE SCHEMA IF NOT EXISTS svc_ingest_tickets;

@@ -3,35 +3,10 @@
 import { dirname, join } from 'node:path';
 import type { TicketWebhookUpdate } from '../client/models.ts';
 import { isPostgresUrl } from '../ledger/postgres/url.ts';
-import type { Logger } from '../log.ts';
-import { foldTickets, type TicketEvent, type TicketRecord, updateKey } from './state.ts';
+import { foldTickets, type TicketRecord, updateKey } from './state.ts';
+import type { TicketStore, TicketStoreOptions } from './store-types.ts';
 
-/**
- * A durable log of ticket events.
- * @example const s = await openTicketStore('ledger/transactions.ndjson', o); await s.append(e); await s.close()
- */
-export interface TicketStore {
-  /** The tickets file, or the database (without credentials). */
-  readonly location: string;
-  /**
-   * Appends one event; resolves once it is durable (fsync / commit). An `update` whose key is already stored is
-   * not appended again (false).
-   */
-  append(event: TicketEvent): Promise<boolean>;
-  /** Every event, in the order stored. */
-  events(): Promise<TicketEvent[]>;
-  close(): Promise<void>;
-}
-
-export interface TicketStoreOptions {
-  logger: Logger;
-  /** A PostgreSQL ledger's password file, wait and plain-text rule (ledger.*). */
-  passwordFile?: string | undefined;
-  waitMs?: number;
-  allowPlaintext?: boolean;
-  /** Read only: a missing file or table is an empty store, nothing is created. */
-  readOnly?: boolean;
-}
+export type { TicketStore, TicketStoreOptions } from './store-types.ts';
 
 /** The tickets file of a ledger file: `tickets.ndjson` in the ledger's folder. */
 export function ticketsPathOf(ledgerPath: string): string {
