@@ -174,7 +174,7 @@ describe('reconcile: matching', () => {
         failed: null,
         tickets: [],
       });
-      expect(Date.parse(want.rewardSettlementRunDate)).toBeGreaterThan(Date.now());
+      expect(Date.parse(want.rewardSettlementRunDate ?? '')).toBeGreaterThan(Date.now());
     }
   });
 
