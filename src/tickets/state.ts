@@ -166,11 +166,11 @@ function applyFetched(t: TicketRecord, e: Extract<TicketEvent, { kind: 'fetched'
 export function applyEvent(t: TicketRecord, e: TicketEvent): void {
   if (e.kind === 'submitted') applySubmitted(t, e);
   else if (e.kind === 'accepted') {
-    if (advance(t, 'received')) {
-      t.acceptedAt ??= e.ts;
-      t.requestId = e.requestId;
-      t.attempts = e.attempts;
-    }
+    // The first update can be stored before the 202 is (the service answers the webhook and the create at once).
+    advance(t, 'received');
+    t.acceptedAt ??= e.ts;
+    t.requestId = e.requestId;
+    t.attempts = e.attempts;
   } else if (e.kind === 'update') applyUpdate(t, e);
   else applyFetched(t, e);
 }
