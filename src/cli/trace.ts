@@ -116,8 +116,9 @@ export async function runTrace(ids: string[], opts: TraceOptions): Promise<numbe
       });
     else printText(formatTraces(traces));
     if (asked.unavailable)
-      process.stderr.write(
-        `svc-ingest: ${asked.unavailable.code}: ${asked.unavailable.message} (rewards not checked)\n`,
+      ctx.logger.error(
+        { event: 'trace.unavailable', code: asked.unavailable.code },
+        `${asked.unavailable.message} (rewards and tickets not checked)`,
       );
     return status;
   } finally {
