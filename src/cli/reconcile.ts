@@ -37,6 +37,7 @@ interface ReconcileOptions extends CommonOptions {
   ndjson?: boolean;
   transaction?: string[];
   transactionsFrom?: string[];
+  fromRun?: string[];
   byTransaction?: boolean;
   rejects?: string;
 }
@@ -148,7 +149,8 @@ export async function runReconcile(opts: ReconcileOptions): Promise<number> {
     throw usage(`--currency: expected an ISO 4217 code such as USD, got ${JSON.stringify(opts.currency)}`);
   }
   const byTransaction =
-    opts.byTransaction === true || (opts.transaction ?? []).length + (opts.transactionsFrom ?? []).length > 0;
+    opts.byTransaction === true ||
+    (opts.transaction ?? []).length + (opts.transactionsFrom ?? []).length + (opts.fromRun ?? []).length > 0;
   const sources =
     (opts.customer ?? []).length + (opts.customersFrom ?? []).length + (opts.fromExport ?? []).length;
   if (sources === 0) throw usage('no customers: give --customer, --customers-from or --from-export');
@@ -188,7 +190,7 @@ export async function runReconcile(opts: ReconcileOptions): Promise<number> {
     if (unavailable) throw unavailable;
     const tickets = await ticketsOf(ledgers[0] as string, logger);
     if (byTransaction) {
-      const ids = await transactionIds(opts, transactions);
+      const ids = await transactionIds(opts, transactions, ledgers);
       return byTransactions({ opts, ledgers, ids, customers, exportPairs: transactions, fetched, tickets });
     }
     const report = await matchRedemptions(fetched, ledgers, currency, { tickets });
@@ -217,14 +219,29 @@ async function ticketsOf(ledger: string, logger: Logger): Promise<TicketRecord[]
 }
 
 /** The transactions to reconcile: --transaction, --transactions-from files, and the exports' valid records. */
-async function transactionIds(opts: ReconcileOptions, pairs: ExportTransaction[]): Promise<string[]> {
+async function transactionIds(
+  opts: ReconcileOptions,
+  pairs: ExportTransaction[],
+  ledgers: string[],
+): Promise<string[]> {
   const { readIdLines } = await import('../reconcile/customers.ts');
   const ids = new Set<string>();
+  if ((opts.fromRun ?? []).length > 0) {
+    // A run's transactions: the ids of every ledger line it wrote (acknowledged or failed).
+    const { readLedger } = await import('../ledger/file/read.ts');
+    const runs = new Set(opts.fromRun);
+    for (const path of ledgers)
+      for await (const line of readLedger(path))
+        if (typeof line.runId === 'string' && runs.has(line.runId))
+          for (const id of line.transactionIds as unknown[]) if (typeof id === 'string') ids.add(id);
+  }
   for (const t of opts.transaction ?? []) if (t.trim() !== '') ids.add(t.trim());
   for (const f of opts.transactionsFrom ?? []) await readIdLines(f, undefined, (v) => ids.add(String(v)));
   for (const p of pairs) ids.add(p.transactionId);
   if (ids.size === 0)
-    throw usage('no transactions: give --transaction, --transactions-from or --from-export');
+    throw usage(
+      'no transactions: give --transaction, --transactions-from, --from-run (a run the ledgers hold) or --from-export',
+    );
   return [...ids];
 }
 
@@ -332,6 +349,11 @@ export function define(program: Command): void {
       collect,
     )
     .option('--transactions-from <file>', 'reconcile by transaction: ids one a line; repeatable', collect)
+    .option(
+      '--from-run <runId>',
+      "reconcile by transaction: every id of a send run's ledger lines (ledger status lists the runs); repeatable",
+      collect,
+    )
     .option('--by-transaction', 'reconcile the transactions of --from-export (each with its own customer)')
     .option('--rejects <path>', 'by transaction: the rejects file searched (default send.rejectsPath)');
   addLedgerOption(cmd);
@@ -347,7 +369,7 @@ export function define(program: Command): void {
     '\nExit status: 0 every redemption matched; 1 could not run; 2 some redemptions unmatched;\n' +
       '3 some customers could not be checked (their error is in the report); 4 no customers in the sources;\n' +
       '5 service unavailable (nothing reported).\n' +
-      "By transaction (--transaction, --transactions-from, --by-transaction), the exit status is trace's:\n" +
+      "By transaction (--transaction, --transactions-from, --from-run, --by-transaction), the exit status is trace's:\n" +
       '0 all rewards paid; 2 rejected; 3 failed; 4 not read; 6 pending; 7 no reward (yet); 8 disputed; 9 not checked.',
   );
   addExamples(cmd, [
