@@ -11,7 +11,8 @@ import { startSimulator } from '../simulator/index.ts';
 
 const root = resolve(import.meta.dirname, '../..');
 const bin = join(root, 'src/bin/svc-ingest');
-const outDir = join(root, 'ledger/demo');
+// SVC_DEMO_DIR: where the demo's ledger, rejects and tickets go (a test runs it in a temp folder).
+const outDir = process.env.SVC_DEMO_DIR ? resolve(process.env.SVC_DEMO_DIR) : join(root, 'ledger/demo');
 
 const runs: Array<{ title: string; args: string[] }> = [
   { title: 'canonical CSV', args: ['samples/canonical.csv'] },
