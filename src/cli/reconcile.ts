@@ -258,12 +258,15 @@ async function byTransactions(a: {
   fetched: FetchedCustomer[];
   tickets: TicketRecord[];
 }): Promise<number> {
-  const [{ findInLedgers }, { findRejects }, { traceTransactions, traceExit, formatTraces }] =
-    await Promise.all([
-      import('../ledger/file/find.ts'),
-      import('../trace/rejects.ts'),
-      import('../trace/trace.ts'),
-    ]);
+  const [
+    { findInLedgers },
+    { findRejects },
+    { traceTransactions, traceExit, formatTraces, customerRedemptionsOf },
+  ] = await Promise.all([
+    import('../ledger/file/find.ts'),
+    import('../trace/rejects.ts'),
+    import('../trace/trace.ts'),
+  ]);
   const wanted = new Set(a.ids);
   const hits: FoundLine[] = [];
   await findInLedgers(a.ledgers, wanted, (h) => hits.push(h));
@@ -273,12 +276,7 @@ async function byTransactions(a: {
   const owner = new Map<string, string>();
   for (const p of a.exportPairs) owner.set(p.transactionId, p.sourceCustomerId);
   for (const f of a.fetched) {
-    redemptions.set(
-      f.sourceCustomerId,
-      f.error
-        ? { ok: false, error: `${f.error.code}: ${f.error.message}` }
-        : { ok: true, requestId: f.requestId, redemptions: f.redemptions, ads: f.ads },
-    );
+    redemptions.set(f.sourceCustomerId, customerRedemptionsOf(f));
     for (const r of f.redemptions)
       if (!owner.has(String(r.transactionId))) owner.set(String(r.transactionId), f.sourceCustomerId);
   }

@@ -9,6 +9,7 @@ import { readWebhookSecret } from '../config/secret.ts';
 import { EXIT, ExitError, SvcIngestError } from '../errors.ts';
 import { createLogger } from '../log.ts';
 import { maskDeep } from '../mask.ts';
+import { fetchedEvent } from '../tickets/state.ts';
 import type { TicketStore } from '../tickets/store.ts';
 import {
   addConnectionOptions,
@@ -198,13 +199,7 @@ async function keepFetched(
   let store: TicketStore | undefined;
   try {
     store = await openStoreOf(choice, config, logger);
-    for (const ticket of tickets)
-      await store.append({
-        kind: 'fetched',
-        sourceTicketId: ticket.sourceTicketId,
-        ts: new Date().toISOString(),
-        ticket,
-      });
+    for (const ticket of tickets) await store.append(fetchedEvent(ticket));
   } catch (err) {
     logger.warn({ event: 'tickets.store_failed', error: (err as Error).message }, 'ticket not stored');
   } finally {
@@ -232,13 +227,7 @@ export async function runStatus(opts: StatusOptions): Promise<void> {
       await withContext(opts, async ({ client }) => {
         for (const t of stale) {
           try {
-            const ticket = await client.getTicket(t.sourceTicketId);
-            await store.append({
-              kind: 'fetched',
-              sourceTicketId: t.sourceTicketId,
-              ts: new Date().toISOString(),
-              ticket,
-            });
+            await store.append(fetchedEvent(await client.getTicket(t.sourceTicketId)));
           } catch (err) {
             if (err instanceof SvcIngestError && err.code === 'SEND_UNAVAILABLE') throw err;
             logger.warn(

@@ -33,29 +33,22 @@ async function askService(
   customers: string[],
   tickets: TicketRecord[],
 ): Promise<{ redemptions: Map<string, CustomerRedemptions>; unavailable?: SvcIngestError }> {
-  const { fetchRedemptions } = await import('../reconcile/reconcile.ts');
+  const [{ fetchRedemptions }, { customerRedemptionsOf }] = await Promise.all([
+    import('../reconcile/reconcile.ts'),
+    import('../trace/trace.ts'),
+  ]);
   const redemptions = new Map<string, CustomerRedemptions>();
   const { fetched, unavailable } = await fetchRedemptions(ctx.client, customers, { concurrency: 4 });
   for (const f of fetched) {
-    redemptions.set(
-      f.sourceCustomerId,
-      f.error
-        ? { ok: false, error: `${f.error.code}: ${f.error.message}` }
-        : { ok: true, requestId: f.requestId, redemptions: f.redemptions, ads: f.ads },
-    );
+    redemptions.set(f.sourceCustomerId, customerRedemptionsOf(f));
   }
   if (unavailable) return { redemptions, unavailable };
-  const { applyEvent } = await import('../tickets/state.ts');
+  const { applyEvent, fetchedEvent } = await import('../tickets/state.ts');
   for (const t of tickets) {
     if (t.phase === 'error' || t.phase === 'closed') continue;
     try {
       const ticket = await ctx.client.getTicket(t.sourceTicketId);
-      applyEvent(t, {
-        kind: 'fetched',
-        sourceTicketId: t.sourceTicketId,
-        ts: new Date().toISOString(),
-        ticket,
-      });
+      applyEvent(t, fetchedEvent(ticket));
     } catch (err) {
       ctx.logger.info(
         { event: 'trace.ticket_unread', sourceTicketId: t.sourceTicketId, error: (err as Error).message },

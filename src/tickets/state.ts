@@ -162,6 +162,11 @@ function applyFetched(t: TicketRecord, e: Extract<TicketEvent, { kind: 'fetched'
   } else if (advance(t, 'processing')) t.status = k.status;
 }
 
+/** The event of a ticket as read back from the service (`tickets get`). */
+export function fetchedEvent(ticket: Ticket, ts = new Date().toISOString()): TicketEvent {
+  return { kind: 'fetched', sourceTicketId: String(ticket.sourceTicketId), ts, ticket };
+}
+
 /** Applies one event to a ticket (the state machine's step). */
 export function applyEvent(t: TicketRecord, e: TicketEvent): void {
   if (e.kind === 'submitted') applySubmitted(t, e);

@@ -2,7 +2,7 @@
 // the tickets that name it — one verdict each, with its evidence, and an exit status for the whole answer.
 import type { Ad, Redemption } from '../client/models.ts';
 import type { FoundLine } from '../ledger/file/find.ts';
-import { rewardStateOf } from '../reconcile/reconcile.ts';
+import { type FetchedCustomer, rewardStateOf } from '../reconcile/reconcile.ts';
 import type { TicketRecord } from '../tickets/state.ts';
 import type { RejectHit } from './rejects.ts';
 
@@ -72,6 +72,13 @@ export interface TicketEvidence {
 export type CustomerRedemptions =
   | { ok: true; requestId: string | null; redemptions: Redemption[]; ads: Record<string, Ad> }
   | { ok: false; error: string };
+
+/** What fetchRedemptions (reconcile/reconcile.ts) got for one customer, as the trace uses it. */
+export function customerRedemptionsOf(f: FetchedCustomer): CustomerRedemptions {
+  return f.error
+    ? { ok: false, error: `${f.error.code}: ${f.error.message}` }
+    : { ok: true, requestId: f.requestId, redemptions: f.redemptions, ads: f.ads };
+}
 
 /**
  * The answer for one transaction id.

@@ -7,6 +7,7 @@ import type { TransactionTrace } from '../../src/trace/trace.ts';
 import { FAST, type Workdir, workdir } from '../faults/helpers.ts';
 import { runCli, summaryOf } from '../helpers/cli.ts';
 import { useSimulator } from '../helpers/simulator.ts';
+import { createTicket } from '../helpers/tickets.ts';
 import { csvOf, makeTx } from '../helpers/transactions.ts';
 
 const sim = useSimulator({ seed: 13, ticketDelayMs: 10 }, 'none');
@@ -28,23 +29,7 @@ beforeAll(async () => {
   const sent = await runCli(['send', ...FAST, file], { env: w.env(sim) });
   expect(sent.code, sent.stderr).toBe(0);
   runId = String(summaryOf(sent).runId);
-  const ticket = await runCli(
-    [
-      'tickets',
-      'create',
-      '--ticket-id',
-      'RT-1',
-      '--customer',
-      'cust-1001',
-      '--offer',
-      '100001',
-      '--transaction',
-      '900004',
-      '--description',
-      'Reward shown as pending for weeks',
-    ],
-    { env: w.env(sim) },
-  );
+  const ticket = await createTicket(w.env(sim), 'RT-1', 'cust-1001', '900004');
   expect(ticket.code, ticket.stderr).toBe(0);
 }, 60_000);
 

@@ -9,6 +9,7 @@ import { FAST, kindName, ledgerKinds, type Workdir, workdir } from '../faults/he
 import { runCli } from '../helpers/cli.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { useSimulator } from '../helpers/simulator.ts';
+import { createTicket } from '../helpers/tickets.ts';
 import { csvOf, makeTx } from '../helpers/transactions.ts';
 
 const pgs = usePostgres();
@@ -61,23 +62,7 @@ for (const kind of ledgerKinds(pgs)) {
     beforeAll(async () => {
       w = await workdir('trace', kind);
       await sendAll(w);
-      const ticket = await runCli(
-        [
-          'tickets',
-          'create',
-          '--ticket-id',
-          `TR-${kindName(kind)}`,
-          '--customer',
-          'cust-1001',
-          '--offer',
-          '100001',
-          '--transaction',
-          '900002',
-          '--description',
-          'Reward not credited after purchase',
-        ],
-        { env: w.env(sim) },
-      );
+      const ticket = await createTicket(w.env(sim), `TR-${kindName(kind)}`, 'cust-1001', '900002');
       expect(ticket.code, ticket.stderr).toBe(0);
     }, 60_000);
 

@@ -12,6 +12,7 @@ import type { TicketsStatus } from '../../src/tickets/status.ts';
 import { FAST, kindName, ledgerKinds, type Workdir, workdir } from '../faults/helpers.ts';
 import { type CliRun, runCli, startCli, waitFor } from '../helpers/cli.ts';
 import { usePostgres } from '../helpers/postgres.ts';
+import { createTicket } from '../helpers/tickets.ts';
 import { csvOf, makeTx } from '../helpers/transactions.ts';
 
 const pgs = usePostgres();
@@ -41,28 +42,7 @@ function post(url: string, update: unknown): Promise<number | string> {
 }
 
 const create = (env: NodeJS.ProcessEnv, id: string, customer: string, tx: string, baseUrl: string) =>
-  runCli(
-    [
-      'tickets',
-      'create',
-      '--ticket-id',
-      id,
-      '--customer',
-      customer,
-      '--offer',
-      '100001',
-      '--transaction',
-      tx,
-      '--description',
-      'Reward not credited after purchase',
-      '--retry-base-ms',
-      '5',
-      '--json',
-      '--base-url',
-      baseUrl,
-    ],
-    { env },
-  );
+  createTicket(env, id, customer, tx, ['--retry-base-ms', '5', '--json', '--base-url', baseUrl]);
 
 async function status(env: NodeJS.ProcessEnv, extra: string[] = []) {
   const r = await runCli(['tickets', 'status', '--json', ...extra], { env });
