@@ -3,12 +3,14 @@
 import type { Command } from 'commander';
 import { checkTicket } from '../client/checks.ts';
 import { createEnumWarner, warnTicketEnums } from '../client/enums.ts';
+import { SvcNetworkError, unavailableError } from '../client/errors.ts';
 import { startWebhookReceiver } from '../client/index.ts';
 import type { CreateTicketRequest, Ticket, TicketWebhookUpdate } from '../client/models.ts';
 import { readWebhookSecret } from '../config/secret.ts';
 import { EXIT, ExitError, SvcIngestError } from '../errors.ts';
 import { createLogger } from '../log.ts';
 import { maskDeep } from '../mask.ts';
+import { classifyFailure } from '../send/classify.ts';
 import { fetchedEvent } from '../tickets/state.ts';
 import type { TicketStore } from '../tickets/store.ts';
 import {
@@ -229,7 +231,8 @@ export async function runStatus(opts: StatusOptions): Promise<void> {
           try {
             await store.append(fetchedEvent(await client.getTicket(t.sourceTicketId)));
           } catch (err) {
-            if (err instanceof SvcIngestError && err.code === 'SEND_UNAVAILABLE') throw err;
+            if (err instanceof SvcNetworkError && classifyFailure(err).connection)
+              throw unavailableError(err);
             logger.warn(
               {
                 event: 'tickets.refresh_failed',
@@ -390,7 +393,7 @@ export function define(program: Command): void {
         '\nThe ticket is stored first, then sent until the service acknowledges it (2xx): no answer, a timeout, 5xx or\n' +
           '429 is resubmitted with the same sourceTicketId. Exit status: 0 acknowledged; 1 could not run (a bad id,\n' +
           'a transaction never acknowledged without --force, a 4xx answer); 3 not acknowledged after --max-attempts\n' +
-          '(run it again: the same --ticket-id resubmits); 5 service unavailable.',
+          '(no answer, or the service unreachable: run it again, the same --ticket-id resubmits).',
       ),
   );
   addStoreOptions(create);

@@ -168,6 +168,31 @@ for (const kind of ledgerKinds(pgs)) {
         ]);
         expect(refreshed.stale).toEqual([]);
         expect(['processing', 'closed']).toContain(byId(refreshed)('T-S')?.phase);
+
+        // A transaction the ledger never acknowledged is refused (the service would answer with an Error update).
+        const never = await create(env, 'T-N', 'cust-1000', '800009', sim.url);
+        expect(never.code).toBe(1);
+        expect(never.stderr).toMatch(/transaction 800009: never acknowledged by the service .*--force/);
+        // No answer at all: stored as submitted, exit 3; run again, the same submission is acknowledged.
+        const down = await createTicket(env, 'T-U', 'cust-1000', '800003', [
+          '--max-attempts',
+          '2',
+          '--retry-base-ms',
+          '1',
+          '--base-url',
+          'http://127.0.0.1:9',
+        ]);
+        expect(down.code, down.stderr).toBe(3);
+        expect(down.stderr).toMatch(
+          /ticket T-U not acknowledged after 2 attempt\(s\).*run the same command again/,
+        );
+        expect(byId(await status(env))('T-U')).toMatchObject({ phase: 'submitted', submissions: 1 });
+        expect((await create(env, 'T-U', 'cust-1000', '800003', quiet.url)).code).toBe(0);
+        expect(byId(await status(env))('T-U')).toMatchObject({
+          phase: 'received',
+          submissions: 1,
+          attempts: 1,
+        });
       } finally {
         second?.run.child.kill('SIGTERM');
         first.run.child.kill('SIGKILL');
