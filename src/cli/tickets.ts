@@ -97,6 +97,32 @@ async function checkAcknowledged(ids: string[], choice: LedgerChoice, opts: Crea
   );
 }
 
+/** What `tickets create` prints once the ticket is acknowledged. */
+function printAccepted(
+  req: CreateTicketRequest,
+  out: { httpStatus: number; requestId: string | null; attempts: number },
+  store: string,
+  json: boolean,
+): void {
+  if (json) {
+    const { httpStatus, requestId, attempts } = out;
+    printJson({
+      sourceTicketId: req.sourceTicketId,
+      requestId,
+      httpStatus,
+      attempts,
+      transactionIds: req.transactionIds,
+      store,
+    });
+    return;
+  }
+  printText([
+    `ticket ${req.sourceTicketId} accepted (HTTP ${out.httpStatus}${out.attempts > 1 ? `, after ${out.attempts} attempts` : ''}) ` +
+      `[requestId ${out.requestId ?? '-'}]; stored in ${store}; whether it was created arrives on the webhook ` +
+      '(svc-ingest tickets listen; svc-ingest tickets status)',
+  ]);
+}
+
 export async function runCreate(opts: CreateOptions): Promise<void> {
   const { ticketNumbers } = await import('../tickets/ids.ts');
   const ids = opts.transaction.map((t) => t.trim());
@@ -147,21 +173,7 @@ export async function runCreate(opts: CreateOptions): Promise<void> {
           { exitStatus: EXIT.FAILED },
         );
       }
-      if (opts.json)
-        printJson({
-          sourceTicketId: req.sourceTicketId,
-          requestId: out.requestId,
-          httpStatus: out.httpStatus,
-          attempts: out.attempts,
-          transactionIds: req.transactionIds,
-          store: store.location,
-        });
-      else
-        printText([
-          `ticket ${req.sourceTicketId} accepted (HTTP ${out.httpStatus}${out.attempts > 1 ? `, after ${out.attempts} attempts` : ''}) ` +
-            `[requestId ${out.requestId ?? '-'}]; stored in ${store.location}; whether it was created arrives on the webhook ` +
-            '(svc-ingest tickets listen; svc-ingest tickets status)',
-        ]);
+      printAccepted(req, out, store.location, opts.json === true);
     } finally {
       await store.close();
     }
