@@ -91,7 +91,7 @@ export async function openFileTicketStore(path: string, o: TicketStoreOptions): 
           if (event.kind === 'update' && keys.has(event.key)) return false;
           // A torn last line (a crash mid-write) ends here, so this event starts on a line of its own.
           const text = `${tail === '' ? '' : '\n'}${JSON.stringify(maskDeep(event))}\n`;
-          await handle.write(text);
+          await handle.write(Buffer.from(text, 'utf8'));
           await handle.datasync();
           await catchUp();
           return true;

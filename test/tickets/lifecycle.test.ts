@@ -3,14 +3,16 @@
 // a create whose answer was lost is resubmitted and acknowledged once; `tickets status` shows the Error ticket, the
 // stale one (refreshed with --refresh) and the closed ones by resolution.
 
-import { writeFile } from 'node:fs/promises';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../src/simulator/index.ts';
 import type { TicketsStatus } from '../../src/tickets/status.ts';
 import { FAST, kindName, ledgerKinds, type Workdir, workdir } from '../faults/helpers.ts';
 import { type CliRun, runCli, startCli, waitFor } from '../helpers/cli.ts';
+import { ledgerFaultEnv } from '../helpers/ledger-fault.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { createTicket } from '../helpers/tickets.ts';
 import { csvOf, makeTx } from '../helpers/transactions.ts';
@@ -202,3 +204,33 @@ for (const kind of ledgerKinds(pgs)) {
     }, 60_000);
   });
 }
+
+describe('tickets listen when the store cannot be written', () => {
+  it('answers 500 (the sender delivers it again) and prints nothing it did not store', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'svc-listen-fault-'));
+    // Writes to the tickets file fail with EIO once it holds one line.
+    const env = { SVC_LEDGER_PATH: join(dir, 'l.ndjson'), ...ledgerFaultEnv(join(dir, 'tickets.ndjson'), 1) };
+    const l = await listen(env);
+    let stdout = '';
+    l.run.child.stdout?.on('data', (d: Buffer) => {
+      stdout += d.toString();
+    });
+    try {
+      const u = { sourceTicketId: 'T-F', sourceCustomerId: 'cust-1000', processingStatus: 'Success' };
+      expect(await post(l.url, { ...u, status: 'In Process' })).toBe(200);
+      expect(await post(l.url, { ...u, status: 'Closed', resolutionType: 'No Credit: Reward Pending' })).toBe(
+        500,
+      );
+      await new Promise((r) => setTimeout(r, 50));
+      expect(
+        stdout
+          .trim()
+          .split('\n')
+          .map((x) => JSON.parse(x).status),
+      ).toEqual(['In Process']);
+    } finally {
+      l.run.child.kill('SIGTERM');
+      await l.run.done;
+    }
+  });
+});
