@@ -1,15 +1,18 @@
 // `make demo`: start the embedded simulator with a few injected faults, send every sample through its
 // mapping profile with the real CLI, show each run's summary, then resume once to show nothing is resent;
-// last, a ticket round trip whose webhook updates are signed with a shared secret and verified by `tickets listen`.
+// then a ticket round trip whose webhook updates are signed with a shared secret, verified and stored by
+// `tickets listen`; last, the support answers: a reconcile and a trace showing rewards paid, one pending, one
+// unmatched, a rejected transaction, one never read and a disputed one.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { startSimulator } from '../simulator/index.ts';
 
 const root = resolve(import.meta.dirname, '../..');
 const bin = join(root, 'src/bin/svc-ingest');
-const outDir = join(root, 'ledger/demo');
+// SVC_DEMO_DIR: where the demo's ledger, rejects and tickets go (a test runs it in a temp folder).
+const outDir = process.env.SVC_DEMO_DIR ? resolve(process.env.SVC_DEMO_DIR) : join(root, 'ledger/demo');
 
 const runs: Array<{ title: string; args: string[] }> = [
   { title: 'canonical CSV', args: ['samples/canonical.csv'] },
@@ -48,7 +51,12 @@ function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number;
   });
 }
 
-// The webhook receiver first (its URL goes to the simulator), with a shared secret from the environment.
+await rm(outDir, { recursive: true, force: true });
+await mkdir(outDir, { recursive: true });
+const ledgerPath = join(outDir, 'transactions.ndjson');
+
+// The webhook receiver first (its URL goes to the simulator), with a shared secret from the environment; it stores
+// the updates next to the demo's ledger.
 const hookSecret = randomBytes(24).toString('hex');
 const listener = spawn(bin, ['tickets', 'listen', '--port', '0', '--until-closed', 'DEMO-1'], {
   cwd: root,
@@ -57,6 +65,7 @@ const listener = spawn(bin, ['tickets', 'listen', '--port', '0', '--until-closed
     SVC_WEBHOOK_SECRET_ENV: 'DEMO_HOOK_SECRET',
     DEMO_HOOK_SECRET: hookSecret,
     SVC_LOG_LEVEL: 'warn',
+    SVC_LEDGER_PATH: ledgerPath,
   },
   stdio: ['ignore', 'pipe', 'pipe'],
 });
@@ -87,12 +96,10 @@ const sim = await startSimulator({
   ticketDelayMs: 50,
 });
 try {
-  await rm(outDir, { recursive: true, force: true });
-  await mkdir(outDir, { recursive: true });
   const env = {
     ...process.env,
     SVC_BASE_URL: sim.url,
-    SVC_LEDGER_PATH: join(outDir, 'transactions.ndjson'),
+    SVC_LEDGER_PATH: ledgerPath,
     SVC_REJECTS_PATH: join(outDir, 'rejects.ndjson'),
     SVC_LOG_LEVEL: 'warn',
   };
@@ -119,19 +126,34 @@ try {
   process.stdout.write(`\nledger:  ${ledger}\n  first line: ${await firstLine(ledger)}\n`);
   process.stdout.write(`rejects: ${rejects}\n  first line: ${await firstLine(rejects)}\n`);
 
-  const ticketArgs = [
+  // A transaction with a numeric id (a ticket names transactions by number), sent, then disputed.
+  const first = JSON.parse(
+    (await readFile(join(root, 'samples/canonical.ndjson'), 'utf8')).split('\n')[0] ?? '{}',
+  );
+  const disputed = join(outDir, 'dispute.ndjson');
+  await writeFile(disputed, `${JSON.stringify({ ...first, transactionId: '7000001' })}\n`);
+  const sent = await runCli(['send', '--json', '--retry-base-ms', '50', disputed], env);
+  process.stdout.write(
+    `\n== one more transaction, id 7000001 (numeric, so a ticket can name it): send exit ${sent.code}\n`,
+  );
+  const args = [
     'tickets',
     'create',
     '--ticket-id',
     'DEMO-1',
     '--customer',
-    'cust-0001',
+    'cust-1000',
     '--offer',
     '100001',
+    '--transaction',
+    '7000001',
+    '--description',
+    'Reward not credited after purchase',
+    '--retry-base-ms',
+    '50',
   ];
-  const args = [...ticketArgs, '--transaction', '7', '--description', 'Reward not credited after purchase'];
   process.stdout.write(
-    `\n== ticket round trip: webhook updates signed (HMAC-SHA256) by the simulator, verified by tickets listen\n$ svc-ingest ${args.join(' ')}\n`,
+    `\n== ticket round trip: webhook updates signed (HMAC-SHA256) by the simulator, verified and stored by tickets listen\n$ svc-ingest ${args.join(' ')}\n`,
   );
   const created = await runCli(args, env);
   process.stdout.write(`exit ${created.code}: ${created.stdout}`);
@@ -146,6 +168,20 @@ try {
     );
   }
   process.stdout.write(`tickets listen --until-closed DEMO-1: exit ${code}\n`);
+
+  // The support answers (docs/support.md): rewards paid, one pending, one unmatched; then trace, id by id.
+  const support: string[][] = [
+    ['tickets', 'status'],
+    ['reconcile', '--customer', 'cust-1000', '--customer', 'C70000'],
+    ['trace', 'can-csv-0001', 'pos-2025-0999', '7000001', '--customer', 'cust-1000'],
+    ['trace', 'NW20251011', '--customer', 'C70000'],
+    ['trace', 'can-csv-0005', 'never-sent-0001'],
+  ];
+  for (const a of support) {
+    process.stdout.write(`\n== $ svc-ingest ${a.join(' ')}\n`);
+    const r = await runCli(a, env);
+    process.stdout.write(`${r.stdout}exit ${r.code}\n`);
+  }
 } finally {
   listener.kill('SIGTERM');
   await sim.close();

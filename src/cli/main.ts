@@ -14,6 +14,7 @@ import * as send from './send.ts';
 import * as simulate from './simulate.ts';
 import * as stores from './stores.ts';
 import * as tickets from './tickets.ts';
+import * as trace from './trace.ts';
 
 // A closed pipe on stdout (`svc-ingest … | head`) ends the command quietly, as other Unix tools do.
 for (const stream of [process.stdout, process.stderr]) {
@@ -53,6 +54,7 @@ for (const mod of [
   stores,
   tickets,
   reconcile,
+  trace,
   backfill,
   ledger,
   ledgerMigrate,

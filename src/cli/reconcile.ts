@@ -1,7 +1,12 @@
 // `svc-ingest reconcile`: matches customers' redemptions against the transactions our ledgers show as acked.
 import { type Command, Option } from 'commander';
 import { EXIT, ExitError, SvcIngestError } from '../errors.ts';
-import type { CustomerReconciliation, ReconcileReport } from '../reconcile/reconcile.ts';
+import type { FoundLine } from '../ledger/file/find.ts';
+import type { Logger } from '../log.ts';
+import type { ExportTransaction } from '../reconcile/customers.ts';
+import type { CustomerReconciliation, FetchedCustomer, ReconcileReport } from '../reconcile/reconcile.ts';
+import type { TicketRecord } from '../tickets/state.ts';
+import type { CustomerRedemptions } from '../trace/trace.ts';
 import {
   addConnectionOptions,
   addExamples,
@@ -30,6 +35,11 @@ interface ReconcileOptions extends CommonOptions {
   currency: string;
   json?: boolean;
   ndjson?: boolean;
+  transaction?: string[];
+  transactionsFrom?: string[];
+  fromRun?: string[];
+  byTransaction?: boolean;
+  rejects?: string;
 }
 
 const MAX_CONCURRENCY = 64;
@@ -81,13 +91,23 @@ export function formatReport(r: ReconcileReport): string[] {
   const details: string[] = [];
   for (const c of r.customers) {
     for (const i of c.items) {
+      const reward =
+        i.reward === 'paid'
+          ? `reward paid (settlement run ${i.rewardSettlementRunDate ?? '?'})`
+          : `reward PENDING (approved; settlement run ${i.rewardSettlementRunDate ?? 'not set'})`;
+      const tickets = i.tickets
+        .map(
+          (k) =>
+            `; ticket ${k.sourceTicketId} ${k.phase}${k.resolutionType ? `: ${k.resolutionType}` : ''}${k.errorMessage ? `: ${k.errorMessage}` : ''}`,
+        )
+        .join('');
       const what = i.acked
         ? `matched: batch ${i.acked.batchId ?? '?'}, requestId ${i.acked.requestId ?? '?'}, acked ${i.acked.ts ?? '?'}`
         : i.failed
           ? `UNMATCHED: no acked ledger line; last failed ${i.failed.ts ?? '?'} in batch ${i.failed.batchId ?? '?'}: ${i.failed.error ?? '?'}`
           : 'UNMATCHED: unknown to the ledger';
       details.push(
-        `  ${c.sourceCustomerId}  ${i.redemptionId}  transaction ${i.transactionId}  ${i.currency} ${i.amount}  ${i.merchantName ?? `ad ${i.adId}`}  ${i.redemptionDate}  ${what}`,
+        `  ${c.sourceCustomerId}  ${i.redemptionId}  transaction ${i.transactionId}  ${i.currency} ${i.amount}  ${i.merchantName ?? `ad ${i.adId}`}  ${i.redemptionDate}  ${reward}  ${what}${tickets}`,
       );
     }
   }
@@ -95,7 +115,8 @@ export function formatReport(r: ReconcileReport): string[] {
   const t = r.totals;
   lines.push(
     '',
-    `total: ${t.customers} customer(s), ${t.redemptions} redemption(s), ${t.matched} matched, ${t.unmatched} unmatched; ` +
+    `total: ${t.customers} customer(s), ${t.redemptions} redemption(s), ${t.matched} matched, ${t.unmatched} unmatched, ` +
+      `${t.paid} paid, ${t.pending} pending; ` +
       `rewards ${rewardsText(t.rewards)} (unmatched ${rewardsText(t.rewards, 'unmatched')})` +
       (t.customersFailed > 0 ? `; ${t.customersFailed} customer(s) could not be checked` : ''),
     `ledgers: ${r.ledgers.join(', ')} (${r.ledgerLines} lines${r.ledgerBadLines > 0 ? `, ${r.ledgerBadLines} unreadable skipped` : ''})`,
@@ -127,16 +148,21 @@ export async function runReconcile(opts: ReconcileOptions): Promise<number> {
   if (!isCurrencyCode(currency)) {
     throw usage(`--currency: expected an ISO 4217 code such as USD, got ${JSON.stringify(opts.currency)}`);
   }
+  const byTransaction =
+    opts.byTransaction === true ||
+    (opts.transaction ?? []).length + (opts.transactionsFrom ?? []).length + (opts.fromRun ?? []).length > 0;
   const sources =
     (opts.customer ?? []).length + (opts.customersFrom ?? []).length + (opts.fromExport ?? []).length;
   if (sources === 0) throw usage('no customers: give --customer, --customers-from or --from-export');
+  if (byTransaction && opts.ndjson) throw usage('--ndjson: reconcile by transaction prints --json or text');
   // The ledgers are checked before anything is read or asked of the service.
   const ledgers = await ledgerPaths(opts.ledger, loadCommandConfig(opts));
   const [{ collectCustomers }, { fetchRedemptions, matchRedemptions }] = await Promise.all([
     import('../reconcile/customers.ts'),
     import('../reconcile/reconcile.ts'),
   ]);
-  const { customers, exports } = await collectCustomers({
+  const { customers, exports, transactions } = await collectCustomers({
+    keepTransactions: byTransaction,
     ...(opts.customer ? { customers: opts.customer } : {}),
     ...(opts.customersFrom ? { lists: opts.customersFrom } : {}),
     ...(opts.column !== undefined ? { column: opts.column } : {}),
@@ -162,7 +188,12 @@ export async function runReconcile(opts: ReconcileOptions): Promise<number> {
     });
     // SEND_UNAVAILABLE: exit 5, one line (and with --json / --ndjson the error object on stdout) from main.ts.
     if (unavailable) throw unavailable;
-    const report = await matchRedemptions(fetched, ledgers, currency);
+    const tickets = await ticketsOf(ledgers[0] as string, logger);
+    if (byTransaction) {
+      const ids = await transactionIds(opts, transactions, ledgers);
+      return byTransactions({ opts, ledgers, ids, customers, exportPairs: transactions, fetched, tickets });
+    }
+    const report = await matchRedemptions(fetched, ledgers, currency, { tickets });
     if (report.ledgerBadLines > 0) {
       logger.warn(
         { event: 'ledger.bad_lines', count: report.ledgerBadLines },
@@ -174,6 +205,109 @@ export async function runReconcile(opts: ReconcileOptions): Promise<number> {
     else printText(formatReport(report));
     return reconcileExit(report);
   });
+}
+
+/** The stored tickets that go with the first ledger (none when there is no store yet). */
+async function ticketsOf(ledger: string, logger: Logger): Promise<TicketRecord[]> {
+  const { openTicketStore, loadTickets } = await import('../tickets/store.ts');
+  const store = await openTicketStore(ledger, { logger, readOnly: true });
+  try {
+    return [...(await loadTickets(store)).values()];
+  } finally {
+    await store.close();
+  }
+}
+
+/** The transactions to reconcile: --transaction, --transactions-from files, and the exports' valid records. */
+async function transactionIds(
+  opts: ReconcileOptions,
+  pairs: ExportTransaction[],
+  ledgers: string[],
+): Promise<string[]> {
+  const { readIdLines } = await import('../reconcile/customers.ts');
+  const ids = new Set<string>();
+  if ((opts.fromRun ?? []).length > 0) {
+    // A run's transactions: the ids of every ledger line it wrote (acknowledged or failed).
+    const { readLedger } = await import('../ledger/file/read.ts');
+    const runs = new Set(opts.fromRun);
+    for (const path of ledgers)
+      for await (const line of readLedger(path))
+        if (typeof line.runId === 'string' && runs.has(line.runId))
+          for (const id of line.transactionIds as unknown[]) if (typeof id === 'string') ids.add(id);
+  }
+  for (const t of opts.transaction ?? []) if (t.trim() !== '') ids.add(t.trim());
+  for (const f of opts.transactionsFrom ?? []) await readIdLines(f, undefined, (v) => ids.add(String(v)));
+  for (const p of pairs) ids.add(p.transactionId);
+  if (ids.size === 0)
+    throw usage(
+      'no transactions: give --transaction, --transactions-from, --from-run (a run the ledgers hold) or --from-export',
+    );
+  return [...ids];
+}
+
+/**
+ * Reconcile from transactions: each one's verdict as `trace` gives it (earned and paid, pending, none yet,
+ * disputed; or never acknowledged), from the same facts.
+ */
+async function byTransactions(a: {
+  opts: ReconcileOptions;
+  ledgers: string[];
+  ids: string[];
+  customers: string[];
+  exportPairs: ExportTransaction[];
+  fetched: FetchedCustomer[];
+  tickets: TicketRecord[];
+}): Promise<number> {
+  const [
+    { findInLedgers },
+    { findRejects },
+    { traceTransactions, traceExit, formatTraces, customerRedemptionsOf },
+  ] = await Promise.all([
+    import('../ledger/file/find.ts'),
+    import('../trace/rejects.ts'),
+    import('../trace/trace.ts'),
+  ]);
+  const wanted = new Set(a.ids);
+  const hits: FoundLine[] = [];
+  await findInLedgers(a.ledgers, wanted, (h) => hits.push(h));
+  const config = loadCommandConfig(a.opts);
+  const rejects = await findRejects(a.opts.rejects ?? config.send.rejectsPath, wanted);
+  const redemptions = new Map<string, CustomerRedemptions>();
+  const owner = new Map<string, string>();
+  for (const p of a.exportPairs) owner.set(p.transactionId, p.sourceCustomerId);
+  for (const f of a.fetched) {
+    redemptions.set(f.sourceCustomerId, customerRedemptionsOf(f));
+    for (const r of f.redemptions)
+      if (!owner.has(String(r.transactionId))) owner.set(String(r.transactionId), f.sourceCustomerId);
+  }
+  const only = a.customers.length === 1 ? (a.customers[0] as string) : null;
+  const traces = traceTransactions(a.ids, {
+    hits,
+    rejects: rejects.hits,
+    customerOf: (id) => owner.get(id) ?? only,
+    redemptions,
+    tickets: a.tickets,
+    now: Date.now(),
+  });
+  const verdicts: Record<string, number> = {};
+  for (const t of traces) verdicts[t.verdict] = (verdicts[t.verdict] ?? 0) + 1;
+  const status = traceExit(traces);
+  if (a.opts.json)
+    printJson({
+      ledgers: a.ledgers,
+      transactions: traces,
+      totals: { transactions: traces.length, verdicts },
+      exitStatus: status,
+    });
+  else
+    printText([
+      ...formatTraces(traces),
+      '',
+      `total: ${traces.length} transaction(s): ${Object.entries(verdicts)
+        .map(([v, n]) => `${n} ${v}`)
+        .join(', ')}`,
+    ]);
+  return status;
 }
 
 export function define(program: Command): void {
@@ -206,7 +340,20 @@ export function define(program: Command): void {
         'ndjson',
       ]),
     )
-    .option('--delimiter <char>', 'CSV delimiter of those files (default: the profile\'s, else ",")');
+    .option('--delimiter <char>', 'CSV delimiter of those files (default: the profile\'s, else ",")')
+    .option(
+      '--transaction <id...>',
+      'reconcile by transaction: these ids (their customer: --customer, or the one whose redemptions name them); repeatable',
+      collect,
+    )
+    .option('--transactions-from <file>', 'reconcile by transaction: ids one a line; repeatable', collect)
+    .option(
+      '--from-run <runId>',
+      "reconcile by transaction: every id of a send run's ledger lines (ledger status lists the runs); repeatable",
+      collect,
+    )
+    .option('--by-transaction', 'reconcile the transactions of --from-export (each with its own customer)')
+    .option('--rejects <path>', 'by transaction: the rejects file searched (default send.rejectsPath)');
   addLedgerOption(cmd);
   addConnectionOptions(
     cmd
@@ -219,7 +366,9 @@ export function define(program: Command): void {
     'after',
     '\nExit status: 0 every redemption matched; 1 could not run; 2 some redemptions unmatched;\n' +
       '3 some customers could not be checked (their error is in the report); 4 no customers in the sources;\n' +
-      '5 service unavailable (nothing reported).',
+      '5 service unavailable (nothing reported).\n' +
+      "By transaction (--transaction, --transactions-from, --from-run, --by-transaction), the exit status is trace's:\n" +
+      '0 all rewards paid; 2 rejected; 3 failed; 4 not read; 6 pending; 7 no reward (yet); 8 disputed; 9 not checked.',
   );
   addExamples(cmd, [
     ['svc-ingest reconcile --customer cust-0001 --customer cust-0002', 'two customers, default ledger'],

@@ -28,6 +28,7 @@ export interface SimulateFlags {
   rate429: string;
   retryAfterS: string;
   poison?: string;
+  dropTicketCreates: string;
   webhookUrl?: string;
   ticketDelayMs: string;
   sessionTtlMs: string;
@@ -87,6 +88,7 @@ export function simulatorOptionsFromFlags(
     rate429: rate('--rate429', f.rate429),
     retryAfterS: int('--retry-after-s', f.retryAfterS, 0, 86_400),
     ticketDelayMs: int('--ticket-delay-ms', f.ticketDelayMs, 0, 3_600_000),
+    dropTicketCreates: int('--drop-ticket-creates', f.dropTicketCreates, 0, 1_000),
     sessionTtlMs: int('--session-ttl-ms', f.sessionTtlMs, 1, 2 ** 31 - 1),
   };
   if (f.host.trim() === '') throw usage('--host: expected a host name or address, got ""');
@@ -194,6 +196,11 @@ export function define(program: Command): void {
       'where ticket updates are POSTed (default: none; the lifecycle still runs)',
     )
     .option('--ticket-delay-ms <ms>', 'delay before each ticket webhook update', '100')
+    .option(
+      '--drop-ticket-creates <k>',
+      'the first K ticket creates are taken (202) but the answer is lost (connection reset): the partner resubmits',
+      '0',
+    )
     .option('--session-ttl-ms <ms>', 'lifetime of session tokens', '3600000')
     .option(
       '--require-token',

@@ -1,16 +1,23 @@
-// `svc-ingest tickets create|get|listen`: open a customer-issue ticket, read it back, receive its webhook updates.
+// `svc-ingest tickets create|get|listen|status`: open a customer-issue ticket (stored, resubmitted until acknowledged),
+// read it back, receive its webhook updates (each stored before it is answered), and list where the tickets stand.
 import type { Command } from 'commander';
+import { checkTicket } from '../client/checks.ts';
 import { createEnumWarner, warnTicketEnums } from '../client/enums.ts';
+import { SvcNetworkError, unavailableError } from '../client/errors.ts';
 import { startWebhookReceiver } from '../client/index.ts';
 import type { CreateTicketRequest, Ticket, TicketWebhookUpdate } from '../client/models.ts';
 import { readWebhookSecret } from '../config/secret.ts';
-import { EXIT, ExitError } from '../errors.ts';
+import { EXIT, ExitError, SvcIngestError } from '../errors.ts';
 import { createLogger } from '../log.ts';
 import { maskDeep } from '../mask.ts';
+import { classifyFailure } from '../send/classify.ts';
+import { fetchedEvent } from '../tickets/state.ts';
+import type { TicketStore } from '../tickets/store.ts';
 import {
   addConnectionOptions,
   addExamples,
   type CommonOptions,
+  collect,
   isLoopbackBind,
   loadCommandConfig,
   parseIntOption,
@@ -18,45 +25,157 @@ import {
   printText,
   withContext,
 } from './common.ts';
+import { chooseLedger, findHits, type LedgerChoice, openStoreOf } from './ledger-choice.ts';
 
-interface CreateOptions extends CommonOptions {
+/** Where the tickets are kept: next to the ledger (--ledger / SVC_LEDGER_PATH), or in its PostgreSQL database. */
+interface StoreOptions extends CommonOptions {
+  ledger?: string[];
+  ledgerUrl?: string;
+}
+
+interface CreateOptions extends StoreOptions {
   ticketId: string;
   customer: string;
   offer: string;
   transaction: string[];
   description: string;
   author?: string;
+  force?: boolean;
+  maxAttempts: string;
+  retryBaseMs: string;
   json?: boolean;
 }
 
-interface GetOptions extends CommonOptions {
+interface GetOptions extends StoreOptions {
   json?: boolean;
 }
 
-interface ListenOptions extends CommonOptions {
+interface StatusOptions extends StoreOptions {
+  staleAfterMs: string;
+  refresh?: boolean;
+  json?: boolean;
+}
+
+interface ListenOptions extends StoreOptions {
   port: string;
   host: string;
   path: string;
   untilClosed?: string;
 }
 
+function storeConfig(opts: StoreOptions) {
+  return loadCommandConfig(
+    opts,
+    opts.ledgerUrl === undefined ? {} : { 'ledger.url': { value: opts.ledgerUrl, flag: '--ledger-url' } },
+  );
+}
+
+/** The ledger whose store keeps the tickets; with `lenient`, a ledger file not made yet is still a place for it. */
+async function ledgerOf(opts: StoreOptions, lenient: boolean): Promise<LedgerChoice> {
+  const config = storeConfig(opts);
+  try {
+    return await chooseLedger(opts.ledger, config);
+  } catch (err) {
+    if (!lenient || !(err instanceof SvcIngestError) || err.code !== 'LEDGER_READ') throw err;
+    return { files: [opts.ledger?.[0] ?? config.send.ledgerPath] };
+  }
+}
+
+/** Refuses ids the ledger never shows acknowledged: the service would answer the ticket with an Error update. */
+async function checkAcknowledged(ids: string[], choice: LedgerChoice, opts: CreateOptions): Promise<void> {
+  const config = storeConfig(opts);
+  const hits = await findHits(choice, new Set(ids), config, createLogger({ level: config.log.level }));
+  const acked = new Set(hits.filter((h) => h.status === 'acked').map((h) => h.transactionId));
+  const never = ids.filter((id) => !acked.has(id));
+  if (never.length === 0) return;
+  const where = 'pg' in choice ? 'the PostgreSQL ledger' : choice.files.join(', ');
+  throw new SvcIngestError(
+    'USAGE_INVALID',
+    `transaction ${never.join(', ')}: never acknowledged by the service according to ${where}; a ticket about it ` +
+      `would come back as an Error update (check it with svc-ingest trace ${never[0]}, or give --force to send it anyway)`,
+    { field: '--transaction' },
+  );
+}
+
+/** What `tickets create` prints once the ticket is acknowledged. */
+function printAccepted(
+  req: CreateTicketRequest,
+  out: { httpStatus: number; requestId: string | null; attempts: number },
+  store: string,
+  json: boolean,
+): void {
+  if (json) {
+    const { httpStatus, requestId, attempts } = out;
+    printJson({
+      sourceTicketId: req.sourceTicketId,
+      requestId,
+      httpStatus,
+      attempts,
+      transactionIds: req.transactionIds,
+      store,
+    });
+    return;
+  }
+  printText([
+    `ticket ${req.sourceTicketId} accepted (HTTP ${out.httpStatus}${out.attempts > 1 ? `, after ${out.attempts} attempts` : ''}) ` +
+      `[requestId ${out.requestId ?? '-'}]; stored in ${store}; whether it was created arrives on the webhook ` +
+      '(svc-ingest tickets listen; svc-ingest tickets status)',
+  ]);
+}
+
 export async function runCreate(opts: CreateOptions): Promise<void> {
+  const { ticketNumbers } = await import('../tickets/ids.ts');
+  const ids = opts.transaction.map((t) => t.trim());
   const req: CreateTicketRequest = {
     sourceTicketId: opts.ticketId,
     sourceCustomerId: opts.customer,
     offerId: parseIntOption(opts.offer, '--offer'),
-    transactionIds: opts.transaction.map((t) => parseIntOption(t, '--transaction')),
+    transactionIds: ticketNumbers(ids),
     description: opts.description,
     ...(opts.author ? { authorEmailAddress: opts.author } : {}),
   };
-  await withContext(opts, async ({ client }) => {
-    const res = await client.createTicket(req);
-    if (opts.json) printJson({ sourceTicketId: req.sourceTicketId, ...res });
-    else {
-      printText([
-        `ticket ${req.sourceTicketId} accepted (HTTP ${res.httpStatus}) [requestId ${res.requestId ?? '-'}]; ` +
-          'whether it was created arrives on the webhook (svc-ingest tickets listen)',
-      ]);
+  // The interface's limits first (at most 10 ids, …): a create the service would refuse is refused before anything else.
+  checkTicket(req);
+  const maxAttempts = parseIntOption(opts.maxAttempts, '--max-attempts');
+  const baseDelayMs = parseIntOption(opts.retryBaseMs, '--retry-base-ms');
+  if (maxAttempts < 1 || maxAttempts > 1000)
+    throw new SvcIngestError('USAGE_INVALID', `--max-attempts: expected 1..1000, got ${maxAttempts}`);
+  if (baseDelayMs < 0)
+    throw new SvcIngestError('USAGE_INVALID', `--retry-base-ms: expected 0 or more, got ${baseDelayMs}`);
+  const choice = await ledgerOf(opts, opts.force === true);
+  if (!opts.force) await checkAcknowledged(ids, choice, opts);
+  const [{ submitTicket }, { loadTickets }] = await Promise.all([
+    import('../tickets/create.ts'),
+    import('../tickets/store.ts'),
+  ]);
+  await withContext(opts, async ({ client, config, logger }) => {
+    const store = await openStoreOf(choice, config, logger);
+    try {
+      const known = (await loadTickets(store)).get(req.sourceTicketId);
+      if (known && known.phase !== 'submitted' && known.phase !== 'error') {
+        throw new SvcIngestError(
+          'USAGE_INVALID',
+          `ticket ${req.sourceTicketId} was already acknowledged (${known.phase}); a resubmission is for a ticket that got no ` +
+            'answer or came back Error; a new issue needs a new --ticket-id',
+        );
+      }
+      const out = await submitTicket(client, store, req, ids, {
+        maxAttempts,
+        baseDelayMs,
+        maxDelayMs: 30_000,
+        logger,
+      });
+      if (!out.accepted) {
+        throw new SvcIngestError(
+          out.error.code,
+          `ticket ${req.sourceTicketId} not acknowledged after ${out.attempts} attempt(s): ${out.error.message}; ` +
+            'run the same command again to resubmit it (same --ticket-id)',
+          { exitStatus: EXIT.FAILED },
+        );
+      }
+      printAccepted(req, out, store.location, opts.json === true);
+    } finally {
+      await store.close();
     }
   });
 }
@@ -75,11 +194,76 @@ export function formatTicket(t: Ticket): string[] {
 }
 
 export async function runGet(id: string, opts: GetOptions): Promise<void> {
-  await withContext(opts, async ({ client }) => {
+  const choice = await ledgerOf(opts, true);
+  await withContext(opts, async ({ client, config, logger }) => {
     const ticket = await client.getTicket(id);
+    await keepFetched(choice, config, logger, [ticket]);
     if (opts.json) printJson(ticket);
     else printText(formatTicket(ticket));
   });
+}
+
+/** Keeps tickets as read back (`fetched` events); a store that cannot be written is a warning, not a failure. */
+async function keepFetched(
+  choice: LedgerChoice,
+  config: ReturnType<typeof loadCommandConfig>,
+  logger: ReturnType<typeof createLogger>,
+  tickets: Ticket[],
+): Promise<void> {
+  let store: TicketStore | undefined;
+  try {
+    store = await openStoreOf(choice, config, logger);
+    for (const ticket of tickets) await store.append(fetchedEvent(ticket));
+  } catch (err) {
+    logger.warn({ event: 'tickets.store_failed', error: (err as Error).message }, 'ticket not stored');
+  } finally {
+    await store?.close();
+  }
+}
+
+export async function runStatus(opts: StatusOptions): Promise<void> {
+  const staleAfterMs = parseIntOption(opts.staleAfterMs, '--stale-after-ms');
+  if (staleAfterMs < 0)
+    throw new SvcIngestError('USAGE_INVALID', `--stale-after-ms: expected 0 or more, got ${staleAfterMs}`);
+  const choice = await ledgerOf(opts, true);
+  const config = storeConfig(opts);
+  const logger = createLogger({ level: config.log.level });
+  const [{ loadTickets }, { ticketsStatus, formatTicketsStatus, isStale }] = await Promise.all([
+    import('../tickets/store.ts'),
+    import('../tickets/status.ts'),
+  ]);
+  const store = await openStoreOf(choice, config, logger, !opts.refresh);
+  try {
+    let tickets = await loadTickets(store);
+    const now = Date.now();
+    const stale = [...tickets.values()].filter((t) => isStale(t, now, staleAfterMs));
+    if (opts.refresh && stale.length > 0) {
+      await withContext(opts, async ({ client }) => {
+        for (const t of stale) {
+          try {
+            await store.append(fetchedEvent(await client.getTicket(t.sourceTicketId)));
+          } catch (err) {
+            if (err instanceof SvcNetworkError && classifyFailure(err).connection)
+              throw unavailableError(err);
+            logger.warn(
+              {
+                event: 'tickets.refresh_failed',
+                sourceTicketId: t.sourceTicketId,
+                error: (err as Error).message,
+              },
+              'stale ticket not read back (404: not created yet, or unknown to the service)',
+            );
+          }
+        }
+      });
+      tickets = await loadTickets(store);
+    }
+    const report = ticketsStatus(tickets.values(), Date.now(), staleAfterMs);
+    if (opts.json) printJson({ store: store.location, ...report });
+    else printText([`store: ${store.location}`, ...formatTicketsStatus(report)]);
+  } finally {
+    await store.close();
+  }
 }
 
 /** True when an update is the last one a ticket gets: created-with-error, or closed. */
@@ -94,6 +278,8 @@ export async function runListen(opts: ListenOptions): Promise<void> {
   const port = parseIntOption(opts.port, '--port');
   const path = opts.path.startsWith('/') ? opts.path : `/${opts.path}`;
   const secret = readWebhookSecret(config);
+  const { storeUpdate } = await import('../tickets/store.ts');
+  const store = await openStoreOf(await ledgerOf(opts, true), config, logger);
   if (secret === undefined && !isLoopbackBind(opts.host)) {
     logger.warn(
       { event: 'webhook.unsigned', host: opts.host },
@@ -119,9 +305,14 @@ export async function runListen(opts: ListenOptions): Promise<void> {
     ...(secret !== undefined ? { secret } : {}),
     timeoutMs: config.webhook.timeoutMs,
     maxConnections: config.webhook.maxConnections,
-    onUpdate(raw) {
-      // Whatever the sender put in an update, no card number is printed or logged in full.
+    async onUpdate(raw) {
+      // Whatever the sender put in an update, no card number is printed, stored or logged in full.
       const u = maskDeep(raw) as TicketWebhookUpdate;
+      // Stored (durably) before the 200 goes out; a second delivery of the same update is answered, not applied.
+      if (!(await storeUpdate(store, u, new Date().toISOString()))) {
+        logger.info({ event: 'ticket.duplicate', sourceTicketId: u.sourceTicketId }, 'ticket.duplicate');
+        return;
+      }
       printJson(u);
       warnTicketEnums(
         {
@@ -152,17 +343,32 @@ export async function runListen(opts: ListenOptions): Promise<void> {
       ),
   });
   process.stderr.write(
-    `svc-ingest: listening on ${receiver.url} (${secret !== undefined ? 'signed updates only' : 'unsigned: no webhook secret configured'})\n`,
+    `svc-ingest: listening on ${receiver.url} (${secret !== undefined ? 'signed updates only' : 'unsigned: no webhook secret configured'}); updates stored in ${store.location}\n`,
   );
   const code = await done;
   await receiver.close();
+  await store.close();
   if (code !== EXIT.OK) throw new ExitError(code);
+}
+
+/** --ledger / --ledger-url: where the tickets are kept (the ledger's store). */
+function addStoreOptions(cmd: Command): Command {
+  return cmd
+    .option(
+      '--ledger <path|url>',
+      'the ledger whose store keeps the tickets: tickets.ndjson next to a ledger file, or its PostgreSQL database ' +
+        '(default: ledger.url / SVC_LEDGER_URL, else send.ledgerPath / SVC_LEDGER_PATH)',
+      collect,
+    )
+    .option('--ledger-url <url>', 'a PostgreSQL ledger, postgres://USER@HOST/DB (env SVC_LEDGER_URL)');
 }
 
 export function define(program: Command): void {
   const tickets = program
     .command('tickets')
-    .description('customer-issue tickets: create, get, listen for updates');
+    .description(
+      "customer-issue tickets: create, get, listen for updates, status (kept in the ledger's store)",
+    );
   addExamples(tickets, [
     ['svc-ingest tickets listen --port 8081 --until-closed T-1 &', 'receive the updates of ticket T-1'],
     [
@@ -179,11 +385,30 @@ export function define(program: Command): void {
       .requiredOption('--ticket-id <id>', 'sourceTicketId: your own ticket id')
       .requiredOption('--customer <id>', 'sourceCustomerId')
       .requiredOption('--offer <n>', 'offerId (the ad id, a number)')
-      .requiredOption('--transaction <n...>', 'transaction id(s), numbers, up to 10, all for the same offer')
+      .requiredOption(
+        '--transaction <id...>',
+        "transaction id(s) as sent, up to 10, all for the same offer; each must be a plain whole number (a ticket's " +
+          'transactionIds are numbers) and acknowledged in the ledger',
+      )
       .requiredOption('--description <text>', 'expected versus observed behaviour')
       .option('--author <email>', 'authorEmailAddress')
-      .option('--json', 'print the answer as JSON on stdout'),
+      .option('--force', 'send it even when the ledger never shows a transaction acknowledged')
+      .option('--max-attempts <n>', 'resubmissions until a 2xx answer: attempts at most', '8')
+      .option(
+        '--retry-base-ms <ms>',
+        'wait before the first resubmission; doubles each time, capped at 30 s',
+        '500',
+      )
+      .option('--json', 'print the answer as JSON on stdout')
+      .addHelpText(
+        'after',
+        '\nThe ticket is stored first, then sent until the service acknowledges it (2xx): no answer, a timeout, 5xx or\n' +
+          '429 is resubmitted with the same sourceTicketId. Exit status: 0 acknowledged; 1 could not run (a bad id,\n' +
+          'a transaction never acknowledged without --force, a 4xx answer); 3 not acknowledged after --max-attempts\n' +
+          '(no answer, or the service unreachable: run it again, the same --ticket-id resubmits).',
+      ),
   );
+  addStoreOptions(create);
   addExamples(create, [
     [
       'svc-ingest tickets create --ticket-id T-1 --customer cust-0001 --offer 100001 --transaction 123 --transaction 124 --description "Reward not credited after purchase"',
@@ -201,6 +426,7 @@ export function define(program: Command): void {
       .argument('<id>', 'sourceTicketId')
       .option('--json', 'print the ticket as JSON on stdout'),
   );
+  addStoreOptions(get);
   addExamples(get, [
     ['svc-ingest tickets get T-1', 'status, dates, resolution'],
     ['svc-ingest tickets get T-1 --json | jq .status', 'as JSON'],
@@ -218,9 +444,12 @@ export function define(program: Command): void {
         '\nWith a shared secret (webhook.secretEnv: the NAME of an env variable holding it, or webhook.secretFile;\n' +
           'never on the command line) every POST must carry X-SVC-Timestamp (Unix seconds, within 5 minutes) and\n' +
           'X-SVC-Signature: v1=<hex HMAC-SHA256 of "<timestamp>.<body>">; others get 401 and are not printed.\n' +
-          'Bodies over 1 MiB get 413, non-JSON content types 415. Every printed update has card numbers masked.',
+          'Bodies over 1 MiB get 413, non-JSON content types 415. Every printed update has card numbers masked.\n' +
+          'Each update is stored (tickets.ndjson next to the ledger, or its PostgreSQL database) before it is answered\n' +
+          '200; the same update delivered again is answered and neither stored nor printed twice.',
       ),
   );
+  addStoreOptions(listen);
   addExamples(listen, [
     ['svc-ingest tickets listen --port 8081', 'every update as one NDJSON line, until SIGTERM'],
     [
@@ -232,4 +461,33 @@ export function define(program: Command): void {
       'signed updates only (the secret in env HOOK_SECRET)',
     ],
   ]).action(async (opts: ListenOptions) => runListen(opts));
+  const status = addConnectionOptions(
+    tickets
+      .command('status')
+      .description(
+        'where the stored tickets stand: open, stale (no first update for too long), Error (to correct and resubmit), closed by resolution',
+      )
+      .option(
+        '--stale-after-ms <ms>',
+        'a ticket with no first update for longer than this is stale',
+        '86400000',
+      )
+      .option(
+        '--refresh',
+        'read every stale ticket back from the service (tickets get) and store what it says',
+      )
+      .option('--json', 'print the report as one JSON object on stdout')
+      .addHelpText(
+        'after',
+        '\nExit status: 0 the report was printed; 1 could not run; 5 service unavailable (--refresh).',
+      ),
+  );
+  addStoreOptions(status);
+  addExamples(status, [
+    ['svc-ingest tickets status', 'open, stale, Error and closed tickets'],
+    [
+      'svc-ingest tickets status --stale-after-ms 3600000 --refresh --json',
+      'stale after an hour; read those back',
+    ],
+  ]).action(async (opts: StatusOptions) => runStatus(opts));
 }

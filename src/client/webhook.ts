@@ -108,7 +108,11 @@ export interface WebhookReceiverOptions {
   timeoutMs?: number;
   /** Open connections at most; a new one beyond it closes the oldest (default 64). */
   maxConnections?: number;
-  onUpdate: (update: TicketWebhookUpdate) => void;
+  /**
+   * Each update; when it returns a promise the 200 is sent once it resolves (the update is stored first), and a
+   * rejection is answered 500 so the sender delivers it again.
+   */
+  onUpdate: (update: TicketWebhookUpdate) => unknown;
   /** A request refused (status and reason; never its body). */
   onBadRequest?: (reason: string, status: number) => void;
   /** The connection cap was reached and the oldest connection closed (once per `n` evictions: 1, 2, 4, …). */
@@ -224,8 +228,23 @@ export function startWebhookReceiver(opts: WebhookReceiverOptions): Promise<Webh
             .end('{"received":true,"duplicate":true}');
           return;
         }
-        res.writeHead(200, { 'content-type': 'application/json' }).end('{"received":true}');
-        opts.onUpdate(update as TicketWebhookUpdate);
+        const answer = (): void => {
+          res.writeHead(200, { 'content-type': 'application/json' }).end('{"received":true}');
+        };
+        let handled: unknown;
+        try {
+          handled = opts.onUpdate(update as TicketWebhookUpdate);
+        } catch (err) {
+          handled = Promise.reject(err);
+        }
+        if (!(handled instanceof Promise)) return answer();
+        handled.then(answer, (err: unknown) => {
+          // Not kept: the sender's retry (if any) brings it again; a replayed signature must not be refused then.
+          if (signature !== undefined) seen.delete(signature);
+          opts.onBadRequest?.(`update not stored: ${(err as Error).message}`, 500);
+          if (!res.headersSent)
+            res.writeHead(500, { 'content-type': 'application/json' }).end('{"error":"update not stored"}');
+        });
       });
     },
   );

@@ -30,6 +30,14 @@ export interface CustomerSources {
   format?: InputFormat;
   delimiter?: string;
   stdin?: NodeJS.ReadableStream;
+  /** Also keep every valid record's (transactionId, sourceCustomerId) of the exports (reconcile by transaction). */
+  keepTransactions?: boolean;
+}
+
+/** A transaction of an export and its customer. */
+export interface ExportTransaction {
+  transactionId: string;
+  sourceCustomerId: string;
 }
 
 /**
@@ -59,7 +67,7 @@ function isTable(file: string, format: InputFormat | undefined): boolean {
  */
 export async function collectCustomers(
   s: CustomerSources,
-): Promise<{ customers: string[]; exports: ExportCustomers[] }> {
+): Promise<{ customers: string[]; exports: ExportCustomers[]; transactions: ExportTransaction[] }> {
   const found = new Set<string>();
   const add = (v: unknown): boolean => {
     const id = typeof v === 'string' ? v.trim() : typeof v === 'number' ? String(v) : '';
@@ -85,6 +93,7 @@ export async function collectCustomers(
     else await readIdLines(file, s.stdin, add);
   }
   const exports: ExportCustomers[] = [];
+  const transactions: ExportTransaction[] = [];
   if ((s.exports ?? []).length > 0) {
     const profile = await loadProfile(s.mapping);
     const specs = (await resolveInputs(s.exports ?? [], { format: s.format })).map((spec) =>
@@ -114,20 +123,23 @@ export async function collectCustomers(
             continue;
           }
           e.valid++;
-          const id = (JSON.parse(item.json) as { sourceCustomerId: string }).sourceCustomerId;
+          const tx = JSON.parse(item.json) as { sourceCustomerId: string; transactionId: string };
+          const id = tx.sourceCustomerId;
           mine.add(id);
           add(id);
+          if (s.keepTransactions)
+            transactions.push({ transactionId: tx.transactionId, sourceCustomerId: id });
         }
       }
       e.customers = mine.size;
       exports.push(e);
     }
   }
-  return { customers: [...found], exports };
+  return { customers: [...found], exports, transactions };
 }
 
 /** One id a line; blank lines and lines starting with `#` are skipped. */
-async function readIdLines(
+export async function readIdLines(
   file: string,
   stdin: NodeJS.ReadableStream | undefined,
   add: (v: unknown) => void,

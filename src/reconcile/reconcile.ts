@@ -8,6 +8,21 @@ import { SvcIngestError } from '../errors.ts';
 import { findInLedgers } from '../ledger/file/find.ts';
 import { currencyExponent } from '../model/codes.ts';
 import { classifyFailure } from '../send/classify.ts';
+import type { TicketRecord } from '../tickets/state.ts';
+
+/**
+ * Paid or pending (the interface: pending = approved, not yet paid): paid once its rewardSettlementRunDate has
+ * come; pending while that date is ahead, or when the service gives none.
+ * @example rewardStateOf({ rewardSettlementRunDate: '2025-10-09T00:00:00.000Z', … }, Date.now()) // 'paid'
+ */
+export function rewardStateOf(
+  r: Pick<Redemption, 'rewardSettlementRunDate'>,
+  now: number,
+): 'paid' | 'pending' {
+  const at =
+    typeof r.rewardSettlementRunDate === 'string' ? Date.parse(r.rewardSettlementRunDate) : Number.NaN;
+  return Number.isFinite(at) && at <= now ? 'paid' : 'pending';
+}
 
 /** The part of the client reconciliation uses. */
 export interface RedemptionSource {
@@ -122,6 +137,10 @@ export interface RedemptionMatch {
   amount: number;
   currency: string;
   redemptionDate: string;
+  /** When the reward is (or was) paid: the settlement run that pays it. */
+  rewardSettlementRunDate: string | null;
+  /** Paid once the settlement run date has come; pending (approved, not yet paid) before, or without one. */
+  reward: 'paid' | 'pending';
   matched: boolean;
   /** The first acked ledger line holding the transaction: the batch and the service's requestId. */
   acked: {
@@ -133,6 +152,19 @@ export interface RedemptionMatch {
   } | null;
   /** When not matched: the last failed ledger line holding it, if any. */
   failed: { error: string | null; batchId: string | null; ts: string | null; ledger: string } | null;
+  /** Stored tickets naming the transaction (tickets create / listen), with where each stands. */
+  tickets: ReconcileTicket[];
+}
+
+/**
+ * A ticket joined to a redemption.
+ * @example { sourceTicketId: 'T-1', phase: 'closed', resolutionType: 'No Credit: Reward Received' }
+ */
+export interface ReconcileTicket {
+  sourceTicketId: string;
+  phase: TicketRecord['phase'];
+  resolutionType: string | null;
+  errorMessage: string | null;
 }
 
 /**
@@ -143,6 +175,9 @@ export interface RewardTotals {
   total: string;
   matched: string;
   unmatched: string;
+  /** Of the total: paid (settlement run date come) and pending (approved, not yet paid). */
+  paid: string;
+  pending: string;
 }
 
 /**
@@ -156,6 +191,8 @@ export interface CustomerReconciliation {
   redemptions: number;
   matched: number;
   unmatched: number;
+  paid: number;
+  pending: number;
   rewards: Record<string, RewardTotals>;
   items: RedemptionMatch[];
   /** Set when the customer's redemptions could not be fetched (then every count is 0). */
@@ -178,40 +215,46 @@ export interface ReconcileReport {
     redemptions: number;
     matched: number;
     unmatched: number;
+    paid: number;
+    pending: number;
     rewards: Record<string, RewardTotals>;
   };
 }
 
+type Sums = { total: number; matched: number; unmatched: number; paid: number; pending: number };
+const zero = (): Sums => ({ total: 0, matched: 0, unmatched: 0, paid: 0, pending: 0 });
+
 /** Reward sums in minor units, by currency. */
 class RewardSums {
-  private readonly sums = new Map<string, { total: number; matched: number; unmatched: number }>();
-  add(currency: string, amount: number, matched: boolean): void {
+  private readonly sums = new Map<string, Sums>();
+  add(currency: string, amount: number, matched: boolean, paid: boolean): void {
     const minor = Math.round(amount * 10 ** exponentOf(currency));
-    const s = this.sums.get(currency) ?? { total: 0, matched: 0, unmatched: 0 };
+    const s = this.sums.get(currency) ?? zero();
     s.total += minor;
     if (matched) s.matched += minor;
     else s.unmatched += minor;
+    if (paid) s.paid += minor;
+    else s.pending += minor;
     this.sums.set(currency, s);
   }
   merge(other: RewardSums): void {
     for (const [c, s] of other.sums) {
-      const mine = this.sums.get(c) ?? { total: 0, matched: 0, unmatched: 0 };
-      this.sums.set(c, {
-        total: mine.total + s.total,
-        matched: mine.matched + s.matched,
-        unmatched: mine.unmatched + s.unmatched,
-      });
+      const mine = this.sums.get(c) ?? zero();
+      for (const k of Object.keys(mine) as Array<keyof Sums>) mine[k] += s[k];
+      this.sums.set(c, mine);
     }
   }
   toJSON(): Record<string, RewardTotals> {
     const out: Record<string, RewardTotals> = {};
     for (const c of [...this.sums.keys()].sort()) {
-      const s = this.sums.get(c) as { total: number; matched: number; unmatched: number };
+      const s = this.sums.get(c) as Sums;
       const e = exponentOf(c);
       out[c] = {
         total: formatMinor(s.total, e),
         matched: formatMinor(s.matched, e),
         unmatched: formatMinor(s.unmatched, e),
+        paid: formatMinor(s.paid, e),
+        pending: formatMinor(s.pending, e),
       };
     }
     return out;
@@ -253,7 +296,18 @@ export async function matchRedemptions(
   fetched: FetchedCustomer[],
   ledgers: string[],
   currency: string,
+  o: { now?: number; tickets?: TicketRecord[] } = {},
 ): Promise<ReconcileReport> {
+  const now = o.now ?? Date.now();
+  const ticketsOf = (id: string): ReconcileTicket[] =>
+    (o.tickets ?? [])
+      .filter((t) => t.transactions.includes(id))
+      .map((t) => ({
+        sourceTicketId: t.sourceTicketId,
+        phase: t.phase,
+        resolutionType: t.resolutionType,
+        errorMessage: t.errorMessage,
+      }));
   const wanted = new Set<string>();
   for (const f of fetched) for (const r of f.redemptions) wanted.add(String(r.transactionId));
   const acked = new Map<string, NonNullable<RedemptionMatch['acked']>>();
@@ -286,7 +340,13 @@ export async function matchRedemptions(
       const id = String(r.transactionId);
       const hit = acked.get(id) ?? null;
       const cur = currencyOf(r, currency);
-      sums.add(cur, typeof r.amount === 'number' ? r.amount : Number(r.amount) || 0, hit !== null);
+      const reward = rewardStateOf(r, now);
+      sums.add(
+        cur,
+        typeof r.amount === 'number' ? r.amount : Number(r.amount) || 0,
+        hit !== null,
+        reward === 'paid',
+      );
       return {
         redemptionId: String(r.redemptionId),
         transactionId: id,
@@ -295,9 +355,13 @@ export async function matchRedemptions(
         amount: r.amount,
         currency: cur,
         redemptionDate: r.redemptionDate,
+        rewardSettlementRunDate:
+          typeof r.rewardSettlementRunDate === 'string' ? r.rewardSettlementRunDate : null,
+        reward,
         matched: hit !== null,
         acked: hit,
         failed: hit === null ? (failed.get(id) ?? null) : null,
+        tickets: ticketsOf(id),
       };
     });
     all.merge(sums);
@@ -308,6 +372,8 @@ export async function matchRedemptions(
       redemptions: items.length,
       matched,
       unmatched: items.length - matched,
+      paid: items.filter((i) => i.reward === 'paid').length,
+      pending: items.filter((i) => i.reward === 'pending').length,
       rewards: sums.toJSON(),
       items,
       ...(f.error ? { error: f.error } : {}),
@@ -325,6 +391,8 @@ export async function matchRedemptions(
       redemptions: sum((c) => c.redemptions),
       matched: sum((c) => c.matched),
       unmatched: sum((c) => c.unmatched),
+      paid: sum((c) => c.paid),
+      pending: sum((c) => c.pending),
       rewards: all.toJSON(),
     },
   };

@@ -57,6 +57,115 @@ export interface Catalog {
   ongoingAdIds: string[];
   customers: Map<string, { sourceAccountId: string }>;
   redemptions: Redemption[];
+  /** transactionIds the seeded redemptions name (such a transaction earns nothing more when it arrives). */
+  seededTransactionIds: Set<string>;
+}
+
+/**
+ * The customers of the files in samples/ (as their mapping profiles read them), enrolled from the start with the
+ * account each sample gives them, so reconcile and trace work on a fresh simulator.
+ */
+export const SAMPLE_CUSTOMERS: ReadonlyArray<readonly [customer: string, account: string]> = [
+  ...range(0, 6).map((i) => [`cust-${1000 + i}`, `acct-${5000 + i}`] as const),
+  ...range(0, 10).map((i) => [`C${70000 + i}`, `A${880000 + i}`] as const),
+  ...range(0, 5).map((i) => [`hb-cust-${200 + i}`, `hb-acct-${9000 + i}`] as const),
+  ...range(0, 2).map((i) => [`ich_1SmplHold000${i}`, `ic_1SmplCard000${i}`] as const),
+  ...range(0, 2).map((i) => [`acct-000${i}-5f2e`, `acct-000${i}-5f2e`] as const),
+];
+
+/**
+ * Redemptions seeded for sample transactions, all on ad 100001 (Blue Bottle Coffee, a running offer):
+ * paid ones (settlement run a week after posting, long past), pending ones (settlement run `settleInDays` after
+ * the simulator's start day) and one whose transaction no sample holds (unmatched in any ledger of the samples).
+ */
+export const SAMPLE_REDEMPTIONS: ReadonlyArray<{
+  customer: string;
+  account: string;
+  transactionId: string;
+  spendMinor: number;
+  postedAt: string;
+  /** Days after the start day when the reward is paid; absent: paid a week after posting. */
+  settleInDays?: number;
+}> = [
+  {
+    customer: 'cust-1000',
+    account: 'acct-5000',
+    transactionId: 'can-csv-0001',
+    spendMinor: 10761,
+    postedAt: '2025-10-02T06:00:00.000Z',
+  },
+  {
+    customer: 'cust-1000',
+    account: 'acct-5000',
+    transactionId: 'can-nd-0001',
+    spendMinor: 17867,
+    postedAt: '2025-10-02T06:00:00.000Z',
+  },
+  {
+    customer: 'cust-1000',
+    account: 'acct-5000',
+    transactionId: 'pos-2025-0999',
+    spendMinor: 4200,
+    postedAt: '2025-10-05T06:00:00.000Z',
+  },
+  {
+    customer: 'C70000',
+    account: 'A880000',
+    transactionId: 'NW20251000',
+    spendMinor: 34518,
+    postedAt: '2025-10-02T10:30:00.000Z',
+  },
+  {
+    customer: 'C70000',
+    account: 'A880000',
+    transactionId: 'NW20251011',
+    spendMinor: 20660,
+    postedAt: '2025-10-13T10:30:00.000Z',
+    settleInDays: 5,
+  },
+  {
+    customer: 'hb-cust-200',
+    account: 'hb-acct-9000',
+    transactionId: 'hb-57f73a6f946b5b38de43fdd430a2578c',
+    spendMinor: 2031,
+    postedAt: '2025-10-02T02:00:00.000Z',
+  },
+  {
+    customer: 'ich_1SmplHold0001',
+    account: 'ic_1SmplCard0001',
+    transactionId: 'ipi_1SmplTx000001',
+    spendMinor: 1250,
+    postedAt: '2025-10-01T15:00:00.000Z',
+    settleInDays: 3,
+  },
+];
+
+/** The ad every sample redemption is on. */
+export const SAMPLE_REDEMPTION_AD = String(FIRST_AD_ID);
+
+function range(from: number, to: number): number[] {
+  return Array.from({ length: to - from + 1 }, (_, i) => from + i);
+}
+
+function sampleRedemptions(ads: Map<string, CatalogAd>, anchorMs: number): Redemption[] {
+  const ad = ads.get(SAMPLE_REDEMPTION_AD)?.ad;
+  if (!ad) return [];
+  return SAMPLE_REDEMPTIONS.map((s, i) => {
+    const posted = Date.parse(s.postedAt);
+    const settle =
+      s.settleInDays === undefined ? anchorDay(posted) + 7 * DAY_MS : anchorMs + s.settleInDays * DAY_MS;
+    return {
+      redemptionId: `rdm-sample-${String(i + 1).padStart(2, '0')}`,
+      adId: SAMPLE_REDEMPTION_AD,
+      amount: rewardFor(ad, s.spendMinor / 100),
+      redemptionDate: s.postedAt,
+      sourceCustomerId: s.customer,
+      sourceAccountId: s.account,
+      redeemingTransactionAmount: s.spendMinor / 100,
+      transactionId: s.transactionId,
+      rewardSettlementRunDate: new Date(settle).toISOString(),
+    };
+  });
 }
 
 const MERCHANTS = [
@@ -122,7 +231,10 @@ export function buildCatalog(seed: number, anchorMs: number): Catalog {
       });
     }
   }
-  return { anchorMs, ads, ongoingAdIds, customers, redemptions };
+  for (const [customer, account] of SAMPLE_CUSTOMERS) customers.set(customer, { sourceAccountId: account });
+  redemptions.push(...sampleRedemptions(ads, anchorMs));
+  const seededTransactionIds = new Set(redemptions.map((r) => r.transactionId));
+  return { anchorMs, ads, ongoingAdIds, customers, redemptions, seededTransactionIds };
 }
 
 /** Reward of an ad for a purchase: percent of the spend, capped, in currency units with 2 decimals. */

@@ -24,7 +24,8 @@
 //   base64url(header).base64url(payload).HS256 with a per-seed secret; payload {sourceCustomerId, organizationId,
 //   sessionId, scopes, iat, exp}, iat/exp in epoch milliseconds. A missing, malformed or forged token gets 401
 //   "Invalid session token"; an expired one 401 "Session Expired".
-// - Data: customers cust-0001..cust-0040 (accounts acct-0001..), 24 ads numbered 100001.. (numeric, since tickets
+// - Data: customers cust-0001..cust-0040 (accounts acct-0001..) and the customers of samples/ (SAMPLE_CUSTOMERS, with
+//   SAMPLE_REDEMPTIONS on sample transactions: paid, pending and one unmatched; docs/support.md), 24 ads numbered 100001.. (numeric, since tickets
 //   name an ad as the number offerId), 0..5 seeded redemptions per customer, 8 stores per ad around a fixed table
 //   of 8 US postal codes (10001, 02134, 60601, 85004, 94105, 98101, 73301, 33131). Dates are relative to midnight
 //   UTC of the start day, so a seed gives the same data all day. Every third ad is still running (its offer ends
@@ -34,13 +35,15 @@
 //   be a plain integer 0..396 given once, else 400.
 // - Earned redemptions: an accepted transaction whose id has FNV-1a-32 hash = 0 mod 10 (see earnsRedemption)
 //   earns one redemption for its customer on a running ad (amount = percent of postedAmount/100, capped;
-//   redemptionDate = its posting timestamp). A transaction from an unseeded customer enrols that customer.
+//   redemptionDate = its posting timestamp; rewardSettlementRunDate a week after the day it arrived, so pending
+//   until then), unless a seeded redemption names it. A transaction from an unseeded customer enrols that customer.
 // - Store locations: latlong wins (postalCode ignored, even invalid); an unknown postal code is a 400; an unknown
 //   adId gets an empty list; distance = haversine meters rounded to 0.1 m; sorted nearest first; unknown fields 400.
 // - Tickets: body types checked (unknown fields 400) then 202. After ticketDelayMs the first update: Error for no
 //   or more than 10 transactionIds, a transactionId that is not a positive integer, an unknown customer, an
-//   unknown offerId (no ad with that number), or a sourceTicketId that already exists (Error tickets are not
-//   kept, so a corrected ticket can be resubmitted). Otherwise Success/In Process, and after another
+//   unknown offerId (no ad with that number), or a sourceTicketId that already exists with another content (Error
+//   tickets are not kept, so a corrected ticket can be resubmitted; the same create again is the same ticket: 202,
+//   no second lifecycle). dropTicketCreates K: the first K creates are taken but their answer is lost (reset). Otherwise Success/In Process, and after another
 //   ticketDelayMs Closed with a resolutionType drawn from the seed and the ticket id, a matching svcResponse and
 //   the customer's redemptionIds for that offer. A description shorter than 10 characters is "too little
 //   information": Closed with a blank resolutionType. Retrieval is 404 until the first update, then shows In

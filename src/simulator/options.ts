@@ -18,6 +18,7 @@ export interface SimulatorOptions {
   rate429?: number; // fraction answered 429 with Retry-After (seconds, see retryAfterS)
   retryAfterS?: number; // default 1
   poison?: string[]; // transactionIds: any batch containing one gets 500, always
+  dropTicketCreates?: number; // the first K ticket creates are processed (202) but their answer is lost (connection reset)
   webhookUrl?: string; // where ticket updates are POSTed
   webhookSecret?: string; // when set, each webhook POST is signed (X-SVC-Timestamp, X-SVC-Signature: v1=HMAC-SHA256 of `${timestamp}.${body}`)
   ticketDelayMs?: number; // delay before each webhook update (default 100)
@@ -42,6 +43,7 @@ export type FaultOptions = Pick<
   | 'rate429'
   | 'retryAfterS'
   | 'poison'
+  | 'dropTicketCreates'
 >;
 
 /** Faults with every default filled in. */
@@ -55,6 +57,7 @@ export interface Faults {
   rate429: number;
   retryAfterS: number;
   poison: Set<string>;
+  dropTicketCreates: number;
 }
 
 export const FAULT_KEYS = [
@@ -67,6 +70,7 @@ export const FAULT_KEYS = [
   'rate429',
   'retryAfterS',
   'poison',
+  'dropTicketCreates',
 ] as const;
 
 export const DEFAULTS = {
@@ -90,6 +94,7 @@ export function defaultFaults(): Faults {
     rate429: 0,
     retryAfterS: DEFAULTS.retryAfterS,
     poison: new Set(),
+    dropTicketCreates: 0,
   };
 }
 
@@ -125,6 +130,7 @@ export function checkFaults(f: Record<string, unknown>): void {
   checkRate('hangRate', f.hangRate);
   checkRate('rate429', f.rate429);
   checkCount('retryAfterS', f.retryAfterS, 86_400);
+  checkCount('dropTicketCreates', f.dropTicketCreates, 1_000);
   const p = f.poison;
   if (p !== undefined && (!Array.isArray(p) || p.some((x) => typeof x !== 'string' || x.length === 0))) {
     throw bad('poison', 'an array of non-empty transactionId strings', p);
@@ -187,4 +193,5 @@ export function applyFaults(into: Faults, f: FaultOptions): void {
   if (f.rate429 !== undefined) into.rate429 = f.rate429;
   if (f.retryAfterS !== undefined) into.retryAfterS = f.retryAfterS;
   if (f.poison !== undefined) into.poison = new Set(f.poison);
+  if (f.dropTicketCreates !== undefined) into.dropTicketCreates = f.dropTicketCreates;
 }

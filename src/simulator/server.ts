@@ -250,6 +250,12 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
         if (which === 'startSession') return startSession(ctx, parsed.value, requestId);
         if (which === 'storeLocations') return getStoreLocations(ctx, parsed.value, requestId);
         const result = desk.create(parsed.value, header(req, INSTITUTION_ID));
+        if (!result && faults.dropTicketCreates > 0) {
+          // Processed, but the answer never reaches the partner: it must resubmit (the desk takes the same create
+          // again as the same ticket).
+          faults.dropTicketCreates--;
+          return 'reset';
+        }
         if (!result) return { status: 202, body: { requestId } };
         return 'unreadable' in result
           ? unreadableReply(requestId, result.unreadable)

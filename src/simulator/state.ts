@@ -145,7 +145,8 @@ export function recordAccepted(
     if (s.kept.length < keepMax) s.kept.push(tx);
     const customer = tx.sourceCustomerId;
     if (!catalog.customers.has(customer)) s.enrolled.add(customer);
-    if (earnsRedemption(id) && catalog.ongoingAdIds.length > 0) earn(s, catalog, tx);
+    if (earnsRedemption(id) && catalog.ongoingAdIds.length > 0 && !catalog.seededTransactionIds.has(id))
+      earn(s, catalog, tx);
   }
 }
 
@@ -156,7 +157,8 @@ function earn(s: SimState, catalog: Catalog, tx: TransactionNotification): void 
   if (!ad) return;
   const minor = Number(tx.postedAmount ?? tx.authorizationAmount ?? '0');
   const spend = minor / 100;
-  const posted = Date.parse(tx.transactionPostingTimestamp);
+  // Approved on receipt, paid by the settlement run a week after the day it arrived: pending until then.
+  const settlement = Math.floor(Date.now() / 86_400_000) * 86_400_000 + 7 * 86_400_000;
   const redemption: Redemption = {
     redemptionId: `rdm-${h.toString(16).padStart(8, '0')}`,
     adId,
@@ -166,7 +168,7 @@ function earn(s: SimState, catalog: Catalog, tx: TransactionNotification): void 
     sourceAccountId: tx.sourceAccountId,
     redeemingTransactionAmount: spend,
     transactionId: tx.transactionId,
-    rewardSettlementRunDate: new Date(posted + 7 * 86_400_000).toISOString(),
+    rewardSettlementRunDate: new Date(settlement).toISOString(),
   };
   const list = s.earned.get(tx.sourceCustomerId);
   if (list) list.push(redemption);

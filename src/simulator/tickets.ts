@@ -41,6 +41,20 @@ interface Entry {
   /** Updates sent so far: 0 = received, processing pending. */
   phase: 0 | 1 | 2;
   ticket: Ticket;
+  /** The create as received: the same create again is a resubmission (202, nothing new), not a duplicate. */
+  request: string;
+}
+
+/** A create's content in a fixed member order, to tell a resubmission from a second ticket under the same id. */
+function requestText(req: CreateTicketRequest): string {
+  return JSON.stringify([
+    req.sourceTicketId,
+    req.sourceCustomerId,
+    req.offerId,
+    req.transactionIds,
+    req.description,
+    req.authorEmailAddress ?? null,
+  ]);
 }
 
 /**
@@ -181,6 +195,9 @@ export function createTicketDesk(deps: TicketDeps): TicketDesk {
       const shape = checkTicketBody(body);
       if (shape) return shape;
       const req = body as unknown as CreateTicketRequest;
+      // The interface: a partner that got no answer resubmits until one arrives. The same create again is the
+      // same ticket (acknowledged again, no second lifecycle); another create under a taken id is an Error.
+      if (tickets.get(req.sourceTicketId)?.request === requestText(req)) return undefined;
       const problem = problemOf(req);
       if (problem !== undefined) {
         later(() => {
@@ -212,7 +229,7 @@ export function createTicketDesk(deps: TicketDeps): TicketDesk {
       if (req.authorEmailAddress !== undefined) ticket.authorEmailAddress = req.authorEmailAddress;
       const activation = deps.adActivation(String(req.offerId));
       if (activation) ticket.activationDate = activation;
-      const entry: Entry = { phase: 0, ticket };
+      const entry: Entry = { phase: 0, ticket, request: requestText(req) };
       tickets.set(req.sourceTicketId, entry);
       const base = {
         svcTicketId: ticket.svcTicketId,

@@ -29,7 +29,7 @@ const LAYERS: readonly string[][] = [
   ['chain/'],
   ['metrics/'],
   ['pipeline.ts'],
-  ['backfill/', 'reconcile/', 'simulator/'],
+  ['backfill/', 'reconcile/', 'simulator/', 'tickets/', 'trace/'],
   ['cli/'],
 ];
 

@@ -43,7 +43,9 @@ describe('--help', () => {
       'tickets create',
       'tickets get',
       'tickets listen',
+      'tickets status',
       'reconcile',
+      'trace',
     ])
       expect(seen).toContain(`svc-ingest ${c}`);
   });

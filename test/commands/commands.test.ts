@@ -163,7 +163,10 @@ describe('stores', () => {
 
 describe('tickets', () => {
   it('listen --until-closed prints each update as NDJSON and exits 0 when the ticket closes', async () => {
-    const listen = start(['tickets', 'listen', '--port', '0', '--until-closed', 'cmd-1']);
+    const ledgerEnv = cleanEnv({
+      SVC_LEDGER_PATH: join(mkdtempSync(join(tmpdir(), 'svc-tickets-')), 'l.ndjson'),
+    });
+    const listen = start(['tickets', 'listen', '--port', '0', '--until-closed', 'cmd-1'], ledgerEnv);
     const url = await new Promise<string>((resolve, reject) => {
       const t = setTimeout(() => reject(new Error(`no URL: ${listen.out.stderr}`)), 5000);
       const check = () => {
@@ -177,24 +180,29 @@ describe('tickets', () => {
     });
     const hooked = await startSimulator({ seed: 11, ticketDelayMs: 20, webhookUrl: url });
     try {
-      const created = await run([
-        'tickets',
-        'create',
-        '--ticket-id',
-        'cmd-1',
-        '--customer',
-        'cust-0001',
-        '--offer',
-        adId,
-        '--transaction',
-        '5',
-        '6',
-        '--description',
-        'reward missing',
-        '--json',
-        '--base-url',
-        hooked.url,
-      ]);
+      const created = await run(
+        [
+          'tickets',
+          'create',
+          '--ticket-id',
+          'cmd-1',
+          '--customer',
+          'cust-0001',
+          '--offer',
+          adId,
+          '--transaction',
+          '5',
+          '6',
+          '--description',
+          'reward missing',
+          '--json',
+          '--base-url',
+          hooked.url,
+          // No ledger holds transactions 5 and 6: sent anyway.
+          '--force',
+        ],
+        ledgerEnv,
+      );
       expect(created.code).toBe(0);
       expect(JSON.parse(created.stdout)).toMatchObject({ sourceTicketId: 'cmd-1', httpStatus: 202 });
       const r = await listen.done;
@@ -204,14 +212,14 @@ describe('tickets', () => {
         .split('\n')
         .map((l) => JSON.parse(l));
       expect(updates.map((u) => u.status)).toEqual(['In Process', 'Closed']);
-      const got = await run(['tickets', 'get', 'cmd-1', '--json', '--base-url', hooked.url]);
+      const got = await run(['tickets', 'get', 'cmd-1', '--json', '--base-url', hooked.url], ledgerEnv);
       expect(got.code).toBe(0);
       expect(JSON.parse(got.stdout)).toMatchObject({
         sourceTicketId: 'cmd-1',
         status: 'Closed',
         transactionIds: [5, 6],
       });
-      const text = await run(['tickets', 'get', 'cmd-1', '--base-url', hooked.url]);
+      const text = await run(['tickets', 'get', 'cmd-1', '--base-url', hooked.url], ledgerEnv);
       expect(text.stdout).toContain('ticket cmd-1');
     } finally {
       listen.child.kill();
@@ -245,7 +253,10 @@ describe('tickets', () => {
   });
 
   it('listen stops with 0 on SIGTERM when not waiting for a ticket', async () => {
-    const listen = start(['tickets', 'listen', '--port', '0']);
+    const listen = start(
+      ['tickets', 'listen', '--port', '0'],
+      cleanEnv({ SVC_LEDGER_PATH: join(mkdtempSync(join(tmpdir(), 'svc-tickets-')), 'l.ndjson') }),
+    );
     while (!listen.out.stderr.includes('listening on')) await new Promise((r) => setTimeout(r, 10));
     listen.child.kill('SIGTERM');
     const res = await listen.done;

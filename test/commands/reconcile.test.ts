@@ -133,7 +133,10 @@ describe('reconcile: matching', () => {
       redemptions: n,
       matched: n,
       unmatched: 0,
-      rewards: { USD: { total, matched: total, unmatched: '0.00' } },
+      // Earned on receipt, paid by the settlement run a week later: pending until then.
+      paid: 0,
+      pending: n,
+      rewards: { USD: { total, matched: total, unmatched: '0.00', paid: '0.00', pending: total } },
     });
     expect(report.ledgers).toEqual([ledgerA1, ledgerA2]);
     const lines = [
@@ -158,6 +161,8 @@ describe('reconcile: matching', () => {
         amount: want.amount,
         currency: 'USD',
         redemptionDate: want.redemptionDate,
+        rewardSettlementRunDate: want.rewardSettlementRunDate,
+        reward: 'pending',
         matched: true,
         acked: {
           requestId: carrier?.l.requestId,
@@ -167,7 +172,9 @@ describe('reconcile: matching', () => {
           ledger: carrier?.ledger,
         },
         failed: null,
+        tickets: [],
       });
+      expect(Date.parse(want.rewardSettlementRunDate ?? '')).toBeGreaterThan(Date.now());
     }
   });
 
@@ -232,7 +239,7 @@ describe('reconcile: matching', () => {
     }
     expect(text.stdout).toContain('UNMATCHED: unknown to the ledger');
     expect(text.stdout).toMatch(
-      /^total: 2 customer\(s\), \d+ redemption\(s\), 0 matched, \d+ unmatched; rewards USD /m,
+      /^total: 2 customer\(s\), \d+ redemption\(s\), 0 matched, \d+ unmatched, \d+ paid, \d+ pending; rewards USD /m,
     );
   });
 

@@ -1,8 +1,11 @@
 // `tickets listen` under attack, as a real child process: forged, replayed, oversized, mistyped and slow POSTs are
 // refused without being printed; signed updates from the simulator (`simulate` with SVC_SIM_WEBHOOK_SECRET) go
 // through end to end; every printed update has its card numbers masked.
+import { mkdtempSync } from 'node:fs';
 import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
 import { SIGNATURE_HEADER, signWebhook, TIMESTAMP_HEADER } from '../../src/client/webhook.ts';
@@ -18,9 +21,14 @@ interface Listener {
   stop(): Promise<{ stdout: string; stderr: string; code: number | null }>;
 }
 
-/** Starts `tickets listen` and waits for its URL. */
+/** A fresh folder for a listener's ledger, so its ticket store (tickets.ndjson next to it) starts empty. */
+const freshLedger = () => join(mkdtempSync(join(tmpdir(), 'svc-webhook-')), 'transactions.ndjson');
+
+/** Starts `tickets listen` (its own ticket store) and waits for its URL. */
 async function listen(args: string[] = [], env: NodeJS.ProcessEnv = signedEnv): Promise<Listener> {
-  const run = startCli(['tickets', 'listen', '--port', '0', ...args], { env });
+  const run = startCli(['tickets', 'listen', '--port', '0', ...args], {
+    env: { SVC_LEDGER_PATH: freshLedger(), ...env },
+  });
   let stdout = '';
   let stderr = '';
   run.child.stdout!.on('data', (d: Buffer | string) => {
@@ -145,8 +153,10 @@ describe('tickets listen with a shared secret', () => {
           'reward missing after purchase',
           '--base-url',
           simUrl,
+          // No ledger here holds transaction 7: sent anyway.
+          '--force',
         ],
-        { env: {} },
+        { env: { SVC_LEDGER_PATH: freshLedger() } },
       );
       expect(created.code, created.stderr).toBe(0);
       const r = await l.run.done;

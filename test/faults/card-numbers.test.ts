@@ -3,9 +3,10 @@
 // every test card number. The hostile input carries them in every id, code and amount field, in free text in
 // each written form, in NDJSON keys and JSON numbers, in a CSV header, in unparsable lines and in duplicates.
 import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { TRANSACTION_FIELDS } from '../../src/model/transaction.ts';
@@ -358,7 +359,11 @@ describe('no card number leaves: the service, files and streams, on hostile inpu
   });
 
   it('tickets listen prints each update with card numbers masked', async () => {
-    const run = startCli(['tickets', 'listen', '--port', '0'], { env: { SVC_LOG_LEVEL: 'info' } });
+    // Its ticket store (tickets.ndjson next to the ledger) is in a folder of its own, read back below.
+    const store = await mkdtemp(join(tmpdir(), 'svc-listen-'));
+    const run = startCli(['tickets', 'listen', '--port', '0'], {
+      env: { SVC_LOG_LEVEL: 'info', SVC_LEDGER_PATH: join(store, 'transactions.ndjson') },
+    });
     let stderr = '';
     run.child.stderr?.on('data', (d: Buffer) => {
       stderr += d.toString();
@@ -400,5 +405,8 @@ describe('no card number leaves: the service, files and streams, on hostile inpu
     expect(printed.sourceTicketId).toBe('T-411111******1111');
     expect(printed['378282*****0005']).toBe('key');
     expectNoCardNumber({ stdout: r.stdout, stderr: r.stderr }, ['stdout', 'stderr']);
+    const kept = await readFile(join(store, 'tickets.ndjson'), 'utf8');
+    expect(kept).toContain('T-411111******1111');
+    expectNoCardNumber({ kept }, ['kept']);
   });
 });

@@ -1,0 +1,93 @@
+// `tickets create`: the create is stored first (submitted), then sent until the service acknowledges it (2xx):
+// the interface says a partner that gets no answer resubmits until one arrives, and sourceTicketId makes a
+// resubmission the same ticket. A 4xx other than 408/429 is an answer too (the create is wrong): not resent.
+import { SvcHttpError } from '../client/errors.ts';
+import type { CreateTicketRequest } from '../client/models.ts';
+import { SvcIngestError } from '../errors.ts';
+import type { Logger } from '../log.ts';
+import type { TicketStore } from './store-types.ts';
+
+/** The part of the client a create uses. */
+export interface TicketSender {
+  createTicket(req: CreateTicketRequest): Promise<{ requestId?: string; httpStatus: number }>;
+}
+
+export interface ResubmitOptions {
+  /** Attempts at most (the first included). */
+  maxAttempts: number;
+  /** Wait before the second attempt; doubled each time, capped at `maxDelayMs`. */
+  baseDelayMs: number;
+  maxDelayMs: number;
+  logger: Logger;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+/**
+ * The outcome of a create: acknowledged (with the attempts it took), or not after every attempt.
+ * @example { accepted: true, httpStatus: 202, requestId: '…', attempts: 2 }
+ */
+export type CreateOutcome =
+  | { accepted: true; httpStatus: number; requestId: string | null; attempts: number }
+  | { accepted: false; attempts: number; error: SvcIngestError };
+
+/** An answer that says the create itself is wrong (resending it changes nothing). */
+function isFinalRefusal(err: unknown): boolean {
+  if (!(err instanceof SvcHttpError)) return false;
+  const s = err.status;
+  return s >= 400 && s < 500 && s !== 408 && s !== 429;
+}
+
+/**
+ * Stores the create, then sends it until it is acknowledged; the acknowledgement is stored before this resolves.
+ * @example const out = await submitTicket(client, store, req, ['700123'], { maxAttempts: 8, baseDelayMs: 500, maxDelayMs: 30000, logger })
+ */
+export async function submitTicket(
+  client: TicketSender,
+  store: TicketStore,
+  req: CreateTicketRequest,
+  transactions: string[],
+  o: ResubmitOptions,
+): Promise<CreateOutcome> {
+  const sleep = o.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  await store.append({
+    kind: 'submitted',
+    sourceTicketId: req.sourceTicketId,
+    ts: new Date().toISOString(),
+    request: req,
+    transactions,
+  });
+  let last: SvcIngestError | undefined;
+  for (let attempt = 1; attempt <= o.maxAttempts; attempt++) {
+    try {
+      const res = await client.createTicket(req);
+      await store.append({
+        kind: 'accepted',
+        sourceTicketId: req.sourceTicketId,
+        ts: new Date().toISOString(),
+        httpStatus: res.httpStatus,
+        requestId: res.requestId ?? null,
+        attempts: attempt,
+      });
+      return {
+        accepted: true,
+        httpStatus: res.httpStatus,
+        requestId: res.requestId ?? null,
+        attempts: attempt,
+      };
+    } catch (err) {
+      if (!(err instanceof SvcIngestError) || isFinalRefusal(err)) throw err;
+      if (err.code === 'SEND_AUTH' || err.code === 'SEND_REDIRECT') throw err;
+      last = err;
+      o.logger.warn(
+        { event: 'ticket.resubmit', sourceTicketId: req.sourceTicketId, attempt, error: err.message },
+        'no acknowledgement for the ticket: resubmitting (same sourceTicketId)',
+      );
+      if (attempt < o.maxAttempts) await sleep(Math.min(o.maxDelayMs, o.baseDelayMs * 2 ** (attempt - 1)));
+    }
+  }
+  return {
+    accepted: false,
+    attempts: o.maxAttempts,
+    error: last ?? new SvcIngestError('SEND_HTTP', 'no attempt made'),
+  };
+}
