@@ -1,5 +1,5 @@
-// Every example of the support documentation runs as documented (test/helpers/doc-examples.ts): the lead points
-// describeDocExamples at the README's support section once the examples move there.
+// Every example of the support documentation runs as documented (test/helpers/doc-examples.ts): the README's
+// support section and docs/support.md, each against a fresh simulator.
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { ROOT } from '../helpers/cli.ts';
@@ -20,4 +20,5 @@ it('splits command lines as a shell does', () => {
   ]);
 });
 
+describeDocExamples(join(ROOT, 'README.md'));
 describeDocExamples(join(ROOT, 'docs/support.md'));
