@@ -110,6 +110,11 @@ export function printOwnJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(maskOwnRecord(value))}\n`);
 }
 
+/** One `svc-ingest: warning: …` line on stderr (the text commands: map, mapping check), card numbers masked. */
+export function printWarning(message: string): void {
+  process.stderr.write(`svc-ingest: warning: ${maskCardNumbers(message)}\n`);
+}
+
 /** Writes human-readable text on stdout, every card number in it masked. */
 export function printText(lines: string[]): void {
   if (lines.length > 0) process.stdout.write(`${maskCardNumbers(lines.join('\n'))}\n`);

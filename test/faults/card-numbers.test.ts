@@ -74,7 +74,7 @@ const ID_CARRIERS: Array<[string, string]> = [
   ['sourceCustomerId', `cust ${visa.slice(0, 4)} ${visa.slice(4, 8)} ${visa.slice(8, 12)} ${visa.slice(12)}`],
   ['sourceAccountId', `acct-${discover}`],
   ['sourceAccountId', `0000${jcb}`],
-  ['paymentNetworkMerchantId', amex],
+  ['paymentNetworkMerchantId', `MID ${amex}`],
   ['paymentNetworkMerchantId', `${diners}.7`],
   ['walletDescription', unionpay19],
   ['authorizationApprovalCode', visa13],
