@@ -113,6 +113,7 @@ export function summarize(
     rejects: rest.rejects,
     ledgerBadLines: rest.ledgerBadLines,
     emptyInputs: rest.emptyInputs,
+    ...(rest.ownNumericIds ? { ownNumericIds: rest.ownNumericIds } : {}),
     ...(tooManyRejects
       ? {
           error: {

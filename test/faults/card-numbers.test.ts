@@ -310,6 +310,64 @@ describe('no card number leaves: the service, files and streams, on hostile inpu
     expectNoCardNumber({ bodies: capture.bodies.join('\n') }, ['bodies']);
   });
 
+  it('ids declared the bank’s own numeric ids (ownNumericIds) are sent as they are, said at the start and in the summary', async () => {
+    const w = await workdir('cards-own');
+    const profile = join(w.dir, 'own.json');
+    const fields: Record<string, unknown> = {};
+    for (const c of CANONICAL_COLUMNS) fields[c] = c;
+    fields.transactionId = { from: 'transactionId', maxLength: 16 };
+    await writeFile(profile, JSON.stringify({ name: 'core-ids', ownNumericIds: ['transactionId'], fields }));
+    // 16-digit core-system ids that are Visa numbers by the rule; one written with letters is still checked, and
+    // one longer than maxLength is checked whole before the cut.
+    const rows = [
+      { ...base(1, 'ow'), transactionId: visa },
+      { ...base(2, 'ow'), transactionId: TEST_PANS.visa2 },
+      { ...base(3, 'ow'), transactionId: `TX${mastercard}` },
+      { ...base(4, 'ow'), sourceAccountId: visa },
+    ];
+    const file = join(w.dir, 'own.ndjson');
+    await writeFile(file, `${rows.map((x) => JSON.stringify(x)).join('\n')}\n`);
+    const r = await runCli(['send', ...FAST, '--mapping', profile, file], { env: env(w) });
+    expect(r.code, r.stderr).toBe(2);
+    const s = summary(r) as unknown as { sent: number; rejected: number; ownNumericIds: string[] };
+    expect(s.sent).toBe(2);
+    expect(s.rejected).toBe(2);
+    expect(s.ownNumericIds).toEqual(['transactionId']);
+    const got = capture.bodies.flatMap((b) => (JSON.parse(b) as { transactions: Row[] }).transactions);
+    expect(got.map((t) => t.transactionId).sort()).toEqual([TEST_PANS.visa2, visa].sort());
+    const notice = r.stderr
+      .split('\n')
+      .filter((l) => l.includes('mapping.own_numeric_ids'))
+      .map((l) => JSON.parse(l) as { fields: string[]; mapping: string });
+    expect(notice).toHaveLength(1);
+    expect(notice[0]).toMatchObject({ fields: ['transactionId'], mapping: 'core-ids' });
+    // The declaration names id fields only.
+    await writeFile(
+      profile,
+      JSON.stringify({ name: 'bad', ownNumericIds: ['paymentNetworkMerchant'], fields }),
+    );
+    const bad = await runCli(['send', ...FAST, '--mapping', profile, file], { env: env(w) });
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/ownNumericIds/);
+  });
+
+  it('maxLength checks an id whole before it cuts it: a cut card number is refused, not sent', async () => {
+    const w = await workdir('cards-cut');
+    const profile = join(w.dir, 'cut.json');
+    const fields: Record<string, unknown> = {};
+    for (const c of CANONICAL_COLUMNS) fields[c] = c;
+    fields.sourceAccountId = { from: 'sourceAccountId', maxLength: 15 };
+    await writeFile(profile, JSON.stringify({ name: 'cut', fields }));
+    const file = join(w.dir, 'cut.ndjson');
+    await writeFile(file, `${JSON.stringify({ ...base(1, 'ct'), sourceAccountId: visa })}\n`);
+    const r = await runCli(['send', ...FAST, '--mapping', profile, file], { env: env(w) });
+    expect(r.code).toBe(2);
+    expect(capture.bodies.join('')).not.toContain(visa.slice(0, 12));
+    const [rj] = await readRejects(w.rejects);
+    expect(JSON.stringify(rj)).toMatch(/before maxLength 15/);
+    expectNoCardNumber(await outputs(w, r), ['rejects', 'stdout', 'stderr']);
+  });
+
   it("the service's error echoing card numbers reaches the ledger's error and the log masked", async () => {
     const w = await workdir('cards-echo');
     capture.failWith = {
