@@ -469,9 +469,10 @@ export function holdsCardNumberId(text: string, width?: number): boolean {
   if (width !== undefined && n === width && allAsciiDigits(text)) return false;
   let i = 0;
   while (i < n) {
-    const k = classAt(text, i);
-    if (k < DIGIT) {
-      i += widthAt(text, i);
+    // ASCII read from the table in place; anything else through classAt (and a surrogate pair is one character).
+    const c = text.charCodeAt(i);
+    if ((c < 128 ? (BMP[c] as number) : classAt(text, i)) < DIGIT) {
+      i += c >= 0xd800 && c <= 0xdbff ? widthAt(text, i) : 1;
       continue;
     }
     const start = i;
@@ -480,9 +481,13 @@ export function holdsCardNumberId(text: string, width?: number): boolean {
     for (;;) {
       const from = i;
       let count = 0;
-      while (i < n && classAt(text, i) >= DIGIT) {
+      for (;;) {
+        if (i >= n) break;
+        const d = text.charCodeAt(i);
+        if (d >= 48 && d <= 57) i++;
+        else if (d > 127 && classAt(text, i) >= DIGIT) i += widthAt(text, i);
+        else break;
         count++;
-        i += widthAt(text, i);
       }
       groupStart[groups] = from;
       groupEnd[groups] = i;
@@ -504,11 +509,17 @@ function runHoldsCardId(text: string, groups: number, start: number, end: number
   for (let g = 0; g < groups; g++) {
     const count = groupCount[g] as number;
     if (count < MIN) continue;
-    const digits = asciiDigits(text.slice(groupStart[g], groupEnd[g]));
+    // Leading zeros first (a zero of any script): most long groups (ARNs, references) end here, unread.
     let sig = 0;
-    while (sig < count && digits.charCodeAt(sig) === 48) sig++;
+    for (
+      let at = groupStart[g] as number;
+      sig < count && classAt(text, at) === DIGIT;
+      at += widthAt(text, at)
+    )
+      sig++;
     const len = count - sig;
     if (len < MIN || len > MAX) continue;
+    const digits = asciiDigits(text.slice(groupStart[g], groupEnd[g]));
     if (g === 0 && len <= 15 && sig === 0 && text.charCodeAt(start - 1) === 43 /* + */) continue;
     if (brandAt(digits, sig, len) && luhnAt(digits, sig, count)) return true;
   }

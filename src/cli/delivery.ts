@@ -229,7 +229,7 @@ export function exitStatusOfRun(
 ): number {
   if (summary.error) {
     // The run stopped itself (too many rejects): the summary says what was done, this line why.
-    process.stderr.write(`svc-ingest: ${summary.error.code}: ${summary.error.message}\n`);
+    process.stderr.write(maskCardNumbers(`svc-ingest: ${summary.error.code}: ${summary.error.message}\n`));
     return EXIT.USAGE;
   }
   if (summary.interrupted === 'SIGINT') return EXIT.SIGINT;
