@@ -4,58 +4,23 @@
 // each written form, in NDJSON keys and JSON numbers, in a CSV header, in unparsable lines and in duplicates.
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
-import { createServer, type IncomingMessage, request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { TRANSACTION_FIELDS } from '../../src/model/transaction.ts';
-import { runCli, startCli } from '../helpers/cli.ts';
+import { listenTickets, useCapture } from '../helpers/capture.ts';
+import { runCli } from '../helpers/cli.ts';
 import { luhnWindows, pansIn, TEST_PANS } from '../helpers/pans.ts';
 import { CANONICAL_COLUMNS, makeTx } from '../helpers/transactions.ts';
 import { FAST, readRejects, report, STACK, summary, workdir } from './helpers.ts';
 
 const { visa, visa2, visa13, mastercard, mastercard2, amex, discover, jcb, diners, unionpay19 } = TEST_PANS;
 
-/** The service, as a capture server: answers 200 (or the scripted error) and keeps every body it received. */
-interface Capture {
-  url: string;
-  /** Bodies of the POSTs to the transactions endpoint. */
-  bodies: string[];
-  /** Every request as received (method, URL, body), whatever its endpoint. */
-  all: string[];
-  /** Answer every request with this status and body (an error envelope echoing card numbers). */
-  failWith: { status: number; body: string } | null;
-}
-let server: Server;
-const capture: Capture = { url: '', bodies: [], all: [], failWith: null };
+const capture = useCapture();
 
-beforeAll(async () => {
-  server = createServer((req: IncomingMessage, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8');
-      capture.all.push(`${req.method} ${req.url}\n${JSON.stringify(req.headers)}\n${body}`);
-      if (req.method === 'POST' && req.url?.startsWith('/v2/data/transactions')) capture.bodies.push(body);
-      res.setHeader('content-type', 'application/json');
-      if (capture.failWith) {
-        res.statusCode = capture.failWith.status;
-        res.end(capture.failWith.body);
-        return;
-      }
-      // A request id without long digit runs, so the ledger scan below looks at what came from the input.
-      res.end(JSON.stringify({ requestId: `cap-${capture.bodies.length}` }));
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  capture.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-});
-afterAll(() => new Promise<void>((r) => server.close(() => r())));
-beforeEach(() => {
-  capture.bodies = [];
-  capture.all = [];
-  capture.failWith = null;
-});
+/** A profile's fields reading every canonical column as it is, for a test to change one. */
+function canonicalFields(): Record<string, unknown> {
+  return Object.fromEntries(CANONICAL_COLUMNS.map((c) => [c, c]));
+}
 
 /** The CLI's environment for one work dir, pointed at the capture server. */
 function env(w: { ledger: string; rejects: string }, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
@@ -293,8 +258,7 @@ describe('no card number leaves: the service, files and streams, on hostile inpu
   it('a numeric id that is a card number is sent once hashed (the documented workaround)', async () => {
     const w = await workdir('cards-hash');
     const profile = join(w.dir, 'hashed.json');
-    const fields: Record<string, unknown> = {};
-    for (const c of CANONICAL_COLUMNS) fields[c] = c;
+    const fields = canonicalFields();
     fields.sourceAccountId = { hash: { of: ['sourceAccountId'], length: 24, prefix: 'acct-' } };
     await writeFile(profile, JSON.stringify({ name: 'hashed', fields }));
     const file = join(w.dir, 'h.ndjson');
@@ -313,8 +277,7 @@ describe('no card number leaves: the service, files and streams, on hostile inpu
   it('ids declared the bank’s own numeric ids (ownNumericIds) are sent as they are, said at the start and in the summary', async () => {
     const w = await workdir('cards-own');
     const profile = join(w.dir, 'own.json');
-    const fields: Record<string, unknown> = {};
-    for (const c of CANONICAL_COLUMNS) fields[c] = c;
+    const fields = canonicalFields();
     fields.transactionId = { from: 'transactionId', maxLength: 16 };
     await writeFile(profile, JSON.stringify({ name: 'core-ids', ownNumericIds: ['transactionId'], fields }));
     // 16-digit core-system ids that are Visa numbers by the rule; one written with letters is still checked, and
@@ -354,8 +317,7 @@ describe('no card number leaves: the service, files and streams, on hostile inpu
   it('maxLength checks an id whole before it cuts it: a cut card number is refused, not sent', async () => {
     const w = await workdir('cards-cut');
     const profile = join(w.dir, 'cut.json');
-    const fields: Record<string, unknown> = {};
-    for (const c of CANONICAL_COLUMNS) fields[c] = c;
+    const fields = canonicalFields();
     fields.sourceAccountId = { from: 'sourceAccountId', maxLength: 15 };
     await writeFile(profile, JSON.stringify({ name: 'cut', fields }));
     const file = join(w.dir, 'cut.ndjson');
@@ -416,23 +378,7 @@ describe('no card number leaves: the service, files and streams, on hostile inpu
   });
 
   it('tickets listen prints each update with card numbers masked', async () => {
-    const run = startCli(['tickets', 'listen', '--port', '0'], { env: { SVC_LOG_LEVEL: 'info' } });
-    let stderr = '';
-    run.child.stderr?.on('data', (d: Buffer) => {
-      stderr += d.toString();
-    });
-    const url = await new Promise<string>((resolve, reject) => {
-      const t = setInterval(() => {
-        const m = /listening on (\S+)/.exec(stderr);
-        if (m?.[1]) {
-          clearInterval(t);
-          resolve(m[1]);
-        } else if (run.child.exitCode !== null) {
-          clearInterval(t);
-          reject(new Error(stderr));
-        }
-      }, 10);
-    });
+    const listener = await listenTickets({ SVC_LOG_LEVEL: 'info' });
     const update = {
       sourceTicketId: `T-${visa}`,
       processingStatus: 'Processed',
@@ -441,19 +387,8 @@ describe('no card number leaves: the service, files and streams, on hostile inpu
       [amex]: 'key',
       transactionIds: [Number(visa)],
     };
-    const answer = await new Promise<number>((resolve, reject) => {
-      const body = JSON.stringify(update);
-      const req = request(url, { method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
-      req.on('error', reject);
-      req.end(body);
-    });
-    expect(answer).toBe(200);
-    await new Promise((r) => setTimeout(r, 200));
-    run.child.kill('SIGTERM');
-    const r = await run.done;
+    expect(await listener.post(JSON.stringify(update))).toBe(200);
+    const r = await listener.stop();
     const printed = JSON.parse(r.stdout.trim().split('\n')[0] ?? '{}') as Record<string, unknown>;
     expect(printed.sourceTicketId).toBe('T-411111******1111');
     expect(printed['378282*****0005']).toBe('key');

@@ -6,11 +6,10 @@
 // `mapping check`, `ledger status|failed|find`, `backfill plan|work|status`, `tickets listen`.
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { createServer, type IncomingMessage, request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { runCli, startCli } from '../helpers/cli.ts';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { listenTickets, useCapture } from '../helpers/capture.ts';
+import { runCli } from '../helpers/cli.ts';
 import { grouped, LEAK_PANS, writings } from '../helpers/leak-corpus.ts';
 import { cardWindows, panPiecesIn } from '../helpers/pans.ts';
 import { usePostgres } from '../helpers/postgres.ts';
@@ -20,40 +19,7 @@ import { FAST, report, STACK, summary, workdir } from './helpers.ts';
 const PANS = Object.values(LEAK_PANS);
 const pgs = usePostgres();
 
-/** The service as a capture server: keeps every request, answers 200 or the scripted error. */
-const capture = {
-  url: '',
-  bodies: [] as string[],
-  all: [] as string[],
-  failWith: null as null | { status: number; body: string },
-};
-let server: Server;
-beforeAll(async () => {
-  server = createServer((req: IncomingMessage, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8');
-      capture.all.push(`${req.method} ${req.url}\n${JSON.stringify(req.headers)}\n${body}`);
-      if (req.method === 'POST' && req.url?.startsWith('/v2/data/transactions')) capture.bodies.push(body);
-      res.setHeader('content-type', 'application/json');
-      if (capture.failWith) {
-        res.statusCode = capture.failWith.status;
-        res.end(capture.failWith.body);
-        return;
-      }
-      res.end(JSON.stringify({ requestId: `cap-${capture.bodies.length}` }));
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  capture.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-});
-afterAll(() => new Promise<void>((r) => server.close(() => r())));
-beforeEach(() => {
-  capture.bodies = [];
-  capture.all = [];
-  capture.failWith = null;
-});
+const capture = useCapture();
 
 /** Every place a piece of a corpus card number was found: `where` → the numbers. */
 const found: Record<string, string[]> = {};
@@ -376,36 +342,7 @@ describe('the leak corpus: no card number, and no 12 digits of one, by any path'
   });
 
   it('tickets listen: webhook bodies carrying the corpus, under our own ids’ key names too', async () => {
-    const run = startCli(['tickets', 'listen', '--port', '0'], { env: { SVC_LOG_LEVEL: 'debug' } });
-    let stderr = '';
-    run.child.stderr?.on('data', (d: Buffer) => {
-      stderr += d.toString();
-    });
-    const url = await new Promise<string>((resolve, reject) => {
-      const t = setInterval(() => {
-        const m = /listening on (\S+)/.exec(stderr);
-        if (m?.[1]) {
-          clearInterval(t);
-          resolve(m[1]);
-        } else if (run.child.exitCode !== null) {
-          clearInterval(t);
-          reject(new Error(stderr));
-        }
-      }, 10);
-    });
-    const post = (body: string) =>
-      new Promise<number>((resolve, reject) => {
-        const req = request(
-          url,
-          { method: 'POST', headers: { 'content-type': 'application/json' } },
-          (res) => {
-            res.resume();
-            resolve(res.statusCode ?? 0);
-          },
-        );
-        req.on('error', reject);
-        req.end(body);
-      });
+    const listener = await listenTickets({ SVC_LOG_LEVEL: 'debug' });
     let posted = 0;
     for (const pan of PANS) {
       const ws = writings(pan);
@@ -414,7 +351,7 @@ describe('the leak corpus: no card number, and no 12 digits of one, by any path'
         pan.length === 16
           ? `${pan.slice(0, 8)}-${pan.slice(8, 12)}-${pan.slice(12)}-8000-000000000000`
           : `deadbeef-0000-4000-8000-${pan}`;
-      const status = await post(
+      const status = await listener.post(
         JSON.stringify({
           sourceTicketId: `T-${ws[1]}`,
           processingStatus: 'Processed',
@@ -430,9 +367,7 @@ describe('the leak corpus: no card number, and no 12 digits of one, by any path'
       expect(status).toBe(200);
       posted++;
     }
-    await new Promise((r) => setTimeout(r, 200));
-    run.child.kill('SIGTERM');
-    const r = await run.done;
+    const r = await listener.stop();
     expect(r.stdout.trim().split('\n').length).toBe(posted);
     scan('tickets listen stdout', r.stdout);
     scan('tickets listen stderr', r.stderr);

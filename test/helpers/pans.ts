@@ -37,13 +37,18 @@ export const TEST_PANS = {
  * slashes) in a text, as the red team's capture server reads traffic. Returns the windows found.
  */
 export function luhnWindows(text: string): string[] {
+  return windowsOf(text.replace(/[ ./-]+/g, ' '), luhn);
+}
+
+/** Every 13-19-digit window of every run of ASCII digits joined by single spaces that passes `test`. */
+function windowsOf(plain: string, test: (digits: string) => boolean): string[] {
   const found: string[] = [];
-  for (const m of text.matchAll(/\d(?:[ ./-]*\d)*/g)) {
+  for (const m of plain.matchAll(/\d(?: *\d)*/g)) {
     const d = m[0].replace(/\D/g, '');
     for (let a = 0; a + 13 <= d.length; a++)
       for (let len = 13; len <= 19 && a + len <= d.length; len++) {
         const w = d.slice(a, a + len);
-        if (luhn(w)) found.push(w);
+        if (test(w)) found.push(w);
       }
   }
   return found;
@@ -95,17 +100,7 @@ const SEPARATORS = /[\p{Zs}\p{Pd}\t./\u00ad\u180e\u200b-\u200d\u2060-\u2064\ufef
  * separator: what a DLP scanner finds in traffic.
  */
 export function cardWindows(text: string): string[] {
-  const found: string[] = [];
-  const plain = asciiDigits(text).replace(SEPARATORS, ' ');
-  for (const m of plain.matchAll(/\d(?: *\d)*/g)) {
-    const d = m[0].replace(/\D/g, '');
-    for (let a = 0; a + 13 <= d.length; a++)
-      for (let len = 13; len <= 19 && a + len <= d.length; len++) {
-        const w = d.slice(a, a + len);
-        if (isBrandCard(w)) found.push(w);
-      }
-  }
-  return found;
+  return windowsOf(asciiDigits(text).replace(SEPARATORS, ' '), isBrandCard);
 }
 
 /**
