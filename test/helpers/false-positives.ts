@@ -54,6 +54,8 @@ export const KINDS: readonly Kind[] = [
     field: 'transactionId',
     make: (next) => `ipi_${chars(next, BASE62, 24)}`,
   },
+  // A hash or token in hex without hyphens: about 1 in 2,300 holds 13+ digits in a row, glued to letters.
+  { name: '32-character hex id', field: 'transactionId', make: (next) => chars(next, HEX, 32) },
   {
     // 23 digits, a third of them with 1-6 leading zeros.
     name: 'ARN (23 digits, leading zeros)',

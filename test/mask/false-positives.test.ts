@@ -1,5 +1,5 @@
 // The card-number rule measured the other way: valid values refused as card numbers. A seeded corpus of
-// 1,000,000 values of each kind real exports carry (UUIDs, Stripe-style ids, ARNs, merchant ids, approval codes,
+// 1,000,000 values of each kind real exports carry (UUIDs, Stripe-style ids, 32-character hex ids, ARNs, merchant ids, approval codes,
 // timestamps, phone numbers, postal codes, declared 16-digit ids) run through the validator: zero refused. Random
 // undeclared 13-19-digit numbers: refused at the brands' share of the number space × 1/10 (reported).
 // `make bench BENCH_ARGS="--only pan"` runs the same corpus at 10,000,000 a kind.

@@ -207,6 +207,10 @@ describe('ids: whole digit groups and sequences of groups, never a window inside
       '4539.578763621486',
       '+4539578763621',
       '+378282246310005',
+      // Hex and base62 ids: a long digit group glued to letters is chance where the word has other digits.
+      'a1b4539578763621486',
+      '4539578763621486x9',
+      '9f3c4539578763621486ab0e',
     ])
       expect(holdsCardNumberId(id), id).toBe(false);
     expect(holdsCardNumberId('00004539578763621486123', 23)).toBe(false);
