@@ -1,6 +1,7 @@
 // The card-number rule's false-positive corpus at bench size (`--only pan`): 10,000,000 seeded values of each kind
 // through the validator (test/helpers/false-positives.ts; the suite runs 1,000,000), and random undeclared
 // 13-19-digit numbers, whose refusal rate is the rule's cost to a bank that does not declare its numeric ids.
+import { loadavg } from 'node:os';
 import { KINDS, RANDOM_NUMBER, refusals } from '../helpers/false-positives.ts';
 import { log, type ScenarioResult } from './scenarios.ts';
 
@@ -31,6 +32,7 @@ export async function panCorpus(perKind: number): Promise<ScenarioResult> {
     command: 'in process: validateValues over test/helpers/false-positives.ts (seed 19)',
     runs,
     median: {
+      load1: Math.round((loadavg()[0] as number) * 10) / 10,
       wallMs,
       rowsPerSec: Math.round(values / (wallMs / 1000)),
       rowsPerCpuSec: Math.round(values / (cpuUs / 1e6)),
