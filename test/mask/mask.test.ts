@@ -10,11 +10,13 @@ import {
   maskOwnRecord,
   maskPan,
 } from '../../src/mask.ts';
+import { LEAK_PANS, writings } from '../helpers/leak-corpus.ts';
 import {
   cardWindows,
   isBrandCard,
   luhn,
   luhnWindows,
+  panPiecesIn,
   pansIn,
   TEST_PANS,
   withCheckDigit,
@@ -134,6 +136,30 @@ describe('masking text: every 13-19-digit window of digit runs joined by " -./"'
     expect(hasThirteenDigits('a1b2c3d4e5f6g7h8i9j0k1l2m3')).toBe(true);
     expect(hasThirteenDigits('٤١١١١١١١١١١١١١١١')).toBe(true);
     expect(hasThirteenDigits('４１１１１１１１１１１１')).toBe(false);
+  });
+});
+
+describe('every writing of the leak corpus (test/helpers/leak-corpus.ts): found in text and in ids', () => {
+  it('each brand’s test number in 34 writings: masked to no 12 digits in a row, refused as an id', () => {
+    for (const pan of Object.values(LEAK_PANS)) {
+      expect(isBrandCard(pan), pan).toBe(true);
+      for (const w of writings(pan)) {
+        const out = maskCardNumbers(`note: ${w}; end`);
+        expect(panPiecesIn(out, [pan]), `${JSON.stringify(w)} → ${out}`).toEqual([]);
+        expect(containsCardNumber(w), JSON.stringify(w)).toBe(true);
+        expect(holdsCardNumberId(w), JSON.stringify(w)).toBe(true);
+        expect(maskCardNumbers(out)).toBe(out);
+      }
+    }
+  });
+
+  it('an excerpt never cuts between the halves of a digit outside the BMP, nor leaves 12 digits', () => {
+    const pan = LEAK_PANS.visa as string;
+    const math = writings(pan).find((w) => w.codePointAt(0) === 0x1d7ce + 4) as string;
+    for (let pad = 180; pad < 220; pad++) {
+      const out = maskExcerpt(`${'x'.repeat(pad)}${math} tail`, 100);
+      expect(panPiecesIn(out, [pan])).toEqual([]);
+    }
   });
 });
 
