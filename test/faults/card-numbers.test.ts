@@ -304,6 +304,14 @@ describe('no card number leaves: the service, files and streams, on hostile inpu
       .map((l) => JSON.parse(l) as { fields: string[]; mapping: string });
     expect(notice).toHaveLength(1);
     expect(notice[0]).toMatchObject({ fields: ['transactionId'], mapping: 'core-ids' });
+    // The authoring commands name the declaration too.
+    const check = await runCli(['mapping', 'check', profile]);
+    expect(check.stdout).toContain(
+      "the bank's own numeric ids, sent unchecked for card numbers: transactionId",
+    );
+    const mapped = await runCli(['map', '--mapping', profile, file]);
+    expect(mapped.stderr).toContain('own numeric ids sent unchecked: transactionId');
+    expect(pansIn(mapped.stdout + mapped.stderr)).toEqual([]);
     // The declaration names id fields only.
     await writeFile(
       profile,
