@@ -103,6 +103,7 @@ async function runSend(o: SendOptions, c: Counters, live: Live): Promise<RunSumm
           batchSize: o.batchSize,
           dispatch: o.dryRun ? undefined : gatedOnClaims(o.dispatch, store),
           profileName: profile.name,
+          ownIds: profile.ownIds,
           logger: log,
           signal: o.signal,
           onSink: (sink) => {
@@ -121,6 +122,7 @@ async function runSend(o: SendOptions, c: Counters, live: Live): Promise<RunSumm
       rejects: rejectsPath,
       ledgerBadLines: store.badLines,
       emptyInputs: source.emptyInputs,
+      ...(profile.ownIds.length > 0 ? { ownNumericIds: [...profile.ownIds] } : {}),
     });
   } finally {
     await rejects.close().catch((err: Error) => log.error({ event: 'rejects.close' }, err.message));

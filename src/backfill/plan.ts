@@ -10,6 +10,7 @@ import { connectLedgerDb } from '../ledger/postgres/session.ts';
 import type { Logger } from '../log.ts';
 import { loadProfile, MAPPINGS_DIR } from '../map/profile.ts';
 import { checkRequiredColumns } from '../map/required-columns.ts';
+import { containsCardNumber, maskCardNumbers } from '../mask.ts';
 import type { InputFormat } from '../model/input.ts';
 import { DEFAULT_MAX_LINE_BYTES, readCsvHeader, readOnce, resolveInputs } from '../read/open.ts';
 import { cutFile, DEFAULT_PARTITION_BYTES } from './cut.ts';
@@ -89,6 +90,14 @@ export async function planBackfill(o: PlanOptions): Promise<PlanResult> {
       );
     }
     const abs = await realpath(spec.path);
+    // Every worker opens the file by the path stored in the ledger database: a path holding a card number would be
+    // stored whole there, so it is refused (renaming the file is the way on).
+    if (containsCardNumber(abs))
+      throw new SvcIngestError(
+        'USAGE_INVALID',
+        `${maskCardNumbers(abs)}: the path holds a card number, and a backfill stores its inputs' paths; rename the file`,
+        { source: maskCardNumbers(abs) },
+      );
     const columns = spec.format === 'csv' ? await readCsvHeader(spec, { delimiter }) : undefined;
     if (columns) checkRequiredColumns(profile, columns, spec.path);
     specs.push({ spec: { ...spec, path: abs }, columns });

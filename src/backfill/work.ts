@@ -359,6 +359,7 @@ async function runWork(o: WorkOptions, totals: Counters, live: Live): Promise<Wo
           batchSize: o.batchSize,
           dispatch: gated,
           profileName: profile.name,
+          ownIds: profile.ownIds,
           logger: log,
           signal: stop.signal,
           onSink: (sink) => {

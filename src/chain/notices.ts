@@ -25,6 +25,17 @@ export function columnMissing(log: Logger): (message: string, use: ColumnUse, so
     log.warn({ event: 'mapping.column_missing', rule: use.rule, column: use.column, source }, message);
 }
 
+/**
+ * The profile declares id fields the bank's own numeric ids (`ownNumericIds`): said at the start of every run, so
+ * sending them without the card-number check is never silent.
+ */
+export function ownIdsNotice(log: Logger, profileName: string, fields: readonly string[]): void {
+  log.warn(
+    { event: 'mapping.own_numeric_ids', mapping: profileName, fields },
+    `mapping ${profileName} declares ${fields.join(', ')} the bank's own numeric ids: their all-digit values are sent without the card-number check`,
+  );
+}
+
 /** Fields the profile lets records go without ("required": false): said once a run, when it first happens. */
 export function relaxedNotice(log: Logger, profileName: string): (item: PreparedTx) => void {
   const seen = new Set<string>();

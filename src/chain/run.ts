@@ -15,7 +15,7 @@ import { createDryRunSink } from '../send/dry-run.ts';
 import type { Sink } from '../send/sink.ts';
 import { createSpillingFingerprintSet } from '../sorted-runs/fingerprint-set.ts';
 import { type ChainEnd, driveChain } from './drive.ts';
-import { relaxedNotice } from './notices.ts';
+import { ownIdsNotice, relaxedNotice } from './notices.ts';
 import type { DispatchSettings } from './options.ts';
 
 export interface ChainRun {
@@ -34,6 +34,8 @@ export interface ChainRun {
   dispatch?: DispatchSettings;
   /** The mapping profile's name, for the relaxed-field notice. */
   profileName: string;
+  /** Id fields the profile declares the bank's own numeric ids: said at the start of every run. */
+  ownIds?: readonly string[];
   logger: Logger;
   /** Aborted (reason: the signal's name) when the run must stop. */
   signal?: AbortSignal;
@@ -48,6 +50,7 @@ export async function runChain(r: ChainRun): Promise<ChainRunEnd> {
   const { counters: c, logger } = r;
   const stopRequested = () => (r.signal?.aborted ? String(r.signal.reason) : null);
   const seen = createSpillingFingerprintSet(); // this run's ids: flat memory, spilled to a temp folder
+  if (r.ownIds !== undefined && r.ownIds.length > 0) ownIdsNotice(logger, r.profileName, r.ownIds);
   try {
     const rejecter = createRejecter(r.rejects, c, r.runId, r.caps);
     const recorder = createRecorder({ store: r.store, runId: r.runId, counters: c, logger, stopRequested });

@@ -4,7 +4,7 @@ import type { SvcClient } from '../client/index.ts';
 import { type Config, type ConfigFlags, isLoopbackHost, loadConfig } from '../config/index.ts';
 import { SvcIngestError } from '../errors.ts';
 import { createLogger, type Logger } from '../log.ts';
-import { maskCardNumbers, maskDeep } from '../mask.ts';
+import { maskCardNumbers, maskDeep, maskOwnRecord } from '../mask.ts';
 
 /**
  * Adds an "Examples:" block to a command's --help: each example a command line with a comment above it.
@@ -100,6 +100,19 @@ export async function withContext<T>(
 /** Writes one JSON document (one line) on stdout, every card number in it masked (values and keys). */
 export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(maskDeep(value))}\n`);
+}
+
+/**
+ * printJson of a record the tool itself wrote (a ledger line, a ledger query's answer): its own batch and request
+ * ids at the top level are printed whole (src/mask.ts maskOwnRecord), everything else masked as by printJson.
+ */
+export function printOwnJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(maskOwnRecord(value))}\n`);
+}
+
+/** One `svc-ingest: warning: …` line on stderr (the text commands: map, mapping check), card numbers masked. */
+export function printWarning(message: string): void {
+  process.stderr.write(`svc-ingest: warning: ${maskCardNumbers(message)}\n`);
 }
 
 /** Writes human-readable text on stdout, every card number in it masked. */

@@ -6,6 +6,7 @@ import type { ChainRunEnd } from '../chain/run.ts';
 import type { Config, ConfigFlags } from '../config/index.ts';
 import { EXIT, exitStatusOf, SvcIngestError } from '../errors.ts';
 import type { Logger } from '../log.ts';
+import { maskCardNumbers, maskDeep } from '../mask.ts';
 import type { RunMetrics } from '../metrics/run-metrics.ts';
 import type { RunProgress, RunSummary } from '../record/counters.ts';
 import type { PostTransactions } from '../send/attempt.ts';
@@ -228,7 +229,7 @@ export function exitStatusOfRun(
 ): number {
   if (summary.error) {
     // The run stopped itself (too many rejects): the summary says what was done, this line why.
-    process.stderr.write(`svc-ingest: ${summary.error.code}: ${summary.error.message}\n`);
+    process.stderr.write(maskCardNumbers(`svc-ingest: ${summary.error.code}: ${summary.error.message}\n`));
     return EXIT.USAGE;
   }
   if (summary.interrupted === 'SIGINT') return EXIT.SIGINT;
@@ -283,8 +284,9 @@ export async function followRun<S extends object>(
     stopProgress();
     await o.after();
   }
-  if (o.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
-  else writeStderr(o.text(summary));
+  // The summary names the ledger and rejects files: their paths go through the mask like every printed string.
+  if (o.json) process.stdout.write(`${JSON.stringify(maskDeep(summary))}\n`);
+  else writeStderr(maskCardNumbers(o.text(summary)));
   // On a terminal the readable summary above says it all; elsewhere the log line is for log collectors.
   const level = process.stderr.isTTY && !o.json ? 'debug' : 'info';
   o.logger[level]({ event: 'run.end', ...(summary as Record<string, unknown>) }, 'run finished');

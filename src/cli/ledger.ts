@@ -8,6 +8,7 @@ import type { LedgerRun, LedgerStatus, OutstandingFailure } from '../ledger/file
 import type { LedgerReadStats } from '../ledger/file/read.ts';
 import type { PgDb } from '../ledger/postgres/db.ts';
 import { isPostgresUrl } from '../ledger/postgres/url.ts';
+import { maskCardNumbers, maskOwnRecord } from '../mask.ts';
 import {
   addExamples,
   addLedgerOption,
@@ -15,6 +16,7 @@ import {
   ledgerPaths,
   loadCommandConfig,
   printJson,
+  printOwnJson,
   printText,
 } from './common.ts';
 
@@ -206,7 +208,7 @@ export async function runFailed(opts: LedgerOptions): Promise<number> {
       const batch = `${f.ledger}\n${f.batchId}`;
       if (batch !== lastBatch) batches++;
       lastBatch = batch;
-      await out.push(opts.json ? JSON.stringify(f) : failureLine(f));
+      await out.push(opts.json ? JSON.stringify(maskOwnRecord(f)) : maskCardNumbers(failureLine(f)));
     }
   };
   if (ctx.pg !== null) {
@@ -230,7 +232,7 @@ export async function runFind(ids: string[], opts: LedgerOptions): Promise<numbe
   const found = new Set<string>();
   const onHit = (hit: FoundLine) => {
     found.add(hit.transactionId);
-    if (opts.json) printJson(hit);
+    if (opts.json) printOwnJson(hit);
     else printText([foundLine(hit)]);
   };
   let where: string;

@@ -3,7 +3,7 @@
 import { once } from 'node:events';
 import { type Command, Option } from 'commander';
 import { EXIT, SvcIngestError } from '../errors.ts';
-import { addExamples } from './common.ts';
+import { addExamples, printWarning } from './common.ts';
 
 interface MapFlags {
   mapping: string;
@@ -111,7 +111,7 @@ async function runMap(inputs: string[], flags: MapFlags): Promise<number> {
       format: flags.format,
       delimiter: flags.delimiter,
       strict: Boolean(flags.strict),
-      warn: (message) => process.stderr.write(`svc-ingest: warning: ${message}\n`),
+      warn: printWarning,
     },
   );
   const relaxedSeen = new Set<string>();
@@ -162,7 +162,8 @@ async function runMap(inputs: string[], flags: MapFlags): Promise<number> {
             break;
           }
         }
-        await write(process.stderr, err);
+        // Every line this command prints goes through the mask (column names, the profile's name, paths).
+        await write(process.stderr, maskCardNumbers(err));
         await write(process.stdout, out);
         if (stop) break outer;
       }
@@ -170,8 +171,12 @@ async function runMap(inputs: string[], flags: MapFlags): Promise<number> {
   } finally {
     seen.close?.();
   }
+  const own =
+    profile.ownIds.length > 0 ? `; own numeric ids sent unchecked: ${profile.ownIds.join(', ')}` : '';
   process.stderr.write(
-    `svc-ingest map: ${read} read, ${mapped} mapped, ${rejected} rejected (mapping ${profile.name})\n`,
+    maskCardNumbers(
+      `svc-ingest map: ${read} read, ${mapped} mapped, ${rejected} rejected (mapping ${profile.name}${own})\n`,
+    ),
   );
   return rejected > 0 ? EXIT.REJECTED : EXIT.OK;
 }

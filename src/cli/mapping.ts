@@ -2,8 +2,8 @@
 import path from 'node:path';
 import { type Command, Option } from 'commander';
 import { EXIT, SvcIngestError } from '../errors.ts';
-import { maskCardNumbers } from '../mask.ts';
-import { addExamples, printJson, printText } from './common.ts';
+import { maskCardNumbers, maskDeep } from '../mask.ts';
+import { addExamples, printJson, printText, printWarning } from './common.ts';
 
 interface CheckFlags {
   format?: 'csv' | 'ndjson';
@@ -134,6 +134,8 @@ async function runCheck(name: string, file: string | undefined, flags: CheckFlag
   if (optional.length > 0) lines.push(`  optional columns: ${optional.join(', ')}`);
   if (profile.relaxed.length > 0)
     lines.push(`  sent without when empty ("required": false): ${profile.relaxed.join(', ')}`);
+  if (profile.ownIds.length > 0)
+    lines.push(`  the bank's own numeric ids, sent unchecked for card numbers: ${profile.ownIds.join(', ')}`);
   if (file === undefined) {
     printText(lines);
     return EXIT.OK;
@@ -141,7 +143,7 @@ async function runCheck(name: string, file: string | undefined, flags: CheckFlag
   let warnings = 0;
   const warn = (message: string) => {
     warnings++;
-    process.stderr.write(`svc-ingest: warning: ${message}\n`);
+    printWarning(message);
   };
   const { specs } = await openInputs([file], profile, {
     format: flags.format,
@@ -216,6 +218,7 @@ async function runDraft(file: string, flags: CheckFlags & { name?: string }): Pr
         .replace(/\.(csv|ndjson|jsonl)$/, ''),
     );
   process.stdout.write(
-    `${JSON.stringify(draftProfile({ name, format: first.format, record: first.fields }), null, 2)}\n`,
+    // Sample values and column names as every other command prints them: card numbers masked.
+    `${JSON.stringify(maskDeep(draftProfile({ name, format: first.format, record: first.fields })), null, 2)}\n`,
   );
 }

@@ -103,6 +103,8 @@ export function formatSummary(s: RunSummary, allowEmpty = false): string {
   ];
   if (s.emptyInputs.length > 0 && s.read > 0)
     lines.push(`no records in: ${s.emptyInputs.join(', ')} (the other inputs were read)`);
+  if (s.ownNumericIds)
+    lines.push(`own numeric ids (sent without the card-number check): ${s.ownNumericIds.join(', ')}`);
   if (s.ledger) lines.push(`ledger:  ${s.ledger}`);
   if (s.rejects && s.rejected > 0)
     lines.push(

@@ -10,16 +10,32 @@ import {
   type TransactionField,
   type TransactionNotification,
 } from '../model/transaction.ts';
-import { addError, requiredPositions, validateValues } from '../validate/validate.ts';
+import {
+  addError,
+  OWN_ID_FIELDS,
+  requiredPositions,
+  rulesWithOwnIds,
+  validateValues,
+} from '../validate/validate.ts';
 import { MapFail } from './fail.ts';
 import { applyPan, compilePan, type PanRule, setPath } from './pan.ts';
 import { pathText } from './path.ts';
 import { compileRule } from './rule.ts';
-import { bad, type Env, FIELD_INDEX, FIELDS, isObject, type Step } from './rule-kit.ts';
+import { bad, type Env, FIELD_INDEX, FIELDS, isObject, type Json, type Step } from './rule-kit.ts';
 import { compileTimestamp } from './timestamp.ts';
 import type { ColumnUse, CompiledProfile } from './types.ts';
 
-const PROFILE_KEYS = ['$schema', 'name', 'description', 'format', 'delimiter', 'timeZone', 'pan', 'fields'];
+const PROFILE_KEYS = [
+  '$schema',
+  'name',
+  'description',
+  'format',
+  'delimiter',
+  'timeZone',
+  'pan',
+  'ownNumericIds',
+  'fields',
+];
 
 const CURRENCY_INDEX = FIELD_INDEX.get('currencyCode') as number;
 /**
@@ -76,6 +92,8 @@ export function compileProfile(doc: unknown, source: string, defaultName: string
     env.timeZone = doc.timeZone;
   }
   const pan = doc.pan === undefined ? undefined : compilePan(env, doc.pan);
+  const ownIds = compileOwnIds(source, doc.ownNumericIds);
+  env.ownIds = new Set(ownIds);
   const fields = doc.fields;
   if (!isObject(fields)) bad(source, 'fields', 'an object of TransactionNotification field → rule', fields);
   const steps: Step[] = [];
@@ -123,7 +141,21 @@ export function compileProfile(doc: unknown, source: string, defaultName: string
     steps,
     pan,
     explicit,
+    ownIds,
   });
+}
+
+/**
+ * `ownNumericIds`: id fields whose values are the bank's own numeric identifiers, sent unchanged when all digits
+ * even where the card-number rule would see a card number in them (src/mask.ts).
+ */
+function compileOwnIds(source: string, v: Json | undefined): string[] {
+  if (v === undefined) return [];
+  const expected = `a list of id fields (${OWN_ID_FIELDS.join(', ')})`;
+  if (!Array.isArray(v)) bad(source, 'ownNumericIds', expected, v);
+  for (const f of v)
+    if (typeof f !== 'string' || !OWN_ID_FIELDS.includes(f)) bad(source, 'ownNumericIds', expected, f);
+  return [...new Set(v as string[])];
 }
 
 /** Assemble the CompiledProfile around compiled steps (shared by files and the canonical profile). */
@@ -138,8 +170,11 @@ export function buildProfile(p: {
   steps: Step[];
   pan?: PanRule;
   explicit: Set<string>;
+  ownIds?: readonly string[];
 }): CompiledProfile {
   const { steps, pan, explicit } = p;
+  const ownIds = p.ownIds ?? [];
+  const rules = rulesWithOwnIds(ownIds);
   const n = steps.length;
   const index = steps.map((s) => FIELD_INDEX.get(s.field) as number);
   const width = FIELDS.length;
@@ -187,6 +222,7 @@ export function buildProfile(p: {
     columns: p.columns,
     required: p.required,
     relaxed: p.relaxed ?? [],
+    ownIds,
     map(rec) {
       const vals = mapValues(rec);
       return Array.isArray(vals)
@@ -196,7 +232,7 @@ export function buildProfile(p: {
     mapValid(rec, invalidUtf8) {
       const vals = mapValues(rec);
       if (!Array.isArray(vals)) return { ok: false, errors: vals.errors };
-      const errors = validateValues(vals, requiredAt, invalidUtf8);
+      const errors = validateValues(vals, requiredAt, invalidUtf8, rules);
       return errors.length > 0
         ? { ok: false, errors }
         : { ok: true, tx: buildFullTx(vals) as unknown as TransactionNotification };

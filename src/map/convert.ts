@@ -1,6 +1,6 @@
 // A rule's conversion (amount, timestamp, boolean, integer, currency, country, state, enum) or the string
 // options (trim, case, zeroPad, maxLength) of a text field.
-import { maskCardNumbers } from '../mask.ts';
+import { FIXED_WIDTHS, holdsCardNumberId, maskCardNumbers } from '../mask.ts';
 import { currencyExponent, toCountryAlpha2, toCurrencyAlpha3, toStateCode } from '../model/codes.ts';
 import { quote } from '../model/quote.ts';
 import { TRANSACTION_FIELDS, type TransactionField } from '../model/transaction.ts';
@@ -192,6 +192,10 @@ function compileEnum(
   };
 }
 
+const ASCII_DIGITS = /^[0-9]+$/;
+const CUT_CARD = (max: number, s: string): string =>
+  `holds a card number (before maxLength ${max} would cut it); it is never sent, got ${quote(s)}`;
+
 function compileString(env: Env, path: string, field: TransactionField, rule: Record<string, Json>): Convert {
   const trim = rule.trim ?? true;
   if (typeof trim !== 'boolean') bad(env.source, `${path}.trim`, 'true or false', trim);
@@ -213,6 +217,8 @@ function compileString(env: Env, path: string, field: TransactionField, rule: Re
     bad(env.source, `${path}.zeroPad`, 'integer 1..32', zeroPad);
   }
   const mask = FREE_TEXT.has(field);
+  const own = env.ownIds?.has(field) === true;
+  const width = FIXED_WIDTHS[field];
   if (TRANSACTION_FIELDS[field] !== 'string')
     bad(
       env.source,
@@ -229,9 +235,14 @@ function compileString(env: Env, path: string, field: TransactionField, rule: Re
     if (caseOpt === 'upper') s = s.toUpperCase();
     else if (caseOpt === 'lower') s = s.toLowerCase();
     if (zeroPad !== undefined && s.length < zeroPad) s = s.padStart(zeroPad, '0');
-    if (maxLength !== undefined && s.length > maxLength)
-      s = trim ? s.slice(0, maxLength).trimEnd() : s.slice(0, maxLength);
+    // The whole value is masked (free text) or checked (ids) before maxLength cuts it: a cut card number is
+    // not recognisable as one any more, yet 15 of its 16 digits give it back.
     if (mask) s = maskCardNumbers(s);
+    if (maxLength !== undefined && s.length > maxLength) {
+      if (!mask && !(own && ASCII_DIGITS.test(s)) && holdsCardNumberId(s, width))
+        throw new MapFail(CUT_CARD(maxLength, s));
+      s = trim ? s.slice(0, maxLength).trimEnd() : s.slice(0, maxLength);
+    }
     return s;
   };
 }

@@ -79,6 +79,8 @@ export function scalarToString(v: unknown): string {
 export interface Env {
   source: string;
   timeZone?: string;
+  /** Fields the profile declares as the bank's own numeric ids (`ownNumericIds`): not checked as card numbers. */
+  ownIds?: ReadonlySet<string>;
 }
 
 export function checkOutputValue(env: Env, path: string, field: TransactionField, value: unknown): void {

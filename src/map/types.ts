@@ -22,6 +22,11 @@ export interface CompiledProfile {
   /** Required fields the profile lets a record go without (`"required": false`): warned about once a run. */
   relaxed: readonly TransactionField[];
   /**
+   * Id fields declared the bank's own numeric ids (`ownNumericIds`): an all-digit value is sent as it is, not
+   * checked for card numbers. Logged at the start of every run and shown in the summary.
+   */
+  ownIds: readonly string[];
+  /**
    * Source record → TransactionNotification (empty optional fields left out, never null), or the
    * conversion errors of every field. Pure. Run validateTransaction on an ok result before sending.
    */

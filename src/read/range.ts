@@ -4,6 +4,7 @@
 // range is the whole file.
 import { createReadStream } from 'node:fs';
 import { SvcIngestError } from '../errors.ts';
+import { maskCardNumbers } from '../mask.ts';
 import type { InputFormat } from '../model/input.ts';
 import { readCsv } from './csv.ts';
 import { readNdjson } from './ndjson.ts';
@@ -83,7 +84,9 @@ export function readRange(
       opts.onBytes,
     );
   } else bytes = rangeBytes(spec.path, spec.start, spec.end, opts.readBytes, opts.onBytes);
-  if (spec.format === 'ndjson') return readNdjson(bytes, spec.path, maxLineBytes, spec.firstLine);
+  // The source name records carry into the ledger (batches.source) and rejects: masked, as send names its inputs.
+  const source = maskCardNumbers(spec.path);
+  if (spec.format === 'ndjson') return readNdjson(bytes, source, maxLineBytes, spec.firstLine);
   const mid = spec.start > 0;
   if (mid && spec.columns === undefined)
     throw new SvcIngestError(
@@ -93,7 +96,7 @@ export function readRange(
         source: spec.path,
       },
     );
-  return readCsv(bytes, spec.path, {
+  return readCsv(bytes, source, {
     delimiter: spec.delimiter ?? ',',
     maxLineBytes,
     firstLine: spec.firstLine,

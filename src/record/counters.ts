@@ -33,6 +33,11 @@ export interface RunSummary {
   ledgerBadLines: number;
   /** Inputs that held no record (an empty file, only a header, empty standard input), by source name. */
   emptyInputs: string[];
+  /**
+   * Id fields the mapping profile declares the bank's own numeric ids (`ownNumericIds`): their all-digit values
+   * were sent without the card-number check. Absent when none is declared.
+   */
+  ownNumericIds?: string[];
   /** Why the run stopped before the end of its input and exits 1 (too many rejects); absent otherwise. */
   error?: { code: string; message: string };
 }
@@ -108,6 +113,7 @@ export function summarize(
     rejects: rest.rejects,
     ledgerBadLines: rest.ledgerBadLines,
     emptyInputs: rest.emptyInputs,
+    ...(rest.ownNumericIds ? { ownNumericIds: rest.ownNumericIds } : {}),
     ...(tooManyRejects
       ? {
           error: {

@@ -1,6 +1,6 @@
 // Validation of one TransactionNotification against the interface's types and our enforced formats.
 
-import { containsCardNumber, holdsCardNumberId } from '../mask.ts';
+import { containsCardNumber, FIXED_WIDTHS, holdsCardNumberId } from '../mask.ts';
 import { isCountryAlpha2, isCurrencyCode } from '../model/codes.ts';
 import type { FieldError } from '../model/field-error.ts';
 import { quote as show } from '../model/quote.ts';
@@ -215,16 +215,22 @@ const CARD_CHECK: Partial<Record<TransactionField, 'text' | 'id'>> = {
 const CARD_CHECK_MAX = 256;
 
 const HOLDS_CARD_NUMBER =
-  'holds a card number (13-19 digits passing the Luhn check); it is never sent. A numeric id of that ' +
-  'length can be sent through a "hash" rule';
-const TEXT_HOLDS_CARD_NUMBER = 'holds a card number (13-19 digits passing the Luhn check); it is never sent';
+  "holds a card number (a card brand's number: its IIN and length, passing the Luhn check); it is never sent. " +
+  'The bank\'s own numeric ids can be declared in the profile ("ownNumericIds")';
+const TEXT_HOLDS_CARD_NUMBER =
+  "holds a card number (a card brand's number: its IIN and length, passing the Luhn check); it is never sent";
 const INVALID_UTF8 =
   'invalid UTF-8: the source has bytes here that are not text (they would have been sent as U+FFFD)';
 
-interface Rule {
+/** How a string field is checked for card numbers: free text, an id, or a declared own numeric id. */
+type CardCheck = 'text' | 'id' | 'own';
+
+export interface Rule {
   type: 'string' | 'boolean' | 'integer';
   check: StringCheck | undefined;
-  card: 'text' | 'id' | undefined;
+  card: CardCheck | undefined;
+  /** A fixed width the field's numbers have (FIXED_WIDTHS): a value of that many digits is no card number. */
+  width: number | undefined;
 }
 
 /** Every field in TRANSACTION_FIELDS order: its JSON type, its format check and its card-number check. */
@@ -233,15 +239,36 @@ const RULE_AT: readonly Rule[] = FIELD_NAMES.map((f) => ({
   type: TRANSACTION_FIELDS[f],
   check: CHECKS[f],
   card: CARD_CHECK[f],
+  width: FIXED_WIDTHS[f],
 }));
+
+/** The fields whose values may be declared the bank's own numeric ids (the id fields). */
+export const OWN_ID_FIELDS: readonly string[] = FIELD_NAMES.filter((f) => CARD_CHECK[f] === 'id');
+
+/**
+ * The rules (validateValues' `rules`) of a profile declaring some id fields the bank's own numeric ids: a value of
+ * those fields that is all ASCII digits is sent as it is, whatever the card-number rule says of it.
+ * @example validateValues(values, requiredAt, false, rulesWithOwnIds(['transactionId']))
+ */
+export function rulesWithOwnIds(fields: readonly string[]): readonly Rule[] {
+  if (fields.length === 0) return RULE_AT;
+  return RULE_AT.map((r, i) =>
+    fields.includes(FIELD_NAMES[i] as string) ? { ...r, card: 'own' as const } : r,
+  );
+}
 /** One lookup per field name. */
 const RULES = new Map<string, Rule>(FIELD_NAMES.map((f, i) => [f, RULE_AT[i] as Rule]));
 
+const ASCII_DIGITS = /^[0-9]+$/;
+
 /** The card-number problem of a string field, if any. The pre-check makes the common case one short loop. */
-function cardProblem(card: 'text' | 'id' | undefined, v: string): string | undefined {
+function cardProblem(rule: Rule, v: string): string | undefined {
+  const card = rule.card;
   // Both checks start with the pre-check (13 digits at all?); values shorter than that skip even it.
   if (card === undefined || v.length < 13 || v.length > CARD_CHECK_MAX) return undefined;
-  if (card === 'id') return holdsCardNumberId(v) ? `${HOLDS_CARD_NUMBER}, got ${show(v)}` : undefined;
+  if (card === 'own' && ASCII_DIGITS.test(v)) return undefined;
+  if (card !== 'text')
+    return holdsCardNumberId(v, rule.width) ? `${HOLDS_CARD_NUMBER}, got ${show(v)}` : undefined;
   return containsCardNumber(v) ? `${TEXT_HOLDS_CARD_NUMBER}, got ${show(v)}` : undefined;
 }
 
@@ -259,7 +286,7 @@ function problem(rule: Rule, v: unknown, invalidUtf8: boolean): string | undefin
     if (v.length === 0) return 'expected a non-empty string (leave an absent field out)';
     if (invalidUtf8 && v.indexOf('\ufffd') !== -1) return INVALID_UTF8;
     if (rule.card !== undefined && v.length >= 13) {
-      const card = cardProblem(rule.card, v);
+      const card = cardProblem(rule, v);
       if (card !== undefined) return card;
     }
     const expected = rule.check === undefined ? undefined : rule.check(v);
@@ -313,12 +340,13 @@ export function validateValues(
   values: readonly unknown[],
   requiredAt: readonly number[],
   invalidUtf8 = false,
+  rules: readonly Rule[] = RULE_AT,
 ): FieldError[] {
   let errors: FieldError[] | undefined;
-  for (let i = 0; i < RULE_AT.length; i++) {
+  for (let i = 0; i < rules.length; i++) {
     const v = values[i];
     if (v === undefined) continue;
-    const message = problem(RULE_AT[i] as Rule, v, invalidUtf8);
+    const message = problem(rules[i] as Rule, v, invalidUtf8);
     if (message !== undefined) errors = addError(errors, { field: FIELD_NAMES[i] as string, message });
   }
   for (let i = 0; i < requiredAt.length; i++) {

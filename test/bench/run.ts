@@ -8,6 +8,7 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { CLUSTER_SCENARIOS, runCluster } from './cluster.ts';
 import { onPath } from './measure.ts';
+import { panCorpus } from './pan.ts';
 import {
   type Args,
   dryRun,
@@ -59,7 +60,7 @@ function parseArgs(argv: string[]): Args {
     else if (f === '--memory-every') a.memoryEveryMs = num(f, next());
     else if (f === '--help' || f === '-h') {
       process.stdout.write(
-        'node test/bench/run.ts [--quick] [--only dry,miller,e2e,mem,resume,pg-vs-file,workers-4,resume-pg|<scenario>]\n' +
+        'node test/bench/run.ts [--quick] [--only dry,miller,e2e,mem,resume,pg-vs-file,workers-4,resume-pg,pan|<scenario>]\n' +
           '  [--runs N] [--rows N] [--e2e-seconds S (cluster scenarios)]\n' +
           '  [--profile] [--resume-ids N] [--mem-rows a,b] [--send-rows N] [--memory-every MS]\n' +
           '  --only resume-100M: resume against 100M acked ids, once (never part of a full run)\n',
@@ -155,6 +156,7 @@ const SCENARIOS = [
   'resume',
   'resume-100M',
   ...CLUSTER_SCENARIOS,
+  'pan',
 ] as const;
 
 /** Scenarios that run only when named in --only (they take long and were measured once). */
@@ -193,6 +195,7 @@ async function main(): Promise<void> {
         results.push(await memory(rows, k === a.memRows.length - 1 && a.memRows.length > 1 ? 1 : a.runs));
     } else if (s === 'resume') results.push(await resume(a.resumeIds, a.runs));
     else if (s === 'resume-100M') results.push(await resume(100_000_000, 1));
+    else if (s === 'pan') results.push(await panCorpus(a.quick ? 1_000_000 : 10_000_000));
     else if ((CLUSTER_SCENARIOS as readonly string[]).includes(s))
       results.push(
         await runCluster(s as (typeof CLUSTER_SCENARIOS)[number], {

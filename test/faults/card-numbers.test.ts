@@ -4,59 +4,24 @@
 // each written form, in NDJSON keys and JSON numbers, in a CSV header, in unparsable lines and in duplicates.
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { createServer, type IncomingMessage, request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { TRANSACTION_FIELDS } from '../../src/model/transaction.ts';
-import { runCli, startCli } from '../helpers/cli.ts';
+import { listenTickets, useCapture } from '../helpers/capture.ts';
+import { runCli } from '../helpers/cli.ts';
 import { luhnWindows, pansIn, TEST_PANS } from '../helpers/pans.ts';
 import { CANONICAL_COLUMNS, makeTx } from '../helpers/transactions.ts';
 import { FAST, readRejects, report, STACK, summary, workdir } from './helpers.ts';
 
 const { visa, visa2, visa13, mastercard, mastercard2, amex, discover, jcb, diners, unionpay19 } = TEST_PANS;
 
-/** The service, as a capture server: answers 200 (or the scripted error) and keeps every body it received. */
-interface Capture {
-  url: string;
-  /** Bodies of the POSTs to the transactions endpoint. */
-  bodies: string[];
-  /** Every request as received (method, URL, body), whatever its endpoint. */
-  all: string[];
-  /** Answer every request with this status and body (an error envelope echoing card numbers). */
-  failWith: { status: number; body: string } | null;
-}
-let server: Server;
-const capture: Capture = { url: '', bodies: [], all: [], failWith: null };
+const capture = useCapture();
 
-beforeAll(async () => {
-  server = createServer((req: IncomingMessage, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8');
-      capture.all.push(`${req.method} ${req.url}\n${JSON.stringify(req.headers)}\n${body}`);
-      if (req.method === 'POST' && req.url?.startsWith('/v2/data/transactions')) capture.bodies.push(body);
-      res.setHeader('content-type', 'application/json');
-      if (capture.failWith) {
-        res.statusCode = capture.failWith.status;
-        res.end(capture.failWith.body);
-        return;
-      }
-      // A request id without long digit runs, so the ledger scan below looks at what came from the input.
-      res.end(JSON.stringify({ requestId: `cap-${capture.bodies.length}` }));
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  capture.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-});
-afterAll(() => new Promise<void>((r) => server.close(() => r())));
-beforeEach(() => {
-  capture.bodies = [];
-  capture.all = [];
-  capture.failWith = null;
-});
+/** A profile's fields reading every canonical column as it is, for a test to change one. */
+function canonicalFields(): Record<string, unknown> {
+  return Object.fromEntries(CANONICAL_COLUMNS.map((c) => [c, c]));
+}
 
 /** The CLI's environment for one work dir, pointed at the capture server. */
 function env(w: { ledger: string; rejects: string }, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
@@ -75,7 +40,7 @@ const ID_CARRIERS: Array<[string, string]> = [
   ['sourceCustomerId', `cust ${visa.slice(0, 4)} ${visa.slice(4, 8)} ${visa.slice(8, 12)} ${visa.slice(12)}`],
   ['sourceAccountId', `acct-${discover}`],
   ['sourceAccountId', `0000${jcb}`],
-  ['paymentNetworkMerchantId', amex],
+  ['paymentNetworkMerchantId', `MID ${amex}`],
   ['paymentNetworkMerchantId', `${diners}.7`],
   ['walletDescription', unionpay19],
   ['authorizationApprovalCode', visa13],
@@ -294,8 +259,7 @@ describe('no card number leaves: the service, files and streams, on hostile inpu
   it('a numeric id that is a card number is sent once hashed (the documented workaround)', async () => {
     const w = await workdir('cards-hash');
     const profile = join(w.dir, 'hashed.json');
-    const fields: Record<string, unknown> = {};
-    for (const c of CANONICAL_COLUMNS) fields[c] = c;
+    const fields = canonicalFields();
     fields.sourceAccountId = { hash: { of: ['sourceAccountId'], length: 24, prefix: 'acct-' } };
     await writeFile(profile, JSON.stringify({ name: 'hashed', fields }));
     const file = join(w.dir, 'h.ndjson');
@@ -309,6 +273,70 @@ describe('no card number leaves: the service, files and streams, on hostile inpu
     expect(summary(hashed).sent).toBe(1);
     expect(capture.bodies.join('')).toMatch(/"sourceAccountId":"acct-[0-9a-f]{24}"/);
     expectNoCardNumber({ bodies: capture.bodies.join('\n') }, ['bodies']);
+  });
+
+  it('ids declared the bank’s own numeric ids (ownNumericIds) are sent as they are, said at the start and in the summary', async () => {
+    const w = await workdir('cards-own');
+    const profile = join(w.dir, 'own.json');
+    const fields = canonicalFields();
+    fields.transactionId = { from: 'transactionId', maxLength: 16 };
+    await writeFile(profile, JSON.stringify({ name: 'core-ids', ownNumericIds: ['transactionId'], fields }));
+    // 16-digit core-system ids that are Visa numbers by the rule; one written with letters is still checked, and
+    // one longer than maxLength is checked whole before the cut.
+    const rows = [
+      { ...base(1, 'ow'), transactionId: visa },
+      { ...base(2, 'ow'), transactionId: TEST_PANS.visa2 },
+      { ...base(3, 'ow'), transactionId: `TX${mastercard}` },
+      { ...base(4, 'ow'), sourceAccountId: visa },
+    ];
+    const file = join(w.dir, 'own.ndjson');
+    await writeFile(file, `${rows.map((x) => JSON.stringify(x)).join('\n')}\n`);
+    const r = await runCli(['send', ...FAST, '--mapping', profile, file], { env: env(w) });
+    expect(r.code, r.stderr).toBe(2);
+    const s = summary(r) as unknown as { sent: number; rejected: number; ownNumericIds: string[] };
+    expect(s.sent).toBe(2);
+    expect(s.rejected).toBe(2);
+    expect(s.ownNumericIds).toEqual(['transactionId']);
+    const got = capture.bodies.flatMap((b) => (JSON.parse(b) as { transactions: Row[] }).transactions);
+    expect(got.map((t) => t.transactionId).sort()).toEqual([TEST_PANS.visa2, visa].sort());
+    const notice = r.stderr
+      .split('\n')
+      .filter((l) => l.includes('mapping.own_numeric_ids'))
+      .map((l) => JSON.parse(l) as { fields: string[]; mapping: string });
+    expect(notice).toHaveLength(1);
+    expect(notice[0]).toMatchObject({ fields: ['transactionId'], mapping: 'core-ids' });
+    // The authoring commands name the declaration too.
+    const check = await runCli(['mapping', 'check', profile]);
+    expect(check.stdout).toContain(
+      "the bank's own numeric ids, sent unchecked for card numbers: transactionId",
+    );
+    const mapped = await runCli(['map', '--mapping', profile, file]);
+    expect(mapped.stderr).toContain('own numeric ids sent unchecked: transactionId');
+    expect(pansIn(mapped.stdout + mapped.stderr)).toEqual([]);
+    // The declaration names id fields only.
+    await writeFile(
+      profile,
+      JSON.stringify({ name: 'bad', ownNumericIds: ['paymentNetworkMerchant'], fields }),
+    );
+    const bad = await runCli(['send', ...FAST, '--mapping', profile, file], { env: env(w) });
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/ownNumericIds/);
+  });
+
+  it('maxLength checks an id whole before it cuts it: a cut card number is refused, not sent', async () => {
+    const w = await workdir('cards-cut');
+    const profile = join(w.dir, 'cut.json');
+    const fields = canonicalFields();
+    fields.sourceAccountId = { from: 'sourceAccountId', maxLength: 15 };
+    await writeFile(profile, JSON.stringify({ name: 'cut', fields }));
+    const file = join(w.dir, 'cut.ndjson');
+    await writeFile(file, `${JSON.stringify({ ...base(1, 'ct'), sourceAccountId: visa })}\n`);
+    const r = await runCli(['send', ...FAST, '--mapping', profile, file], { env: env(w) });
+    expect(r.code).toBe(2);
+    expect(capture.bodies.join('')).not.toContain(visa.slice(0, 12));
+    const [rj] = await readRejects(w.rejects);
+    expect(JSON.stringify(rj)).toMatch(/before maxLength 15/);
+    expectNoCardNumber(await outputs(w, r), ['rejects', 'stdout', 'stderr']);
   });
 
   it("the service's error echoing card numbers reaches the ledger's error and the log masked", async () => {
@@ -361,24 +389,9 @@ describe('no card number leaves: the service, files and streams, on hostile inpu
   it('tickets listen prints each update with card numbers masked', async () => {
     // Its ticket store (tickets.ndjson next to the ledger) is in a folder of its own, read back below.
     const store = await mkdtemp(join(tmpdir(), 'svc-listen-'));
-    const run = startCli(['tickets', 'listen', '--port', '0'], {
-      env: { SVC_LOG_LEVEL: 'info', SVC_LEDGER_PATH: join(store, 'transactions.ndjson') },
-    });
-    let stderr = '';
-    run.child.stderr?.on('data', (d: Buffer) => {
-      stderr += d.toString();
-    });
-    const url = await new Promise<string>((resolve, reject) => {
-      const t = setInterval(() => {
-        const m = /listening on (\S+)/.exec(stderr);
-        if (m?.[1]) {
-          clearInterval(t);
-          resolve(m[1]);
-        } else if (run.child.exitCode !== null) {
-          clearInterval(t);
-          reject(new Error(stderr));
-        }
-      }, 10);
+    const listener = await listenTickets({
+      SVC_LOG_LEVEL: 'info',
+      SVC_LEDGER_PATH: join(store, 'transactions.ndjson'),
     });
     const update = {
       sourceTicketId: `T-${visa}`,
@@ -388,19 +401,8 @@ describe('no card number leaves: the service, files and streams, on hostile inpu
       [amex]: 'key',
       transactionIds: [Number(visa)],
     };
-    const answer = await new Promise<number>((resolve, reject) => {
-      const body = JSON.stringify(update);
-      const req = request(url, { method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
-      req.on('error', reject);
-      req.end(body);
-    });
-    expect(answer).toBe(200);
-    await new Promise((r) => setTimeout(r, 200));
-    run.child.kill('SIGTERM');
-    const r = await run.done;
+    expect(await listener.post(JSON.stringify(update))).toBe(200);
+    const r = await listener.stop();
     const printed = JSON.parse(r.stdout.trim().split('\n')[0] ?? '{}') as Record<string, unknown>;
     expect(printed.sourceTicketId).toBe('T-411111******1111');
     expect(printed['378282*****0005']).toBe('key');

@@ -37,13 +37,18 @@ export const TEST_PANS = {
  * slashes) in a text, as the red team's capture server reads traffic. Returns the windows found.
  */
 export function luhnWindows(text: string): string[] {
+  return windowsOf(text.replace(/[ ./-]+/g, ' '), luhn);
+}
+
+/** Every 13-19-digit window of every run of ASCII digits joined by single spaces that passes `test`. */
+function windowsOf(plain: string, test: (digits: string) => boolean): string[] {
   const found: string[] = [];
-  for (const m of text.matchAll(/\d(?:[ ./-]*\d)*/g)) {
+  for (const m of plain.matchAll(/\d(?: *\d)*/g)) {
     const d = m[0].replace(/\D/g, '');
     for (let a = 0; a + 13 <= d.length; a++)
       for (let len = 13; len <= 19 && a + len <= d.length; len++) {
         const w = d.slice(a, a + len);
-        if (luhn(w)) found.push(w);
+        if (test(w)) found.push(w);
       }
   }
   return found;
@@ -53,4 +58,68 @@ export function luhnWindows(text: string): string[] {
 export function pansIn(text: string, pans: Iterable<string> = Object.values(TEST_PANS)): string[] {
   const digits = text.replace(/[ ./-]/g, '');
   return [...pans].filter((p) => digits.includes(p));
+}
+
+/** The brands' IIN ranges and lengths, written again here as patterns (not imported from src/mask.ts). */
+const BRAND_PATTERNS: Array<[RegExp, number[]]> = [
+  [/^4/, [13, 16, 19]],
+  [/^5[1-5]/, [16]],
+  [/^2(?:22[1-9]|2[3-9]\d|[3-6]\d\d|7[01]\d|720)/, [16]],
+  [/^3[47]/, [15]],
+  [/^(?:6011|64[4-9]|65)/, [16, 17, 18, 19]],
+  [/^622(?:12[6-9]|1[3-9]\d|[2-8]\d\d|9[01]\d|92[0-5])/, [16, 17, 18, 19]],
+  [/^35(?:2[89]|[3-8]\d)/, [16, 17, 18, 19]],
+  [/^(?:30[0-5]|3095|36|3[89])/, [14, 15, 16, 17, 18, 19]],
+  [/^(?:62|81)/, [16, 17, 18, 19]],
+  [/^(?:50|5[6-9]|6)/, [13, 14, 15, 16, 17, 18, 19]],
+  [/^(?:60|65|8[12]|508|35[36])/, [16]],
+];
+
+/** A card number by the brands' formats and Luhn: what a DLP scanner (and src/mask.ts) calls one. */
+export function isBrandCard(digits: string): boolean {
+  return luhn(digits) && BRAND_PATTERNS.some(([re, lens]) => re.test(digits) && lens.includes(digits.length));
+}
+
+/** Decimal digits of other scripts as ASCII (the zero of each block used by the corpora). */
+const ZEROS = [0x660, 0x6f0, 0x966, 0x9e6, 0xe50, 0xff10, 0x1d7ce, 0x1d7d8, 0x1d7e2, 0x1d7ec, 0x1d7f6];
+export function asciiDigits(text: string): string {
+  return [...text]
+    .map((ch) => {
+      const cp = ch.codePointAt(0) as number;
+      const zero = ZEROS.find((z) => cp >= z && cp <= z + 9);
+      return zero === undefined ? ch : String(cp - zero);
+    })
+    .join('');
+}
+
+/** Every separator a written number may have between its digit groups (any Unicode space, tab, dashes, zero-width). */
+const SEPARATORS = /[\p{Zs}\p{Pd}\t./\u00ad\u180e\u200b-\u200d\u2060-\u2064\ufeff\u2212\uff0e\uff0f]/gu;
+
+/**
+ * Every card-number window (brand format + Luhn) of every digit run of a text, digits of any script joined by any
+ * separator: what a DLP scanner finds in traffic.
+ */
+export function cardWindows(text: string): string[] {
+  return windowsOf(asciiDigits(text).replace(SEPARATORS, ' '), isBrandCard);
+}
+
+/**
+ * The card numbers of which 12 or more digits in a row appear in a text, separators (any) taken out and digits of
+ * any script read as ASCII: a leak even when the rest was cut off. (Twelve of one repeated digit do not count.)
+ */
+export function panPiecesIn(text: string, pans: Iterable<string> = Object.values(TEST_PANS)): string[] {
+  const digits = asciiDigits(text).replace(SEPARATORS, '');
+  const out: string[] = [];
+  for (const p of pans) {
+    for (let a = 0; a + 12 <= p.length; a++) {
+      const piece = p.slice(a, a + 12);
+      // One digit repeated (the zeros of 6200000000000005) says nothing about which number it came from.
+      if (/^(\d)\1+$/.test(piece)) continue;
+      if (digits.includes(piece)) {
+        out.push(p);
+        break;
+      }
+    }
+  }
+  return out;
 }

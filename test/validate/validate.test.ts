@@ -280,10 +280,11 @@ describe('card numbers in the fields we send', () => {
   const { visa, mastercard, amex, visa13 } = TEST_PANS;
   /** Every field whose format lets 13 digits through, and a card number in a shape that format accepts. */
   const carriers: Record<string, string[]> = {
-    transactionId: [visa, `${visa}-01`, `TX${visa}`, `0000${amex}`, `${visa.slice(0, 4)}.${visa.slice(4)}`],
-    sourceCustomerId: [mastercard, `cust ${visa.slice(0, 4)} ${visa.slice(4, 8)} ${visa.slice(8)}`],
+    transactionId: [visa, `${visa}-01`, `TX${visa}`, `0000${amex}`, visa.replace(/(\d{4})(?=\d)/g, '$1.')],
+    sourceCustomerId: [mastercard, `cust ${visa.replace(/(\d{4})(?=\d)/g, '$1\u00a0')}`],
     sourceAccountId: [`acct-${visa}`, `${visa}/2`],
-    paymentNetworkMerchantId: [amex, `MID${visa13}`],
+    // A 15-digit value here is a card acceptor id (its fixed width): an Amex number only as part of a longer one.
+    paymentNetworkMerchantId: [visa, `MID${visa13}`, `${amex}-1`],
     walletDescription: [visa],
     authorizationApprovalCode: [visa],
     acquirerReferenceNumber: [visa, `A${mastercard}`],
