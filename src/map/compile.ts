@@ -14,6 +14,7 @@ import { addError, requiredPositions, validateValues } from '../validate/validat
 import { MapFail } from './fail.ts';
 import { applyPan, compilePan, type PanRule, setPath } from './pan.ts';
 import { pathText } from './path.ts';
+import { recordZonePath } from './record-zone.ts';
 import { compileRule } from './rule.ts';
 import { bad, type Env, FIELD_INDEX, FIELDS, isObject, type Step } from './rule-kit.ts';
 import { compileTimestamp } from './timestamp.ts';
@@ -69,7 +70,9 @@ export function compileProfile(doc: unknown, source: string, defaultName: string
     if (typeof doc.timeZone !== 'string')
       bad(source, 'timeZone', 'an IANA zone name such as "America/Chicago"', doc.timeZone);
     try {
-      compileTimestamp({ format: 'auto', zone: doc.timeZone });
+      // "{tz}": each record names its zone (record-zone.ts), checked per record.
+      if (recordZonePath(doc.timeZone) === undefined)
+        compileTimestamp({ format: 'auto', zone: doc.timeZone });
     } catch (err) {
       bad(source, 'timeZone', 'an IANA zone name such as "America/Chicago"', (err as Error).message);
     }

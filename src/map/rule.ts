@@ -1,6 +1,6 @@
 // One field's rule: its source, options and conversion, compiled into one step.
 import type { TransactionField } from '../model/transaction.ts';
-import { compileConversion } from './convert.ts';
+import { compileConversion, conversionColumns } from './convert.ts';
 import { compileExtract } from './extract.ts';
 import {
   bad,
@@ -101,6 +101,7 @@ export function compileRule(env: Env, field: TransactionField, rule: Json): Comp
     return { step: { field, run: () => dflt }, columns: [], hasDefault: true, ...own };
   }
   const convert = compileConversion(env, path, field, r);
+  columns.push(...conversionColumns(env, path, r));
   const otherwise = r.else === null ? undefined : r.else;
   const step: Step = {
     field,
@@ -110,14 +111,14 @@ export function compileRule(env: Env, field: TransactionField, rule: Json): Comp
           if (v === NO_MATCH) return otherwise;
           if (v === undefined || v === null || v === '' || (typeof v === 'string' && v.trim() === ''))
             return dflt;
-          const out = convert(v, tx);
+          const out = convert(v, tx, rec);
           return out === '' ? dflt : out;
         }
       : (rec, tx) => {
           const v = get(rec);
           if (v === undefined || v === null || v === '' || (typeof v === 'string' && v.trim() === ''))
             return dflt;
-          const out = convert(v, tx);
+          const out = convert(v, tx, rec);
           return out === '' ? dflt : out;
         },
   };

@@ -1,0 +1,143 @@
+// Issue 23, in the mapping language: per-record time zones, linear-time patterns, merchants abroad, the service's
+// code lists, and hostile profiles and records.
+import { describe, expect, it } from 'vitest';
+import { compileProfile } from '../../src/map/compile.ts';
+import type { CompiledProfile } from '../../src/map/types.ts';
+import { CONST_RULES } from '../helpers/profiles.ts';
+
+function profile(fields: Record<string, unknown>, extra: Record<string, unknown> = {}): CompiledProfile {
+  return compileProfile({ ...extra, fields: { ...CONST_RULES, ...fields } }, 'test.json', 'test');
+}
+function mapped(p: CompiledProfile, rec: Record<string, unknown>): Record<string, unknown> {
+  const r = p.map(rec);
+  if (!r.ok) throw new Error(JSON.stringify(r.errors));
+  return r.tx as unknown as Record<string, unknown>;
+}
+function errorsOf(p: CompiledProfile, rec: Record<string, unknown>): string[] {
+  const r = p.mapValid(rec, false);
+  return r.ok ? [] : r.errors.map((e) => `${e.field}: ${e.message}`);
+}
+function loadError(fields: Record<string, unknown>, extra: Record<string, unknown> = {}): string {
+  try {
+    profile(fields, extra);
+  } catch (err) {
+    return (err as Error).message;
+  }
+  return 'loaded';
+}
+
+describe('a time zone per record ("zone": "{tz}")', () => {
+  const p = profile({
+    transactionTimestamp: { from: 'when', timestamp: { format: 'MM/DD/YYYY HH:mm:ss', zone: '{tz}' } },
+  });
+  const at = (when: string, tz: string) => mapped(p, { when, tz }).transactionTimestamp;
+
+  it('IANA names: the offset in force at that local time, on both sides of a DST change', () => {
+    // San Jose, the issue's record: 18:03:58 PST is 02:03:58Z the next day (one fixed zone made it 00:03:58Z).
+    expect(at('02/12/2026 18:03:58', 'America/Los_Angeles')).toBe('2026-02-13T02:03:58.000Z');
+    expect(at('11/20/2026 14:03:22', 'America/Chicago')).toBe('2026-11-20T20:03:22.000Z');
+    // US DST began 2026-03-08 at 02:00 local: 01:59:59 PST, then 03:00:00 PDT.
+    expect(at('03/08/2026 01:59:59', 'America/Los_Angeles')).toBe('2026-03-08T09:59:59.000Z');
+    expect(at('03/08/2026 03:00:00', 'America/Los_Angeles')).toBe('2026-03-08T10:00:00.000Z');
+    // ... and ended 2026-11-01 at 02:00 local: 00:30 CDT, then 02:30 CST.
+    expect(at('11/01/2026 00:30:00', 'America/Chicago')).toBe('2026-11-01T05:30:00.000Z');
+    expect(at('11/01/2026 02:30:00', 'America/Chicago')).toBe('2026-11-01T08:30:00.000Z');
+    // Phoenix keeps MST all year; Europe changes on its own dates (2026-03-29).
+    expect(at('07/01/2026 12:00:00', 'America/Phoenix')).toBe('2026-07-01T19:00:00.000Z');
+    expect(at('03/29/2026 00:30:00', 'Europe/London')).toBe('2026-03-29T00:30:00.000Z');
+    expect(at('03/29/2026 02:30:00', 'Europe/London')).toBe('2026-03-29T01:30:00.000Z');
+  });
+
+  it('abbreviations: each side of a DST change names itself (MST/MDT, PST/PDT, EST/EDT, CST/CDT)', () => {
+    expect(at('03/08/2026 01:59:59', 'PST')).toBe('2026-03-08T09:59:59.000Z');
+    expect(at('03/08/2026 03:00:00', 'PDT')).toBe('2026-03-08T10:00:00.000Z');
+    expect(at('11/01/2026 01:30:00', 'MDT')).toBe('2026-11-01T07:30:00.000Z');
+    expect(at('11/01/2026 01:30:00', 'MST')).toBe('2026-11-01T08:30:00.000Z');
+    expect(at('11/20/2026 14:03:22', 'EST')).toBe('2026-11-20T19:03:22.000Z');
+    expect(at('07/20/2026 14:03:22', 'edt')).toBe('2026-07-20T18:03:22.000Z');
+    expect(at('11/20/2026 14:03:22', 'CST')).toBe('2026-11-20T20:03:22.000Z');
+    expect(at('07/20/2026 14:03:22', 'CDT')).toBe('2026-07-20T19:03:22.000Z');
+    expect(at('07/20/2026 14:03:22', 'UTC')).toBe('2026-07-20T14:03:22.000Z');
+  });
+
+  it('offsets: +05:30, -0700, -7, UTC-07:00, GMT+1', () => {
+    expect(at('11/20/2026 14:03:22', '+05:30')).toBe('2026-11-20T08:33:22.000Z');
+    expect(at('11/20/2026 14:03:22', '-0700')).toBe('2026-11-20T21:03:22.000Z');
+    expect(at('11/20/2026 14:03:22', '-7')).toBe('2026-11-20T21:03:22.000Z');
+    expect(at('11/20/2026 14:03:22', 'UTC-07:00')).toBe('2026-11-20T21:03:22.000Z');
+    expect(at('11/20/2026 14:03:22', 'GMT+1')).toBe('2026-11-20T13:03:22.000Z');
+  });
+
+  it('an unknown zone is a reject naming the field; an empty one falls back to the profile timeZone, else a reject', () => {
+    expect(errorsOf(p, { when: '11/20/2026 14:03:22', tz: 'Mars/Olympus' })).toEqual([
+      'transactionTimestamp: unknown time zone "Mars/Olympus" (an IANA name such as America/Denver, an abbreviation such as MST, or an offset such as -07:00)',
+    ]);
+    expect(errorsOf(p, { when: '11/20/2026 14:03:22', tz: '' })[0]).toMatch(
+      /^transactionTimestamp: "11\/20\/2026 14:03:22" has no UTC offset and neither the record nor the profile names a zone/,
+    );
+    const withFallback = profile(
+      { transactionTimestamp: { from: 'when', timestamp: { format: 'MM/DD/YYYY HH:mm:ss', zone: '{tz}' } } },
+      { timeZone: 'America/Denver' },
+    );
+    expect(mapped(withFallback, { when: '11/20/2026 14:03:22', tz: '' }).transactionTimestamp).toBe(
+      '2026-11-20T21:03:22.000Z',
+    );
+  });
+
+  it('a value carrying its own offset keeps it; "timeZone": "{tz}" applies to every timestamp rule', () => {
+    const all = profile(
+      {
+        transactionTimestamp: { from: 'when', timestamp: true },
+        transactionPostingTimestamp: { from: 'posted', timestamp: true },
+      },
+      { timeZone: '{tz}' },
+    );
+    const tx = mapped(all, { when: '2026-11-20 14:03:22', posted: '2026-11-21T00:00:00Z', tz: 'MST' });
+    expect(tx.transactionTimestamp).toBe('2026-11-20T21:03:22.000Z');
+    expect(tx.transactionPostingTimestamp).toBe('2026-11-21T00:00:00.000Z');
+    // The zone column is checked against the header like any other.
+    expect(all.columns.filter((c) => c.column === 'tz').map((c) => c.rule)).toEqual(['timeZone', 'timeZone']);
+  });
+});
+
+describe('regular expressions run in linear time (RE2)', () => {
+  it('^(a+)+$ on a 10,000-character value: milliseconds, and the value is a reject', () => {
+    const p = profile({ paymentNetworkMerchantCity: { from: 'city', match: '^(a+)+$' } });
+    const value = `${'a'.repeat(10_000)}!`;
+    const t = performance.now();
+    const errors = errorsOf(p, { city: value });
+    const ms = performance.now() - t;
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatch(/^paymentNetworkMerchantCity: "a{10}.*does not match \/\^\(a\+\)\+\$\/$/);
+    expect(ms).toBeLessThan(1000);
+    // A record that matches still does.
+    expect(mapped(p, { city: 'aaaa' }).paymentNetworkMerchantCity).toBe('aaaa');
+  });
+
+  it('named groups, flags and the issue\'s "CITY, ST ZIP" split as before', () => {
+    const loc = '^(?<city>.+?),\\s*(?<st>[a-z]{2})\\s+(?<zip>\\d{5})(?:-\\d{4})?$';
+    const p = profile({
+      paymentNetworkMerchantCity: { from: 'LOC', match: { pattern: loc, group: 'city', flags: 'i' } },
+      paymentNetworkMerchantState: { from: 'LOC', match: { pattern: loc, group: 'st', flags: 'i' } },
+      paymentNetworkMerchantPostalCode: { from: 'LOC', match: { pattern: loc, group: 'zip', flags: 'iu' } },
+    });
+    const tx = mapped(p, { LOC: 'AUSTIN, TX 78701' });
+    expect([
+      tx.paymentNetworkMerchantCity,
+      tx.paymentNetworkMerchantState,
+      tx.paymentNetworkMerchantPostalCode,
+    ]).toEqual(['AUSTIN', 'TX', '78701']);
+  });
+
+  it('what RE2 cannot run (backreferences, lookaround) is refused at load, with the JSON path and why', () => {
+    expect(loadError({ paymentNetworkMerchantCity: { from: 'c', match: '^(a)\\1$' } })).toMatch(
+      /^fields\.paymentNetworkMerchantCity\.match: expected a valid regular expression \(RE2 syntax\), got "\^\(a\)\\\\1\$ \(invalid escape sequence: `\\\\1`/,
+    );
+    expect(loadError({ paymentNetworkMerchantCity: { from: 'c', match: { pattern: '(?=a)a' } } })).toMatch(
+      /^fields\.paymentNetworkMerchantCity\.match\.pattern: expected a valid regular expression \(RE2 syntax\).*lookahead/,
+    );
+    expect(
+      loadError({ paymentNetworkMerchantCity: { from: 'c', match: { pattern: 'a', flags: 'g' } } }),
+    ).toMatch(/^fields\.paymentNetworkMerchantCity\.match\.flags: expected any of i, m, s, u/);
+  });
+});
