@@ -32,6 +32,8 @@ export interface SimulateFlags {
   ticketDelayMs: string;
   sessionTtlMs: string;
   requireToken?: boolean;
+  strictCodes?: boolean;
+  stateEverywhere?: boolean;
   allowRemote?: boolean;
   tlsCert?: string;
   tlsKey?: string;
@@ -110,6 +112,8 @@ export function simulatorOptionsFromFlags(
     if (!ok) throw usage(`--webhook-url: expected an http(s) URL, got "${f.webhookUrl}"`);
     o.webhookUrl = f.webhookUrl;
   }
+  if (f.strictCodes) o.strictCodes = true;
+  if (f.stateEverywhere) o.stateEverywhere = true;
   if (f.requireToken) {
     const token = env[SIM_TOKEN_ENV];
     if (token === undefined || token === '') {
@@ -192,6 +196,14 @@ export function define(program: Command): void {
     .option(
       '--webhook-url <url>',
       'where ticket updates are POSTed (default: none; the lifecycle still runs)',
+    )
+    .option(
+      '--strict-codes',
+      "refuse (400) a code field's value outside docs/mapping.md's code lists (e.g. ECOM for ECOMMERCE)",
+    )
+    .option(
+      '--state-everywhere',
+      "require every merchant's state, as the documented list says (default: only where the country has states: US, CA, AU)",
     )
     .option('--ticket-delay-ms <ms>', 'delay before each ticket webhook update', '100')
     .option('--session-ttl-ms <ms>', 'lifetime of session tokens', '3600000')

@@ -15,6 +15,7 @@ import { MapFail } from './fail.ts';
 import { applyPan, compilePan, type PanRule, setPath } from './pan.ts';
 import { pathText } from './path.ts';
 import { recordZonePath } from './record-zone.ts';
+import { checkRequiredWhere, type RequiredWhere } from './required-where.ts';
 import { compileRule } from './rule.ts';
 import { bad, type Env, FIELD_INDEX, FIELDS, isObject, type Step } from './rule-kit.ts';
 import { compileTimestamp } from './timestamp.ts';
@@ -86,6 +87,7 @@ export function compileProfile(doc: unknown, source: string, defaultName: string
   const explicit = new Set<string>();
   const required = new Set<TransactionField>(REQUIRED_FIELDS);
   const relaxed: TransactionField[] = [];
+  const requiredWhere: RequiredWhere[] = [];
   for (const [field, rule] of Object.entries(fields)) {
     if (!Object.hasOwn(TRANSACTION_FIELDS, field))
       bad(source, `fields.${field}`, 'a TransactionNotification field name', field);
@@ -97,6 +99,14 @@ export function compileProfile(doc: unknown, source: string, defaultName: string
     else steps.push(compiled.step);
     if (compiled.required === false && required.delete(f)) relaxed.push(f);
     else if (compiled.required === true) required.add(f);
+    else if (compiled.requiredIn !== undefined) {
+      required.delete(f);
+      requiredWhere.push({
+        at: FIELD_INDEX.get(f) as number,
+        field: f,
+        countries: new Set(compiled.requiredIn),
+      });
+    }
     // A column is needed when its field is required and has no default to fall back on.
     const needed = required.has(f) && !compiled.hasDefault;
     for (const c of compiled.columns) columns.push({ ...c, field: f, required: needed });
@@ -123,6 +133,7 @@ export function compileProfile(doc: unknown, source: string, defaultName: string
       ...[...required].filter((f) => !REQUIRED_FIELDS.includes(f)),
     ],
     relaxed,
+    requiredWhere,
     steps,
     pan,
     explicit,
@@ -138,6 +149,7 @@ export function buildProfile(p: {
   columns: ColumnUse[];
   required: readonly TransactionField[];
   relaxed?: readonly TransactionField[];
+  requiredWhere?: readonly RequiredWhere[];
   steps: Step[];
   pan?: PanRule;
   explicit: Set<string>;
@@ -147,6 +159,7 @@ export function buildProfile(p: {
   const index = steps.map((s) => FIELD_INDEX.get(s.field) as number);
   const width = FIELDS.length;
   const requiredAt = requiredPositions(p.required);
+  const requiredWhere = p.requiredWhere ?? [];
   // One record is mapped at a time (map is synchronous and no step maps another record), and its values are
   // copied into the transaction before map returns: the array and the converters' context are reused, not
   // allocated per record.
@@ -190,6 +203,7 @@ export function buildProfile(p: {
     columns: p.columns,
     required: p.required,
     relaxed: p.relaxed ?? [],
+    requiredWhere: requiredWhere.map((r) => ({ field: r.field, countries: [...r.countries] })),
     map(rec) {
       const vals = mapValues(rec);
       return Array.isArray(vals)
@@ -199,7 +213,8 @@ export function buildProfile(p: {
     mapValid(rec, invalidUtf8) {
       const vals = mapValues(rec);
       if (!Array.isArray(vals)) return { ok: false, errors: vals.errors };
-      const errors = validateValues(vals, requiredAt, invalidUtf8);
+      let errors = validateValues(vals, requiredAt, invalidUtf8);
+      if (requiredWhere.length > 0) errors = checkRequiredWhere(requiredWhere, vals, errors);
       return errors.length > 0
         ? { ok: false, errors }
         : { ok: true, tx: buildFullTx(vals) as unknown as TransactionNotification };

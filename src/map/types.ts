@@ -21,6 +21,8 @@ export interface CompiledProfile {
   required: readonly TransactionField[];
   /** Required fields the profile lets a record go without (`"required": false`): warned about once a run. */
   relaxed: readonly TransactionField[];
+  /** Fields required only for merchants in some countries (`"required": "where-states"`): the state abroad. */
+  requiredWhere: ReadonlyArray<{ field: string; countries: readonly string[] }>;
   /**
    * Source record → TransactionNotification (empty optional fields left out, never null), or the
    * conversion errors of every field. Pure. Run validateTransaction on an ok result before sending.

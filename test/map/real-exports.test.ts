@@ -1,9 +1,19 @@
 // Issue 23, in the mapping language: per-record time zones, linear-time patterns, merchants abroad, the service's
 // code lists, and hostile profiles and records.
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { compileProfile } from '../../src/map/compile.ts';
+import { loadProfile } from '../../src/map/profile.ts';
 import type { CompiledProfile } from '../../src/map/types.ts';
+import { checkTransaction } from '../../src/simulator/check-transactions.ts';
+import { ROOT } from '../helpers/cli.ts';
 import { CONST_RULES } from '../helpers/profiles.ts';
+
+/** The values of CONST_RULES: a valid transaction. */
+const CONST_RULES_VALUES: Record<string, unknown> = Object.fromEntries(
+  Object.entries(CONST_RULES).map(([k, v]) => [k, (v as { const: unknown }).const]),
+);
 
 function profile(fields: Record<string, unknown>, extra: Record<string, unknown> = {}): CompiledProfile {
   return compileProfile({ ...extra, fields: { ...CONST_RULES, ...fields } }, 'test.json', 'test');
@@ -139,5 +149,79 @@ describe('regular expressions run in linear time (RE2)', () => {
     expect(
       loadError({ paymentNetworkMerchantCity: { from: 'c', match: { pattern: 'a', flags: 'g' } } }),
     ).toMatch(/^fields\.paymentNetworkMerchantCity\.match\.flags: expected any of i, m, s, u/);
+  });
+});
+
+describe('merchants abroad: the state is required only where the country has states', () => {
+  const lithicLine = async (n: number) =>
+    JSON.parse((await readFile(join(ROOT, 'samples/lithic.ndjson'), 'utf8')).split('\n')[n - 1] as string);
+  const stripeLine = async (n: number) =>
+    JSON.parse(
+      (await readFile(join(ROOT, 'samples/stripe-issuing.ndjson'), 'utf8')).split('\n')[n - 1] as string,
+    );
+
+  it('lithic and stripe-issuing deliver a London merchant without a state, and reject a US merchant without one', async () => {
+    const lithic = await loadProfile('lithic');
+    const london = await lithicLine(9);
+    expect(london.merchant.country).toBe('GBR');
+    expect(errorsOf(lithic, london)).toEqual([]);
+    const us = { ...london, merchant: { ...london.merchant, country: 'USA', state: '' } };
+    expect(errorsOf(lithic, us)).toEqual([
+      'paymentNetworkMerchantState: required for a merchant in US (required where the country is US, CA, AU)',
+    ]);
+    const stripe = await loadProfile('stripe-issuing');
+    const pret = await stripeLine(7);
+    expect(errorsOf(stripe, pret)).toEqual([]);
+    const toronto = { ...pret, merchant_data: { ...pret.merchant_data, country: 'CA' } };
+    expect(errorsOf(stripe, toronto)).toEqual([
+      'paymentNetworkMerchantState: required for a merchant in CA (required where the country is US, CA, AU)',
+    ]);
+    // A state that is there is still checked, abroad too.
+    const bad = { ...pret, merchant_data: { ...pret.merchant_data, state: 'Nowhere!' } };
+    expect(errorsOf(stripe, bad)[0]).toMatch(/^paymentNetworkMerchantState: expected a state abbreviation/);
+  });
+
+  it('a profile says it: "where-states", or its own list of countries; a bad list is refused at load', () => {
+    const rule = (required: unknown) => ({
+      paymentNetworkMerchantState: { from: 'st', state: true, required },
+      paymentNetworkMerchantCountryCode: { from: 'c', country: true },
+    });
+    const where = profile(rule('where-states'));
+    expect(errorsOf(where, { st: '', c: 'DE' })).toEqual([]);
+    expect(errorsOf(where, { st: '', c: 'AUS' })).toHaveLength(1);
+    expect(errorsOf(where, { st: '', c: '' })).toEqual([
+      'paymentNetworkMerchantCountryCode: required',
+      'paymentNetworkMerchantState: required',
+    ]);
+    const mx = profile(rule({ countries: ['MX', 'US'] }));
+    expect(errorsOf(mx, { st: '', c: 'MEX' })).toEqual([
+      'paymentNetworkMerchantState: required for a merchant in MX (required where the country is MX, US)',
+    ]);
+    expect(errorsOf(mx, { st: '', c: 'CA' })).toEqual([]);
+    expect(loadError(rule({ countries: ['USA'] }))).toMatch(
+      /^fields\.paymentNetworkMerchantState\.required\.countries: expected a non-empty array of ISO 3166 alpha-2 codes/,
+    );
+    expect(loadError(rule('sometimes'))).toMatch(
+      /^fields\.paymentNetworkMerchantState\.required: expected true, false, "where-states" or \{"countries": \["US", …\]\}/,
+    );
+    expect(loadError({ transactionId: { from: 'id', required: 'where-states' } })).toMatch(
+      /^fields\.transactionId\.required: expected true \(every record needs its transactionId\)/,
+    );
+  });
+
+  it('the simulator takes a foreign merchant without a state, refuses a US one, and with stateEverywhere refuses both', () => {
+    const tx = (country: string) => {
+      const t: Record<string, unknown> = {
+        ...CONST_RULES_VALUES,
+        paymentNetworkMerchantCountryCode: country,
+      };
+      delete t.paymentNetworkMerchantState;
+      return t;
+    };
+    expect(checkTransaction(tx('GB'), 0)).toBeUndefined();
+    expect(checkTransaction(tx('US'), 0)).toEqual([
+      { field: 'transactions[0].paymentNetworkMerchantState', message: 'required field is missing' },
+    ]);
+    expect(checkTransaction(tx('GB'), 0, { strictCodes: false, stateEverywhere: true })).toHaveLength(1);
   });
 });
