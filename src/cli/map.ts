@@ -85,6 +85,8 @@ async function runMap(inputs: string[], flags: MapFlags): Promise<number> {
     { createSpillingFingerprintSet },
     { maskCardNumbers },
     { loadConfig },
+    { createCodeTally },
+    { unknownCodeLines },
   ] = await Promise.all([
     import('../map/profile.ts'),
     import('../prepare/inputs.ts'),
@@ -92,6 +94,8 @@ async function runMap(inputs: string[], flags: MapFlags): Promise<number> {
     import('../sorted-runs/fingerprint-set.ts'),
     import('../mask.ts'),
     import('../config/index.ts'),
+    import('../model/code-lists.ts'),
+    import('../map/code-notes.ts'),
   ]);
   const limit = positiveInt(flags.limit, '--limit');
   // With --limit only the first records matter: read them inline rather than start a pool.
@@ -114,6 +118,8 @@ async function runMap(inputs: string[], flags: MapFlags): Promise<number> {
       warn: (message) => process.stderr.write(`svc-ingest: warning: ${message}\n`),
     },
   );
+  for (const note of profile.codeNotes) process.stderr.write(`svc-ingest: warning: ${note}\n`);
+  const codes = createCodeTally();
   const relaxedSeen = new Set<string>();
   // The same duplicate check as send, so map and send --dry-run agree record for record.
   const seen = createSpillingFingerprintSet();
@@ -149,6 +155,7 @@ async function runMap(inputs: string[], flags: MapFlags): Promise<number> {
             ]);
           } else {
             mapped++;
+            codes.add(item.codes);
             for (const field of item.relaxed ?? []) {
               if (relaxedSeen.has(field)) continue;
               relaxedSeen.add(field);
@@ -170,6 +177,9 @@ async function runMap(inputs: string[], flags: MapFlags): Promise<number> {
   } finally {
     seen.close?.();
   }
+  // A value outside the code lists is reported, once per value with its count (the service's lists are not shown).
+  for (const line of unknownCodeLines(codes.counts(), mapped))
+    process.stderr.write(`svc-ingest: warning: ${maskCardNumbers(line)}\n`);
   process.stderr.write(
     `svc-ingest map: ${read} read, ${mapped} mapped, ${rejected} rejected (mapping ${profile.name})\n`,
   );

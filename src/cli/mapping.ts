@@ -2,6 +2,7 @@
 import path from 'node:path';
 import { type Command, Option } from 'commander';
 import { EXIT, SvcIngestError } from '../errors.ts';
+import type { CompiledProfile } from '../map/types.ts';
 import { maskCardNumbers } from '../mask.ts';
 import { addExamples, printJson, printText } from './common.ts';
 
@@ -134,15 +135,25 @@ async function runCheck(name: string, file: string | undefined, flags: CheckFlag
   if (optional.length > 0) lines.push(`  optional columns: ${optional.join(', ')}`);
   if (profile.relaxed.length > 0)
     lines.push(`  sent without when empty ("required": false): ${profile.relaxed.join(', ')}`);
+  for (const r of profile.requiredWhere)
+    lines.push(`  required only for merchants in ${r.countries.join(', ')}: ${r.field}`);
+  const todo = await stillToWrite(profile);
+  lines.push(...todo);
+  let warnings = 0;
+  const warn = (message: string) => {
+    warnings++;
+    process.stderr.write(`svc-ingest: warning: ${maskCardNumbers(message)}\n`);
+  };
+  // A code value outside the code lists is a warning of its own (never counted as a missing column).
+  const note = (message: string) =>
+    process.stderr.write(`svc-ingest: warning: ${maskCardNumbers(message)}\n`);
+  for (const n of profile.codeNotes) note(n);
   if (file === undefined) {
     printText(lines);
     return EXIT.OK;
   }
-  let warnings = 0;
-  const warn = (message: string) => {
-    warnings++;
-    process.stderr.write(`svc-ingest: warning: ${message}\n`);
-  };
+  // Before the header check, which stops at the first column a draft left at "?": the whole list first.
+  if (todo.length > 0) printText(lines.splice(0));
   const { specs } = await openInputs([file], profile, {
     format: flags.format,
     delimiter: flags.delimiter,
@@ -189,6 +200,8 @@ async function runCheck(name: string, file: string | undefined, flags: CheckFlag
       );
     }
   } else {
+    const unknown = await sampleCodes(file, profile, flags);
+    for (const line of unknown) note(`${file}: ${line}`);
     lines.push(
       warnings === 0
         ? `${file}: the header has every column the profile names`
@@ -197,6 +210,48 @@ async function runCheck(name: string, file: string | undefined, flags: CheckFlag
   }
   printText(lines);
   return EXIT.OK;
+}
+
+/** The fields a draft left at `"from": "?"`, each with what it needs (mapping check's list). */
+async function stillToWrite(profile: CompiledProfile): Promise<string[]> {
+  const { fieldNeeds } = await import('../map/field-needs.ts');
+  const todo = [...new Set(profile.columns.filter((c) => c.column === '?').map((c) => c.field))];
+  if (todo.length === 0) return [];
+  return [
+    `  still to be written (${todo.length} field${todo.length === 1 ? '' : 's'} at "from": "?"):`,
+    ...todo.map((f) => `    ${f}: ${fieldNeeds(f)}`),
+  ];
+}
+
+/** Records of FILE mapped to find code values outside the code lists (at most this many). */
+const CODE_SAMPLE = 1000;
+
+/** Code values outside the code lists among FILE's first CODE_SAMPLE mapped records, as report lines. */
+async function sampleCodes(file: string, profile: CompiledProfile, flags: CheckFlags): Promise<string[]> {
+  const [{ resolveInputs }, { prepareInput }, { createCodeTally }, { unknownCodeLines }] = await Promise.all([
+    import('../read/open.ts'),
+    import('../prepare/prepare.ts'),
+    import('../model/code-lists.ts'),
+    import('../map/code-notes.ts'),
+  ]);
+  const [spec] = await resolveInputs([file], { format: flags.format });
+  if (spec === undefined) return [];
+  const tally = createCodeTally();
+  let n = 0;
+  let mapped = 0;
+  outer: for await (const items of prepareInput(spec, profile, {
+    delimiter: flags.delimiter ?? profile.delimiter,
+    stdin: process.stdin,
+  })) {
+    for (const item of items) {
+      if (item.kind === 'tx') {
+        mapped++;
+        tally.add(item.codes);
+      }
+      if (++n >= CODE_SAMPLE) break outer;
+    }
+  }
+  return unknownCodeLines(tally.counts(), mapped).map((l) => `${l}, among the first ${n} read`);
 }
 
 async function runDraft(file: string, flags: CheckFlags & { name?: string }): Promise<void> {

@@ -11,6 +11,7 @@ import {
   type TransactionNotification,
 } from '../model/transaction.ts';
 import { addError, requiredPositions, validateValues } from '../validate/validate.ts';
+import { profileCodeNotes } from './code-notes.ts';
 import { MapFail } from './fail.ts';
 import { applyPan, compilePan, type PanRule, setPath } from './pan.ts';
 import { pathText } from './path.ts';
@@ -134,6 +135,7 @@ export function compileProfile(doc: unknown, source: string, defaultName: string
     ],
     relaxed,
     requiredWhere,
+    codeNotes: profileCodeNotes(fields),
     steps,
     pan,
     explicit,
@@ -150,6 +152,7 @@ export function buildProfile(p: {
   required: readonly TransactionField[];
   relaxed?: readonly TransactionField[];
   requiredWhere?: readonly RequiredWhere[];
+  codeNotes?: readonly string[];
   steps: Step[];
   pan?: PanRule;
   explicit: Set<string>;
@@ -203,6 +206,7 @@ export function buildProfile(p: {
     columns: p.columns,
     required: p.required,
     relaxed: p.relaxed ?? [],
+    codeNotes: p.codeNotes ?? [],
     requiredWhere: requiredWhere.map((r) => ({ field: r.field, countries: [...r.countries] })),
     map(rec) {
       const vals = mapValues(rec);

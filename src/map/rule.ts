@@ -56,7 +56,12 @@ export function compileRule(env: Env, field: TransactionField, rule: Json): Comp
   const requiredIn = requiredCountries(env, path, r.required);
   const required = requiredIn === undefined ? r.required : undefined;
   if (required !== undefined && typeof required !== 'boolean')
-    bad(env.source, `${path}.required`, 'true, false, "where-states" or {"countries": ["US", …]}', required);
+    bad(
+      env.source,
+      `${path}.required`,
+      'true or false, "where-states" or {"countries": ["US", …]}',
+      required,
+    );
   // The ledger, resume and the duplicate check all key on the id: it can never be left out.
   if ((required === false || requiredIn !== undefined) && field === 'transactionId')
     bad(env.source, `${path}.required`, 'true (every record needs its transactionId)', r.required);

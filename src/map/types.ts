@@ -21,6 +21,8 @@ export interface CompiledProfile {
   required: readonly TransactionField[];
   /** Required fields the profile lets a record go without (`"required": false`): warned about once a run. */
   relaxed: readonly TransactionField[];
+  /** The profile's own output values of code fields outside the code lists (`JSON path: problem`): reported. */
+  codeNotes: readonly string[];
   /** Fields required only for merchants in some countries (`"required": "where-states"`): the state abroad. */
   requiredWhere: ReadonlyArray<{ field: string; countries: readonly string[] }>;
   /**

@@ -67,3 +67,58 @@ export function codeProblem(field: string, value: unknown): string | undefined {
  * profile names its own list for them (`"required": {"countries": [...]}`).
  */
 export const STATE_COUNTRIES: readonly string[] = ['US', 'CA', 'AU'];
+
+/** Separates the code values in a codeKey (a control character no value may hold). */
+const SEP = '\u001f';
+
+/**
+ * The code values of a transaction as one string (CODE_FIELDS order, an absent one empty): what a record carries
+ * from where it was prepared (maybe another thread) to where it is counted, for the price of one concatenation.
+ * @example codeKey({ transactionType: 'AUTHORIZED', paymentType: 'DEBIT' }) // 'AUTHORIZED\u001fDEBIT\u001f\u001f\u001f\u001f'
+ */
+export function codeKey(tx: Record<string, unknown>): string {
+  return `${tx.transactionType ?? ''}${SEP}${tx.paymentType ?? ''}${SEP}${tx.paymentMethodEntryType ?? ''}${SEP}${tx.paymentNetworkMerchantIdType ?? ''}${SEP}${tx.onlineIndicator ?? ''}${SEP}${tx.cardPresentIndicator ?? ''}`;
+}
+
+/** Per code field, each distinct value with how many records carried it (absent values left out). */
+export type CodeCounts = Partial<Record<CodeField, Record<string, number>>>;
+
+/** Most distinct code combinations counted one by one; more (a hostile export) are counted under "(other)". */
+const MAX_KEYS = 10_000;
+
+/**
+ * Counts records by their codeKey (one Map update a record: combinations are few), split per field on demand.
+ * @example const t = createCodeTally(); t.add(codeKey(tx)); t.counts() // { transactionType: { AUTHORIZED: 1 }, … }
+ */
+export interface CodeTally {
+  add(key: string | undefined, n?: number): void;
+  counts(): CodeCounts;
+}
+
+export function createCodeTally(): CodeTally {
+  const byKey = new Map<string, number>();
+  return {
+    add(key, n = 1) {
+      if (key === undefined) return;
+      const had = byKey.get(key);
+      if (had !== undefined) byKey.set(key, had + n);
+      else if (byKey.size < MAX_KEYS) byKey.set(key, n);
+      else byKey.set('(other)', (byKey.get('(other)') ?? 0) + n);
+    },
+    counts() {
+      const out: CodeCounts = {};
+      for (const [key, n] of byKey) {
+        if (key === '(other)') continue;
+        const values = key.split(SEP);
+        for (let i = 0; i < CODE_FIELDS.length; i++) {
+          const v = values[i];
+          if (v === undefined || v === '') continue;
+          const field = CODE_FIELDS[i] as CodeField;
+          const per = (out[field] ??= Object.create(null) as Record<string, number>);
+          per[v] = (per[v] ?? 0) + n;
+        }
+      }
+      return out;
+    },
+  };
+}

@@ -1,5 +1,6 @@
 // The counters a run moves as it goes (one object: the summary, the progress line and the metrics read it), and
 // the summary made of them at the end (the `--json` summary of docs/contract.md).
+import type { CodeCounts } from '../model/code-lists.ts';
 
 /**
  * What a run did.
@@ -33,6 +34,11 @@ export interface RunSummary {
   ledgerBadLines: number;
   /** Inputs that held no record (an empty file, only a header, empty standard input), by source name. */
   emptyInputs: string[];
+  /**
+   * Per code field (transactionType, paymentType, …), each distinct value with the records sent carrying it (a dry
+   * run: the records that would be sent), so `ECOM` beside `ECOMMERCE` shows at once.
+   */
+  codes?: CodeCounts;
   /** Why the run stopped before the end of its input and exits 1 (too many rejects); absent otherwise. */
   error?: { code: string; message: string };
 }
@@ -108,6 +114,7 @@ export function summarize(
     rejects: rest.rejects,
     ledgerBadLines: rest.ledgerBadLines,
     emptyInputs: rest.emptyInputs,
+    ...(rest.codes !== undefined ? { codes: rest.codes } : {}),
     ...(tooManyRejects
       ? {
           error: {

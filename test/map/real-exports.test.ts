@@ -202,7 +202,7 @@ describe('merchants abroad: the state is required only where the country has sta
       /^fields\.paymentNetworkMerchantState\.required\.countries: expected a non-empty array of ISO 3166 alpha-2 codes/,
     );
     expect(loadError(rule('sometimes'))).toMatch(
-      /^fields\.paymentNetworkMerchantState\.required: expected true, false, "where-states" or \{"countries": \["US", …\]\}/,
+      /^fields\.paymentNetworkMerchantState\.required: expected true or false, "where-states" or \{"countries": \["US", …\]\}/,
     );
     expect(loadError({ transactionId: { from: 'id', required: 'where-states' } })).toMatch(
       /^fields\.transactionId\.required: expected true \(every record needs its transactionId\)/,
