@@ -114,7 +114,11 @@ export function createCodeTally(): CodeTally {
           const v = values[i];
           if (v === undefined || v === '') continue;
           const field = CODE_FIELDS[i] as CodeField;
-          const per = (out[field] ??= Object.create(null) as Record<string, number>);
+          let per = out[field];
+          if (per === undefined) {
+            per = Object.create(null) as Record<string, number>;
+            out[field] = per;
+          }
           per[v] = (per[v] ?? 0) + n;
         }
       }
