@@ -173,7 +173,7 @@ async function runCheck(name: string, file: string | undefined, flags: CheckFlag
           return compileGetter(text);
         } catch (err) {
           if (!(err instanceof PathError)) throw err;
-          return (rec: Record<string, unknown>) => rec[text];
+          return (rec: Record<string, unknown>) => (Object.hasOwn(rec, text) ? rec[text] : undefined);
         }
       };
       // As for a CSV header: a required field's path (no default) absent is an error, any other a warning

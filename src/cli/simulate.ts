@@ -1,6 +1,7 @@
 // `svc-ingest simulate`: run the embedded service simulator on loopback until SIGINT/SIGTERM; its URL is stdout's first line.
-import { readFileSync } from 'node:fs';
+
 import type { Command } from 'commander';
+import { FILE_CAPS, readSmallFile, SmallFileError } from '../config/small-file.ts';
 import { SvcIngestError } from '../errors.ts';
 import { createLogger } from '../log.ts';
 import type { SimulatorOptions } from '../simulator/index.ts';
@@ -62,9 +63,10 @@ function rate(flag: string, raw: string): number {
 
 function readPem(flag: string, path: string): string {
   try {
-    return readFileSync(path, 'utf8');
+    return readSmallFile(path, FILE_CAPS.pem);
   } catch (err) {
-    throw usage(`${flag}: cannot read "${path}" (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    const why = err instanceof SmallFileError ? err.reason : ((err as NodeJS.ErrnoException).code ?? 'error');
+    throw usage(`${flag}: cannot read "${path}" (${why})`);
   }
 }
 

@@ -12,6 +12,7 @@ import {
 } from '../model/transaction.ts';
 import { addError, requiredPositions, validateValues } from '../validate/validate.ts';
 import { profileCodeNotes } from './code-notes.ts';
+import { checkDepth } from './depth.ts';
 import { MapFail } from './fail.ts';
 import { applyPan, compilePan, type PanRule, setPath } from './pan.ts';
 import { pathText } from './path.ts';
@@ -50,6 +51,7 @@ const buildFullTx = new Function(
  */
 export function compileProfile(doc: unknown, source: string, defaultName: string): CompiledProfile {
   const env: Env = { source };
+  checkDepth(source, doc);
   if (!isObject(doc)) bad(source, '(top)', 'a JSON object', doc);
   for (const k of Object.keys(doc))
     if (!PROFILE_KEYS.includes(k)) bad(source, k, `one of ${PROFILE_KEYS.join(', ')}`, k);
