@@ -20,6 +20,17 @@ beforeAll(async () => {
 const lines = (s: string) => s.split('\n').filter((l) => l !== '');
 
 describe('the worked example of docs/mapping.md', () => {
+  it('docs/mapping.md shows the fixture: its first rows, and its profile as it is', async () => {
+    const md = await readFile('docs/mapping.md', 'utf8');
+    const example = md.slice(md.indexOf('## A worked example'));
+    const blocks = [...example.matchAll(/^```(\w*)\n([\s\S]*?)^```/gm)];
+    const csv = (await readFile(EXPORT, 'utf8')).split('\n');
+    expect(blocks[0]?.[2]).toBe(`${csv.slice(0, 6).join('\n')}\n`);
+    const shown = JSON.parse(blocks[1]?.[2] as string);
+    const { description: _, ...fixture } = JSON.parse(await readFile(PROFILE, 'utf8'));
+    expect(shown).toEqual(fixture);
+  });
+
   it('maps every record to the right UTC instant, place, amount, codes and card fields', async () => {
     const r = await runCli(['map', '--mapping', PROFILE, EXPORT]);
     expect(r.code, r.stderr).toBe(0);
