@@ -40,42 +40,52 @@ describe('a time zone per record ("zone": "{tz}")', () => {
   const p = profile({
     transactionTimestamp: { from: 'when', timestamp: { format: 'MM/DD/YYYY HH:mm:ss', zone: '{tz}' } },
   });
-  const at = (when: string, tz: string) => mapped(p, { when, tz }).transactionTimestamp;
+  /** Each [local time, zone, the UTC instant it must map to]. */
+  const check = (cases: Array<[string, string, string]>) => {
+    for (const [when, tz, utc] of cases)
+      expect(mapped(p, { when, tz }).transactionTimestamp, `${when} ${tz}`).toBe(utc);
+  };
 
   it('IANA names: the offset in force at that local time, on both sides of a DST change', () => {
-    // San Jose, the issue's record: 18:03:58 PST is 02:03:58Z the next day (one fixed zone made it 00:03:58Z).
-    expect(at('02/12/2026 18:03:58', 'America/Los_Angeles')).toBe('2026-02-13T02:03:58.000Z');
-    expect(at('11/20/2026 14:03:22', 'America/Chicago')).toBe('2026-11-20T20:03:22.000Z');
-    // US DST began 2026-03-08 at 02:00 local: 01:59:59 PST, then 03:00:00 PDT.
-    expect(at('03/08/2026 01:59:59', 'America/Los_Angeles')).toBe('2026-03-08T09:59:59.000Z');
-    expect(at('03/08/2026 03:00:00', 'America/Los_Angeles')).toBe('2026-03-08T10:00:00.000Z');
-    // ... and ended 2026-11-01 at 02:00 local: 00:30 CDT, then 02:30 CST.
-    expect(at('11/01/2026 00:30:00', 'America/Chicago')).toBe('2026-11-01T05:30:00.000Z');
-    expect(at('11/01/2026 02:30:00', 'America/Chicago')).toBe('2026-11-01T08:30:00.000Z');
-    // Phoenix keeps MST all year; Europe changes on its own dates (2026-03-29).
-    expect(at('07/01/2026 12:00:00', 'America/Phoenix')).toBe('2026-07-01T19:00:00.000Z');
-    expect(at('03/29/2026 00:30:00', 'Europe/London')).toBe('2026-03-29T00:30:00.000Z');
-    expect(at('03/29/2026 02:30:00', 'Europe/London')).toBe('2026-03-29T01:30:00.000Z');
+    check([
+      // San Jose, the issue's record: 18:03:58 PST is 02:03:58Z the next day (one fixed zone made it 00:03:58Z).
+      ['02/12/2026 18:03:58', 'America/Los_Angeles', '2026-02-13T02:03:58.000Z'],
+      ['11/20/2026 14:03:22', 'America/Chicago', '2026-11-20T20:03:22.000Z'],
+      // US DST began 2026-03-08 at 02:00 local: 01:59:59 PST, then 03:00:00 PDT.
+      ['03/08/2026 01:59:59', 'America/Los_Angeles', '2026-03-08T09:59:59.000Z'],
+      ['03/08/2026 03:00:00', 'America/Los_Angeles', '2026-03-08T10:00:00.000Z'],
+      // ... and ended 2026-11-01 at 02:00 local: 00:30 CDT, then 02:30 CST.
+      ['11/01/2026 00:30:00', 'America/Chicago', '2026-11-01T05:30:00.000Z'],
+      ['11/01/2026 02:30:00', 'America/Chicago', '2026-11-01T08:30:00.000Z'],
+      // Phoenix keeps MST all year; Europe changes on its own dates (2026-03-29).
+      ['07/01/2026 12:00:00', 'America/Phoenix', '2026-07-01T19:00:00.000Z'],
+      ['03/29/2026 00:30:00', 'Europe/London', '2026-03-29T00:30:00.000Z'],
+      ['03/29/2026 02:30:00', 'Europe/London', '2026-03-29T01:30:00.000Z'],
+    ]);
   });
 
   it('abbreviations: each side of a DST change names itself (MST/MDT, PST/PDT, EST/EDT, CST/CDT)', () => {
-    expect(at('03/08/2026 01:59:59', 'PST')).toBe('2026-03-08T09:59:59.000Z');
-    expect(at('03/08/2026 03:00:00', 'PDT')).toBe('2026-03-08T10:00:00.000Z');
-    expect(at('11/01/2026 01:30:00', 'MDT')).toBe('2026-11-01T07:30:00.000Z');
-    expect(at('11/01/2026 01:30:00', 'MST')).toBe('2026-11-01T08:30:00.000Z');
-    expect(at('11/20/2026 14:03:22', 'EST')).toBe('2026-11-20T19:03:22.000Z');
-    expect(at('07/20/2026 14:03:22', 'edt')).toBe('2026-07-20T18:03:22.000Z');
-    expect(at('11/20/2026 14:03:22', 'CST')).toBe('2026-11-20T20:03:22.000Z');
-    expect(at('07/20/2026 14:03:22', 'CDT')).toBe('2026-07-20T19:03:22.000Z');
-    expect(at('07/20/2026 14:03:22', 'UTC')).toBe('2026-07-20T14:03:22.000Z');
+    check([
+      ['03/08/2026 01:59:59', 'PST', '2026-03-08T09:59:59.000Z'],
+      ['03/08/2026 03:00:00', 'PDT', '2026-03-08T10:00:00.000Z'],
+      ['11/01/2026 01:30:00', 'MDT', '2026-11-01T07:30:00.000Z'],
+      ['11/01/2026 01:30:00', 'MST', '2026-11-01T08:30:00.000Z'],
+      ['11/20/2026 14:03:22', 'EST', '2026-11-20T19:03:22.000Z'],
+      ['07/20/2026 14:03:22', 'edt', '2026-07-20T18:03:22.000Z'],
+      ['11/20/2026 14:03:22', 'CST', '2026-11-20T20:03:22.000Z'],
+      ['07/20/2026 14:03:22', 'CDT', '2026-07-20T19:03:22.000Z'],
+      ['07/20/2026 14:03:22', 'UTC', '2026-07-20T14:03:22.000Z'],
+    ]);
   });
 
   it('offsets: +05:30, -0700, -7, UTC-07:00, GMT+1', () => {
-    expect(at('11/20/2026 14:03:22', '+05:30')).toBe('2026-11-20T08:33:22.000Z');
-    expect(at('11/20/2026 14:03:22', '-0700')).toBe('2026-11-20T21:03:22.000Z');
-    expect(at('11/20/2026 14:03:22', '-7')).toBe('2026-11-20T21:03:22.000Z');
-    expect(at('11/20/2026 14:03:22', 'UTC-07:00')).toBe('2026-11-20T21:03:22.000Z');
-    expect(at('11/20/2026 14:03:22', 'GMT+1')).toBe('2026-11-20T13:03:22.000Z');
+    check([
+      ['11/20/2026 14:03:22', '+05:30', '2026-11-20T08:33:22.000Z'],
+      ['11/20/2026 14:03:22', '-0700', '2026-11-20T21:03:22.000Z'],
+      ['11/20/2026 14:03:22', '-7', '2026-11-20T21:03:22.000Z'],
+      ['11/20/2026 14:03:22', 'UTC-07:00', '2026-11-20T21:03:22.000Z'],
+      ['11/20/2026 14:03:22', 'GMT+1', '2026-11-20T13:03:22.000Z'],
+    ]);
   });
 
   it('an unknown zone is a reject naming the field; an empty one falls back to the profile timeZone, else a reject', () => {
