@@ -1,4 +1,5 @@
 // Proposes a mapping profile from a CSV header (and first row) or a first NDJSON object, by known column names.
+import { maskCardNumbers } from '../mask.ts';
 import { CODE_LISTS, isCodeField } from '../model/code-lists.ts';
 import { REQUIRED_FIELDS, TRANSACTION_FIELDS, type TransactionField } from '../model/transaction.ts';
 import {
@@ -168,6 +169,11 @@ function ruleFor(field: TransactionField, from: string, sample: unknown, zone?: 
   return from;
 }
 
+/** A sample quoted in a TODO, any card number in it masked. */
+function shown(s: string): string {
+  return maskCardNumbers(JSON.stringify(s));
+}
+
 /** A timestamp rule from a sample's layout; a local time takes its zone from the zone column, if there is one. */
 function timeRule(from: string, s: string, zone: string | undefined): Rule {
   const layout = timeLayout(s);
@@ -183,7 +189,7 @@ function timeRule(from: string, s: string, zone: string | undefined): Rule {
   return {
     from,
     timestamp: { ...format, zone: 'America/New_York' },
-    description: `TODO: local times (sample ${JSON.stringify(s)}): give their zone, or "{column}" of a zone column`,
+    description: `TODO: local times (sample ${shown(s)}): give their zone, or "{column}" of a zone column`,
   };
 }
 
@@ -245,7 +251,7 @@ function byValue(
   if (loc === undefined) return undefined;
   const shape = locationShape(sampleOf(loc));
   const pattern = shape === 'city-state-zip' ? CITY_STATE_ZIP : CITY_STATE;
-  const sample = JSON.stringify(sampleOf(loc));
+  const sample = shown(sampleOf(loc));
   const part = (group: string) => ({
     from: loc,
     match: { pattern, group },

@@ -234,4 +234,17 @@ describe('merchants abroad: the state is required only where the country has sta
     ]);
     expect(checkTransaction(tx('GB'), 0, { strictCodes: false, stateEverywhere: true })).toHaveLength(1);
   });
+
+  it('the simulator with strictCodes refuses a code outside the lists, naming the field', () => {
+    const strict = { strictCodes: true, stateEverywhere: false };
+    expect(checkTransaction({ ...CONST_RULES_VALUES }, 0, strict)).toBeUndefined();
+    expect(checkTransaction({ ...CONST_RULES_VALUES, paymentMethodEntryType: 'ECOM' }, 3, strict)).toEqual([
+      {
+        field: 'transactions[3].paymentMethodEntryType',
+        message:
+          '"ECOM" is not a known paymentMethodEntryType (known: APPLE_PAY, GOOGLE_PAY, SAMSUNG_PAY, CHIP, CONTACTLESS, MAGNETIC_STRIPE, MANUAL, ECOMMERCE, CREDENTIAL_ON_FILE, CARD, OTHER)',
+      },
+    ]);
+    expect(checkTransaction({ ...CONST_RULES_VALUES, paymentMethodEntryType: 'ECOM' }, 0)).toBeUndefined();
+  });
 });
