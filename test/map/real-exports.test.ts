@@ -4,7 +4,9 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { compileProfile } from '../../src/map/compile.ts';
+import { CITY_STATE_ZIP, locationShape, timeLayout } from '../../src/map/draft-guess.ts';
 import { loadProfile } from '../../src/map/profile.ts';
+import { compileTimestamp } from '../../src/map/timestamp.ts';
 import type { CompiledProfile } from '../../src/map/types.ts';
 import { checkTransaction } from '../../src/simulator/check-transactions.ts';
 import { ROOT } from '../helpers/cli.ts';
@@ -246,5 +248,56 @@ describe('merchants abroad: the state is required only where the country has sta
       },
     ]);
     expect(checkTransaction({ ...CONST_RULES_VALUES, paymentMethodEntryType: 'ECOM' }, 0)).toBeUndefined();
+  });
+});
+
+describe('mapping draft reads date-time layouts, locations and amounts from a sample', () => {
+  it('each layout it proposes reads its own sample back (in America/Chicago)', () => {
+    const cases: Array<[string, string, string]> = [
+      ['02/12/2026 18:03:58', 'M/D/YYYY H:mm:ss', '2026-02-13T00:03:58.000Z'],
+      ['2/3/2026 6:03', 'M/D/YYYY H:mm', '2026-02-03T12:03:00.000Z'],
+      ['25/12/2026 18:03:58', 'D/M/YYYY H:mm:ss', '2026-12-26T00:03:58.000Z'],
+      ['2/12/2026 6:03:58 PM', 'M/D/YYYY h:mm:ss A', '2026-02-13T00:03:58.000Z'],
+      ['12-02-2026 18:03:58', 'M-D-YYYY H:mm:ss', '2026-12-03T00:03:58.000Z'],
+      ['12.02.2026 18:03:58', 'D.M.YYYY H:mm:ss', '2026-02-13T00:03:58.000Z'],
+      ['2026/02/12 18:03:58', 'YYYY/MM/DD HH:mm:ss', '2026-02-13T00:03:58.000Z'],
+      ['20260212 180358', 'YYYYMMDD HHmmss', '2026-02-13T00:03:58.000Z'],
+      ['2026-02-12 18:03:58', 'auto', '2026-02-13T00:03:58.000Z'],
+    ];
+    for (const [sample, format, utc] of cases) {
+      const layout = timeLayout(sample);
+      expect(layout, sample).toEqual({ format, zoned: false });
+      expect(compileTimestamp({ format, zone: 'America/Chicago' })(sample), sample).toBe(utc);
+    }
+    expect(timeLayout('2026-02-12T18:03:58Z')).toEqual({ format: 'auto', zoned: true });
+    expect(timeLayout('1759386437')).toEqual({ format: 'unix-s', zoned: true });
+    expect(timeLayout('AUSTIN, TX 78701')).toBeUndefined();
+  });
+
+  it('"CITY, ST ZIP" and "CITY, ST" columns, and the pattern it proposes, which RE2 runs', () => {
+    expect(locationShape('AUSTIN, TX 78701')).toBe('city-state-zip');
+    expect(locationShape('SEATTLE, WA 98101-1234')).toBe('city-state-zip');
+    expect(locationShape('TORONTO, ON M5V 2T6')).toBe('city-state-zip');
+    expect(locationShape('SAN JOSE, CA')).toBe('city-state');
+    expect(locationShape('LONDON')).toBeUndefined();
+    expect(locationShape('12.34')).toBeUndefined();
+    const p = profile({
+      paymentNetworkMerchantCity: { from: 'L', match: { pattern: CITY_STATE_ZIP, group: 'city' } },
+      paymentNetworkMerchantPostalCode: { from: 'L', match: { pattern: CITY_STATE_ZIP, group: 'zip' } },
+    });
+    const tx = mapped(p, { L: 'ST. PAUL, MN 55101' });
+    expect([tx.paymentNetworkMerchantCity, tx.paymentNetworkMerchantPostalCode]).toEqual([
+      'ST. PAUL',
+      '55101',
+    ]);
+  });
+
+  it('amounts with a currency sign map as the decimals they are', () => {
+    const p = profile({ postedAmount: { from: 'A', amount: true } });
+    expect(mapped(p, { A: '$1,204.00' }).postedAmount).toBe('120400');
+    expect(mapped(p, { A: '€ 5' }).postedAmount).toBe('500');
+    const signed = profile({ postedAmount: { from: 'A', amount: { abs: true } } });
+    expect(mapped(signed, { A: '-$12.34' }).postedAmount).toBe('1234');
+    expect(errorsOf(p, { A: '$$5' })).toEqual(['postedAmount: expected a decimal number, got "$$5"']);
   });
 });
