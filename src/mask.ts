@@ -258,7 +258,18 @@ export function maskDeep(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(maskDeep);
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[maskCardNumbers(k)] = maskDeep(v);
+    for (const [k, v] of Object.entries(value)) {
+      const masked = maskDeep(v);
+      // A key `__proto__` (a CSV column, an NDJSON key) stays a key: an assignment would set the prototype.
+      if (k === '__proto__')
+        Object.defineProperty(out, k, {
+          value: masked,
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      else out[maskCardNumbers(k)] = masked;
+    }
     return out;
   }
   return value;

@@ -1,6 +1,7 @@
 // `send` as a composition of stages (docs/architecture.md): prepare (read → map → validate) → dedupe (within-run
 // duplicates, resume through the ledger store) → batch → sink (the service, or a dry run's) → recorder (ledger,
 // counters, logs; rejects). Everything that can refuse to run does so before anything is sent.
+
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { gatedOnClaims } from './chain/claims.ts';
@@ -11,6 +12,7 @@ import { checkStateFile } from './ledger/file/files.ts';
 import { openLedgerStore } from './ledger/open.ts';
 import type { LedgerStore } from './ledger/store.ts';
 import { loadProfile } from './map/profile.ts';
+import { createCodeTally } from './model/code-lists.ts';
 import { openInputs } from './prepare/inputs.ts';
 import { prepareSource } from './prepare/source.ts';
 import { sourceName } from './read/open.ts';
@@ -85,6 +87,7 @@ async function runSend(o: SendOptions, c: Counters, live: Live): Promise<RunSumm
       });
     const interrupted = stopRequested() ?? (await readyStore(store, stopRequested));
     let end = { interrupted, outage: false, tooManyRejects: null as string | null };
+    const codes = createCodeTally();
     if (!interrupted) {
       const caps = {
         maxLines: o.maxRejects,
@@ -106,6 +109,7 @@ async function runSend(o: SendOptions, c: Counters, live: Live): Promise<RunSumm
           ownIds: profile.ownIds,
           logger: log,
           signal: o.signal,
+          codes,
           onSink: (sink) => {
             live.inFlight = () => sink.inFlight;
           },
@@ -115,6 +119,7 @@ async function runSend(o: SendOptions, c: Counters, live: Live): Promise<RunSumm
     }
     return summarize(c, {
       ...end,
+      codes: codes.counts(),
       durationMs: Math.round(performance.now() - started),
       dryRun: o.dryRun,
       runId,

@@ -8,6 +8,8 @@ export interface BatchItem {
   json: string;
   source: string;
   line: number;
+  /** Its code values (codeKey), counted per field once it is sent. */
+  codes?: string;
 }
 
 /**

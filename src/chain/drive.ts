@@ -67,7 +67,13 @@ export async function driveChain(chunks: PreparedChunks, s: ChainStages): Promis
   const batchOldest = async (onFull: (batch: Batch) => Promise<void>): Promise<void> => {
     for (const item of await (ahead.shift() as Promise<BatchItem[]>)) {
       if ((item as PreparedTx).relaxed !== undefined) s.onPass?.(item as PreparedTx);
-      const batch = batcher.push({ id: item.id, json: item.json, source: item.source, line: item.line });
+      const batch = batcher.push({
+        id: item.id,
+        json: item.json,
+        source: item.source,
+        line: item.line,
+        codes: (item as PreparedTx).codes,
+      });
       if (batch) await onFull(batch);
     }
   };

@@ -5,6 +5,7 @@ import { createBatcher } from '../batch/batcher.ts';
 import { createDedupe } from '../dedupe/dedupe.ts';
 import type { LedgerStore } from '../ledger/store.ts';
 import type { Logger } from '../log.ts';
+import type { CodeTally } from '../model/code-lists.ts';
 import type { PreparedChunks } from '../prepare/choose.ts';
 import type { Counters } from '../record/counters.ts';
 import { createRecorder } from '../record/recorder.ts';
@@ -39,6 +40,8 @@ export interface ChainRun {
   logger: Logger;
   /** Aborted (reason: the signal's name) when the run must stop. */
   signal?: AbortSignal;
+  /** Counts the code values of the records sent (a dry run: batched), for the summary. */
+  codes?: CodeTally;
   /** Told the sink once it exists (the progress line reads its in-flight count). */
   onSink?: (sink: Sink) => void;
 }
@@ -53,8 +56,15 @@ export async function runChain(r: ChainRun): Promise<ChainRunEnd> {
   if (r.ownIds !== undefined && r.ownIds.length > 0) ownIdsNotice(logger, r.profileName, r.ownIds);
   try {
     const rejecter = createRejecter(r.rejects, c, r.runId, r.caps);
-    const recorder = createRecorder({ store: r.store, runId: r.runId, counters: c, logger, stopRequested });
-    const sink = r.dispatch ? createDispatcher({ ...r.dispatch, ...recorder }) : createDryRunSink(c);
+    const recorder = createRecorder({
+      store: r.store,
+      runId: r.runId,
+      counters: c,
+      logger,
+      stopRequested,
+      codes: r.codes,
+    });
+    const sink = r.dispatch ? createDispatcher({ ...r.dispatch, ...recorder }) : createDryRunSink(c, r.codes);
     r.onSink?.(sink);
     r.signal?.addEventListener('abort', () => sink.stop(), { once: true });
     const batcher = createBatcher(r.batchSize, r.batchPrefix ?? r.runId);

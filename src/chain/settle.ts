@@ -62,7 +62,14 @@ export function sleep(ms: number, signal: AbortSignal | undefined): Promise<void
 }
 
 async function* oneChunk(items: BatchItem[]): AsyncGenerator<PreparedItem[]> {
-  yield items.map((i) => ({ kind: 'tx', id: i.id, json: i.json, source: i.source, line: i.line }));
+  yield items.map((i) => ({
+    kind: 'tx',
+    id: i.id,
+    json: i.json,
+    source: i.source,
+    line: i.line,
+    codes: i.codes,
+  }));
 }
 
 /**

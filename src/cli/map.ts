@@ -85,6 +85,8 @@ async function runMap(inputs: string[], flags: MapFlags): Promise<number> {
     { createSpillingFingerprintSet },
     { maskCardNumbers },
     { loadConfig },
+    { createCodeTally },
+    { unknownCodeLines },
   ] = await Promise.all([
     import('../map/profile.ts'),
     import('../prepare/inputs.ts'),
@@ -92,6 +94,8 @@ async function runMap(inputs: string[], flags: MapFlags): Promise<number> {
     import('../sorted-runs/fingerprint-set.ts'),
     import('../mask.ts'),
     import('../config/index.ts'),
+    import('../model/code-lists.ts'),
+    import('../map/code-notes.ts'),
   ]);
   const limit = positiveInt(flags.limit, '--limit');
   // With --limit only the first records matter: read them inline rather than start a pool.
@@ -114,6 +118,8 @@ async function runMap(inputs: string[], flags: MapFlags): Promise<number> {
       warn: printWarning,
     },
   );
+  for (const note of profile.codeNotes) printWarning(note);
+  const codes = createCodeTally();
   const relaxedSeen = new Set<string>();
   // The same duplicate check as send, so map and send --dry-run agree record for record.
   const seen = createSpillingFingerprintSet();
@@ -149,6 +155,7 @@ async function runMap(inputs: string[], flags: MapFlags): Promise<number> {
             ]);
           } else {
             mapped++;
+            codes.add(item.codes);
             for (const field of item.relaxed ?? []) {
               if (relaxedSeen.has(field)) continue;
               relaxedSeen.add(field);
@@ -173,6 +180,8 @@ async function runMap(inputs: string[], flags: MapFlags): Promise<number> {
   }
   const own =
     profile.ownIds.length > 0 ? `; own numeric ids sent unchecked: ${profile.ownIds.join(', ')}` : '';
+  // A value outside the code lists is reported, once per value with its count (the service's lists are not shown).
+  for (const line of unknownCodeLines(codes.counts(), mapped)) printWarning(line);
   process.stderr.write(
     maskCardNumbers(
       `svc-ingest map: ${read} read, ${mapped} mapped, ${rejected} rejected (mapping ${profile.name}${own})\n`,

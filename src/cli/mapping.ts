@@ -2,6 +2,7 @@
 import path from 'node:path';
 import { type Command, Option } from 'commander';
 import { EXIT, SvcIngestError } from '../errors.ts';
+import type { CompiledProfile } from '../map/types.ts';
 import { maskCardNumbers, maskDeep } from '../mask.ts';
 import { addExamples, printJson, printText, printWarning } from './common.ts';
 
@@ -136,15 +137,23 @@ async function runCheck(name: string, file: string | undefined, flags: CheckFlag
     lines.push(`  sent without when empty ("required": false): ${profile.relaxed.join(', ')}`);
   if (profile.ownIds.length > 0)
     lines.push(`  the bank's own numeric ids, sent unchecked for card numbers: ${profile.ownIds.join(', ')}`);
-  if (file === undefined) {
-    printText(lines);
-    return EXIT.OK;
-  }
+  for (const r of profile.requiredWhere)
+    lines.push(`  required only for merchants in ${r.countries.join(', ')}: ${r.field}`);
+  const todo = await stillToWrite(profile);
+  lines.push(...todo);
   let warnings = 0;
   const warn = (message: string) => {
     warnings++;
     printWarning(message);
   };
+  // A code value outside the code lists is a warning of its own (never counted as a missing column).
+  for (const n of profile.codeNotes) printWarning(n);
+  if (file === undefined) {
+    printText(lines);
+    return EXIT.OK;
+  }
+  // Before the header check, which stops at the first column a draft left at "?": the whole list first.
+  if (todo.length > 0) printText(lines.splice(0));
   const { specs } = await openInputs([file], profile, {
     format: flags.format,
     delimiter: flags.delimiter,
@@ -164,7 +173,7 @@ async function runCheck(name: string, file: string | undefined, flags: CheckFlag
           return compileGetter(text);
         } catch (err) {
           if (!(err instanceof PathError)) throw err;
-          return (rec: Record<string, unknown>) => rec[text];
+          return (rec: Record<string, unknown>) => (Object.hasOwn(rec, text) ? rec[text] : undefined);
         }
       };
       // As for a CSV header: a required field's path (no default) absent is an error, any other a warning
@@ -191,6 +200,8 @@ async function runCheck(name: string, file: string | undefined, flags: CheckFlag
       );
     }
   } else {
+    const unknown = await sampleCodes(file, profile, flags);
+    for (const line of unknown) printWarning(`${file}: ${line}`);
     lines.push(
       warnings === 0
         ? `${file}: the header has every column the profile names`
@@ -199,6 +210,48 @@ async function runCheck(name: string, file: string | undefined, flags: CheckFlag
   }
   printText(lines);
   return EXIT.OK;
+}
+
+/** The fields a draft left at `"from": "?"`, each with what it needs (mapping check's list). */
+async function stillToWrite(profile: CompiledProfile): Promise<string[]> {
+  const { fieldNeeds } = await import('../map/field-needs.ts');
+  const todo = [...new Set(profile.columns.filter((c) => c.column === '?').map((c) => c.field))];
+  if (todo.length === 0) return [];
+  return [
+    `  still to be written (${todo.length} field${todo.length === 1 ? '' : 's'} at "from": "?"):`,
+    ...todo.map((f) => `    ${f}: ${fieldNeeds(f)}`),
+  ];
+}
+
+/** Records of FILE mapped to find code values outside the code lists (at most this many). */
+const CODE_SAMPLE = 1000;
+
+/** Code values outside the code lists among FILE's first CODE_SAMPLE mapped records, as report lines. */
+async function sampleCodes(file: string, profile: CompiledProfile, flags: CheckFlags): Promise<string[]> {
+  const [{ resolveInputs }, { prepareInput }, { createCodeTally }, { unknownCodeLines }] = await Promise.all([
+    import('../read/open.ts'),
+    import('../prepare/prepare.ts'),
+    import('../model/code-lists.ts'),
+    import('../map/code-notes.ts'),
+  ]);
+  const [spec] = await resolveInputs([file], { format: flags.format });
+  if (spec === undefined) return [];
+  const tally = createCodeTally();
+  let n = 0;
+  let mapped = 0;
+  outer: for await (const items of prepareInput(spec, profile, {
+    delimiter: flags.delimiter ?? profile.delimiter,
+    stdin: process.stdin,
+  })) {
+    for (const item of items) {
+      if (item.kind === 'tx') {
+        mapped++;
+        tally.add(item.codes);
+      }
+      if (++n >= CODE_SAMPLE) break outer;
+    }
+  }
+  return unknownCodeLines(tally.counts(), mapped).map((l) => `${l}, among the first ${n} read`);
 }
 
 async function runDraft(file: string, flags: CheckFlags & { name?: string }): Promise<void> {

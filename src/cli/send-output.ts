@@ -1,6 +1,9 @@
 // What `send` shows a person: a live progress line on a TTY (with percent and ETA when the input's size is known),
 // a progress log line every N seconds elsewhere, and a readable summary at the end.
+
 import { type Logger, liveLine } from '../log.ts';
+import { maskCardNumbers } from '../mask.ts';
+import { type CodeCounts, codeProblem } from '../model/code-lists.ts';
 import type { RunProgress, RunSummary } from '../record/counters.ts';
 
 /** Seconds as a short duration: 45s, 3m20s, 2h05m. */
@@ -93,6 +96,24 @@ export function startProgress(
   return () => clearInterval(timer);
 }
 
+/**
+ * One line per code field: its values, most frequent first, with counts; a value outside the code lists marked.
+ * @example codeLines({ paymentMethodEntryType: { ECOMMERCE: 3, ECOM: 1 } }, false) // ['codes sent: paymentMethodEntryType ECOMMERCE 3, ECOM 1 (unknown)']
+ */
+export function codeLines(codes: CodeCounts | undefined, dryRun: boolean): string[] {
+  if (codes === undefined) return [];
+  const out: string[] = [];
+  for (const [field, values] of Object.entries(codes)) {
+    const parts = Object.entries(values as Record<string, number>)
+      .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+      .map(
+        ([v, n]) => `${maskCardNumbers(v)} ${n}${codeProblem(field, v) === undefined ? '' : ' (unknown)'}`,
+      );
+    out.push(`${dryRun ? 'codes to send' : 'codes sent'}: ${field} ${parts.join(', ')}`);
+  }
+  return out;
+}
+
 export function formatSummary(s: RunSummary, allowEmpty = false): string {
   const secs = (s.durationMs / 1000).toFixed(1);
   const lines = [
@@ -105,6 +126,7 @@ export function formatSummary(s: RunSummary, allowEmpty = false): string {
     lines.push(`no records in: ${s.emptyInputs.join(', ')} (the other inputs were read)`);
   if (s.ownNumericIds)
     lines.push(`own numeric ids (sent without the card-number check): ${s.ownNumericIds.join(', ')}`);
+  lines.push(...codeLines(s.codes, s.dryRun));
   if (s.ledger) lines.push(`ledger:  ${s.ledger}`);
   if (s.rejects && s.rejected > 0)
     lines.push(

@@ -1,6 +1,7 @@
 // `svc-ingest simulate`: run the embedded service simulator on loopback until SIGINT/SIGTERM; its URL is stdout's first line.
-import { readFileSync } from 'node:fs';
+
 import type { Command } from 'commander';
+import { FILE_CAPS, readSmallFile, SmallFileError } from '../config/small-file.ts';
 import { SvcIngestError } from '../errors.ts';
 import { createLogger } from '../log.ts';
 import type { SimulatorOptions } from '../simulator/index.ts';
@@ -33,6 +34,8 @@ export interface SimulateFlags {
   ticketDelayMs: string;
   sessionTtlMs: string;
   requireToken?: boolean;
+  strictCodes?: boolean;
+  stateEverywhere?: boolean;
   allowRemote?: boolean;
   tlsCert?: string;
   tlsKey?: string;
@@ -61,9 +64,10 @@ function rate(flag: string, raw: string): number {
 
 function readPem(flag: string, path: string): string {
   try {
-    return readFileSync(path, 'utf8');
+    return readSmallFile(path, FILE_CAPS.pem);
   } catch (err) {
-    throw usage(`${flag}: cannot read "${path}" (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    const why = err instanceof SmallFileError ? err.reason : ((err as NodeJS.ErrnoException).code ?? 'error');
+    throw usage(`${flag}: cannot read "${path}" (${why})`);
   }
 }
 
@@ -112,6 +116,8 @@ export function simulatorOptionsFromFlags(
     if (!ok) throw usage(`--webhook-url: expected an http(s) URL, got "${f.webhookUrl}"`);
     o.webhookUrl = f.webhookUrl;
   }
+  if (f.strictCodes) o.strictCodes = true;
+  if (f.stateEverywhere) o.stateEverywhere = true;
   if (f.requireToken) {
     const token = env[SIM_TOKEN_ENV];
     if (token === undefined || token === '') {
@@ -194,6 +200,14 @@ export function define(program: Command): void {
     .option(
       '--webhook-url <url>',
       'where ticket updates are POSTed (default: none; the lifecycle still runs)',
+    )
+    .option(
+      '--strict-codes',
+      "refuse (400) a code field's value outside docs/mapping.md's code lists (e.g. ECOM for ECOMMERCE)",
+    )
+    .option(
+      '--state-everywhere',
+      "require every merchant's state, as the documented list says (default: only where the country has states: US, CA, AU)",
     )
     .option('--ticket-delay-ms <ms>', 'delay before each ticket webhook update', '100')
     .option(

@@ -1,9 +1,10 @@
 // The one ky instance of a client: base URL, timeout, user agent, no retry, and beneath it a fetch on an undici Agent
 // (keep-alive, the connection cap, mTLS).
-import { readFileSync } from 'node:fs';
+
 import ky, { type KyInstance } from 'ky';
 import { Agent } from 'undici';
 import { readTlsPassphrase } from '../config/secret.ts';
+import { FILE_CAPS, readSmallBytes } from '../config/small-file.ts';
 import type { Config } from '../config/types.ts';
 import { SvcIngestError } from '../errors.ts';
 import { dispatcherFetch } from './dispatch-fetch.ts';
@@ -36,7 +37,7 @@ export type ConstantHeaders = Record<string, string>;
 
 function readTlsFile(path: string, key: string): Buffer {
   try {
-    return readFileSync(path);
+    return readSmallBytes(path, FILE_CAPS.pem);
   } catch (err) {
     throw new SvcIngestError(
       'CONFIG_INVALID',

@@ -1,9 +1,10 @@
 // Loads the configuration in layers (defaults, config files, env SVC_*, flags) and validates it once.
-import { accessSync, constants, readFileSync } from 'node:fs';
+import { accessSync, constants } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { SvcIngestError } from '../errors.ts';
 import { CONFIG_FILE_ENV, CONFIG_KEYS, type KeySpec, LOG_LEVELS, SESSION_PROVIDERS } from './schema.ts';
 import { isEnvName, shownPath } from './secret.ts';
+import { FILE_CAPS, readSmallFile } from './small-file.ts';
 import type { Config, ConfigFlags } from './types.ts';
 
 const DEFAULT_FILE = fileURLToPath(new URL('../../config/default.json', import.meta.url));
@@ -35,7 +36,7 @@ function invalid(path: string, source: string, expected: string, got?: unknown):
 function readJsonFile(file: string, source: string): Record<string, unknown> {
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = readSmallFile(file, FILE_CAPS.config);
   } catch (err) {
     throw new SvcIngestError(
       'CONFIG_FILE_UNREADABLE',

@@ -6,9 +6,10 @@
 // - an env variable name: ^[A-Za-z_][A-Za-z0-9_]*$, at most 64 characters;
 // - a file path: starts with '/', './', '../' or '~/', at most 255 characters of A-Z a-z 0-9 . _ - / ~.
 // Anything else is reported as "not shown".
-import { readFileSync } from 'node:fs';
+
 import type { ErrorCode } from '../errors.ts';
 import { SvcIngestError } from '../errors.ts';
+import { FILE_CAPS, readSmallFile, SmallFileError } from './small-file.ts';
 import type { Config } from './types.ts';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -86,10 +87,11 @@ function fromEnv(name: string, key: string, env: NodeJS.ProcessEnv): string {
 function fromFile(path: string, key: string): string {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8').trim();
+    text = readSmallFile(path, FILE_CAPS.secret).trim();
   } catch (err) {
-    // The fs message quotes the path: only its code is kept.
-    const code = (err as NodeJS.ErrnoException).code ?? 'error';
+    // The fs message quotes the path: only its code, or what is wrong with the file, is kept.
+    const code =
+      err instanceof SmallFileError ? err.reason : ((err as NodeJS.ErrnoException).code ?? 'error');
     throw new SvcIngestError(
       'CONFIG_INVALID',
       `config key ${key}: cannot read ${shownPath(path)} (${code})`,

@@ -16,6 +16,8 @@ export interface AmountOptions {
 /** At most 15 digits of minor units (the validator's limit), so no amount overflows anything downstream. */
 const MAX_DIGITS = 15;
 const DECIMAL = /^([+-])?(\d{1,3}(?:,\d{3})+|\d*)(?:\.(\d*))?$/;
+/** A leading currency sign, after an optional sign: `$`, `€`, `£`, `¥`, with or without a space after it. */
+const CURRENCY_SIGN = /^([+-]?)[$€£¥]\s?/;
 
 /**
  * Convert one amount. `exponent` is the currency's ISO 4217 minor-unit exponent (USD 2, JPY 0).
@@ -30,7 +32,9 @@ export function toMinorUnits(value: unknown, exponent: number, opts: AmountOptio
     if (!Number.isFinite(value)) throw new MapFail(`expected a finite number, got ${quote(value)}`);
     s = String(value);
   } else throw new MapFail(`expected a number, got ${quote(value)}`);
-  const m = DECIMAL.exec(s);
+  let m = DECIMAL.exec(s);
+  // "$12.34", "-$12.34", "€ 5": a currency sign before the digits is dropped (not checked against the currency).
+  if (m === null && CURRENCY_SIGN.test(s)) m = DECIMAL.exec(s.replace(CURRENCY_SIGN, '$1'));
   if (m === null) throw new MapFail(`expected a decimal number, got ${quote(value)}`);
   const sign = m[1];
   let int = m[2] ?? '';

@@ -17,9 +17,13 @@ import {
   rulesWithOwnIds,
   validateValues,
 } from '../validate/validate.ts';
+import { profileCodeNotes } from './code-notes.ts';
+import { checkDepth } from './depth.ts';
 import { MapFail } from './fail.ts';
 import { applyPan, compilePan, type PanRule, setPath } from './pan.ts';
 import { pathText } from './path.ts';
+import { recordZonePath } from './record-zone.ts';
+import { checkRequiredWhere, type RequiredWhere } from './required-where.ts';
 import { compileRule } from './rule.ts';
 import { bad, type Env, FIELD_INDEX, FIELDS, isObject, type Json, type Step } from './rule-kit.ts';
 import { compileTimestamp } from './timestamp.ts';
@@ -63,6 +67,7 @@ const buildFullTx = new Function(
  */
 export function compileProfile(doc: unknown, source: string, defaultName: string): CompiledProfile {
   const env: Env = { source };
+  checkDepth(source, doc);
   if (!isObject(doc)) bad(source, '(top)', 'a JSON object', doc);
   for (const k of Object.keys(doc))
     if (!PROFILE_KEYS.includes(k)) bad(source, k, `one of ${PROFILE_KEYS.join(', ')}`, k);
@@ -85,7 +90,9 @@ export function compileProfile(doc: unknown, source: string, defaultName: string
     if (typeof doc.timeZone !== 'string')
       bad(source, 'timeZone', 'an IANA zone name such as "America/Chicago"', doc.timeZone);
     try {
-      compileTimestamp({ format: 'auto', zone: doc.timeZone });
+      // "{tz}": each record names its zone (record-zone.ts), checked per record.
+      if (recordZonePath(doc.timeZone) === undefined)
+        compileTimestamp({ format: 'auto', zone: doc.timeZone });
     } catch (err) {
       bad(source, 'timeZone', 'an IANA zone name such as "America/Chicago"', (err as Error).message);
     }
@@ -101,6 +108,7 @@ export function compileProfile(doc: unknown, source: string, defaultName: string
   const explicit = new Set<string>();
   const required = new Set<TransactionField>(REQUIRED_FIELDS);
   const relaxed: TransactionField[] = [];
+  const requiredWhere: RequiredWhere[] = [];
   for (const [field, rule] of Object.entries(fields)) {
     if (!Object.hasOwn(TRANSACTION_FIELDS, field))
       bad(source, `fields.${field}`, 'a TransactionNotification field name', field);
@@ -112,6 +120,14 @@ export function compileProfile(doc: unknown, source: string, defaultName: string
     else steps.push(compiled.step);
     if (compiled.required === false && required.delete(f)) relaxed.push(f);
     else if (compiled.required === true) required.add(f);
+    else if (compiled.requiredIn !== undefined) {
+      required.delete(f);
+      requiredWhere.push({
+        at: FIELD_INDEX.get(f) as number,
+        field: f,
+        countries: new Set(compiled.requiredIn),
+      });
+    }
     // A column is needed when its field is required and has no default to fall back on.
     const needed = required.has(f) && !compiled.hasDefault;
     for (const c of compiled.columns) columns.push({ ...c, field: f, required: needed });
@@ -138,6 +154,8 @@ export function compileProfile(doc: unknown, source: string, defaultName: string
       ...[...required].filter((f) => !REQUIRED_FIELDS.includes(f)),
     ],
     relaxed,
+    requiredWhere,
+    codeNotes: profileCodeNotes(fields),
     steps,
     pan,
     explicit,
@@ -167,6 +185,8 @@ export function buildProfile(p: {
   columns: ColumnUse[];
   required: readonly TransactionField[];
   relaxed?: readonly TransactionField[];
+  requiredWhere?: readonly RequiredWhere[];
+  codeNotes?: readonly string[];
   steps: Step[];
   pan?: PanRule;
   explicit: Set<string>;
@@ -179,6 +199,7 @@ export function buildProfile(p: {
   const index = steps.map((s) => FIELD_INDEX.get(s.field) as number);
   const width = FIELDS.length;
   const requiredAt = requiredPositions(p.required);
+  const requiredWhere = p.requiredWhere ?? [];
   // One record is mapped at a time (map is synchronous and no step maps another record), and its values are
   // copied into the transaction before map returns: the array and the converters' context are reused, not
   // allocated per record.
@@ -223,6 +244,8 @@ export function buildProfile(p: {
     required: p.required,
     relaxed: p.relaxed ?? [],
     ownIds,
+    codeNotes: p.codeNotes ?? [],
+    requiredWhere: requiredWhere.map((r) => ({ field: r.field, countries: [...r.countries] })),
     map(rec) {
       const vals = mapValues(rec);
       return Array.isArray(vals)
@@ -232,7 +255,8 @@ export function buildProfile(p: {
     mapValid(rec, invalidUtf8) {
       const vals = mapValues(rec);
       if (!Array.isArray(vals)) return { ok: false, errors: vals.errors };
-      const errors = validateValues(vals, requiredAt, invalidUtf8, rules);
+      let errors = validateValues(vals, requiredAt, invalidUtf8, rules);
+      if (requiredWhere.length > 0) errors = checkRequiredWhere(requiredWhere, vals, errors);
       return errors.length > 0
         ? { ok: false, errors }
         : { ok: true, tx: buildFullTx(vals) as unknown as TransactionNotification };

@@ -6,17 +6,22 @@ import { quote } from '../model/quote.ts';
 import { TRANSACTION_FIELDS, type TransactionField } from '../model/transaction.ts';
 import { toMinorUnits } from './amount.ts';
 import { MapFail } from './fail.ts';
+import { pathText } from './path.ts';
+import { recordZoneOffset, recordZonePath } from './record-zone.ts';
 import {
   bad,
   CONVERSIONS,
+  type ColumnRef,
   type Convert,
   checkOutputValue,
   type Env,
+  getterAt,
+  isEmpty,
   isObject,
   type Json,
   scalarToString,
 } from './rule-kit.ts';
-import { compileTimestamp } from './timestamp.ts';
+import { compileTimestamp, type TimestampConverter } from './timestamp.ts';
 
 const FREE_TEXT = new Set<string>([
   'paymentNetworkMerchant',
@@ -116,10 +121,14 @@ function compileTimestampRule(env: Env, p: string, o: Record<string, Json>): Con
     bad(env.source, `${p}.format`, '"auto", "iso", "unix-s", "unix-ms" or a pattern', format);
   const zone = o.zone ?? env.timeZone;
   if (zone !== undefined && typeof zone !== 'string')
-    bad(env.source, `${p}.zone`, 'an IANA zone name or an offset', zone);
+    bad(env.source, `${p}.zone`, 'an IANA zone name, an offset, or "{column}"', zone);
+  // "{tz}": each record names its zone; the profile's timeZone (if any) stands in when that column is empty.
+  const fromRecord = zone === undefined ? undefined : recordZonePath(zone);
+  const fallback =
+    env.timeZone === undefined || recordZonePath(env.timeZone) !== undefined ? undefined : env.timeZone;
+  let conv: TimestampConverter;
   try {
-    const conv = compileTimestamp({ format, zone });
-    return (v) => conv(v);
+    conv = compileTimestamp({ format, zone: fromRecord === undefined ? zone : fallback });
   } catch (err) {
     return bad(
       env.source,
@@ -128,6 +137,25 @@ function compileTimestampRule(env: Env, p: string, o: Record<string, Json>): Con
       `${(err as Error).message}`,
     );
   }
+  if (fromRecord === undefined) return (v) => conv(v);
+  const get = getterAt(env, `${p}.zone`, fromRecord);
+  return (v, _tx, rec) => {
+    const z = get(rec);
+    return conv(v, isEmpty(z) ? undefined : recordZoneOffset(scalarToString(z).trim()));
+  };
+}
+
+/**
+ * The columns a conversion reads besides the rule's source: a timestamp's zone `{column}` (the rule's own, or the
+ * profile's timeZone).
+ */
+export function conversionColumns(env: Env, path: string, rule: Record<string, Json>): ColumnRef[] {
+  if (rule.timestamp === undefined) return [];
+  const own = isObject(rule.timestamp) ? rule.timestamp.zone : undefined;
+  const zone = own ?? env.timeZone;
+  const at = typeof zone === 'string' ? recordZonePath(zone) : undefined;
+  if (at === undefined) return [];
+  return [{ column: pathText(at), rule: own === undefined ? 'timeZone' : `${path}.timestamp.zone` }];
 }
 
 const toBoolean: Convert = (v) => {

@@ -1,5 +1,16 @@
 // Proposes a mapping profile from a CSV header (and first row) or a first NDJSON object, by known column names.
+import { maskCardNumbers } from '../mask.ts';
+import { CODE_LISTS, isCodeField } from '../model/code-lists.ts';
 import { REQUIRED_FIELDS, TRANSACTION_FIELDS, type TransactionField } from '../model/transaction.ts';
+import {
+  CITY_STATE,
+  CITY_STATE_ZIP,
+  CODE_WORDS,
+  locationShape,
+  timeLayout,
+  ZONE_COLUMNS,
+} from './draft-guess.ts';
+import { fieldNeeds } from './field-needs.ts';
 
 /** Names seen in processors' exports, lower case without punctuation (`merchant_data.city` → `merchantdatacity`). */
 const KNOWN: Partial<Record<TransactionField, string[]>> = {
@@ -136,8 +147,8 @@ function leaves(o: Record<string, unknown>, prefix = '', depth = 0, out = new Ma
 
 type Rule = string | Record<string, unknown>;
 
-/** A rule for `field` reading `from`, with the conversion its sample value suggests. */
-function ruleFor(field: TransactionField, from: string, sample: unknown): Rule {
+/** A rule for `field` reading `from`, with the conversion its sample value suggests (`zone`: a zone column). */
+function ruleFor(field: TransactionField, from: string, sample: unknown, zone?: string): Rule {
   const s = sample === undefined || sample === null ? '' : String(sample).trim();
   const todo = (why: string) => ({ description: `TODO: ${why}` });
   if (AMOUNTS.has(field)) {
@@ -146,13 +157,7 @@ function ruleFor(field: TransactionField, from: string, sample: unknown): Rule {
       return { from, amount: { units: 'minor', ...abs }, ...todo('check the units (minor units assumed)') };
     return { from, amount: Object.keys(abs).length > 0 ? abs : true };
   }
-  if (TIMES.has(field)) {
-    if (/^\d{9,11}$/.test(s)) return { from, timestamp: { format: 'unix-s' } };
-    if (/^\d{12,14}$/.test(s)) return { from, timestamp: { format: 'unix-ms' } };
-    if (/^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i.test(s))
-      return { from, timestamp: true };
-    return { from, timestamp: true, ...todo(`check the time format and zone (sample ${JSON.stringify(s)})`) };
-  }
+  if (TIMES.has(field)) return timeRule(from, s, zone);
   if (field === 'currencyCode' && !/^[A-Z]{3}$/.test(s)) return { from, currency: true };
   if (field === 'paymentNetworkMerchantCountryCode' && !/^[A-Z]{2}$/.test(s)) return { from, country: true };
   if (field === 'paymentNetworkMerchantState' && !/^[A-Z]{2,3}$/.test(s)) return { from, state: true };
@@ -160,13 +165,104 @@ function ruleFor(field: TransactionField, from: string, sample: unknown): Rule {
   const type = TRANSACTION_FIELDS[field];
   if (type === 'boolean') return { from, boolean: true };
   if (type === 'integer') return { from, integer: true };
-  if (['transactionType', 'paymentType', 'paymentMethodEntryType', 'onlineIndicator'].includes(field))
+  if (isCodeField(field)) return codeRule(field, from, s);
+  return from;
+}
+
+/** A sample quoted in a TODO, any card number in it masked. */
+function shown(s: string): string {
+  return maskCardNumbers(JSON.stringify(s));
+}
+
+/** A timestamp rule from a sample's layout; a local time takes its zone from the zone column, if there is one. */
+function timeRule(from: string, s: string, zone: string | undefined): Rule {
+  const layout = timeLayout(s);
+  if (layout === undefined)
     return {
       from,
-      case: 'upper',
-      ...todo('map the source values with "enum" if they are not the service\'s codes'),
+      timestamp: true,
+      description: `TODO: give the time's "format" and zone (sample ${JSON.stringify(s)})`,
     };
-  return from;
+  const format = layout.format === 'auto' ? {} : { format: layout.format };
+  if (layout.zoned) return { from, timestamp: Object.keys(format).length > 0 ? format : true };
+  if (zone !== undefined) return { from, timestamp: { ...format, zone: `{${zone}}` } };
+  return {
+    from,
+    timestamp: { ...format, zone: 'America/New_York' },
+    description: `TODO: local times (sample ${shown(s)}): give their zone, or "{column}" of a zone column`,
+  };
+}
+
+/** A code field: the sample already a code, or an enum of the words exports use for the codes, or a TODO. */
+function codeRule(field: string, from: string, s: string): Rule {
+  const codes = CODE_LISTS[field as keyof typeof CODE_LISTS];
+  if (Object.hasOwn(codes, s)) return from;
+  const words = CODE_WORDS[field];
+  if (words !== undefined && Object.hasOwn(words, s.toLowerCase()))
+    return {
+      from,
+      enum: words,
+      description: `TODO: the usual words for ${field}; keep those of this export, add any other value it holds`,
+    };
+  return {
+    from,
+    description: `TODO: map every value of this column with "enum" to one of ${Object.keys(codes).join(', ')}`,
+  };
+}
+
+/** A required field nothing matched: `"from": "?"` and what it needs. */
+function unknown(field: TransactionField): Rule {
+  return { from: '?', description: `TODO: no column matched; ${fieldNeeds(field)}` };
+}
+
+/**
+ * A rule for a required field no column name matched, from the values: a date-time column, the other timestamp, a
+ * "CITY, ST ZIP" column (taken apart by a match), a country implied by it.
+ */
+function byValue(
+  field: TransactionField,
+  paths: Map<string, unknown>,
+  fields: Record<string, Rule>,
+  zone: string | undefined,
+): Rule | undefined {
+  const sampleOf = (p: string) => {
+    const v = paths.get(p);
+    return typeof v === 'string' || typeof v === 'number' ? String(v) : '';
+  };
+  const taken = new Set(Object.values(fields).map((r) => (typeof r === 'string' ? r : r.from)));
+  if (TIMES.has(field)) {
+    const other = field === 'transactionTimestamp' ? 'transactionPostingTimestamp' : 'transactionTimestamp';
+    const col = [...paths.keys()].find(
+      (p) => !taken.has(p) && timeLayout(sampleOf(p)) !== undefined && !/^\d+$/.test(sampleOf(p)),
+    );
+    if (col !== undefined) return timeRule(col, sampleOf(col), zone);
+    const done = fields[other];
+    if (done !== undefined && typeof done !== 'string' && done.from !== '?')
+      return { ...done, description: `TODO: no ${field} column: the ${other} column stands in` };
+    return undefined;
+  }
+  if (field === 'currencyCode') {
+    const dollars = [...paths.keys()].find((p) => /^[+-]?\$/.test(sampleOf(p).trim()));
+    return dollars === undefined
+      ? undefined
+      : { const: 'USD', description: `TODO: no currency column; ${dollars} is written in dollars ($)` };
+  }
+  const loc = [...paths.keys()].find((p) => locationShape(sampleOf(p)) !== undefined);
+  if (loc === undefined) return undefined;
+  const shape = locationShape(sampleOf(loc));
+  const pattern = shape === 'city-state-zip' ? CITY_STATE_ZIP : CITY_STATE;
+  const sample = shown(sampleOf(loc));
+  const part = (group: string) => ({
+    from: loc,
+    match: { pattern, group },
+    description: `TODO: ${group} of ${sample}, taken apart by the pattern; check it on more rows`,
+  });
+  if (field === 'paymentNetworkMerchantCity') return { ...part('city'), maxLength: 50 };
+  if (field === 'paymentNetworkMerchantState') return { ...part('state'), state: true };
+  if (field === 'paymentNetworkMerchantPostalCode' && shape === 'city-state-zip') return part('zip');
+  if (field === 'paymentNetworkMerchantCountryCode')
+    return { const: 'US', description: `TODO: no country column; ${sample} reads as a US address` };
+  return undefined;
 }
 
 /**
@@ -184,13 +280,14 @@ export function draftProfile(src: {
   const byNorm = new Map<string, string>();
   for (const p of paths.keys()) if (!byNorm.has(norm(p))) byNorm.set(norm(p), p);
   const fields: Record<string, Rule> = {};
+  const zone = ZONE_COLUMNS.map((n) => byNorm.get(n)).find((p) => p !== undefined);
   for (const field of Object.keys(TRANSACTION_FIELDS) as TransactionField[]) {
     const names = [norm(field), ...(KNOWN[field] ?? [])];
     const from = names.map((n) => byNorm.get(n)).find((p) => p !== undefined);
     const pair = (DATE_TIME[field] ?? [])
       .map(([d, t]) => [byNorm.get(d), byNorm.get(t)])
       .find((p): p is [string, string] => p[0] !== undefined && p[1] !== undefined);
-    if (from !== undefined) fields[field] = ruleFor(field, from, paths.get(from));
+    if (from !== undefined) fields[field] = ruleFor(field, from, paths.get(from), zone);
     else if (pair !== undefined) {
       const sample = `${paths.get(pair[0]) ?? ''} ${paths.get(pair[1]) ?? ''}`;
       fields[field] = {
@@ -200,10 +297,7 @@ export function draftProfile(src: {
       };
     } else if (field === 'paymentNetworkMerchantIdType') fields[field] = { const: 'MID' };
     else if (REQUIRED_FIELDS.includes(field))
-      fields[field] = {
-        from: '?',
-        description: 'TODO: no column matched; name the column, or use const / default',
-      };
+      fields[field] = byValue(field, paths, fields, zone) ?? unknown(field);
   }
   const pan = PAN_NAMES.map((n) => byNorm.get(n)).find((p) => p !== undefined);
   return {

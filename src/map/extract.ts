@@ -2,6 +2,7 @@
 import { quote } from '../model/quote.ts';
 import { MapFail } from './fail.ts';
 import type { Getter } from './path.ts';
+import { compilePattern, type LinearPattern, PATTERN_FLAGS } from './pattern.ts';
 import { bad, type Env, isEmpty, isObject, type Json, NO_MATCH, scalarToString } from './rule-kit.ts';
 
 /**
@@ -65,24 +66,21 @@ export function compileExtract(
       bad(env.source, typeof o === 'string' ? p : `${p}.pattern`, 'a regular expression', pattern);
     const flags = spec.flags ?? '';
     // g and y make a RegExp remember where it stopped: never across records.
-    if (typeof flags !== 'string' || !/^[imsu]*$/.test(flags))
+    if (typeof flags !== 'string' || !PATTERN_FLAGS.test(flags))
       bad(env.source, `${p}.flags`, 'any of i, m, s, u', flags);
-    let re: RegExp;
-    let groups: number;
-    let names: string[];
+    let re: LinearPattern;
     try {
-      re = new RegExp(pattern, flags);
-      const probe = new RegExp(`${pattern}|`, flags).exec('') as RegExpExecArray;
-      groups = probe.length - 1;
-      names = Object.keys(probe.groups ?? {});
+      re = compilePattern(pattern, flags);
     } catch (err) {
       return bad(
         env.source,
         typeof o === 'string' ? p : `${p}.pattern`,
-        'a valid regular expression',
+        'a valid regular expression (RE2 syntax)',
         `${pattern} (${(err as Error).message})`,
       );
     }
+    const groups = re.groups;
+    const names = re.names;
     const group = spec.group ?? (groups > 0 ? 1 : 0);
     if (
       !(typeof group === 'number' && Number.isInteger(group) && group >= 0 && group <= groups) &&

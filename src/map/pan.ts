@@ -72,7 +72,7 @@ export function setPath(obj: Record<string, unknown>, path: string, f: (v: unkno
   const parts = path.split('.');
   let o: unknown = obj;
   for (let i = 0; i < parts.length - 1; i++) {
-    if (typeof o !== 'object' || o === null) return;
+    if (typeof o !== 'object' || o === null || !Object.hasOwn(o, parts[i] as string)) return;
     o = (o as Record<string, unknown>)[parts[i] as string];
   }
   const last = parts[parts.length - 1] as string;

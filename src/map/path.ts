@@ -105,17 +105,29 @@ export function parsePath(path: string): PathStep[] {
   return steps;
 }
 
+/**
+ * `o[k]` when `o` holds `k` itself, else undefined: a path never reads what an object inherits (`constructor`,
+ * `__proto__`, `toString` of a record that has no such key). Text and numbers, the common values, cost one typeof:
+ * nothing inherited from Object.prototype or Array.prototype is one.
+ * @example own({}, 'constructor') // undefined
+ */
+export function own(o: Record<string, unknown>, k: string): unknown {
+  const v = o[k];
+  if (v === undefined || (typeof v !== 'object' && typeof v !== 'function')) return v;
+  return Object.hasOwn(o, k) ? v : undefined;
+}
+
 function step(o: unknown, s: PathStep): unknown {
   if ('key' in s) {
     if (typeof o !== 'object' || o === null) return undefined;
-    return (o as Record<string, unknown>)[s.key];
+    return own(o as Record<string, unknown>, s.key);
   }
   if (!Array.isArray(o)) return undefined;
   if ('index' in s) return o[s.index < 0 ? o.length + s.index : s.index];
   for (let i = 0; i < o.length; i++) {
     const el = o[i];
     if (typeof el !== 'object' || el === null) continue;
-    const v = (el as Record<string, unknown>)[s.where];
+    const v = own(el as Record<string, unknown>, s.where);
     if (v === s.equals || ((typeof v === 'number' || typeof v === 'boolean') && String(v) === s.equals))
       return el;
   }
@@ -130,22 +142,22 @@ function step(o: unknown, s: PathStep): unknown {
 export function compileGetter(path: string): Getter {
   const steps = parsePath(path);
   const text = pathText(path);
-  if (steps.length === 1 && 'key' in (steps[0] as PathStep)) return (rec) => rec[text];
+  if (steps.length === 1 && 'key' in (steps[0] as PathStep)) return (rec) => own(rec, text);
   if (steps.every((s) => 'key' in s)) {
     const parts = steps.map((s) => (s as { key: string }).key);
     return (rec) => {
-      const literal = rec[text];
+      const literal = own(rec, text);
       if (literal !== undefined) return literal;
       let o: unknown = rec;
       for (let i = 0; i < parts.length; i++) {
         if (typeof o !== 'object' || o === null) return undefined;
-        o = (o as Record<string, unknown>)[parts[i] as string];
+        o = own(o as Record<string, unknown>, parts[i] as string);
       }
       return o;
     };
   }
   return (rec) => {
-    const literal = rec[text];
+    const literal = own(rec, text);
     if (literal !== undefined) return literal;
     let o: unknown = rec;
     for (let i = 0; i < steps.length; i++) {

@@ -9,6 +9,7 @@
 // `else` are output values.
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { FILE_CAPS, readSmallFile, SmallFileError } from '../config/small-file.ts';
 import { SvcIngestError } from '../errors.ts';
 import type { InputFormat } from '../model/input.ts';
 import { REQUIRED_FIELDS, TRANSACTION_FIELDS, type TransactionField } from '../model/transaction.ts';
@@ -100,11 +101,17 @@ export async function loadProfile(pathOrName?: string): Promise<CompiledProfile>
   const file = isPath ? path.resolve(pathOrName) : path.join(MAPPINGS_DIR, `${pathOrName}.json`);
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    text = readSmallFile(file, FILE_CAPS.profile);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     const why =
-      code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : (code ?? 'cannot read');
+      err instanceof SmallFileError
+        ? err.reason
+        : code === 'ENOENT'
+          ? 'no such file'
+          : code === 'EISDIR'
+            ? 'is a directory'
+            : (code ?? 'cannot read');
     if (!isPath && code === 'ENOENT') {
       const names = (await listProfiles()).map((p) => p.name);
       throw new SvcIngestError(

@@ -8,7 +8,8 @@ import { MapFail } from './fail.ts';
 import { type Getter, PathError, compileGetter as parseGetter } from './path.ts';
 
 export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
-export type Convert = (v: unknown, tx: Record<string, unknown>) => unknown;
+/** A conversion: the source value → the output value (tx: what is mapped so far; rec: the source record). */
+export type Convert = (v: unknown, tx: Record<string, unknown>, rec: Record<string, unknown>) => unknown;
 export interface Step {
   field: TransactionField;
   run: (rec: Record<string, unknown>, tx: Record<string, unknown>) => unknown;

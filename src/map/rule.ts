@@ -1,7 +1,8 @@
 // One field's rule: its source, options and conversion, compiled into one step.
 import type { TransactionField } from '../model/transaction.ts';
-import { compileConversion } from './convert.ts';
+import { compileConversion, conversionColumns } from './convert.ts';
 import { compileExtract } from './extract.ts';
+import { requiredCountries } from './required-where.ts';
 import {
   bad,
   type ColumnRef,
@@ -24,6 +25,8 @@ export interface CompiledRule {
   hasDefault: boolean;
   /** The rule's own `required` (absent = the field's default). */
   required?: boolean;
+  /** Required only for merchants in these countries (`"required": "where-states"` or `{countries}`). */
+  requiredIn?: string[];
 }
 
 export function compileRule(env: Env, field: TransactionField, rule: Json): CompiledRule {
@@ -50,13 +53,19 @@ export function compileRule(env: Env, field: TransactionField, rule: Json): Comp
     );
   if (r.description !== undefined && typeof r.description !== 'string')
     bad(env.source, `${path}.description`, 'a string', r.description);
-  const required = r.required;
+  const requiredIn = requiredCountries(env, path, r.required);
+  const required = requiredIn === undefined ? r.required : undefined;
   if (required !== undefined && typeof required !== 'boolean')
-    bad(env.source, `${path}.required`, 'true or false', required);
+    bad(
+      env.source,
+      `${path}.required`,
+      'true or false, "where-states" or {"countries": ["US", …]}',
+      required,
+    );
   // The ledger, resume and the duplicate check all key on the id: it can never be left out.
-  if (required === false && field === 'transactionId')
-    bad(env.source, `${path}.required`, 'true (every record needs its transactionId)', required);
-  const own = required === undefined ? {} : { required };
+  if ((required === false || requiredIn !== undefined) && field === 'transactionId')
+    bad(env.source, `${path}.required`, 'true (every record needs its transactionId)', r.required);
+  const own = requiredIn !== undefined ? { requiredIn } : required === undefined ? {} : { required };
   const source = compileSource(env, path, r);
   const columns = source.columns;
   let get = source.get;
@@ -101,6 +110,7 @@ export function compileRule(env: Env, field: TransactionField, rule: Json): Comp
     return { step: { field, run: () => dflt }, columns: [], hasDefault: true, ...own };
   }
   const convert = compileConversion(env, path, field, r);
+  columns.push(...conversionColumns(env, path, r));
   const otherwise = r.else === null ? undefined : r.else;
   const step: Step = {
     field,
@@ -110,14 +120,14 @@ export function compileRule(env: Env, field: TransactionField, rule: Json): Comp
           if (v === NO_MATCH) return otherwise;
           if (v === undefined || v === null || v === '' || (typeof v === 'string' && v.trim() === ''))
             return dflt;
-          const out = convert(v, tx);
+          const out = convert(v, tx, rec);
           return out === '' ? dflt : out;
         }
       : (rec, tx) => {
           const v = get(rec);
           if (v === undefined || v === null || v === '' || (typeof v === 'string' && v.trim() === ''))
             return dflt;
-          const out = convert(v, tx);
+          const out = convert(v, tx, rec);
           return out === '' ? dflt : out;
         },
   };

@@ -44,7 +44,7 @@ export const ZONE_ABBREVIATIONS: Readonly<Record<string, number>> = {
 export type ZoneSpec = string;
 
 /** Offset of a zone at a UTC instant, in minutes east of UTC. */
-type OffsetFn = (utcMs: number) => number;
+export type OffsetFn = (utcMs: number) => number;
 
 const OFFSET = /^([+-])(\d{2}):?(\d{2})$/;
 const zoneCache = new Map<string, OffsetFn>();
@@ -158,7 +158,9 @@ function partsToUtc(p: Parts, offsetAt: OffsetFn | undefined, raw: unknown): num
   const wall = Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second, p.ms);
   if (p.offset !== undefined) return wall - p.offset * 60000;
   if (offsetAt === undefined) {
-    throw new MapFail(`${quote(raw)} has no UTC offset and the profile names no zone ("zone" or "timeZone")`);
+    throw new MapFail(
+      `${quote(raw)} has no UTC offset and neither the record nor the profile names a zone ("zone" or "timeZone")`,
+    );
   }
   return localToUtc(wall, offsetAt);
 }
@@ -219,8 +221,11 @@ export interface TimestampOptions {
   zone?: ZoneSpec;
 }
 
-/** A compiled timestamp converter: value → ISO 8601 UTC with milliseconds, or MapFail. */
-export type TimestampConverter = (value: unknown) => string;
+/**
+ * A compiled timestamp converter: value → ISO 8601 UTC with milliseconds, or MapFail. `zone`: the record's own
+ * zone (record-zone.ts), used instead of the compiled one for a value without an offset.
+ */
+export type TimestampConverter = (value: unknown, zone?: OffsetFn) => string;
 
 const TOKENS: Array<[string, string, keyof Parts | 'ampm' | 'zone' | 'hour12' | 'frac']> = [
   ['YYYY', '(\\d{4})', 'year'],
@@ -348,7 +353,7 @@ export function compileTimestamp(opts: TimestampOptions): TimestampConverter {
   }
   if (format === 'iso' || format === 'auto') {
     const auto = format === 'auto';
-    return (v) => {
+    return (v, zone) => {
       if (typeof v === 'number') {
         if (!auto) throw new MapFail(`expected an ISO 8601 string, got ${quote(v)}`);
         return toIso(unixToMs(v, 'auto'), v);
@@ -356,13 +361,13 @@ export function compileTimestamp(opts: TimestampOptions): TimestampConverter {
       if (typeof v !== 'string') throw new MapFail(`expected a time, got ${quote(v)}`);
       const s = v.trim();
       if (auto && UNIX.test(s)) return toIso(unixToMs(s, 'auto'), v);
-      return toIso(partsToUtc(parseIso(s, v), offsetAt, v), v);
+      return toIso(partsToUtc(parseIso(s, v), zone ?? offsetAt, v), v);
     };
   }
   const parse = compilePattern(format);
-  return (v) => {
+  return (v, zone) => {
     const s = typeof v === 'string' ? v.trim() : typeof v === 'number' ? String(v) : undefined;
     if (s === undefined) throw new MapFail(`expected a time string, got ${quote(v)}`);
-    return toIso(partsToUtc(parse(s, v), offsetAt, v), v);
+    return toIso(partsToUtc(parse(s, v), zone ?? offsetAt, v), v);
   };
 }

@@ -21,6 +21,10 @@ export interface CompiledProfile {
   required: readonly TransactionField[];
   /** Required fields the profile lets a record go without (`"required": false`): warned about once a run. */
   relaxed: readonly TransactionField[];
+  /** The profile's own output values of code fields outside the code lists (`JSON path: problem`): reported. */
+  codeNotes: readonly string[];
+  /** Fields required only for merchants in some countries (`"required": "where-states"`): the state abroad. */
+  requiredWhere: ReadonlyArray<{ field: string; countries: readonly string[] }>;
   /**
    * Id fields declared the bank's own numeric ids (`ownNumericIds`): an all-digit value is sent as it is, not
    * checked for card numbers. Logged at the start of every run and shown in the summary.

@@ -1,6 +1,7 @@
 // Prepare one input in order: read → map → validate, as chunks of sendable transactions and rejects.
 import { SvcIngestError } from '../errors.ts';
 import type { CompiledProfile } from '../map/types.ts';
+import { codeKey } from '../model/code-lists.ts';
 import type { FieldError } from '../model/field-error.ts';
 import type { TransactionNotification } from '../model/transaction.ts';
 import { type InputSpec, type ReadOptions, readInput } from '../read/open.ts';
@@ -20,6 +21,8 @@ export type PreparedItem =
       line: number;
       /** Fields the profile made optional ("required": false) that this record goes without. */
       relaxed?: string[];
+      /** Its code values (codeKey): counted per field in the summary once sent. */
+      codes?: string;
     }
   | { kind: 'reject'; source: string; line: number; errors: FieldError[]; record: unknown };
 
@@ -90,6 +93,7 @@ export async function* prepareRecords(records: RecordChunks, profile: CompiledPr
         json: JSON.stringify(tx),
         source: rec.source,
         line: rec.line,
+        codes: codeKey(tx as unknown as Record<string, unknown>),
       };
       if (relaxed.length > 0) {
         const without = relaxed.filter((f) => (tx as unknown as Record<string, unknown>)[f] === undefined);

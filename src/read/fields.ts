@@ -24,6 +24,16 @@ export function fieldsBuilder(columns: readonly string[]): FieldsBuilder {
 
 /** The generic builder: one keyed store per column. */
 export function keyByKey(columns: readonly string[]): FieldsBuilder {
+  const proto = columns.indexOf('__proto__');
+  if (proto >= 0) {
+    // `fields.__proto__ = v` would set (or, for text, ignore) the prototype: a column of that name is an own
+    // property of an object without one, read like any other.
+    return (values) => {
+      const fields: Record<string, unknown> = Object.create(null);
+      for (let i = 0; i < values.length; i++) fields[columns[i] as string] = values[i];
+      return fields;
+    };
+  }
   return (values) => {
     const fields: Record<string, unknown> = {};
     for (let i = 0; i < values.length; i++) fields[columns[i] as string] = values[i];

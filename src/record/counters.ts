@@ -1,5 +1,6 @@
 // The counters a run moves as it goes (one object: the summary, the progress line and the metrics read it), and
 // the summary made of them at the end (the `--json` summary of docs/contract.md).
+import type { CodeCounts } from '../model/code-lists.ts';
 
 /**
  * What a run did.
@@ -38,6 +39,11 @@ export interface RunSummary {
    * were sent without the card-number check. Absent when none is declared.
    */
   ownNumericIds?: string[];
+  /**
+   * Per code field (transactionType, paymentType, …), each distinct value with the records sent carrying it (a dry
+   * run: the records that would be sent), so `ECOM` beside `ECOMMERCE` shows at once.
+   */
+  codes?: CodeCounts;
   /** Why the run stopped before the end of its input and exits 1 (too many rejects); absent otherwise. */
   error?: { code: string; message: string };
 }
@@ -114,6 +120,7 @@ export function summarize(
     ledgerBadLines: rest.ledgerBadLines,
     emptyInputs: rest.emptyInputs,
     ...(rest.ownNumericIds ? { ownNumericIds: rest.ownNumericIds } : {}),
+    ...(rest.codes !== undefined ? { codes: rest.codes } : {}),
     ...(tooManyRejects
       ? {
           error: {

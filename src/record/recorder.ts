@@ -1,9 +1,11 @@
 // The recorder: each batch outcome a sink reports becomes one ledger record (store.record(), durable before the
 // batch's slot frees), the counters move and the log says what happened; retries, splits and the breaker are
 // counted and logged here too.
+
 import type { LedgerStore } from '../ledger/store.ts';
 import type { Logger } from '../log.ts';
 import { maskCardNumbers } from '../mask.ts';
+import type { CodeTally } from '../model/code-lists.ts';
 import type { FailureClass } from '../send/classify.ts';
 import type { BatchOutcome } from '../send/sink.ts';
 import type { Counters } from './counters.ts';
@@ -15,6 +17,8 @@ export interface RecorderOptions {
   logger: Logger;
   /** The signal name once the run must stop (a batch never sent then was interrupted). */
   stopRequested: () => string | null;
+  /** Counts the code values of the records sent. */
+  codes?: CodeTally;
 }
 
 /** The sink's observer: what DispatcherOptions takes as onOutcome, onRetry, onSplit and onBreaker. */
@@ -45,6 +49,7 @@ export function createRecorder(o: RecorderOptions): Recorder {
       const records = out.items.length;
       if (out.status === 'acked') {
         c.sent += records;
+        if (o.codes) for (const item of out.items) o.codes.add(item.codes);
         log.debug(
           { event: 'batch.acked', batchId: out.batchId, requestId: out.requestId, attempts: out.attempts },
           'batch acked',

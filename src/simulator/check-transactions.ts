@@ -3,6 +3,7 @@ import currencyCodes from 'currency-codes';
 import countries from 'i18n-iso-countries';
 import type { TransactionNotification } from '../client/models.ts';
 import { LIMITS, REQUIRED_TRANSACTION_FIELDS, TRANSACTION_FIELDS } from '../client/models.ts';
+import { codeProblem, isCodeField, STATE_COUNTRIES } from '../model/code-lists.ts';
 import type { FieldProblem } from './http.ts';
 import { isObject, typeOf } from './http.ts';
 
@@ -17,6 +18,13 @@ const STATE = /^[A-Z]{2,3}$/;
 const IIN = /^\d{6,8}$/;
 const LAST4 = /^\d{4}$/;
 const CURRENCY = /^[A-Z]{3}$/;
+
+/** What the check enforces beyond the interface's types (SimulatorOptions strictCodes, stateEverywhere). */
+export interface CheckRules {
+  strictCodes: boolean;
+  stateEverywhere: boolean;
+}
+const DEFAULT_RULES: CheckRules = { strictCodes: false, stateEverywhere: false };
 
 /**
  * Outcome of checking a transactions body.
@@ -35,7 +43,7 @@ export function transactionsOf(body: unknown): unknown[] | undefined {
 }
 
 /** Check a parsed body. Hand-written loop: nothing is allocated for a valid transaction. */
-export function checkTransactionsBody(body: unknown): TransactionsCheck {
+export function checkTransactionsBody(body: unknown, rules: CheckRules = DEFAULT_RULES): TransactionsCheck {
   if (!isObject(body)) return { kind: 'unreadable', detail: `body: expected an object, got ${typeOf(body)}` };
   const list = body.transactions;
   if (!Array.isArray(list)) {
@@ -78,7 +86,7 @@ export function checkTransactionsBody(body: unknown): TransactionsCheck {
         detail: `transactions[${i}]: expected an object, got ${typeOf(tx)}`,
       };
     }
-    const found = checkTransaction(tx, i);
+    const found = checkTransaction(tx, i, rules);
     if (found) {
       problems ??= [];
       for (const p of found) problems.push(p);
@@ -99,8 +107,20 @@ export function checkTransactionsBody(body: unknown): TransactionsCheck {
   return { kind: 'ok', transactions: list as TransactionNotification[] };
 }
 
+const STATE_FIELD = 'paymentNetworkMerchantState';
+
+/** Whether a merchant's country has states (or is not given): its state is then required. */
+function stateCountry(tx: Record<string, unknown>): boolean {
+  const c = tx.paymentNetworkMerchantCountryCode;
+  return typeof c !== 'string' || STATE_COUNTRIES.includes(c);
+}
+
 /** Every problem of one transaction, or undefined when it is valid. */
-export function checkTransaction(tx: Record<string, unknown>, index: number): FieldProblem[] | undefined {
+export function checkTransaction(
+  tx: Record<string, unknown>,
+  index: number,
+  rules: CheckRules = DEFAULT_RULES,
+): FieldProblem[] | undefined {
   let out: FieldProblem[] | undefined;
   const add = (field: string, message: string): void => {
     out ??= [];
@@ -126,7 +146,15 @@ export function checkTransaction(tx: Record<string, unknown>, index: number): Fi
   }
   for (let r = 0; r < REQUIRED.length; r++) {
     const key = REQUIRED[r] as string;
-    if (tx[key] === undefined) add(key, 'required field is missing');
+    if (tx[key] === undefined && (key !== STATE_FIELD || rules.stateEverywhere || stateCountry(tx)))
+      add(key, 'required field is missing');
+  }
+  if (rules.strictCodes) {
+    for (const key in tx) {
+      if (!isCodeField(key)) continue;
+      const problem = codeProblem(key, tx[key]);
+      if (problem !== undefined) add(key, problem);
+    }
   }
   return out;
 }

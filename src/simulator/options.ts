@@ -25,6 +25,13 @@ export interface SimulatorOptions {
   sessionTtlMs?: number; // lifetime of minted session tokens (default 3_600_000)
   requireToken?: string; // if set, every endpoint except startSession and /__sim/* demands `Authorization: Bearer <token>` (401 otherwise)
   tls?: { cert: string; key: string; ca?: string; requestCert?: boolean }; // PEM contents; https, mTLS when requestCert
+  /** Refuse (400) a code field's value outside docs/mapping.md's code lists (`simulate --strict-codes`). Default off. */
+  strictCodes?: boolean;
+  /**
+   * Require paymentNetworkMerchantState of every merchant, as the service's documented list says, rather than only
+   * where the merchant's country has states (US, CA, AU: the tool's reading). Default off.
+   */
+  stateEverywhere?: boolean;
   /** Most accepted transactions kept whole for `transactions()` (deliveries are always counted). Default 100_000. */
   keepTransactions?: number;
   /** Receives the simulator's events (start, faults changed, webhook sent or failed); default: none. */
@@ -151,8 +158,15 @@ export function checkOptions(o: SimulatorOptions): void {
     tls,
     keepTransactions,
     log,
+    strictCodes,
+    stateEverywhere,
     ...faults
   } = o;
+  for (const [k, v] of [
+    ['strictCodes', strictCodes],
+    ['stateEverywhere', stateEverywhere],
+  ] as const)
+    if (v !== undefined && typeof v !== 'boolean') throw bad(k, 'true or false', v);
   checkCount('port', port, 65_535);
   if (host !== undefined && (typeof host !== 'string' || host.length === 0))
     throw bad('host', 'a host name', host);

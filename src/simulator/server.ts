@@ -119,6 +119,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     state,
     catalog,
     keepTransactions,
+    rules: { strictCodes: opts.strictCodes === true, stateEverywhere: opts.stateEverywhere === true },
     secret: sessionSecret(seed),
     ids: createIdSource(seed),
     sessionTtlMs: opts.sessionTtlMs ?? DEFAULTS.sessionTtlMs,

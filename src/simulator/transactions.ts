@@ -1,7 +1,7 @@
 // POST /v2/data/transactions: fault injection in a fixed order, strict validation, then recording the batch.
 import { createHash } from 'node:crypto';
 import type { Catalog } from './catalog.ts';
-import { checkTransactionsBody, transactionsOf } from './check-transactions.ts';
+import { type CheckRules, checkTransactionsBody, transactionsOf } from './check-transactions.ts';
 import type { Reply } from './http.ts';
 import { errorReply, parseJson, unreadableReply, validationReply } from './http.ts';
 import type { Faults } from './options.ts';
@@ -18,6 +18,7 @@ export interface TransactionsDeps {
   state: SimState;
   catalog: Catalog;
   keepTransactions: number;
+  rules: CheckRules;
 }
 
 /**
@@ -75,7 +76,7 @@ export function handleTransactions(
   }
 
   if (!parsed.ok) return unreadableReply(requestId, 'body is not JSON');
-  const check = checkTransactionsBody(parsed.value);
+  const check = checkTransactionsBody(parsed.value, d.rules);
   if (check.kind === 'unreadable') return unreadableReply(requestId, check.detail);
   if (check.kind === 'invalid') return validationReply(requestId, check.problems, check.title);
 

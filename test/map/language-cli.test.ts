@@ -11,7 +11,8 @@ import { ROOT, runCli, summaryOf } from '../helpers/cli.ts';
 import { CONST_RULES } from '../helpers/profiles.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 
-const sim = useSimulator({ seed: 13 }, 'reset');
+// stateEverywhere: the simulator enforces the documentation's required list as written (the trade-off test).
+const sim = useSimulator({ seed: 13, stateEverywhere: true }, 'reset');
 let dir = '';
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'svc-lang-'));

@@ -120,6 +120,28 @@ describe('stripe-issuing on samples/stripe-issuing.ndjson', () => {
       mobileIndicator: true,
       postedAmount: '6723',
     },
+    // Line 7: a merchant in London, without a state (required only where the country has states).
+    {
+      transactionId: 'ipi_1SmplTx000007',
+      transactionType: 'AUTHORIZED',
+      sourceCustomerId: 'ich_1SmplHold0001',
+      sourceAccountId: 'ic_1SmplCard0003',
+      paymentType: 'PREPAID',
+      paymentMethodEntryType: 'CARD',
+      transactionTimestamp: '2025-10-07T15:00:14.000Z',
+      transactionPostingTimestamp: '2025-10-07T15:00:14.000Z',
+      paymentNetworkMCC: '5812',
+      paymentNetworkMerchantIdType: 'MID',
+      paymentNetworkMerchant: 'PRET A MANGER',
+      paymentNetworkMerchantCity: 'London',
+      paymentNetworkMerchantPostalCode: 'SW1A 1AA',
+      paymentNetworkMerchantCountryCode: 'GB',
+      paymentNetworkMerchantId: '1000300009',
+      mobileIndicator: false,
+      postedAmount: '899',
+      currencyCode: 'GBP',
+      authorizationApprovalCode: 'S498107',
+    },
     { ...base(8, amazon), ...time('2025-10-08T15:00:15.000Z'), postedAmount: '2599' },
     {
       ...base(9, amazon),
@@ -148,16 +170,15 @@ describe('stripe-issuing on samples/stripe-issuing.ndjson', () => {
     },
   ];
 
-  it('maps every valid object to exactly the expected TransactionNotification; rejects lines 7, 10, 13', async () => {
+  it('maps every valid object to exactly the expected TransactionNotification; rejects lines 10, 13 (line 7, in London without a state, is sent)', async () => {
     const { txs, stderr, code } = await mapSample('stripe-issuing', 'stripe-issuing.ndjson');
     expect(code, stderr).toBe(2);
     expect(txs).toEqual(expected);
     expect(stderr.split('\n').filter((l) => l.startsWith('samples/'))).toEqual([
-      'samples/stripe-issuing.ndjson:7: paymentNetworkMerchantState: required',
       'samples/stripe-issuing.ndjson:10: paymentNetworkMerchantPostalCode: required',
       'samples/stripe-issuing.ndjson:13: transactionId: duplicate transactionId ipi_1SmplTx000005 within this run; the first one is sent',
     ]);
-    expect(stderr).toContain('svc-ingest map: 13 read, 10 mapped, 3 rejected (mapping stripe-issuing)');
+    expect(stderr).toContain('svc-ingest map: 13 read, 11 mapped, 2 rejected (mapping stripe-issuing)');
   });
 });
 
@@ -283,6 +304,35 @@ describe('lithic on samples/lithic.ndjson', () => {
       // service gets the ARN whole (an id is checked group by group: 23 digits are no card number).
       acquirerReferenceNumber: '746181300000*******0007',
     },
+    // Line 9: a merchant in London, without a state (required only where the country has states).
+    {
+      transactionId: '7b1c0a2e-5d4f-4c1a-9e0b-000000000009',
+      transactionType: 'AUTHORIZED',
+      sourceCustomerId: 'acct-0000-5f2e',
+      sourceAccountId: 'card-0001-9a7c',
+      paymentType: 'DEBIT',
+      paymentMethodEntryType: 'CHIP',
+      transactionTimestamp: '2025-10-09T12:01:00.000Z',
+      transactionPostingTimestamp: '2025-10-10T06:00:00.000Z',
+      paymentNetworkMCC: '5812',
+      paymentNetworkMerchantIdType: 'MID',
+      paymentNetworkMerchant: 'PRET A MANGER',
+      paymentNetworkMerchantAddress1: '1 THE STRAND',
+      paymentNetworkMerchantCity: 'LONDON',
+      paymentNetworkMerchantPostalCode: 'SW1A 1AA',
+      paymentNetworkMerchantCountryCode: 'GB',
+      paymentNetworkMerchantId: 'LITM00007',
+      mobileIndicator: false,
+      cardNetworkIdentifier: 5,
+      cardPresentIndicator: '1',
+      recurringTransactionIndicator: false,
+      authorizationAmount: '1099',
+      postedAmount: '1099',
+      currencyCode: 'GBP',
+      onlineIndicator: 'NOT_ONLINE',
+      authorizationApprovalCode: '300109',
+      acquirerReferenceNumber: '74618130000000000000009',
+    },
     // Maestro: the first digit could be 5 or 6, so cardNetworkIdentifier is left out.
     {
       ...base(10, traderJoes, '2025-10-10T18:20:33.250Z', '2025-10-11T06:00:00.000Z', '3310'),
@@ -295,14 +345,13 @@ describe('lithic on samples/lithic.ndjson', () => {
     { ...base(12, spotify, '2025-11-03T08:00:02.000Z', '2025-11-04T06:00:00.000Z', '1199'), ...subscription },
   ].map((tx) => Object.fromEntries(Object.entries(tx).filter(([, v]) => v !== undefined)));
 
-  it('maps every settled object to exactly the expected TransactionNotification; rejects lines 5, 8, 9', async () => {
+  it('maps every settled object to exactly the expected TransactionNotification; rejects lines 5, 8 (line 9, in London without a state, is sent)', async () => {
     const { txs, stderr, code } = await mapSample('lithic', 'lithic.ndjson');
     expect(code, stderr).toBe(2);
     expect(txs).toEqual(expected);
     expect(stderr.split('\n').filter((l) => l.startsWith('samples/'))).toEqual([
       'samples/lithic.ndjson:5: transactionType: unknown value "DECLINED DEBIT" (known: SETTLED DEBIT, SETTLED CREDIT)',
       'samples/lithic.ndjson:8: transactionType: unknown value "PENDING DEBIT" (known: SETTLED DEBIT, SETTLED CREDIT)',
-      'samples/lithic.ndjson:9: paymentNetworkMerchantState: required',
     ]);
   });
 });

@@ -1,6 +1,6 @@
 // Where the PostgreSQL ledger is and how to log in: the URL as given, the password from the URL, a password
 // file or the environment, and the URL as it may be shown (never with a password).
-import { readFileSync } from 'node:fs';
+import { FILE_CAPS, readSmallFile, SmallFileError } from '../../config/small-file.ts';
 import { SvcIngestError } from '../../errors.ts';
 
 /**
@@ -54,9 +54,10 @@ export function scrubSecret(text: string, secret: string | undefined): string {
 function readPasswordFile(file: string): string {
   let text: string;
   try {
-    text = readFileSync(file, 'utf8').replace(/\r?\n$/, '');
+    text = readSmallFile(file, FILE_CAPS.secret).replace(/\r?\n$/, '');
   } catch (err) {
-    throw new SvcIngestError('CONFIG_INVALID', `config key ledger.passwordFile: cannot read ${file}`, {
+    const why = err instanceof SmallFileError ? ` (${err.reason})` : '';
+    throw new SvcIngestError('CONFIG_INVALID', `config key ledger.passwordFile: cannot read ${file}${why}`, {
       field: 'ledger.passwordFile',
       cause: (err as NodeJS.ErrnoException).code ?? String(err),
     });
