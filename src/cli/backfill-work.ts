@@ -12,6 +12,7 @@ import {
   exitStatusOfRun,
   followRun,
   rejectCaps,
+  runExitStatus,
   stopOnSignals,
   withRunMetrics,
 } from './delivery.ts';
@@ -109,6 +110,7 @@ async function workAndReport(
     logger,
     metrics,
     text: formatWorkSummary,
+    exitStatus: (sum) => runExitStatus(sum, true),
     after: async () => {
       await client.close();
       stop.off();

@@ -222,28 +222,47 @@ export async function withRunMetrics(
  * The exit status a finished run's summary means (the most severe wins: 1, 130/143, 5, 3, 2; 4 when nothing was
  * read and that is not allowed). A run that stopped itself (too many rejects) says why on stderr.
  */
-export function exitStatusOfRun(
+export async function exitStatusOfRun(
   summary: RunSummary & Partial<Pick<ChainRunEnd, 'tooManyRejects'>>,
   o: { allowEmpty: boolean; logger: Logger },
-): number {
+): Promise<number> {
+  const code = runExitStatus(summary, o.allowEmpty);
   if (summary.error) {
     // The run stopped itself (too many rejects): the summary says what was done, this line why.
-    process.stderr.write(`svc-ingest: ${summary.error.code}: ${summary.error.message}\n`);
-    return EXIT.USAGE;
+    const { stderrLine } = await import('../log.ts');
+    stderrLine('error', 'cli.error', `svc-ingest: ${summary.error.code}: ${summary.error.message}`, {
+      code: summary.error.code,
+      exitStatus: code,
+    });
+  } else if (code === EXIT.EMPTY) {
+    o.logger.warn(
+      { event: 'run.empty', inputs: summary.emptyInputs },
+      'no records: the input was empty or only a header (exit 4; --allow-empty accepts that)',
+    );
   }
+  return code;
+}
+
+/** The exit status a finished run's summary means, and nothing else (exitStatusOfRun also says why on stderr). */
+export function runExitStatus(summary: RunSummary, allowEmpty: boolean): number {
+  if (summary.error) return EXIT.USAGE;
   if (summary.interrupted === 'SIGINT') return EXIT.SIGINT;
   if (summary.interrupted) return EXIT.SIGTERM;
   if (summary.outage) return EXIT.UNAVAILABLE;
   if (summary.failed > 0) return EXIT.FAILED;
   if (summary.rejected > 0) return EXIT.REJECTED;
-  if (summary.read === 0 && !o.allowEmpty) {
-    o.logger.warn(
-      { event: 'run.empty', inputs: summary.emptyInputs },
-      'no records: the input was empty or only a header (exit 4; --allow-empty accepts that)',
-    );
-    return EXIT.EMPTY;
-  }
+  if (summary.read === 0 && !allowEmpty) return EXIT.EMPTY;
   return EXIT.OK;
+}
+
+/**
+ * The level of a run's `run.end` line: error when the run could not finish (it stopped itself, the service stayed
+ * down, a signal stopped it), warn when records were rejected or batches failed (or nothing was read), else info.
+ */
+export function runEndLevel(exitStatus: number): 'info' | 'warn' | 'error' {
+  if (([EXIT.USAGE, EXIT.UNAVAILABLE, EXIT.SIGINT, EXIT.SIGTERM] as number[]).includes(exitStatus))
+    return 'error';
+  return exitStatus === EXIT.OK ? 'info' : 'warn';
 }
 
 /**
@@ -261,9 +280,11 @@ export async function followRun<S extends object>(
     metrics: RunMetrics | null;
     text: (summary: S) => string;
     after: () => Promise<void>;
+    /** The run's exit status, for the summary and the `run.end` line (runExitStatus). */
+    exitStatus: (summary: S) => number;
   },
 ): Promise<S> {
-  const [{ writeStderr }, { startProgress }] = await Promise.all([
+  const [{ stderrLine, logFormat }, { startProgress }] = await Promise.all([
     import('../log.ts'),
     import('./send-output.ts'),
   ]);
@@ -272,7 +293,7 @@ export async function followRun<S extends object>(
     o.progress === false
       ? () => {}
       : startProgress(run.progress, {
-          tty: Boolean(process.stderr.isTTY),
+          tty: Boolean(process.stderr.isTTY) && logFormat() === 'text',
           intervalMs: o.config.send.progressIntervalMs,
           logger: o.logger,
         });
@@ -283,10 +304,15 @@ export async function followRun<S extends object>(
     stopProgress();
     await o.after();
   }
-  if (o.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
-  else writeStderr(o.text(summary));
+  const exitStatus = o.exitStatus(summary);
+  const level = runEndLevel(exitStatus);
+  if (o.json) process.stdout.write(`${JSON.stringify({ ...summary, exitStatus })}\n`);
+  else stderrLine(level, 'run.summary', o.text(summary), { exitStatus });
   // On a terminal the readable summary above says it all; elsewhere the log line is for log collectors.
-  const level = process.stderr.isTTY && !o.json ? 'debug' : 'info';
-  o.logger[level]({ event: 'run.end', ...(summary as Record<string, unknown>) }, 'run finished');
+  const endLevel = logFormat() === 'text' && process.stderr.isTTY && !o.json ? 'debug' : level;
+  o.logger[endLevel](
+    { event: 'run.end', ...(summary as Record<string, unknown>), exitStatus },
+    'run finished',
+  );
   return summary;
 }

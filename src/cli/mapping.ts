@@ -2,6 +2,7 @@
 import path from 'node:path';
 import { type Command, Option } from 'commander';
 import { EXIT, SvcIngestError } from '../errors.ts';
+import { stderrLine } from '../log.ts';
 import { maskCardNumbers } from '../mask.ts';
 import { addExamples, printJson, printText } from './common.ts';
 
@@ -141,7 +142,7 @@ async function runCheck(name: string, file: string | undefined, flags: CheckFlag
   let warnings = 0;
   const warn = (message: string) => {
     warnings++;
-    process.stderr.write(`svc-ingest: warning: ${message}\n`);
+    stderrLine('warn', 'input.warning', `svc-ingest: warning: ${message}`);
   };
   const { specs } = await openInputs([file], profile, {
     format: flags.format,

@@ -1,6 +1,7 @@
 // `svc-ingest reconcile`: matches customers' redemptions against the transactions our ledgers show as acked.
 import { type Command, Option } from 'commander';
 import { EXIT, ExitError, SvcIngestError } from '../errors.ts';
+import { stderrLine } from '../log.ts';
 import type { CustomerReconciliation, ReconcileReport } from '../reconcile/reconcile.ts';
 import {
   addConnectionOptions,
@@ -146,7 +147,14 @@ export async function runReconcile(opts: ReconcileOptions): Promise<number> {
     ...(opts.delimiter !== undefined ? { delimiter: opts.delimiter } : {}),
   });
   if (customers.length === 0) {
-    process.stderr.write('svc-ingest: no customers: the customer sources given hold none (exit 4)\n');
+    stderrLine(
+      'warn',
+      'reconcile.empty',
+      'svc-ingest: no customers: the customer sources given hold none (exit 4)',
+      {
+        exitStatus: EXIT.EMPTY,
+      },
+    );
     return EXIT.EMPTY;
   }
   return withContext(opts, async ({ client, logger }) => {

@@ -13,6 +13,7 @@ import {
   exitStatusOfRun,
   followRun,
   rejectCaps,
+  runExitStatus,
   stopOnSignals,
   withRunMetrics,
 } from './delivery.ts';
@@ -202,6 +203,7 @@ async function sendAndReport(
     logger,
     metrics,
     text: (sum) => formatSummary(sum, Boolean(flags.allowEmpty)),
+    exitStatus: (sum) => runExitStatus(sum, Boolean(flags.allowEmpty)),
     after: async () => {
       await client?.close();
       stop.off();

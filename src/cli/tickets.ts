@@ -5,7 +5,7 @@ import { startWebhookReceiver } from '../client/index.ts';
 import type { CreateTicketRequest, Ticket, TicketWebhookUpdate } from '../client/models.ts';
 import { readWebhookSecret } from '../config/secret.ts';
 import { EXIT, ExitError } from '../errors.ts';
-import { createLogger } from '../log.ts';
+import { createLogger, stderrLine } from '../log.ts';
 import { maskDeep } from '../mask.ts';
 import {
   addConnectionOptions,
@@ -151,8 +151,11 @@ export async function runListen(opts: ListenOptions): Promise<void> {
         'connection cap reached: the oldest connections are closed',
       ),
   });
-  process.stderr.write(
-    `svc-ingest: listening on ${receiver.url} (${secret !== undefined ? 'signed updates only' : 'unsigned: no webhook secret configured'})\n`,
+  stderrLine(
+    'info',
+    'webhook.listening',
+    `svc-ingest: listening on ${receiver.url} (${secret !== undefined ? 'signed updates only' : 'unsigned: no webhook secret configured'})`,
+    { url: receiver.url, signed: secret !== undefined },
   );
   const code = await done;
   await receiver.close();
