@@ -9,6 +9,7 @@ import type { Logger } from '../log.ts';
 import type { RunMetrics } from '../metrics/run-metrics.ts';
 import type { RunProgress, RunSummary } from '../record/counters.ts';
 import type { PostTransactions } from '../send/attempt.ts';
+import { retriedHealthCheck } from '../send/health-check.ts';
 
 /** The delivery, rejects and progress flags as commander parses them. */
 export interface DeliveryFlags {
@@ -19,6 +20,7 @@ export interface DeliveryFlags {
   retryMaxMs?: string;
   splitRetries?: string;
   outageMaxMs?: string;
+  healthCheckWindowMs?: string;
   rejects?: string;
   maxRejects?: string;
   maxRejectBytes?: string;
@@ -45,6 +47,10 @@ export function addDispatchOptions(cmd: Command): Command {
     .option(
       '--outage-max-ms <ms>',
       'how long the service may keep failing (from its first failure) before giving up, exit 5 (default 120000)',
+    )
+    .option(
+      '--health-check-window-ms <ms>',
+      'how long the check that the service answers, before reading, is retried with backoff before exit 5 (default 60000)',
     );
 }
 
@@ -109,6 +115,7 @@ export function deliveryFlags(f: DeliveryFlags): ConfigFlags {
   put('send.retryMaxMs', f.retryMaxMs, '--retry-max-ms');
   put('send.splitRetries', f.splitRetries, '--split-retries');
   put('send.outageMaxMs', f.outageMaxMs, '--outage-max-ms');
+  put('send.healthCheckWindowMs', f.healthCheckWindowMs, '--health-check-window-ms');
   put('send.rejectsPath', f.rejects, '--rejects');
   put('send.maxRejects', f.maxRejects, '--max-rejects');
   put('send.maxRejectBytes', f.maxRejectBytes, '--max-reject-bytes');
@@ -136,6 +143,15 @@ export function dispatchSettings(config: Config, post: PostTransactions) {
     splitRetries: s.splitRetries,
     outageMaxMs: s.outageMaxMs,
   };
+}
+
+/** The check before reading that the service answers, retried for send.healthCheckWindowMs (each try logged). */
+export function healthCheck(
+  config: Config,
+  logger: Logger,
+  check: (signal?: AbortSignal) => Promise<void>,
+): (signal?: AbortSignal) => Promise<void> {
+  return retriedHealthCheck(check, { windowMs: config.send.healthCheckWindowMs, logger });
 }
 
 /** The reject caps from the configuration. */

@@ -12,6 +12,7 @@ import {
   dispatchSettings,
   exitStatusOfRun,
   followRun,
+  healthCheck,
   rejectCaps,
   runExitStatus,
   stopOnSignals,
@@ -179,7 +180,9 @@ async function sendAndReport(
     pool: choosePool(config.prepare, { dryRun, concurrency: s.concurrency }),
     batchSize: s.batchSize,
     dispatch: dispatchSettings(config, post),
-    preflight: client ? (signal) => (client as NonNullable<typeof client>).checkService(signal) : undefined,
+    preflight: client
+      ? healthCheck(config, logger, (signal) => (client as NonNullable<typeof client>).checkService(signal))
+      : undefined,
     // A file path, or postgres://… for the shared PostgreSQL ledger (its password file and lease from ledger.*).
     ledger: s.ledgerPath,
     passwordFile: config.ledger.passwordFile,

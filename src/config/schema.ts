@@ -99,6 +99,13 @@ export const CONFIG_KEYS: readonly KeySpec[] = [
   { path: 'send.splitRetries', kind: 'int', min: 0, max: 100, env: 'SVC_SEND_SPLIT_RETRIES' },
   { path: 'send.outageMaxMs', kind: 'int', min: 0, max: 2_147_483_647, env: 'SVC_SEND_OUTAGE_MAX_MS' },
   {
+    path: 'send.healthCheckWindowMs',
+    kind: 'int',
+    min: 0,
+    max: 86_400_000,
+    env: 'SVC_SEND_HEALTH_CHECK_WINDOW_MS',
+  },
+  {
     path: 'send.progressIntervalMs',
     kind: 'int',
     min: 0,

@@ -62,7 +62,8 @@ export function startCli(
 ): CliRun {
   const child = spawn(BIN, args, {
     cwd: opts.cwd ?? ROOT,
-    env: { ...process.env, SVC_LOG_LEVEL: 'warn', ...opts.env },
+    // One try of the check that the service answers (not a minute of them) unless a test says otherwise.
+    env: { ...process.env, SVC_LOG_LEVEL: 'warn', SVC_SEND_HEALTH_CHECK_WINDOW_MS: '0', ...opts.env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let stdout = '';
