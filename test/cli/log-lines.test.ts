@@ -4,7 +4,7 @@
 // follows it. `--log-format text` gives the readable lines instead.
 import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -194,6 +194,26 @@ describe('every stderr line is one JSON object off a terminal', () => {
     expect(code).toBe(0);
     for (const line of (await readFile(errFile, 'utf8')).split('\n').filter(Boolean))
       expect(() => JSON.parse(line), line).not.toThrow();
+  });
+
+  it('the launcher without a supported Node: one JSON line', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'svc-no-node-'));
+    await mkdir(join(root, 'src/bin'), { recursive: true });
+    await copyFile(BIN, join(root, 'src/bin/svc-ingest'));
+    await writeFile(join(root, 'node'), '#!/bin/sh\necho 20.20.2\n', { mode: 0o755 });
+    const errFile = join(dir, 'launcher.log');
+    const fd = openSync(errFile, 'w');
+    const code = await new Promise<number | null>((resolve) =>
+      spawn(join(root, 'src/bin/svc-ingest'), ['--help'], {
+        env: { PATH: `${root}:/usr/bin:/bin` },
+        stdio: ['ignore', 'ignore', fd],
+      }).on('close', resolve),
+    );
+    closeSync(fd);
+    expect(code).toBe(1);
+    const lines = (await readFile(errFile, 'utf8')).trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]!)).toMatchObject({ level: 50, code: 'NODE_UNSUPPORTED', exitStatus: 1 });
   });
 
   it('a bad SVC_LOG_FORMAT is a JSON error line; --log-format text gives the readable lines', async () => {
