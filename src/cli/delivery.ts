@@ -29,6 +29,7 @@ export interface DeliveryFlags {
   progress?: boolean;
   progressInterval?: string;
   metricsFile?: string;
+  metricsLabel?: string[];
   metricsPort?: string;
 }
 
@@ -87,6 +88,11 @@ export function addProgressOptions(cmd: Command): Command {
     .option(
       '--metrics-port <n>',
       'serve Prometheus metrics at http://127.0.0.1:<n>/metrics while the run lasts',
+    )
+    .option(
+      '--metrics-label <key=value>',
+      'a label on every metric (repeatable; env SVC_METRICS_LABELS, comma-separated): feeds sharing a textfile folder',
+      (value: string, previous: string[] = []) => [...previous, value],
     );
 }
 
@@ -128,6 +134,7 @@ export function deliveryFlags(f: DeliveryFlags): ConfigFlags {
   );
   put('metrics.file', f.metricsFile, '--metrics-file');
   put('metrics.port', f.metricsPort, '--metrics-port');
+  put('metrics.labels', f.metricsLabel, '--metrics-label');
   return out;
 }
 
@@ -206,12 +213,16 @@ export async function withRunMetrics(
   logger: Logger,
   run: (metrics: RunMetrics | null) => Promise<number>,
 ): Promise<number> {
-  if (config.metrics.file === undefined && config.metrics.port === undefined) return run(null);
-  const [{ createRunMetrics }, { exposeMetrics }] = await Promise.all([
+  const wanted = config.metrics.file !== undefined || config.metrics.port !== undefined;
+  if (!wanted && (config.metrics.labels ?? []).length === 0) return run(null);
+  const [{ createRunMetrics, parseMetricLabels }, { exposeMetrics }] = await Promise.all([
     import('../metrics/run-metrics.ts'),
     import('../metrics/expose.ts'),
   ]);
-  const metrics = createRunMetrics();
+  // Checked also when no metrics are written: a bad label is a mistake in the job's definition either way.
+  const labels = parseMetricLabels(config.metrics.labels ?? []);
+  if (!wanted) return run(null);
+  const metrics = createRunMetrics({ labels });
   const exposure = await exposeMetrics(metrics, {
     file: config.metrics.file,
     port: config.metrics.port,

@@ -114,6 +114,7 @@ export const CONFIG_KEYS: readonly KeySpec[] = [
   },
   { path: 'metrics.file', kind: 'string', optional: true, nonEmpty: true, env: 'SVC_METRICS_FILE' },
   { path: 'metrics.port', kind: 'int', optional: true, min: 0, max: 65_535, env: 'SVC_METRICS_PORT' },
+  { path: 'metrics.labels', kind: 'list', optional: true, env: 'SVC_METRICS_LABELS' },
   { path: 'send.maxRejects', kind: 'int', min: 0, max: 2_147_483_647, env: 'SVC_SEND_MAX_REJECTS' },
   {
     path: 'send.maxRejectBytes',

@@ -54,7 +54,7 @@ export interface Config {
     rejectSample: number;
   };
   /** Prometheus metrics of a send run: a textfile-collector file and/or a /metrics port on 127.0.0.1. */
-  metrics: { file?: string; port?: number };
+  metrics: { file?: string; port?: number; labels?: string[] };
   /**
    * `tickets listen`: the signing secret (env variable named by secretEnv, or a file), the header / request
    * timeout and the connection cap.
