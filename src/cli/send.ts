@@ -29,6 +29,7 @@ interface SendFlags extends CommonOptions, DeliveryFlags {
   json?: boolean;
   strict?: boolean;
   allowEmpty?: boolean;
+  sourceName?: string;
 }
 
 export function define(program: Command): void {
@@ -48,7 +49,11 @@ export function define(program: Command): void {
     )
     .option('--mapping <file|name>', 'mapping profile (a file, or a name in config/mappings/)', 'canonical')
     .option('--delimiter <char>', 'CSV delimiter (default: the profile\'s, else ",")')
-    .option('--strict', 'every column a mapping rule names must be in the CSV header (else: a warning)');
+    .option('--strict', 'every column a mapping rule names must be in the CSV header (else: a warning)')
+    .option(
+      '--source-name <name>',
+      'the name standard input or a pipe goes by in the ledger, the rejects and the logs (default: stdin, or its path)',
+    );
   addDispatchOptions(cmd)
     .option(
       '--ledger <path>',
@@ -174,6 +179,7 @@ async function sendAndReport(
   const run = startSend({
     inputs: paths,
     format: flags.format,
+    sourceName: flags.sourceName,
     mapping: flags.mapping === 'canonical' ? undefined : flags.mapping,
     delimiter: flags.delimiter,
     strict: Boolean(flags.strict),
