@@ -133,6 +133,24 @@ export function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
 
+/**
+ * One way to name the ledger, for `send` and `ledger status|failed|find` alike: `--ledger` when given
+ * (`flagGiven`), else `ledger.url` (env SVC_LEDGER_URL, a config file) when set, else `send.ledgerPath`
+ * (SVC_LEDGER_PATH, the default). Sets `config.send.ledgerPath` to the one in force.
+ * @example useLedgerUrl(config, flags.ledger !== undefined)
+ */
+export function useLedgerUrl(config: Config, flagGiven: boolean): void {
+  const url = config.ledger.url;
+  if (flagGiven || url === undefined) return;
+  if (!/^postgres(ql)?:\/\//i.test(url))
+    throw new SvcIngestError(
+      'CONFIG_INVALID',
+      'config key ledger.url: expected a postgres:// or postgresql:// URL (a ledger file goes in send.ledgerPath)',
+      { field: 'ledger.url' },
+    );
+  config.send.ledgerPath = url;
+}
+
 /** Adds a repeatable `--ledger PATH` (read-only commands read every ledger given). */
 export function addLedgerOption(cmd: Command): Command {
   return cmd.option(

@@ -100,11 +100,12 @@ type Config = import('../config/index.ts').Config;
 type RunMetrics = import('../metrics/run-metrics.ts').RunMetrics;
 
 async function runSendCommand(inputs: string[], flags: SendFlags): Promise<number> {
-  const [{ loadCommandConfig }, { createLogger }] = await Promise.all([
+  const [{ loadCommandConfig, useLedgerUrl }, { createLogger }] = await Promise.all([
     import('./common.ts'),
     import('../log.ts'),
   ]);
   const config = loadCommandConfig(flags, sendFlags(flags));
+  useLedgerUrl(config, flags.ledger !== undefined);
   const logger = createLogger({ level: config.log.level });
   if (inputs.length === 0 && process.stdin.isTTY) {
     // A bare `svc-ingest send` at a terminal would sit waiting for typed records: say what it wants instead.
