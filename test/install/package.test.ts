@@ -170,6 +170,15 @@ describe('the installed package (npm pack, npm install -g --prefix, the docs/ins
     );
     expect(acked[0]!.n).toBe(50);
 
+    // The worker threads run the built worker module too (prepare.workers on: the pool whatever the size).
+    const pooled = await run(
+      join(prefix, 'bin/svc-ingest'),
+      ['send', '--dry-run', '--json', join(work, 'svc-ingest-try/export.csv')],
+      { cwd: work, env: { ...env, SVC_PREPARE_WORKER: 'on', SVC_PREPARE_THREADS: '2' } },
+    );
+    expect(pooled.code, pooled.stderr).toBe(0);
+    expect(JSON.parse(pooled.stdout)).toMatchObject({ read: 50, valid: 50, batched: 50, exitStatus: 0 });
+
     // What was installed: the built JavaScript and the runtime dependencies, none of the dev toolchain.
     const installed = join(prefix, 'lib/node_modules/svc-ingest');
     expect(existsSync(join(installed, 'dist/cli/main.js'))).toBe(true);
