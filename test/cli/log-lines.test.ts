@@ -9,9 +9,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BIN, ROOT } from '../helpers/cli.ts';
+import { usePostgres } from '../helpers/postgres.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 
 const sim = useSimulator({ seed: 5 }, 'none');
+const pg = usePostgres();
 let dir = '';
 let n = 0;
 
@@ -177,6 +179,21 @@ describe('every stderr line is one JSON object off a terminal', () => {
     const group = await run(['tickets']);
     expect(group.code).toBe(1);
     expect(byEvent(group, 'cli.usage').length).toBeGreaterThan(3);
+  });
+
+  it('the PostgreSQL ledger: ledger migrate, backfill plan, work and status; a server that is not there', async () => {
+    const url = await pg.createDatabase();
+    expect((await run(['ledger', 'migrate', '--ledger', url])).code).toBe(0);
+    const plan = await run(['backfill', 'plan', '--ledger', url, join(dir, 'good.csv')]);
+    expect(plan.code).toBe(0);
+    const work = await run(['backfill', 'work', '--ledger', url, '--worker-id', 'w1']);
+    expect(work.code).toBe(0);
+    expect(byEvent(work, 'run.end')).toMatchObject([{ level: 30, exitStatus: 0 }]);
+    expect((await run(['backfill', 'status', '--ledger', url])).code).toBe(0);
+    expect((await run(['ledger', 'status', '--ledger', url])).code).toBe(0);
+    const down = await run(['backfill', 'status', '--ledger', 'postgres://svc@127.0.0.1:1/x']);
+    expect(down.code).toBe(1);
+    expect(byEvent(down, 'cli.error')).toMatchObject([{ code: 'LEDGER_READ', exitStatus: 1 }]);
   });
 
   it('simulate: its lines until SIGTERM', async () => {
