@@ -3,7 +3,7 @@ SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 STAMP := node_modules/.installed
 
-.PHONY: setup build typecheck lint format test demo demo-cluster postgres bench clean
+.PHONY: setup build package typecheck lint format test demo demo-cluster postgres bench clean
 
 setup: $(STAMP)
 
@@ -14,7 +14,13 @@ $(STAMP): package.json package-lock.json
 	@node -e 'const [M,m]=process.versions.node.split(".").map(Number); if (M<23 && !(M===22 && m>=18)) { console.error("project Node is " + process.version + "; expected >= 22.18"); process.exit(1) }'
 	@touch $(STAMP)
 
-build: typecheck
+# The JavaScript an installed package runs (dist/; the clone itself runs the sources, no build needed).
+build: $(STAMP)
+	npm run --silent build
+
+# svc-ingest-<version>.tgz, what `npm install -g` takes (docs/install.md); npm pack builds first (prepack).
+package: $(STAMP)
+	npm pack --silent
 
 typecheck: $(STAMP)
 	tsc --noEmit -p tsconfig.json
@@ -44,4 +50,4 @@ bench: $(STAMP)
 	node test/bench/run.ts $(BENCH_ARGS)
 
 clean:
-	rm -rf node_modules ledger .out test/bench/.data test/bench/results
+	rm -rf node_modules ledger .out dist svc-ingest-*.tgz test/bench/.data test/bench/results

@@ -1,8 +1,8 @@
 // Creates the pino logger: NDJSON (or pretty on a TTY) to stderr, synchronous, with secrets and card numbers redacted.
 // Owns stderr's live line (the progress line on a TTY): a log line clears it first and redraws it after.
+import { createRequire } from 'node:module';
 import { Writable } from 'node:stream';
 import { type Logger as PinoLogger, pino } from 'pino';
-import pretty from 'pino-pretty';
 import { maskCardNumbers, maskDeep } from './mask.ts';
 
 /**
@@ -91,14 +91,70 @@ export const liveLine = {
   },
 };
 
+/** How stderr reads: `text` for a person (a terminal), `json` for a log collector (one JSON object a line). */
+export type LogFormat = 'text' | 'json';
+export const LOG_FORMATS: readonly LogFormat[] = ['text', 'json'];
+let chosenFormat: LogFormat | undefined;
+
+/** Sets the format for the process (`--log-format`); undefined goes back to env SVC_LOG_FORMAT, else the TTY rule. */
+export function setLogFormat(format: LogFormat | undefined): void {
+  chosenFormat = format;
+}
+
+/** The format in force: `--log-format`, else env SVC_LOG_FORMAT, else text on a TTY and json elsewhere. */
+export function logFormat(): LogFormat {
+  if (chosenFormat) return chosenFormat;
+  const env = process.env.SVC_LOG_FORMAT;
+  if (env === 'text' || env === 'json') return env;
+  return process.stderr.isTTY ? 'text' : 'json';
+}
+
+const LEVEL_NUMBER = { debug: 20, info: 30, warn: 40, error: 50 } as const;
+
+/**
+ * A line a person reads whatever the log level — a run's summary, the one error line of a command that could not
+ * run, a warning about its input. As text it is written as given; as JSON each line of `text` is one object
+ * shaped as the logger's (`level`, `time`, `pid`, `event`, `fields`, and `msg` the same text). Card numbers masked.
+ * @example stderrLine('error', 'cli.error', 'svc-ingest: INPUT_UNREADABLE: cannot read x.csv', { code: 'INPUT_UNREADABLE', exitStatus: 1 })
+ */
+export function stderrLine(
+  level: keyof typeof LEVEL_NUMBER,
+  event: string,
+  text: string,
+  fields: Record<string, unknown> = {},
+): void {
+  writeStderr(formatStderrLine(level, event, text, fields));
+}
+
+/** What stderrLine writes, for a caller that writes it itself (with back-pressure); ends with a line break. */
+export function formatStderrLine(
+  level: keyof typeof LEVEL_NUMBER,
+  event: string,
+  text: string,
+  fields: Record<string, unknown> = {},
+): string {
+  const safe = maskCardNumbers(text.replace(/\n+$/, ''));
+  if (logFormat() === 'text') return `${safe}\n`;
+  const extra = scrub(fields, 0) as Record<string, unknown>;
+  const time = new Date().toISOString();
+  return safe
+    .split('\n')
+    .map(
+      (msg) =>
+        `${JSON.stringify({ level: LEVEL_NUMBER[level], time, pid: process.pid, event, ...extra, msg })}\n`,
+    )
+    .join('');
+}
+
 /**
  * A pino logger writing to stderr (fd 2) synchronously, so nothing is lost when the process exits.
- * `pretty` defaults to whether stderr is a TTY; pino-pretty runs in-process as a stream (no worker).
+ * `pretty` defaults to the log format (logFormat(): text on a TTY); pino-pretty runs in-process as a stream (no worker),
+ * loaded only then (a JSON run, and a command that logs nothing, never load it).
  */
 export function createLogger(opts: { level?: string; pretty?: boolean } = {}): Logger {
-  const usePretty = opts.pretty ?? Boolean(process.stderr.isTTY);
+  const usePretty = opts.pretty ?? logFormat() === 'text';
   const destination = usePretty
-    ? pretty({
+    ? (createRequire(import.meta.url)('pino-pretty') as typeof import('pino-pretty'))({
         destination: new Writable({
           write(chunk: Buffer | string, _enc, cb) {
             writeStderr(typeof chunk === 'string' ? chunk : chunk.toString('utf8'));

@@ -11,7 +11,9 @@ import {
   dispatchSettings,
   exitStatusOfRun,
   followRun,
+  healthCheck,
   rejectCaps,
+  runExitStatus,
   stopOnSignals,
   withRunMetrics,
 } from './delivery.ts';
@@ -94,7 +96,7 @@ async function workAndReport(
     workerId,
     batchSize: config.send.batchSize,
     dispatch: dispatchSettings(config, post),
-    preflight: () => client.checkService(),
+    preflight: healthCheck(config, logger, (signal) => client.checkService(signal)),
     rejectsPath: config.send.rejectsPath,
     ...rejectCaps(config),
     resume: true,
@@ -109,6 +111,7 @@ async function workAndReport(
     logger,
     metrics,
     text: formatWorkSummary,
+    exitStatus: (sum) => runExitStatus(sum, true),
     after: async () => {
       await client.close();
       stop.off();

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import type { SvcClient } from '../client/index.ts';
 import { type Config, type ConfigFlags, isLoopbackHost, loadConfig } from '../config/index.ts';
 import { SvcIngestError } from '../errors.ts';
-import { createLogger, type Logger } from '../log.ts';
+import { createLogger, type Logger, stderrLine } from '../log.ts';
 import { maskCardNumbers, maskDeep, maskOwnRecord } from '../mask.ts';
 
 /**
@@ -112,7 +112,8 @@ export function printOwnJson(value: unknown): void {
 
 /** One `svc-ingest: warning: …` line on stderr (the text commands: map, mapping check), card numbers masked. */
 export function printWarning(message: string): void {
-  process.stderr.write(`svc-ingest: warning: ${maskCardNumbers(message)}\n`);
+  // One JSON object off a terminal (a log collector reads stderr), the readable line on one; masked either way.
+  stderrLine('warn', 'input.warning', `svc-ingest: warning: ${message}`);
 }
 
 /** Writes human-readable text on stdout, every card number in it masked. */
@@ -144,6 +145,24 @@ export function parseNumberOption(value: string, flag: string): number {
 /** Commander argument parser of a repeatable option: every value, in order. */
 export function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
+}
+
+/**
+ * One way to name the ledger, for `send` and `ledger status|failed|find` alike: `--ledger` when given
+ * (`flagGiven`), else `ledger.url` (env SVC_LEDGER_URL, a config file) when set, else `send.ledgerPath`
+ * (SVC_LEDGER_PATH, the default). Sets `config.send.ledgerPath` to the one in force.
+ * @example useLedgerUrl(config, flags.ledger !== undefined)
+ */
+export function useLedgerUrl(config: Config, flagGiven: boolean): void {
+  const url = config.ledger.url;
+  if (flagGiven || url === undefined) return;
+  if (!/^postgres(ql)?:\/\//i.test(url))
+    throw new SvcIngestError(
+      'CONFIG_INVALID',
+      'config key ledger.url: expected a postgres:// or postgresql:// URL (a ledger file goes in send.ledgerPath)',
+      { field: 'ledger.url' },
+    );
+  config.send.ledgerPath = url;
 }
 
 /** Adds a repeatable `--ledger PATH` (read-only commands read every ledger given). */

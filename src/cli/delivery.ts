@@ -6,10 +6,11 @@ import type { ChainRunEnd } from '../chain/run.ts';
 import type { Config, ConfigFlags } from '../config/index.ts';
 import { EXIT, exitStatusOf, SvcIngestError } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import { maskCardNumbers, maskDeep } from '../mask.ts';
+import { maskDeep } from '../mask.ts';
 import type { RunMetrics } from '../metrics/run-metrics.ts';
 import type { RunProgress, RunSummary } from '../record/counters.ts';
 import type { PostTransactions } from '../send/attempt.ts';
+import { retriedHealthCheck } from '../send/health-check.ts';
 
 /** The delivery, rejects and progress flags as commander parses them. */
 export interface DeliveryFlags {
@@ -20,6 +21,7 @@ export interface DeliveryFlags {
   retryMaxMs?: string;
   splitRetries?: string;
   outageMaxMs?: string;
+  healthCheckWindowMs?: string;
   rejects?: string;
   maxRejects?: string;
   maxRejectBytes?: string;
@@ -28,6 +30,7 @@ export interface DeliveryFlags {
   progress?: boolean;
   progressInterval?: string;
   metricsFile?: string;
+  metricsLabel?: string[];
   metricsPort?: string;
 }
 
@@ -46,6 +49,10 @@ export function addDispatchOptions(cmd: Command): Command {
     .option(
       '--outage-max-ms <ms>',
       'how long the service may keep failing (from its first failure) before giving up, exit 5 (default 120000)',
+    )
+    .option(
+      '--health-check-window-ms <ms>',
+      'how long the check that the service answers, before reading, is retried with backoff before exit 5 (default 60000)',
     );
 }
 
@@ -82,6 +89,11 @@ export function addProgressOptions(cmd: Command): Command {
     .option(
       '--metrics-port <n>',
       'serve Prometheus metrics at http://127.0.0.1:<n>/metrics while the run lasts',
+    )
+    .option(
+      '--metrics-label <key=value>',
+      'a label on every metric (repeatable; env SVC_METRICS_LABELS, comma-separated): feeds sharing a textfile folder',
+      (value: string, previous: string[] = []) => [...previous, value],
     );
 }
 
@@ -110,6 +122,7 @@ export function deliveryFlags(f: DeliveryFlags): ConfigFlags {
   put('send.retryMaxMs', f.retryMaxMs, '--retry-max-ms');
   put('send.splitRetries', f.splitRetries, '--split-retries');
   put('send.outageMaxMs', f.outageMaxMs, '--outage-max-ms');
+  put('send.healthCheckWindowMs', f.healthCheckWindowMs, '--health-check-window-ms');
   put('send.rejectsPath', f.rejects, '--rejects');
   put('send.maxRejects', f.maxRejects, '--max-rejects');
   put('send.maxRejectBytes', f.maxRejectBytes, '--max-reject-bytes');
@@ -122,6 +135,7 @@ export function deliveryFlags(f: DeliveryFlags): ConfigFlags {
   );
   put('metrics.file', f.metricsFile, '--metrics-file');
   put('metrics.port', f.metricsPort, '--metrics-port');
+  put('metrics.labels', f.metricsLabel, '--metrics-label');
   return out;
 }
 
@@ -137,6 +151,15 @@ export function dispatchSettings(config: Config, post: PostTransactions) {
     splitRetries: s.splitRetries,
     outageMaxMs: s.outageMaxMs,
   };
+}
+
+/** The check before reading that the service answers, retried for send.healthCheckWindowMs (each try logged). */
+export function healthCheck(
+  config: Config,
+  logger: Logger,
+  check: (signal?: AbortSignal) => Promise<void>,
+): (signal?: AbortSignal) => Promise<void> {
+  return retriedHealthCheck(check, { windowMs: config.send.healthCheckWindowMs, logger });
 }
 
 /** The reject caps from the configuration. */
@@ -191,12 +214,16 @@ export async function withRunMetrics(
   logger: Logger,
   run: (metrics: RunMetrics | null) => Promise<number>,
 ): Promise<number> {
-  if (config.metrics.file === undefined && config.metrics.port === undefined) return run(null);
-  const [{ createRunMetrics }, { exposeMetrics }] = await Promise.all([
+  const wanted = config.metrics.file !== undefined || config.metrics.port !== undefined;
+  if (!wanted && (config.metrics.labels ?? []).length === 0) return run(null);
+  const [{ createRunMetrics, parseMetricLabels }, { exposeMetrics }] = await Promise.all([
     import('../metrics/run-metrics.ts'),
     import('../metrics/expose.ts'),
   ]);
-  const metrics = createRunMetrics();
+  // Checked also when no metrics are written: a bad label is a mistake in the job's definition either way.
+  const labels = parseMetricLabels(config.metrics.labels ?? []);
+  if (!wanted) return run(null);
+  const metrics = createRunMetrics({ labels });
   const exposure = await exposeMetrics(metrics, {
     file: config.metrics.file,
     port: config.metrics.port,
@@ -223,28 +250,47 @@ export async function withRunMetrics(
  * The exit status a finished run's summary means (the most severe wins: 1, 130/143, 5, 3, 2; 4 when nothing was
  * read and that is not allowed). A run that stopped itself (too many rejects) says why on stderr.
  */
-export function exitStatusOfRun(
+export async function exitStatusOfRun(
   summary: RunSummary & Partial<Pick<ChainRunEnd, 'tooManyRejects'>>,
   o: { allowEmpty: boolean; logger: Logger },
-): number {
+): Promise<number> {
+  const code = runExitStatus(summary, o.allowEmpty);
   if (summary.error) {
     // The run stopped itself (too many rejects): the summary says what was done, this line why.
-    process.stderr.write(maskCardNumbers(`svc-ingest: ${summary.error.code}: ${summary.error.message}\n`));
-    return EXIT.USAGE;
+    const { stderrLine } = await import('../log.ts');
+    stderrLine('error', 'cli.error', `svc-ingest: ${summary.error.code}: ${summary.error.message}`, {
+      code: summary.error.code,
+      exitStatus: code,
+    });
+  } else if (code === EXIT.EMPTY) {
+    o.logger.warn(
+      { event: 'run.empty', inputs: summary.emptyInputs },
+      'no records: the input was empty or only a header (exit 4; --allow-empty accepts that)',
+    );
   }
+  return code;
+}
+
+/** The exit status a finished run's summary means, and nothing else (exitStatusOfRun also says why on stderr). */
+export function runExitStatus(summary: RunSummary, allowEmpty: boolean): number {
+  if (summary.error) return EXIT.USAGE;
   if (summary.interrupted === 'SIGINT') return EXIT.SIGINT;
   if (summary.interrupted) return EXIT.SIGTERM;
   if (summary.outage) return EXIT.UNAVAILABLE;
   if (summary.failed > 0) return EXIT.FAILED;
   if (summary.rejected > 0) return EXIT.REJECTED;
-  if (summary.read === 0 && !o.allowEmpty) {
-    o.logger.warn(
-      { event: 'run.empty', inputs: summary.emptyInputs },
-      'no records: the input was empty or only a header (exit 4; --allow-empty accepts that)',
-    );
-    return EXIT.EMPTY;
-  }
+  if (summary.read === 0 && !allowEmpty) return EXIT.EMPTY;
   return EXIT.OK;
+}
+
+/**
+ * The level of a run's `run.end` line: error when the run could not finish (it stopped itself, the service stayed
+ * down, a signal stopped it), warn when records were rejected or batches failed (or nothing was read), else info.
+ */
+export function runEndLevel(exitStatus: number): 'info' | 'warn' | 'error' {
+  if (([EXIT.USAGE, EXIT.UNAVAILABLE, EXIT.SIGINT, EXIT.SIGTERM] as number[]).includes(exitStatus))
+    return 'error';
+  return exitStatus === EXIT.OK ? 'info' : 'warn';
 }
 
 /**
@@ -262,9 +308,11 @@ export async function followRun<S extends object>(
     metrics: RunMetrics | null;
     text: (summary: S) => string;
     after: () => Promise<void>;
+    /** The run's exit status, for the summary and the `run.end` line (runExitStatus). */
+    exitStatus: (summary: S) => number;
   },
 ): Promise<S> {
-  const [{ writeStderr }, { startProgress }] = await Promise.all([
+  const [{ stderrLine, logFormat }, { startProgress }] = await Promise.all([
     import('../log.ts'),
     import('./send-output.ts'),
   ]);
@@ -273,7 +321,7 @@ export async function followRun<S extends object>(
     o.progress === false
       ? () => {}
       : startProgress(run.progress, {
-          tty: Boolean(process.stderr.isTTY),
+          tty: Boolean(process.stderr.isTTY) && logFormat() === 'text',
           intervalMs: o.config.send.progressIntervalMs,
           logger: o.logger,
         });
@@ -284,11 +332,15 @@ export async function followRun<S extends object>(
     stopProgress();
     await o.after();
   }
-  // The summary names the ledger and rejects files: their paths go through the mask like every printed string.
-  if (o.json) process.stdout.write(`${JSON.stringify(maskDeep(summary))}\n`);
-  else writeStderr(maskCardNumbers(o.text(summary)));
+  const exitStatus = o.exitStatus(summary);
+  const level = runEndLevel(exitStatus);
+  if (o.json) process.stdout.write(`${JSON.stringify(maskDeep({ ...summary, exitStatus }))}\n`);
+  else stderrLine(level, 'run.summary', o.text(summary), { exitStatus });
   // On a terminal the readable summary above says it all; elsewhere the log line is for log collectors.
-  const level = process.stderr.isTTY && !o.json ? 'debug' : 'info';
-  o.logger[level]({ event: 'run.end', ...(summary as Record<string, unknown>) }, 'run finished');
+  const endLevel = logFormat() === 'text' && process.stderr.isTTY && !o.json ? 'debug' : level;
+  o.logger[endLevel](
+    { event: 'run.end', ...(summary as Record<string, unknown>), exitStatus },
+    'run finished',
+  );
   return summary;
 }

@@ -18,6 +18,7 @@ import {
   printJson,
   printOwnJson,
   printText,
+  useLedgerUrl,
 } from './common.ts';
 
 interface LedgerOptions extends Pick<CommonOptions, 'config' | 'logLevel'> {
@@ -139,6 +140,7 @@ async function setUp(opts: LedgerOptions) {
   process.once('SIGINT', () => process.exit(EXIT.SIGINT));
   process.once('SIGTERM', () => process.exit(EXIT.SIGTERM));
   const config = loadCommandConfig(opts);
+  useLedgerUrl(config, (opts.ledger ?? []).length > 0);
   const pg = pgLedgerOf(opts, config);
   if (pg !== null) return { pg, config } as const;
   const paths = await ledgerPaths(opts.ledger, config);
@@ -277,7 +279,7 @@ export function define(program: Command): void {
     )
     .addHelpText(
       'after',
-      '\nstatus, failed and find read every --ledger given (default send.ledgerPath); a missing ledger or a\n' +
+      '\nstatus, failed and find read every --ledger given (default: ledger.url / SVC_LEDGER_URL when set,\nelse send.ledgerPath, as for send); a missing ledger or a\n' +
         'directory is an error. A PostgreSQL ledger (--ledger postgres://USER@HOST/DB) is read on its own.',
     );
   addExamples(ledger, [

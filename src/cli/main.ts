@@ -1,6 +1,7 @@
 // CLI entry: declares the commands and turns errors into exit statuses. The only place that exits.
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import { type ErrorCode, ExitError, exitStatusOf, SvcIngestError } from '../errors.ts';
+import { LOG_FORMATS, type LogFormat, setLogFormat, stderrLine } from '../log.ts';
 import { maskCardNumbers } from '../mask.ts';
 import * as backfill from './backfill.ts';
 import { addExamples } from './common.ts';
@@ -30,16 +31,26 @@ const program = new Command('svc-ingest')
       'and check what came back (redemptions, store locations, tickets).',
   )
   .version('0.1.0')
+  .addOption(
+    new Option(
+      '--log-format <format>',
+      'stderr as text (for a person) or json (one object a line, for a log collector); env SVC_LOG_FORMAT; default: text on a terminal, json elsewhere',
+    ).choices(LOG_FORMATS),
+  )
   // commander echoes arguments in its errors ("unknown option '--…'"); masked like every line we print. Its
-  // usage errors are one line like every other error: `svc-ingest: USAGE_INVALID: … (run with --help for usage)`.
+  // usage errors are one line like every other error: `svc-ingest: USAGE_INVALID: … (run with --help for usage)`,
+  // and what else it writes on stderr (a command group's help, when no sub-command is named) is one line in JSON.
   .configureOutput({
-    writeErr: (text) => process.stderr.write(maskCardNumbers(text)),
-    outputError: (text, write) =>
-      write(
+    writeErr: (text) => stderrLine('info', 'cli.usage', text),
+    outputError: (text) =>
+      stderrLine(
+        'error',
+        'cli.error',
         `svc-ingest: USAGE_INVALID: ${text
           .replace(/^error: /, '')
           .trimEnd()
-          .replace(/\s*\n\s*/g, ' ')} (run with --help for usage)\n`,
+          .replace(/\s*\n\s*/g, ' ')} (run with --help for usage)`,
+        { code: 'USAGE_INVALID', exitStatus: 1 },
       ),
   })
   .exitOverride();
@@ -93,7 +104,28 @@ const end = argv.indexOf('--');
  * A `--json` (or `--ndjson`) run answers a failure to run with one JSON object on stdout too, so a pipeline step
  * can parse it.
  */
-const jsonMode = argv.slice(2, end === -1 ? undefined : end).some((a) => a === '--json' || a === '--ndjson');
+const options = argv.slice(2, end === -1 ? undefined : end);
+const jsonMode = options.some((a) => a === '--json' || a === '--ndjson');
+
+/**
+ * `--log-format` (or env SVC_LOG_FORMAT) decides stderr's form before commander parses, so that its own usage errors
+ * come in that form too; a value that is neither is refused by commander (the option's choices) or here (the env).
+ */
+function chooseLogFormat(): void {
+  const at = options.findIndex((a) => a === '--log-format' || a.startsWith('--log-format='));
+  const given = at === -1 ? undefined : (options[at]!.split('=')[1] ?? options[at + 1]);
+  if (LOG_FORMATS.includes(given as LogFormat)) setLogFormat(given as LogFormat);
+  const env = process.env.SVC_LOG_FORMAT;
+  if (env !== undefined && env !== '' && !LOG_FORMATS.includes(env as LogFormat))
+    throw new SvcIngestError(
+      'CONFIG_INVALID',
+      `SVC_LOG_FORMAT: expected text or json, got ${JSON.stringify(env)}`,
+    );
+}
+
+// Node's own warnings (a deprecation in a dependency) come as log lines too, not as text between them.
+process.removeAllListeners('warning');
+process.on('warning', (w) => stderrLine('warn', 'node.warning', `${w.name}: ${w.message}`));
 
 /** A control character (a line break in a file name) written as its escape, so the error stays one line. */
 function oneLine(text: string): string {
@@ -108,12 +140,21 @@ function oneLine(text: string): string {
 function fail(code: ErrorCode | 'UNEXPECTED', message: string, status: number, humanShown = false): void {
   const text = oneLine(maskCardNumbers(message));
   if (!humanShown)
-    process.stderr.write(`svc-ingest: ${code === 'UNEXPECTED' ? 'unexpected error' : code}: ${text}\n`);
+    stderrLine(
+      'error',
+      'cli.error',
+      `svc-ingest: ${code === 'UNEXPECTED' ? 'unexpected error' : code}: ${text}`,
+      {
+        code,
+        exitStatus: status,
+      },
+    );
   if (jsonMode) process.stdout.write(`${JSON.stringify({ error: { code, message: text } })}\n`);
   process.exitCode = status;
 }
 
 try {
+  chooseLogFormat();
   await program.parseAsync(argv);
 } catch (err) {
   if (err instanceof ExitError) {
@@ -126,6 +167,6 @@ try {
     fail(err.code, err.message, exitStatusOf(err));
   } else {
     fail('UNEXPECTED', err instanceof Error ? err.message : String(err), 1);
-    if (process.env.SVC_DEBUG) process.stderr.write(`${maskCardNumbers((err as Error)?.stack ?? '')}\n`);
+    if (process.env.SVC_DEBUG) stderrLine('debug', 'cli.stack', (err as Error)?.stack ?? '');
   }
 }

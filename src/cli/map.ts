@@ -3,6 +3,7 @@
 import { once } from 'node:events';
 import { type Command, Option } from 'commander';
 import { EXIT, SvcIngestError } from '../errors.ts';
+import { formatStderrLine, stderrLine } from '../log.ts';
 import { addExamples, printWarning } from './common.ts';
 
 interface MapFlags {
@@ -70,7 +71,8 @@ function positiveInt(value: string | undefined, flag: string): number | undefine
 
 /** One reject as a stderr line: `source:line: field: message; field: message`. */
 function rejectLine(source: string, line: number, errors: Array<{ field: string; message: string }>): string {
-  return `${source}:${line}: ${errors.map((e) => `${e.field}: ${e.message}`).join('; ')}\n`;
+  const text = `${source}:${line}: ${errors.map((e) => `${e.field}: ${e.message}`).join('; ')}`;
+  return formatStderrLine('warn', 'map.reject', text, { source, line, errors });
 }
 
 async function write(stream: NodeJS.WritableStream, text: string): Promise<void> {
@@ -159,7 +161,11 @@ async function runMap(inputs: string[], flags: MapFlags): Promise<number> {
             for (const field of item.relaxed ?? []) {
               if (relaxedSeen.has(field)) continue;
               relaxedSeen.add(field);
-              err += `svc-ingest: warning: ${item.source}:${item.line}: records without ${field} are sent without it (mapping ${profile.name} marks it "required": false)\n`;
+              err += formatStderrLine(
+                'warn',
+                'input.warning',
+                `svc-ingest: warning: ${item.source}:${item.line}: records without ${field} are sent without it (mapping ${profile.name} marks it "required": false)`,
+              );
             }
             // A transactionId may legally be a 16-digit number; what this prints never holds a card number.
             out += `${maskCardNumbers(item.json)}\n`;
@@ -182,10 +188,12 @@ async function runMap(inputs: string[], flags: MapFlags): Promise<number> {
     profile.ownIds.length > 0 ? `; own numeric ids sent unchecked: ${profile.ownIds.join(', ')}` : '';
   // A value outside the code lists is reported, once per value with its count (the service's lists are not shown).
   for (const line of unknownCodeLines(codes.counts(), mapped)) printWarning(line);
-  process.stderr.write(
-    maskCardNumbers(
-      `svc-ingest map: ${read} read, ${mapped} mapped, ${rejected} rejected (mapping ${profile.name}${own})\n`,
-    ),
+  const code = rejected > 0 ? EXIT.REJECTED : EXIT.OK;
+  stderrLine(
+    code === EXIT.OK ? 'info' : 'warn',
+    'map.summary',
+    `svc-ingest map: ${read} read, ${mapped} mapped, ${rejected} rejected (mapping ${profile.name}${own})`,
+    { read, mapped, rejected, exitStatus: code },
   );
-  return rejected > 0 ? EXIT.REJECTED : EXIT.OK;
+  return code;
 }

@@ -2,7 +2,7 @@
 import { type Command, Option } from 'commander';
 import { EXIT, ExitError, SvcIngestError } from '../errors.ts';
 import type { FoundLine } from '../ledger/file/find.ts';
-import type { Logger } from '../log.ts';
+import { type Logger, stderrLine } from '../log.ts';
 import type { ExportTransaction } from '../reconcile/customers.ts';
 import type { CustomerReconciliation, FetchedCustomer, ReconcileReport } from '../reconcile/reconcile.ts';
 import type { TicketRecord } from '../tickets/state.ts';
@@ -172,7 +172,14 @@ export async function runReconcile(opts: ReconcileOptions): Promise<number> {
     ...(opts.delimiter !== undefined ? { delimiter: opts.delimiter } : {}),
   });
   if (customers.length === 0) {
-    process.stderr.write('svc-ingest: no customers: the customer sources given hold none (exit 4)\n');
+    stderrLine(
+      'warn',
+      'reconcile.empty',
+      'svc-ingest: no customers: the customer sources given hold none (exit 4)',
+      {
+        exitStatus: EXIT.EMPTY,
+      },
+    );
     return EXIT.EMPTY;
   }
   return withContext(opts, async ({ client, logger }) => {

@@ -12,7 +12,9 @@ import {
   dispatchSettings,
   exitStatusOfRun,
   followRun,
+  healthCheck,
   rejectCaps,
+  runExitStatus,
   stopOnSignals,
   withRunMetrics,
 } from './delivery.ts';
@@ -27,6 +29,7 @@ interface SendFlags extends CommonOptions, DeliveryFlags {
   json?: boolean;
   strict?: boolean;
   allowEmpty?: boolean;
+  sourceName?: string;
 }
 
 export function define(program: Command): void {
@@ -46,7 +49,11 @@ export function define(program: Command): void {
     )
     .option('--mapping <file|name>', 'mapping profile (a file, or a name in config/mappings/)', 'canonical')
     .option('--delimiter <char>', 'CSV delimiter (default: the profile\'s, else ",")')
-    .option('--strict', 'every column a mapping rule names must be in the CSV header (else: a warning)');
+    .option('--strict', 'every column a mapping rule names must be in the CSV header (else: a warning)')
+    .option(
+      '--source-name <name>',
+      'the name standard input or a pipe goes by in the ledger, the rejects and the logs (default: stdin, or its path)',
+    );
   addDispatchOptions(cmd)
     .option(
       '--ledger <path>',
@@ -93,11 +100,12 @@ type Config = import('../config/index.ts').Config;
 type RunMetrics = import('../metrics/run-metrics.ts').RunMetrics;
 
 async function runSendCommand(inputs: string[], flags: SendFlags): Promise<number> {
-  const [{ loadCommandConfig }, { createLogger }] = await Promise.all([
+  const [{ loadCommandConfig, useLedgerUrl }, { createLogger }] = await Promise.all([
     import('./common.ts'),
     import('../log.ts'),
   ]);
   const config = loadCommandConfig(flags, sendFlags(flags));
+  useLedgerUrl(config, flags.ledger !== undefined);
   const logger = createLogger({ level: config.log.level });
   if (inputs.length === 0 && process.stdin.isTTY) {
     // A bare `svc-ingest send` at a terminal would sit waiting for typed records: say what it wants instead.
@@ -172,13 +180,16 @@ async function sendAndReport(
   const run = startSend({
     inputs: paths,
     format: flags.format,
+    sourceName: flags.sourceName,
     mapping: flags.mapping === 'canonical' ? undefined : flags.mapping,
     delimiter: flags.delimiter,
     strict: Boolean(flags.strict),
     pool: choosePool(config.prepare, { dryRun, concurrency: s.concurrency }),
     batchSize: s.batchSize,
     dispatch: dispatchSettings(config, post),
-    preflight: client ? (signal) => (client as NonNullable<typeof client>).checkService(signal) : undefined,
+    preflight: client
+      ? healthCheck(config, logger, (signal) => (client as NonNullable<typeof client>).checkService(signal))
+      : undefined,
     // A file path, or postgres://… for the shared PostgreSQL ledger (its password file and lease from ledger.*).
     ledger: s.ledgerPath,
     passwordFile: config.ledger.passwordFile,
@@ -202,6 +213,7 @@ async function sendAndReport(
     logger,
     metrics,
     text: (sum) => formatSummary(sum, Boolean(flags.allowEmpty)),
+    exitStatus: (sum) => runExitStatus(sum, Boolean(flags.allowEmpty)),
     after: async () => {
       await client?.close();
       stop.off();

@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import type { CustomerLocation, StoreLocationsResponse } from '../client/models.ts';
 import { SvcIngestError } from '../errors.ts';
+import { stderrLine } from '../log.ts';
 import {
   addConnectionOptions,
   addExamples,
@@ -59,7 +60,7 @@ export function formatStores(res: StoreLocationsResponse): string[] {
 export async function runStores(opts: StoresOptions): Promise<void> {
   const location = customerLocation(opts);
   if (location.latlong && opts.postalCode !== undefined) {
-    process.stderr.write('svc-ingest: --postal-code ignored: --lat/--lon win\n');
+    stderrLine('warn', 'usage.warning', 'svc-ingest: --postal-code ignored: --lat/--lon win');
   }
   const radius = parseIntOption(opts.radius, '--radius');
   await withContext(opts, async ({ client }) => {

@@ -8,7 +8,7 @@ import { startWebhookReceiver } from '../client/index.ts';
 import type { CreateTicketRequest, Ticket, TicketWebhookUpdate } from '../client/models.ts';
 import { readWebhookSecret } from '../config/secret.ts';
 import { EXIT, ExitError, SvcIngestError } from '../errors.ts';
-import { createLogger } from '../log.ts';
+import { createLogger, stderrLine } from '../log.ts';
 import { maskDeep } from '../mask.ts';
 import { classifyFailure } from '../send/classify.ts';
 import { fetchedEvent } from '../tickets/state.ts';
@@ -342,8 +342,11 @@ export async function runListen(opts: ListenOptions): Promise<void> {
         'connection cap reached: the oldest connections are closed',
       ),
   });
-  process.stderr.write(
-    `svc-ingest: listening on ${receiver.url} (${secret !== undefined ? 'signed updates only' : 'unsigned: no webhook secret configured'}); updates stored in ${store.location}\n`,
+  stderrLine(
+    'info',
+    'webhook.listening',
+    `svc-ingest: listening on ${receiver.url} (${secret !== undefined ? 'signed updates only' : 'unsigned: no webhook secret configured'}); updates stored in ${store.location}`,
+    { url: receiver.url, signed: secret !== undefined },
   );
   const code = await done;
   await receiver.close();

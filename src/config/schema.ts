@@ -99,6 +99,13 @@ export const CONFIG_KEYS: readonly KeySpec[] = [
   { path: 'send.splitRetries', kind: 'int', min: 0, max: 100, env: 'SVC_SEND_SPLIT_RETRIES' },
   { path: 'send.outageMaxMs', kind: 'int', min: 0, max: 2_147_483_647, env: 'SVC_SEND_OUTAGE_MAX_MS' },
   {
+    path: 'send.healthCheckWindowMs',
+    kind: 'int',
+    min: 0,
+    max: 86_400_000,
+    env: 'SVC_SEND_HEALTH_CHECK_WINDOW_MS',
+  },
+  {
     path: 'send.progressIntervalMs',
     kind: 'int',
     min: 0,
@@ -107,6 +114,7 @@ export const CONFIG_KEYS: readonly KeySpec[] = [
   },
   { path: 'metrics.file', kind: 'string', optional: true, nonEmpty: true, env: 'SVC_METRICS_FILE' },
   { path: 'metrics.port', kind: 'int', optional: true, min: 0, max: 65_535, env: 'SVC_METRICS_PORT' },
+  { path: 'metrics.labels', kind: 'list', optional: true, env: 'SVC_METRICS_LABELS' },
   { path: 'send.maxRejects', kind: 'int', min: 0, max: 2_147_483_647, env: 'SVC_SEND_MAX_REJECTS' },
   {
     path: 'send.maxRejectBytes',

@@ -41,6 +41,8 @@ export interface Config {
     splitRetries: number;
     /** How long the service may keep failing, from its first failure, before the run gives up (`--outage-max-ms`). */
     outageMaxMs: number;
+    /** How long the check before reading retries an unavailable service (--health-check-window-ms). */
+    healthCheckWindowMs: number;
     /** A progress log line this often when stderr is not a TTY (0 = never); `--progress-interval` in seconds. */
     progressIntervalMs: number;
     /** Most reject lines one run appends (0 = no limit); past it the run stops (INPUT_TOO_MANY_REJECTS). */
@@ -52,7 +54,7 @@ export interface Config {
     rejectSample: number;
   };
   /** Prometheus metrics of a send run: a textfile-collector file and/or a /metrics port on 127.0.0.1. */
-  metrics: { file?: string; port?: number };
+  metrics: { file?: string; port?: number; labels?: string[] };
   /**
    * `tickets listen`: the signing secret (env variable named by secretEnv, or a file), the header / request
    * timeout and the connection cap.

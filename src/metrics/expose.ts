@@ -70,7 +70,9 @@ async function checkReplaceable(file: string): Promise<void> {
 /** The last success timestamp an earlier run left in the file, if any (so a failed run does not reset it). */
 async function previousLastSuccess(file: string): Promise<number | undefined> {
   const text = await readFile(file, 'utf8').catch(() => '');
-  const m = new RegExp(`^${METRIC_PREFIX}last_success_timestamp_seconds (\\S+)$`, 'm').exec(text);
+  const m = new RegExp(`^${METRIC_PREFIX}last_success_timestamp_seconds(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(
+    text,
+  );
   const n = m ? Number(m[1]) : Number.NaN;
   return Number.isFinite(n) && n > 0 ? n : undefined;
 }

@@ -1,6 +1,7 @@
 // The Prometheus metrics of one send run (prom-client): records, batches, retries, splits from the pipeline's
 // counters; per-attempt request latency and requests in flight from around the client's post function.
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { SvcIngestError } from '../errors.ts';
 import type { RunProgress } from '../record/counters.ts';
 
 /** Prefix of every metric name. */
@@ -37,8 +38,44 @@ export interface RunMetrics {
 /** Exit statuses after which every valid record is acknowledged: a successful run for alerting. */
 const SUCCESS = new Set([0, 2]);
 
-export function createRunMetrics(): RunMetrics {
+const INPUT_BYTES = `${METRIC_PREFIX}input_bytes`;
+
+/** The labels the metrics' own series use: a --metrics-label may not take their names. */
+const OWN_LABELS = new Set(['outcome', 'status', 'le', 'quantile']);
+
+/**
+ * `KEY=VALUE` pairs (--metrics-label, metrics.labels) as labels: a Prometheus label name (`[a-zA-Z_][a-zA-Z0-9_]*`,
+ * not `__…`, reserved, nor one the metrics use), a non-empty value without control characters, each name once.
+ * A bad one throws CONFIG_INVALID naming it.
+ * @example parseMetricLabels(['feed=northwind', 'host=etl-1']) // { feed: 'northwind', host: 'etl-1' }
+ */
+export function parseMetricLabels(pairs: readonly string[]): Record<string, string> {
+  const labels: Record<string, string> = {};
+  for (const pair of pairs) {
+    const at = pair.indexOf('=');
+    const name = at === -1 ? pair : pair.slice(0, at);
+    const value = at === -1 ? '' : pair.slice(at + 1);
+    const bad = (why: string) =>
+      new SvcIngestError('CONFIG_INVALID', `--metrics-label ${JSON.stringify(pair)}: ${why}`, {
+        field: '--metrics-label',
+      });
+    if (at === -1) throw bad('expected KEY=VALUE');
+    if (!/^[a-zA-Z_][a-zA-Z0-9_]*$/.test(name))
+      throw bad('a label name is letters, digits and _, not starting with a digit');
+    if (name.startsWith('__')) throw bad('label names starting with __ are reserved by Prometheus');
+    if (OWN_LABELS.has(name)) throw bad(`the metrics use the label ${name} themselves`);
+    if (value === '') throw bad('the value is empty (Prometheus takes an empty label as no label)');
+    if (/[\u0000-\u001f\u007f]/.test(value)) throw bad('the value holds a control character');
+    if (name in labels) throw bad(`label ${name} given twice`);
+    labels[name] = value;
+  }
+  return labels;
+}
+
+export function createRunMetrics(o: { labels?: Record<string, string> } = {}): RunMetrics {
   const registry = new Registry();
+  // Every series carries them: two feeds writing to one textfile folder do not collide.
+  if (o.labels && Object.keys(o.labels).length > 0) registry.setDefaultLabels(o.labels);
   const registers = [registry];
   let progress: (() => RunProgress) | null = null;
   let final: RunProgress | null = null;
@@ -129,16 +166,21 @@ export function createRunMetrics(): RunMetrics {
       this.set(snapshot()?.bytesRead ?? 0);
     },
   });
-  new Gauge({
-    name: `${METRIC_PREFIX}input_bytes`,
+  // Registered only while the size is known: an unlabelled gauge cannot be absent otherwise (prom-client shows 0).
+  const inputBytes = new Gauge({
+    name: INPUT_BYTES,
     help: 'Size of all inputs together; absent when one has no known size (a pipe).',
-    registers,
+    registers: [],
     collect() {
-      const total = snapshot()?.bytesTotal;
-      if (total === null || total === undefined) this.reset();
-      else this.set(total);
+      this.set(snapshot()?.bytesTotal ?? 0);
     },
   });
+  const showInputBytes = (): void => {
+    const known = typeof snapshot()?.bytesTotal === 'number';
+    const shown = registry.getSingleMetric(INPUT_BYTES) !== undefined;
+    if (known && !shown) registry.registerMetric(inputBytes);
+    if (!known && shown) registry.removeSingleMetric(INPUT_BYTES);
+  };
   const startedAt = Date.now() / 1000;
   new Gauge({
     name: `${METRIC_PREFIX}run_start_timestamp_seconds`,
@@ -186,7 +228,10 @@ export function createRunMetrics(): RunMetrics {
     setLastSuccess(seconds) {
       lastSuccess.set(seconds);
     },
-    text: () => registry.metrics(),
+    text: () => {
+      showInputBytes();
+      return registry.metrics();
+    },
     contentType: registry.contentType,
   };
 }

@@ -38,9 +38,9 @@ function isEmptyFile(path: string): boolean {
 export async function openInputs(
   inputs: string[],
   profile: CompiledProfile,
-  o: { format?: InputFormat; delimiter?: string } & HeaderCheckOptions,
+  o: { format?: InputFormat; delimiter?: string; sourceName?: string } & HeaderCheckOptions,
 ): Promise<CheckedInputs> {
-  const specs = (await resolveInputs(inputs, { format: o.format })).map((spec) =>
+  const specs = (await resolveInputs(inputs, { format: o.format, sourceName: o.sourceName })).map((spec) =>
     spec.sniff && profile.format ? { ...spec, format: profile.format, sniff: false } : spec,
   );
   const delimiter = o.delimiter ?? profile.delimiter;

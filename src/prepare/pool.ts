@@ -8,6 +8,12 @@ import type { PoolReply, PoolRequest, PoolWorkerData } from './pool-worker.ts';
 import type { PreparedChunks, PreparedItem } from './prepare.ts';
 import { createSplitter } from './split.ts';
 
+/** The worker module beside this one: `.ts` in the clone (type stripping), `.js` in the built package. */
+const WORKER_URL = new URL(
+  `./pool-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`,
+  import.meta.url,
+);
+
 /** Options of prepareInPool. */
 export interface PoolOptions {
   /** Mapping profile name or path (each worker loads and compiles it itself); undefined = canonical. */
@@ -79,7 +85,7 @@ export async function* prepareInPool(spec: InputSpec, o: PoolOptions): PreparedC
   let stopped = false;
   const lanes: Lane[] = [];
   for (let i = 0; i < o.threads; i++) {
-    const worker = new Worker(new URL('./pool-worker.ts', import.meta.url), {
+    const worker = new Worker(WORKER_URL, {
       workerData: data,
       // As the launcher does for the main thread: a small young generation keeps RSS flat on long files.
       resourceLimits: { maxYoungGenerationSizeMb: 16, maxOldGenerationSizeMb: 96 },

@@ -27,6 +27,8 @@ export interface InputSpec {
    * checked as it is read, gzip is told from its first bytes, it is never split across worker threads.
    */
   stream?: boolean;
+  /** The name standard input or a pipe goes by (--source-name), instead of `stdin` or `/dev/fd/63`. */
+  name?: string;
 }
 
 /** Options of readInput. */
@@ -57,6 +59,7 @@ export function readOnce(spec: InputSpec): boolean {
  * in a file name (a per-card export) is masked like any text we store or print.
  */
 export function sourceName(spec: InputSpec): string {
+  if (spec.name !== undefined) return maskCardNumbers(spec.name);
   return spec.path === '-' ? 'stdin' : maskCardNumbers(spec.path);
 }
 
@@ -79,7 +82,36 @@ export function unreadable(file: string, err: unknown): SvcIngestError {
  * Unreadable file → INPUT_UNREADABLE; unknown extension without --format → INPUT_FORMAT_UNKNOWN.
  * @example await resolveInputs(['a.csv.gz', '-'], { format: undefined })
  */
-export async function resolveInputs(paths: string[], opts: { format?: InputFormat }): Promise<InputSpec[]> {
+export async function resolveInputs(
+  paths: string[],
+  opts: { format?: InputFormat; sourceName?: string },
+): Promise<InputSpec[]> {
+  const specs = await resolveSpecs(paths, opts);
+  return opts.sourceName === undefined ? specs : nameTheStream(specs, opts.sourceName);
+}
+
+/**
+ * `--source-name NAME`: the one input read as a stream (standard input or a pipe) goes by NAME in the ledger's
+ * and the rejects' `source` and in messages. A name with nothing to name, or with two streams, is a usage error.
+ */
+function nameTheStream(specs: InputSpec[], name: string): InputSpec[] {
+  if (name.trim() === '' || /[\u0000-\u001f\u007f]/.test(name))
+    throw new SvcIngestError(
+      'USAGE_INVALID',
+      '--source-name: expected a non-empty name without control characters',
+    );
+  const streams = specs.filter(readOnce);
+  if (streams.length !== 1)
+    throw new SvcIngestError(
+      'USAGE_INVALID',
+      streams.length === 0
+        ? '--source-name names standard input or a pipe, and no input is one (a file goes by its path)'
+        : `--source-name names one input, and ${streams.length} are standard input or pipes`,
+    );
+  return specs.map((s) => (readOnce(s) ? { ...s, name } : s));
+}
+
+async function resolveSpecs(paths: string[], opts: { format?: InputFormat }): Promise<InputSpec[]> {
   const list = paths.length === 0 ? ['-'] : paths;
   if (list.filter((p) => p === '-').length > 1) {
     throw new SvcIngestError('USAGE_INVALID', 'standard input (-) can be read only once');

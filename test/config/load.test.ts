@@ -35,6 +35,7 @@ describe('loadConfig', () => {
       retryMaxMs: 30000,
       splitRetries: 1,
       outageMaxMs: 120_000,
+      healthCheckWindowMs: 60_000,
       ledgerPath: 'ledger/transactions.ndjson',
       rejectsPath: 'ledger/rejects.ndjson',
       resume: true,

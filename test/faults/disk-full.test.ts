@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BIN, waitFor } from '../helpers/cli.ts';
+import { BIN, textOf, waitFor } from '../helpers/cli.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import {
   deliveryCounts,
@@ -97,7 +97,7 @@ describe('disk full', () => {
     expect(await shell).toBe(0);
 
     const code1 = Number((await readFile(out('code1'), 'utf8')).trim());
-    const stderr1 = await readFile(out('stderr1'), 'utf8');
+    const stderr1 = textOf(await readFile(out('stderr1'), 'utf8'));
     expect(code1, stderr1).toBe(1);
     // --json (in FAST): stdout holds only the error object.
     const stdout1 = await readFile(out('stdout1'), 'utf8');

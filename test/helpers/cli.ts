@@ -9,7 +9,42 @@ export interface CliResult {
   code: number | null;
   signal: NodeJS.Signals | null;
   stdout: string;
+  /** stderr with each line meant for a person as its text (textOf); the log lines as they came (JSON). */
   stderr: string;
+  /** stderr exactly as written: off a terminal, one JSON object a line. */
+  rawStderr?: string;
+}
+
+/**
+ * The events of the JSON lines that carry a line of text for a person (src/log.ts stderrLine): the one error line,
+ * a summary, a warning about the input, commander's usage text.
+ */
+const TEXT_EVENTS = new Set([
+  'cli.error',
+  'cli.usage',
+  'cli.stack',
+  'run.summary',
+  'input.warning',
+  'usage.warning',
+  'map.reject',
+  'map.summary',
+  'webhook.listening',
+  'reconcile.empty',
+]);
+
+/**
+ * stderr as a terminal would show those lines: each JSON line of text for a person becomes its `msg` (the very
+ * text a terminal gets), every other line is kept; so a test can match `svc-ingest: CODE: …` in either format.
+ */
+export function textOf(stderr: string): string {
+  return stderr.replace(/^\{.*\}$/gm, (line) => {
+    try {
+      const o = JSON.parse(line) as { event?: string; msg?: string };
+      return o.event !== undefined && TEXT_EVENTS.has(o.event) && typeof o.msg === 'string' ? o.msg : line;
+    } catch {
+      return line;
+    }
+  });
 }
 
 export interface CliRun {
@@ -27,7 +62,8 @@ export function startCli(
 ): CliRun {
   const child = spawn(BIN, args, {
     cwd: opts.cwd ?? ROOT,
-    env: { ...process.env, SVC_LOG_LEVEL: 'warn', ...opts.env },
+    // One try of the check that the service answers (not a minute of them) unless a test says otherwise.
+    env: { ...process.env, SVC_LOG_LEVEL: 'warn', SVC_SEND_HEALTH_CHECK_WINDOW_MS: '0', ...opts.env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -42,7 +78,9 @@ export function startCli(
   if (opts.input !== undefined) child.stdin!.end(opts.input);
   else if (!opts.keepStdinOpen) child.stdin!.end();
   const done = new Promise<CliResult>((res) => {
-    child.on('close', (code, signal) => res({ code, signal, stdout, stderr }));
+    child.on('close', (code, signal) =>
+      res({ code, signal, stdout, stderr: textOf(stderr), rawStderr: stderr }),
+    );
   });
   return { child, done };
 }

