@@ -181,6 +181,34 @@ describe('every stderr line is one JSON object off a terminal', () => {
     expect(byEvent(group, 'cli.usage').length).toBeGreaterThan(3);
   });
 
+  it('trace, tickets status, a refused tickets create, reconcile by transaction', async () => {
+    const verdicts = [0, 2, 3, 4, 6, 7, 8, 9];
+    const trace = await run(['trace', 'can-csv-0001', 'never-0001', '--customer', 'cust-0001']);
+    expect(verdicts, trace.raw).toContain(trace.code);
+    const missing = await run(['trace', 'can-csv-0001', '--ledger', 'nope.ndjson']);
+    expect(missing.code).toBe(1);
+    expect(byEvent(missing, 'cli.error')).toHaveLength(1);
+    expect((await run(['tickets', 'status'])).code).toBe(0);
+    const refused = await run([
+      'tickets',
+      'create',
+      '--ticket-id',
+      'T-9',
+      '--customer',
+      'cust-0001',
+      '--offer',
+      '100001',
+      '--transaction',
+      'tx-abc',
+      '--description',
+      'not credited',
+    ]);
+    expect(refused.code).toBe(1);
+    expect(byEvent(refused, 'cli.error')).toHaveLength(1);
+    const byTx = await run(['reconcile', '--transaction', 'never-0001', '--customer', 'cust-0001']);
+    expect(verdicts, byTx.raw).toContain(byTx.code);
+  });
+
   it('the PostgreSQL ledger: ledger migrate, backfill plan, work and status; a server that is not there', async () => {
     const url = await pg.createDatabase();
     expect((await run(['ledger', 'migrate', '--ledger', url])).code).toBe(0);
