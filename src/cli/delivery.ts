@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 import type { ChainRunEnd } from '../chain/run.ts';
 import type { Config, ConfigFlags } from '../config/index.ts';
 import { EXIT, exitStatusOf, SvcIngestError } from '../errors.ts';
+import { destinationOf, NEW_DESTINATION_FLAG } from '../ledger/destination.ts';
 import type { Logger } from '../log.ts';
 import type { RunMetrics } from '../metrics/run-metrics.ts';
 import type { RunProgress, RunSummary } from '../record/counters.ts';
@@ -12,6 +13,8 @@ import type { PostTransactions } from '../send/attempt.ts';
 
 /** The delivery, rejects and progress flags as commander parses them. */
 export interface DeliveryFlags {
+  /** --new-destination */
+  newDestination?: boolean;
   concurrency?: string;
   batchSize?: string;
   maxRetries?: string;
@@ -45,7 +48,26 @@ export function addDispatchOptions(cmd: Command): Command {
     .option(
       '--outage-max-ms <ms>',
       'how long the service may keep failing (from its first failure) before giving up, exit 5 (default 120000)',
+    )
+    .option(
+      NEW_DESTINATION_FLAG,
+      'start sending to a destination (base URL, institution) this ledger has no acknowledgements from; ' +
+        'without it such a run is refused (exit 1): acknowledgements count only for the destination that gave them',
     );
+}
+
+/**
+ * Where the run sends, as the ledger records it (base URL origin + path, institution), and whether it may be new.
+ * @example ledgerDestination(config, { newDestination: true }) // { destination: 'https://svc.example/api', newDestination: true }
+ */
+export function ledgerDestination(
+  config: Config,
+  f: { newDestination?: boolean },
+): { destination: string; newDestination: boolean } {
+  return {
+    destination: destinationOf(config.baseUrl, config.institutionId),
+    newDestination: f.newDestination === true,
+  };
 }
 
 /** --max-rejects … --reject-sample: the reject caps (the rejects file itself is each command's own option). */

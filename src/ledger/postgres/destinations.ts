@@ -1,0 +1,101 @@
+// The destinations of a PostgreSQL ledger (svc_ingest.destinations): which number a run's destination has, the
+// refusal of a destination the ledger has not seen, and the one-time adoption of the rows written before
+// destinations were recorded (destination 1, legacy). ../destination.ts has the rules; docs/postgres.md the table.
+import type { Logger } from '../../log.ts';
+import { newDestinationError } from '../destination.ts';
+import type { PgDb } from './db.ts';
+
+/** Destination 1: the rows written before destinations existed; a ledger's first destination takes it over. */
+export const FIRST_DESTINATION = 1;
+
+export interface ResolveDestinationOptions {
+  destination: string;
+  /** --new-destination: a destination the ledger has not seen may be added. */
+  allowNew: boolean;
+  /** false (dry run, ledger status): nothing is written; an unknown destination gives 0 (nothing of it stored). */
+  write: boolean;
+  runId: string;
+  logger: Logger;
+}
+
+interface Row {
+  destination_no: number;
+  destination: string | null;
+  legacy: boolean;
+}
+
+/**
+ * The number of this run's destination, registering it when needed (in one transaction, the table locked against
+ * concurrent registrations): known → its number; the ledger's first destination (or the first run after the
+ * upgrade, which adopts the legacy rows: logged once, recorded in `adopted_at`) → 1; else refused
+ * (LEDGER_DESTINATION), or with `allowNew` a new number.
+ * @example const no = await resolveDestination(db, { destination: 'https://svc.example/api', allowNew: false, write: true, runId, logger })
+ */
+export async function resolveDestination(db: PgDb, o: ResolveDestinationOptions): Promise<number> {
+  if (!o.write) {
+    const rows = (
+      await db.query<Row>('other', 'SELECT * FROM svc_ingest.destinations ORDER BY destination_no')
+    ).rows;
+    return decide(db, rows, o, async () => {}).no;
+  }
+  return db.withClient(async (c) => {
+    await c.query('BEGIN');
+    try {
+      await c.query('LOCK TABLE svc_ingest.destinations IN SHARE ROW EXCLUSIVE MODE');
+      const rows = (await c.query<Row>('SELECT * FROM svc_ingest.destinations ORDER BY destination_no')).rows;
+      const d = decide(db, rows, o, async (no, adopt) => {
+        if (no === FIRST_DESTINATION)
+          await c.query(
+            `UPDATE svc_ingest.destinations SET destination = $1, added_by = $2, added_at = now(),
+               adopted_at = CASE WHEN legacy THEN now() END WHERE destination_no = 1 AND destination IS NULL`,
+            [o.destination, o.runId],
+          );
+        else
+          await c.query(
+            'INSERT INTO svc_ingest.destinations (destination_no, destination, added_by) VALUES ($1, $2, $3)',
+            [no, o.destination, o.runId],
+          );
+        void adopt;
+      });
+      await d.register();
+      await c.query('COMMIT');
+      return d.no;
+    } catch (err) {
+      await c.query('ROLLBACK').catch(() => {});
+      throw err;
+    }
+  });
+}
+
+function decide(
+  db: PgDb,
+  rows: Row[],
+  o: ResolveDestinationOptions,
+  write: (no: number, adopt: boolean) => Promise<void>,
+): { no: number; register: () => Promise<void> } {
+  const mine = rows.find((r) => r.destination === o.destination);
+  if (mine) return { no: mine.destination_no, register: async () => {} };
+  const first = rows.find((r) => r.destination_no === FIRST_DESTINATION);
+  if (first && first.destination === null) {
+    if (first.legacy)
+      o.logger.warn(
+        {
+          event: 'ledger.destination.adopted',
+          ledger: db.location,
+          destination: o.destination,
+          recorded: o.write,
+        },
+        `the ledger's rows written before destinations were recorded are taken as this run's destination's (${o.destination}); recorded in the ledger, said once`,
+      );
+    return { no: FIRST_DESTINATION, register: () => write(FIRST_DESTINATION, first.legacy) };
+  }
+  const known = rows.flatMap((r) => (r.destination === null ? [] : [r.destination]));
+  if (known.length > 0 && !o.allowNew) throw newDestinationError(db.location, known, o.destination);
+  o.logger.warn(
+    { event: 'ledger.destination.added', ledger: db.location, destination: o.destination, known },
+    `sending to a destination new to this ledger (${o.destination}); its acknowledgements count for it alone`,
+  );
+  // A dry run writes nothing: a number no row has, so nothing counts as acknowledged.
+  const no = Math.max(0, ...rows.map((r) => r.destination_no)) + 1;
+  return { no: o.write ? no : 0, register: () => write(no, false) };
+}
