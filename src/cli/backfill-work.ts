@@ -11,6 +11,7 @@ import {
   dispatchSettings,
   exitStatusOfRun,
   followRun,
+  ledgerDestination,
   rejectCaps,
   stopOnSignals,
   withRunMetrics,
@@ -99,6 +100,7 @@ async function workAndReport(
     ...rejectCaps(config),
     resume: true,
     retryFailed: Boolean(opts.retryFailed),
+    ...ledgerDestination(config, opts),
     logger,
     signal: stop.signal,
   });

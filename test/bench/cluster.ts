@@ -260,6 +260,8 @@ async function backfillRun(
     String(Math.ceil(size / PARTITIONS)),
     '--log-level',
     'warn',
+    '--base-url',
+    sim.url,
     file,
   ]);
   if (plan.code !== 0) throw new Error(`plan: ${plan.stderr}`);

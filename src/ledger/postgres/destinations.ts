@@ -1,6 +1,7 @@
 // The destinations of a PostgreSQL ledger (svc_ingest.destinations): which number a run's destination has, the
 // refusal of a destination the ledger has not seen, and the one-time adoption of the rows written before
 // destinations were recorded (destination 1, legacy). ../destination.ts has the rules; docs/postgres.md the table.
+import { SvcIngestError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
 import { newDestinationError } from '../destination.ts';
 import type { PgDb } from './db.ts';
@@ -98,4 +99,42 @@ function decide(
   // A dry run writes nothing: a number no row has, so nothing counts as acknowledged.
   const no = Math.max(0, ...rows.map((r) => r.destination_no)) + 1;
   return { no: o.write ? no : 0, register: () => write(no, false) };
+}
+
+/**
+ * The destination a backfill plan records: registered as a run's is (refused when new, unless `newDestination`);
+ * 1 when the plan names none.
+ */
+export async function planDestination(
+  db: PgDb,
+  o: { destination?: string; newDestination?: boolean; logger: Logger },
+): Promise<number> {
+  if (o.destination === undefined) return FIRST_DESTINATION;
+  return resolveDestination(db, {
+    destination: o.destination,
+    allowNew: o.newDestination === true,
+    write: true,
+    runId: 'plan',
+    logger: o.logger,
+  });
+}
+
+/** An input planned before for another destination: refused, naming both. */
+export async function plannedElsewhere(
+  db: PgDb,
+  path: string,
+  ours: string | undefined,
+): Promise<SvcIngestError> {
+  const r = await db.query<{ destination: string | null }>(
+    'other',
+    `SELECT d.destination FROM svc_ingest.inputs i LEFT JOIN svc_ingest.destinations d USING (destination_no)
+     WHERE i.path = $1`,
+    [path],
+  );
+  return new SvcIngestError(
+    'LEDGER_DESTINATION',
+    `${path} is planned in ${db.location} for ${r.rows[0]?.destination ?? '(unnamed)'}, not for ${ours ?? '(unnamed)'}; ` +
+      'plan it for another destination in its own ledger name (?schema= or ledger.name)',
+    { source: path },
+  );
 }

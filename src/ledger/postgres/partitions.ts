@@ -31,6 +31,8 @@ export interface BackfillInput {
 export interface PlannedInput extends BackfillInput {
   partitionBytes: number;
   partitions: Array<{ start: number; end: number; firstLine: number }>;
+  /** The destination the backfill sends to (svc_ingest.destinations; default 1). */
+  destinationNo?: number;
 }
 
 /** What recording one input's plan did. */
@@ -98,8 +100,8 @@ export async function recordPlan(db: PgDb, input: PlannedInput, plannedBy: strin
     try {
       const ins = await c.query<{ input_no: number }>(
         `INSERT INTO svc_ingest.inputs (path, size, mtime_ms, format, gzip, delimiter, record_delimiter, columns,
-           mapping, mapping_sha256, partition_bytes, planned_by)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+           mapping, mapping_sha256, partition_bytes, planned_by, destination_no)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
          ON CONFLICT (path) DO NOTHING RETURNING input_no`,
         [
           input.path,
@@ -114,6 +116,7 @@ export async function recordPlan(db: PgDb, input: PlannedInput, plannedBy: strin
           input.mappingSha256 ?? null,
           input.partitionBytes,
           plannedBy,
+          input.destinationNo ?? 1,
         ],
       );
       const inputNo = ins.rows[0]?.input_no;
@@ -150,9 +153,10 @@ export async function recordPlan(db: PgDb, input: PlannedInput, plannedBy: strin
 const CLAIM_SQL = `
 WITH next AS (
   SELECT q.partition_no, q.state FROM svc_ingest.partitions q
-  WHERE q.state = 'pending'
+  WHERE (q.state = 'pending'
      OR (q.state = 'working' AND NOT EXISTS (SELECT 1 FROM svc_ingest.workers w
-                                             WHERE w.worker_no = q.worker_no AND w.lease_until > now()))
+                                             WHERE w.worker_no = q.worker_no AND w.lease_until > now())))
+    AND EXISTS (SELECT 1 FROM svc_ingest.inputs qi WHERE qi.input_no = q.input_no AND qi.destination_no = $2)
   ORDER BY q.partition_no
   LIMIT 1
   FOR UPDATE OF q SKIP LOCKED
@@ -204,9 +208,17 @@ interface ClaimRow {
  * @example for (let p = await claimPartition(s); p; p = await claimPartition(s)) { …; await completePartition(s, p.partitionNo, counters) }
  */
 export async function claimPartition(session: PgSession): Promise<ClaimedPartition | null> {
-  const r = await session.db.query<ClaimRow>('claim', CLAIM_SQL, [session.workerNo], 'svc_claim_partition');
+  const r = await session.db.query<ClaimRow>(
+    'claim',
+    CLAIM_SQL,
+    [session.workerNo, session.destinationNo],
+    'svc_claim_partition',
+  );
   const row = r.rows[0];
-  if (!row) return null;
+  if (!row) {
+    await refuseOthersPartitions(session);
+    return null;
+  }
   return {
     partitionNo: num(row.partition_no),
     inputNo: row.input_no,
@@ -303,4 +315,30 @@ export async function reopenFailed(db: PgDb): Promise<number> {
 export async function plannedPaths(db: PgDb): Promise<string[]> {
   const r = await db.query<{ path: string }>('other', 'SELECT path FROM svc_ingest.inputs ORDER BY input_no');
   return r.rows.map((x) => x.path);
+}
+
+/**
+ * With nothing to claim for this worker's destination while partitions planned for another are open: refused
+ * (LEDGER_DESTINATION, naming both), never claimed, so no worker sends one feed's records to another's service.
+ */
+async function refuseOthersPartitions(session: PgSession): Promise<void> {
+  const r = await session.db.query<{ mine: number; theirs: string | null; ours: string | null }>(
+    'claim',
+    `SELECT count(*) FILTER (WHERE i.destination_no = $1)::int AS mine,
+            string_agg(DISTINCT coalesce(d.destination, '(unnamed)'), ', ') FILTER (WHERE i.destination_no <> $1) AS theirs,
+            (SELECT destination FROM svc_ingest.destinations WHERE destination_no = $1) AS ours
+     FROM svc_ingest.partitions p JOIN svc_ingest.inputs i USING (input_no)
+     LEFT JOIN svc_ingest.destinations d ON d.destination_no = i.destination_no
+     WHERE p.state <> 'done'`,
+    [session.destinationNo],
+  );
+  const row = r.rows[0];
+  if (!row || row.mine > 0 || row.theirs === null) return;
+  throw new SvcIngestError(
+    'LEDGER_DESTINATION',
+    `the open backfill partitions in ${session.db.location} were planned for ${row.theirs}, not for this worker's ` +
+      `destination ${row.ours ?? '(unnamed)'}: refusing to claim them (plan the inputs for this destination in its ` +
+      'own ledger name, ?schema= or ledger.name)',
+    { source: session.db.location },
+  );
 }

@@ -26,22 +26,6 @@ export const DEFAULT_SCHEMA = 'svc_ingest';
 /** A ledger name is a plain lower-case PostgreSQL identifier (it names the schema; never quoted). */
 const LEDGER_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
-/**
- * The URL with the ledger name `name` (config ledger.name) added as `?schema=`, unless the URL names one already.
- * @example withLedgerName('postgres://svc@db/ledger', 'feed_a') // 'postgres://svc@db/ledger?schema=feed_a'
- */
-export function withLedgerName(url: string, name: string | undefined): string {
-  if (name === undefined || !isPostgresUrl(url)) return url;
-  try {
-    const u = new URL(url.trim());
-    if (u.searchParams.has('schema')) return url;
-    u.searchParams.set('schema', name);
-    return u.toString();
-  } catch {
-    return url;
-  }
-}
-
 /** Does this ledger location name a PostgreSQL database (postgres:// or postgresql://)? */
 export function isPostgresUrl(location: string): boolean {
   return /^postgres(ql)?:\/\//i.test(location.trim());

@@ -1,0 +1,123 @@
+// Feeds sharing one PostgreSQL database stay apart, through the real CLI: each feed names its ledger (the URL's
+// ?schema= or ledger.name), and one feed never sees, skips, claims or sends another's ids or partitions — `send` and
+// `backfill`, in both orders. In one ledger, a backfill planned for one destination is never claimed by a worker
+// sending to another.
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { Simulator } from '../../src/simulator/index.ts';
+import { deliveryCounts, FAST, summary } from '../faults/helpers.ts';
+import { dbName, plan, startWorker, workerSummary } from '../helpers/backfill.ts';
+import { runCli } from '../helpers/cli.ts';
+import { usePostgres } from '../helpers/postgres.ts';
+import { useSimulator } from '../helpers/simulator.ts';
+import { makeTx, ndjsonOf, range } from '../helpers/transactions.ts';
+
+const pgs = usePostgres();
+const simA = useSimulator({ seed: 31 }, 'reset');
+const simB = useSimulator({ seed: 32 }, 'reset');
+
+/** Feed A's 300 ids and feed B's 300, of which 150 are A's too (the ids overlap, the feeds do not). */
+async function inputs(dir: string): Promise<{ a: string; b: string; idsA: string[]; idsB: string[] }> {
+  const txA = range(300).map((i) => makeTx(i, 'fa'));
+  const txB = [...range(150).map((i) => makeTx(i, 'fa')), ...range(150).map((i) => makeTx(i, 'fb'))];
+  const a = join(dir, 'a.ndjson');
+  const b = join(dir, 'b.ndjson');
+  await writeFile(a, ndjsonOf(txA));
+  await writeFile(b, ndjsonOf(txB));
+  return { a, b, idsA: txA.map((t) => t.transactionId), idsB: txB.map((t) => t.transactionId) };
+}
+
+const feedUrl = (url: string, name: string) => `${url}?schema=${name}`;
+
+describe('two feeds in one PostgreSQL database', () => {
+  it.each([
+    ['A then B', ['A', 'B']],
+    ['B then A', ['B', 'A']],
+  ])('send, %s: each feed sends all of its own records to its own service', async (_, order) => {
+    const dir = await mkdtemp(join(tmpdir(), 'svc-feeds-'));
+    const url = await pgs.createDatabase();
+    const { a, b, idsA, idsB } = await inputs(dir);
+    const feeds = {
+      // Feed A names its ledger in the URL, feed B in the configuration (env SVC_LEDGER_NAME).
+      A: { sim: simA, args: ['--ledger', feedUrl(url, 'feed_a'), a], env: {} },
+      B: { sim: simB, args: ['--ledger', url, b], env: { SVC_LEDGER_NAME: 'feed_b' } },
+    } as const;
+    for (const f of order as Array<'A' | 'B'>) {
+      const feed = feeds[f];
+      const r = await runCli(['send', ...FAST, ...feed.args], {
+        env: {
+          SVC_BASE_URL: feed.sim.url,
+          SVC_REJECTS_PATH: join(dir, `rejects-${f}.ndjson`),
+          ...feed.env,
+        },
+      });
+      expect(r.code, r.stderr).toBe(0);
+      expect(summary(r)).toMatchObject({ read: 300, sent: 300, skipped: 0 });
+    }
+    expect(deliveryCounts(simA, idsA)).toMatchObject({ missing: 0, duplicated: 0 });
+    expect(deliveryCounts(simB, idsB)).toMatchObject({ missing: 0, duplicated: 0 });
+    expect(simA.deliveries().size).toBe(300);
+    expect(simB.deliveries().size).toBe(300);
+    const counts = await pgs.sql(
+      dbName(url),
+      `SELECT (SELECT count(*)::int FROM feed_a.transactions WHERE acked_seq IS NOT NULL) AS a,
+              (SELECT count(*)::int FROM feed_b.transactions WHERE acked_seq IS NOT NULL) AS b,
+              to_regclass('svc_ingest.transactions') IS NULL AS no_default`,
+    );
+    expect(counts).toEqual([{ a: 300, b: 300, no_default: true }]);
+  });
+
+  it.each([
+    ['A then B', ['A', 'B']],
+    ['B then A', ['B', 'A']],
+  ])('backfill, %s: a worker claims only its own feed’s partitions', async (_, order) => {
+    const dir = await mkdtemp(join(tmpdir(), 'svc-feeds-bf-'));
+    const url = await pgs.createDatabase();
+    const { a, b, idsA, idsB } = await inputs(dir);
+    const feeds: Record<'A' | 'B', { sim: Simulator; url: string; file: string }> = {
+      A: { sim: simA, url: feedUrl(url, 'feed_a'), file: a },
+      B: { sim: simB, url: feedUrl(url, 'feed_b'), file: b },
+    };
+    // Both plan before either works: each feed's worker finds the other's plan in the same database.
+    for (const f of ['A', 'B'] as const)
+      await plan(feeds[f].url, [feeds[f].file], 4000, ['--base-url', feeds[f].sim.url]);
+    for (const f of order as Array<'A' | 'B'>) {
+      const r = await startWorker(feeds[f].url, `w-${f}`, { sim: feeds[f].sim, dir }).done;
+      expect(r.code, r.stderr).toBe(0);
+      const s = workerSummary(r);
+      expect(s).toMatchObject({ read: 300, sent: 300, skipped: 0 });
+      expect(s.partitions.done).toBeGreaterThan(1);
+    }
+    expect(deliveryCounts(simA, idsA)).toMatchObject({ missing: 0, duplicated: 0 });
+    expect(deliveryCounts(simB, idsB)).toMatchObject({ missing: 0, duplicated: 0 });
+    expect(simA.deliveries().size).toBe(300);
+    expect(simB.deliveries().size).toBe(300);
+  });
+
+  it('one ledger, a backfill planned for A: a worker sending to B is refused, with or without --new-destination', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'svc-feeds-one-'));
+    const url = await pgs.createDatabase();
+    const { a } = await inputs(dir);
+    await plan(url, [a], 4000, ['--base-url', simA.url]);
+    for (const extra of [[], ['--new-destination']]) {
+      const r = await startWorker(url, 'w-b', { sim: simB, dir, args: extra }).done;
+      expect(r.code, r.stderr).toBe(1);
+      const last = r.stderr.trim().split('\n').pop() ?? '';
+      expect(last).toContain('LEDGER_DESTINATION');
+      expect(last).toContain(simA.url);
+      expect(last).toContain(simB.url);
+    }
+    expect(simB.deliveries().size).toBe(0);
+    const open = await pgs.sql(
+      dbName(url),
+      `SELECT count(*)::int AS n FROM svc_ingest.partitions WHERE state = 'pending' AND claims = 0`,
+    );
+    expect((open[0] as { n: number }).n).toBeGreaterThan(1);
+    // A's own worker then does it all.
+    const r = await startWorker(url, 'w-a', { sim: simA, dir }).done;
+    expect(r.code, r.stderr).toBe(0);
+    expect(simA.deliveries().size).toBe(300);
+  });
+});
