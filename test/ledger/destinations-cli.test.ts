@@ -103,6 +103,58 @@ describe.each(ledgerKinds(pgs).map((k) => [kindName(k), k] as const))(
       }
     });
 
+    it('ledger status|failed|find answer per destination: an id acknowledged by UAT and failed for production is outstanding', async () => {
+      const w = await workdir('dest-query', kind);
+      const file = join(w.dir, 'in.ndjson');
+      const ids = await writeNdjson(file, 120, 'q');
+      const poisoned = ids[7] as string;
+      expect((await runCli(['send', ...FAST, file], { env: w.env(uat) })).code).toBe(0);
+      prod.setFaults({ poison: [poisoned] });
+      const moved = await runCli(['send', ...FAST, '--new-destination', file], { env: w.env(prod) });
+      expect(moved.code, moved.stderr).toBe(3);
+      expect(summary(moved)).toMatchObject({ sent: 119, failed: 1 });
+      const ledger = (args: string[]) => runCli(['ledger', ...args, '--ledger', w.ledger]);
+
+      const status = JSON.parse((await ledger(['status', '--json'])).stdout);
+      const byName = Object.fromEntries(
+        (status.destinations as Array<{ destination: string; ids: object }>).map((d) => [
+          d.destination,
+          d.ids,
+        ]),
+      );
+      expect(byName[uat.url]).toMatchObject({ ackedDistinct: 120, outstanding: 0 });
+      expect(byName[prod.url]).toMatchObject({ ackedDistinct: 119, outstanding: 1 });
+      expect(status.ids).toMatchObject({ ackedDistinct: 239, outstanding: 1 });
+      const onlyProd = JSON.parse((await ledger(['status', '--json', '--destination', prod.url])).stdout);
+      expect(onlyProd).toMatchObject({ destination: prod.url, ids: { ackedDistinct: 119, outstanding: 1 } });
+      expect(onlyProd.runs.map((r: { destination: string }) => r.destination)).toEqual([prod.url]);
+      const text = (await ledger(['status'])).stdout;
+      expect(text).toContain(`destination ${uat.url}`);
+      expect(text).toContain(`destination ${prod.url}`);
+
+      const failed = await ledger(['failed', '--json']);
+      expect(failed.code, failed.stderr).toBe(3);
+      const outstanding = failed.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
+      expect(outstanding).toMatchObject([{ transactionId: poisoned, destination: prod.url }]);
+      expect((await ledger(['failed', '--json', '--destination', uat.url])).code).toBe(0);
+
+      const found = (await ledger(['find', '--json', poisoned])).stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
+      expect(found.map((h: { status: string; destination: string }) => [h.status, h.destination])).toEqual(
+        expect.arrayContaining([
+          ['acked', uat.url],
+          ['failed', prod.url],
+        ]),
+      );
+      const foundProd = (await ledger(['find', '--json', '--destination', prod.url, poisoned])).stdout;
+      expect(foundProd).not.toContain('"acked"');
+    });
+
     it('--no-resume and --dry-run are refused alike against a new destination', async () => {
       const w = await workdir('dest-flags', kind);
       const file = join(w.dir, 'in.ndjson');

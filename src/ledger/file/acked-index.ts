@@ -319,6 +319,8 @@ export interface LedgerLineIndex extends AckedIndex {
    * destination than the one indexed for.
    */
   countLegacy(yes: boolean): void;
+  /** Whether indexed line n answers (false: a line without a destination while legacy lines do not count). */
+  counts(n: number): boolean;
 }
 
 /** The sparse index of sorted slots: the (high, low) key of the first slot of each block; distinct fingerprints. */
@@ -419,6 +421,7 @@ async function sortedIndex(
       for (let i = 0; i < n; i++) {
         const hi = w[2 * i + 1] as number;
         const lo = w[2 * i] as number;
+        if (!lineOk(lo & 0xffffff)) continue;
         if (group && group.hi === hi && group.lo8 === lo >>> 24) {
           group.lines.push(lo & 0xffffff);
           continue;
@@ -487,5 +490,6 @@ async function sortedIndex(
     countLegacy(yes) {
       legacyCounts = yes;
     },
+    counts: lineOk,
   };
 }
