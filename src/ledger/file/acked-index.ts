@@ -100,6 +100,12 @@ export function createCensus(): DestinationCensus & {
       }
     },
     mark(m: LedgerMark) {
+      for (const d of m.destinations ?? [])
+        if (!known.has(d)) {
+          known.add(d);
+          c.known.push(d);
+        }
+      if (m.destination === undefined) return;
       if (m.event === 'destination.adopted') c.adoptedFor ??= m.destination;
       if (!known.has(m.destination)) {
         known.add(m.destination);

@@ -33,9 +33,16 @@ export interface LedgerLine {
  */
 export interface LedgerMark {
   ts: string;
-  event: 'destination.adopted' | 'destination.added';
-  destination: string;
+  event: 'destination.adopted' | 'destination.added' | 'ledger.pruned';
+  /** destination.*: the destination adopted or added. */
+  destination?: string;
   runId?: string;
   /** destination.adopted: the outcome lines without a destination that became this destination's. */
   legacyLines?: number;
+  /** ledger.pruned: outcome lines older than `before` were dropped (ledger prune), and how many. */
+  before?: string;
+  prunedLines?: number;
+  prunedIds?: number;
+  /** ledger.pruned: every destination the ledger had seen, still known after its lines are gone. */
+  destinations?: string[];
 }

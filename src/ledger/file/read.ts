@@ -120,7 +120,8 @@ function isMark(x: unknown): x is LedgerMark {
   return (
     m !== null &&
     typeof m === 'object' &&
-    (m.event === 'destination.adopted' || m.event === 'destination.added') &&
-    typeof m.destination === 'string'
+    (((m.event === 'destination.adopted' || m.event === 'destination.added') &&
+      typeof m.destination === 'string') ||
+      m.event === 'ledger.pruned')
   );
 }
