@@ -25,8 +25,13 @@ export function destinationOf(baseUrl: string, institutionId?: string): string {
 
 /** What a ledger knows of destinations, as read from its lines or rows. */
 export interface DestinationCensus {
-  /** Destinations seen in outcomes or registered (added or adopted), in first-seen order. */
+  /**
+   * Destinations the ledger has acknowledgements from (acked outcomes), or registered (added, adopted, or kept
+   * known by a prune), in first-seen order: a run against another is refused.
+   */
   known: string[];
+  /** Every destination named by an outcome, failed ones included (what `ledger status` lists). */
+  seen: string[];
   /** Outcomes written before destinations existed (no destination). */
   legacy: number;
   /** The destination the legacy outcomes were adopted for, once a run has done so. */

@@ -87,30 +87,41 @@ export function createCensus(): DestinationCensus & {
   mark(m: LedgerMark): void;
 } {
   const known = new Set<string>();
+  const seen = new Set<string>();
   const c = {
     known: [] as string[],
+    seen: [] as string[],
     legacy: 0,
     adoptedFor: undefined as string | undefined,
     see(line: LedgerLine) {
       const d = line.destination;
-      if (typeof d !== 'string') c.legacy++;
-      else if (!known.has(d)) {
+      if (typeof d !== 'string') {
+        c.legacy++;
+        return;
+      }
+      if (!seen.has(d)) {
+        seen.add(d);
+        c.seen.push(d);
+      }
+      // A destination that only ever failed has acknowledged nothing: it does not hold the ledger.
+      if (line.status === 'acked' && !known.has(d)) {
         known.add(d);
         c.known.push(d);
       }
     },
     mark(m: LedgerMark) {
-      for (const d of m.destinations ?? [])
+      const named = [...(m.destinations ?? []), ...(m.destination === undefined ? [] : [m.destination])];
+      for (const d of named) {
+        if (!seen.has(d)) {
+          seen.add(d);
+          c.seen.push(d);
+        }
         if (!known.has(d)) {
           known.add(d);
           c.known.push(d);
         }
-      if (m.destination === undefined) return;
-      if (m.event === 'destination.adopted') c.adoptedFor ??= m.destination;
-      if (!known.has(m.destination)) {
-        known.add(m.destination);
-        c.known.push(m.destination);
       }
+      if (m.event === 'destination.adopted') c.adoptedFor ??= m.destination;
     },
   };
   return c;

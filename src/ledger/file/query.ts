@@ -164,7 +164,7 @@ async function loadAll(
       // Paths are checked first (checkLedgerPaths) and nothing here asks to stop: a file gone since is an error.
       if (r === undefined || r === 'stopped') throw missing(path);
       out.push({ path, acked: r.acked, failed: r.failed as LedgerLineIndex, stats: r.stats });
-      for (const d of r.census.known) known.add(d);
+      for (const d of r.census.seen) known.add(d);
       adoptedFor ??= r.census.adoptedFor;
       legacy += r.census.legacy;
     }

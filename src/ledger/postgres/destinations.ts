@@ -23,6 +23,8 @@ interface Row {
   destination_no: number;
   destination: string | null;
   legacy: boolean;
+  /** It has acknowledged something (a destination that only ever failed does not hold the ledger). */
+  acked: boolean;
 }
 
 /**
@@ -90,12 +92,13 @@ function decide(
       );
     return { no: FIRST_DESTINATION, register: () => write(FIRST_DESTINATION, first.legacy) };
   }
-  const known = rows.flatMap((r) => (r.destination === null ? [] : [r.destination]));
+  const known = rows.flatMap((r) => (r.destination === null || !r.acked ? [] : [r.destination]));
   if (known.length > 0 && !o.allowNew) throw newDestinationError(db.location, known, o.destination);
-  o.logger.warn(
-    { event: 'ledger.destination.added', ledger: db.location, destination: o.destination, known },
-    `sending to a destination new to this ledger (${o.destination}); its acknowledgements count for it alone`,
-  );
+  if (known.length > 0)
+    o.logger.warn(
+      { event: 'ledger.destination.added', ledger: db.location, destination: o.destination, known },
+      `sending to a destination new to this ledger (${o.destination}); its acknowledgements count for it alone`,
+    );
   // A dry run writes nothing: a number no row has, so nothing counts as acknowledged.
   const no = Math.max(0, ...rows.map((r) => r.destination_no)) + 1;
   return { no: o.write ? no : 0, register: () => write(no, false) };

@@ -141,12 +141,14 @@ CREATE TABLE svc_ingest.destinations (
   destination_no smallint PRIMARY KEY,
   destination    text UNIQUE,
   legacy         boolean NOT NULL DEFAULT false,
+  acked          boolean NOT NULL DEFAULT false,
   added_at       timestamptz NOT NULL DEFAULT now(),
   added_by       text,
   adopted_at     timestamptz
 );
-INSERT INTO svc_ingest.destinations (destination_no, destination, legacy)
-VALUES (1, NULL, EXISTS (SELECT 1 FROM svc_ingest.batches) OR EXISTS (SELECT 1 FROM svc_ingest.transactions));
+INSERT INTO svc_ingest.destinations (destination_no, destination, legacy, acked)
+VALUES (1, NULL, EXISTS (SELECT 1 FROM svc_ingest.batches) OR EXISTS (SELECT 1 FROM svc_ingest.transactions),
+        EXISTS (SELECT 1 FROM svc_ingest.batches WHERE status = 'acked'));
 ALTER TABLE svc_ingest.batches ADD COLUMN destination_no smallint NOT NULL DEFAULT 1;
 ALTER TABLE svc_ingest.inputs ADD COLUMN destination_no smallint NOT NULL DEFAULT 1;
 ALTER TABLE svc_ingest.transactions ADD COLUMN destination_no smallint NOT NULL DEFAULT 1;

@@ -91,6 +91,10 @@ counters AS (
   UPDATE svc_ingest.workers SET batches_acked = batches_acked + $16, records_acked = records_acked + $17,
     batches_failed = batches_failed + $18, records_failed = records_failed + $19
   WHERE worker_no = $15
+),
+-- The destination has acknowledged something: from now on it holds the ledger (a run elsewhere is refused).
+dest AS (
+  UPDATE svc_ingest.destinations SET acked = true WHERE destination_no = $20 AND NOT acked AND $17::bigint > 0
 )
 SELECT count(*)::int AS n FROM o`;
 
