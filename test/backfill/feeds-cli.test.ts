@@ -96,6 +96,38 @@ describe('two feeds in one PostgreSQL database', () => {
     expect(simB.deliveries().size).toBe(300);
   });
 
+  it('a role per feed with the documented grants sends on its own schema and cannot touch the other', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'svc-feeds-role-'));
+    const url = await pgs.createDatabase();
+    const db = dbName(url);
+    const { a, idsA } = await inputs(dir);
+    for (const feed of ['feed_a', 'feed_b'])
+      expect((await runCli(['ledger', 'migrate', '--ledger', feedUrl(url, feed)])).code).toBe(0);
+    const role = `sender_${db}`.slice(0, 60);
+    await pgs.sql(db, `CREATE ROLE ${role} LOGIN PASSWORD 'feed-a-secret'`);
+    for (const grant of [
+      `GRANT USAGE ON SCHEMA feed_a TO ${role}`,
+      `GRANT SELECT ON ALL TABLES IN SCHEMA feed_a TO ${role}`,
+      `GRANT INSERT, UPDATE ON feed_a.workers, feed_a.transactions, feed_a.batches, feed_a.destinations, feed_a.partitions TO ${role}`,
+      `GRANT USAGE ON SEQUENCE feed_a.batch_seq TO ${role}`,
+    ])
+      await pgs.sql(db, grant);
+    const u = new URL(url);
+    u.username = role;
+    u.password = 'feed-a-secret';
+    const env = { SVC_BASE_URL: simA.url, SVC_REJECTS_PATH: join(dir, 'rejects.ndjson') };
+    const sent = await runCli(['send', ...FAST, '--ledger', feedUrl(u.toString(), 'feed_a'), a], { env });
+    expect(sent.code, sent.stderr).toBe(0);
+    expect(summary(sent)).toMatchObject({ sent: 300 });
+    expect(deliveryCounts(simA, idsA)).toMatchObject({ missing: 0, duplicated: 0 });
+    const status = await runCli(['ledger', 'status', '--json', '--ledger', feedUrl(u.toString(), 'feed_a')]);
+    expect(status.code, status.stderr).toBe(0);
+    const other = await runCli(['send', ...FAST, '--ledger', feedUrl(u.toString(), 'feed_b'), a], { env });
+    expect(other.code).toBe(1);
+    expect(other.stderr).toMatch(/permission denied/);
+    expect(simA.deliveries().size).toBe(300);
+  });
+
   it('one ledger, a backfill planned for A: a worker sending to B is refused, with or without --new-destination', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'svc-feeds-one-'));
     const url = await pgs.createDatabase();

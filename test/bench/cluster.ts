@@ -442,6 +442,8 @@ export async function resumePg(a: ClusterArgs): Promise<ClusterResult> {
       const l = load1();
       const r = await runCli(args);
       const s = lastJson(r) as { skipped: number; sent: number };
+      if (s.skipped === undefined)
+        log(`resume-pg: no summary (exit ${r.code}): ${r.stdout.slice(-300)} ${r.stderr.slice(-600)}`);
       const opened = event(r, 'ledger.pg.opened') as { time: string | number } | undefined;
       const at = opened ? new Date(opened.time).getTime() : Number.NaN;
       return {

@@ -16,7 +16,6 @@ import {
   deliveryCounts,
   FAST,
   idsWith,
-  NO_FAULTS,
   readLedgerBack,
   report,
   STACK,
