@@ -44,7 +44,7 @@ const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
 const load1 = () => Math.round(loadavg()[0]! * 100) / 100;
 const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
 
-async function dataFile(rows: number, start = 0): Promise<string> {
+export async function dataFile(rows: number, start = 0): Promise<string> {
   const path = join(DATA, `cluster-canonical-${rows}${start ? `-from${start}` : ''}.csv`);
   if (!existsSync(path)) {
     log(`generating ${path}`);
