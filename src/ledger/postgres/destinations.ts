@@ -41,6 +41,13 @@ export async function resolveDestination(db: PgDb, o: ResolveDestinationOptions)
     ).rows;
     return decide(db, rows, o, async () => {}).no;
   }
+  // Known already (every run but a ledger's first): one lookup, no lock.
+  const known = await db.query<{ n: number }>(
+    'other',
+    'SELECT destination_no AS n FROM svc_ingest.destinations WHERE destination = $1',
+    [o.destination],
+  );
+  if (known.rows[0]) return known.rows[0].n;
   return db.withClient(async (c) => {
     await c.query('BEGIN');
     try {
@@ -68,6 +75,32 @@ export async function resolveDestination(db: PgDb, o: ResolveDestinationOptions)
       throw err;
     }
   });
+}
+
+/**
+ * The destination number a run's statements use: 1 when it names none; else resolveDestination's. On an error the
+ * connection is closed and the error is one line (LEDGER_WRITE registering, LEDGER_READ looking up).
+ */
+export async function runDestination(
+  db: PgDb,
+  o: { destination?: string; newDestination?: boolean; runId: string; logger: Logger },
+  write: boolean,
+): Promise<number> {
+  if (o.destination === undefined) return FIRST_DESTINATION;
+  try {
+    return await resolveDestination(db, {
+      destination: o.destination,
+      allowNew: o.newDestination === true,
+      write,
+      runId: o.runId,
+      logger: o.logger,
+    });
+  } catch (err) {
+    await db.close().catch(() => {});
+    throw write
+      ? db.fail('LEDGER_WRITE', 'cannot register this run’s destination in', err)
+      : db.fail('LEDGER_READ', 'cannot read the destinations of', err);
+  }
 }
 
 function decide(

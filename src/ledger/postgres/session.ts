@@ -5,7 +5,7 @@ import { hostname } from 'node:os';
 import { SvcIngestError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
 import { connectPg, type PgDb } from './db.ts';
-import { FIRST_DESTINATION, resolveDestination } from './destinations.ts';
+import { runDestination } from './destinations.ts';
 import { LATEST_VERSION, migrate, newerSchemaMessage, schemaVersion } from './migrations.ts';
 import { resolvePgTarget } from './url.ts';
 
@@ -115,21 +115,8 @@ export async function openPgSession(url: string, o: PgSessionOptions): Promise<P
   const workerId = o.workerId ?? defaultWorkerId(o.runId);
   const { db } = await connectLedgerDb(url, { ...o, write: true });
   let workerNo: number;
-  let destinationNo = FIRST_DESTINATION;
-  try {
-    // Before the worker exists: a refused destination leaves no trace in the ledger.
-    if (o.destination !== undefined)
-      destinationNo = await resolveDestination(db, {
-        destination: o.destination,
-        allowNew: o.newDestination === true,
-        write: true,
-        runId: o.runId,
-        logger: o.logger,
-      });
-  } catch (err) {
-    await db.close().catch(() => {});
-    throw db.fail('LEDGER_WRITE', 'cannot register this run’s destination in', err);
-  }
+  // Before the worker exists: a refused destination leaves no trace in the ledger.
+  const destinationNo = await runDestination(db, o, true);
   try {
     const r = await db.query<{ worker_no: number }>(
       'other',

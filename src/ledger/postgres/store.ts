@@ -6,7 +6,7 @@ import type { BatchItem } from '../../batch/batcher.ts';
 import { SvcIngestError } from '../../errors.ts';
 import type { Admission, LedgerStore, OpenLedgerOptions, RecordedOutcome } from '../store.ts';
 import type { PgDb } from './db.ts';
-import { FIRST_DESTINATION, resolveDestination } from './destinations.ts';
+import { FIRST_DESTINATION, runDestination } from './destinations.ts';
 import { connectLedgerDb, openPgSession, type PgSession, type PgSessionOptions } from './session.ts';
 
 export interface PgLedgerStoreOptions
@@ -178,17 +178,7 @@ export async function openPgLedgerStore(url: string, o: PgLedgerStoreOptions): P
   const workerNo = session?.workerNo ?? 0;
   // A dry run looks its destination up (refused when new, unless asked for; nothing written).
   let destinationNo = session?.destinationNo ?? FIRST_DESTINATION;
-  if (!write && hasSchema && o.destination !== undefined)
-    destinationNo = await resolveDestination(db, {
-      destination: o.destination,
-      allowNew: o.newDestination === true,
-      write: false,
-      runId: o.runId,
-      logger: o.logger,
-    }).catch(async (err: unknown) => {
-      await db.close().catch(() => {});
-      throw db.fail('LEDGER_READ', 'cannot read the destinations of', err);
-    });
+  if (!write && hasSchema) destinationNo = await runDestination(db, o, false);
   const s = { admits: 0, outcomes: 0, commits: 0 };
   // Nothing is loaded: the store is ready as soon as it is connected (the figures time start-up to this line).
   o.logger.info(
