@@ -225,7 +225,11 @@ async function runWork(o: WorkOptions, totals: Counters, live: Live): Promise<Wo
     while (!stopRequested()) {
       const p = await coordinate('cannot claim a partition in', claimPartition(session));
       if (!p) {
-        if ((await coordinate('cannot read the backfill in', openPartitions(session.db))).open === 0) break;
+        const open = await coordinate(
+          'cannot read the backfill in',
+          openPartitions(session.db, session.destinationNo),
+        );
+        if (open.open === 0) break;
         if (!waiting)
           log.info(
             { event: 'backfill.waiting' },

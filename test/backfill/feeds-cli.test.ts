@@ -128,6 +128,39 @@ describe('two feeds in one PostgreSQL database', () => {
     expect(simA.deliveries().size).toBe(300);
   });
 
+  it('one ledger, plans for A and for B: each destination’s worker does its own partitions and ends', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'svc-feeds-two-'));
+    const url = await pgs.createDatabase();
+    const { a, b, idsA, idsB } = await inputs(dir);
+    await plan(url, [a], 4000, ['--base-url', simA.url]);
+    // Nothing acknowledged yet: nobody holds the ledger, B's plan needs no option.
+    await plan(url, [b], 4000, ['--base-url', simB.url]);
+    const wa = await startWorker(url, 'w-a', { sim: simA, dir }).done;
+    expect(wa.code, wa.stderr).toBe(0);
+    expect(workerSummary(wa)).toMatchObject({ read: 300, sent: 300 });
+    // Now A has acknowledged: a plan for yet another destination is refused without the option.
+    const c = join(dir, 'c.ndjson');
+    await writeFile(c, ndjsonOf(range(10).map((i) => makeTx(i, 'fc'))));
+    const refused = await runCli([
+      'backfill',
+      'plan',
+      '--ledger',
+      url,
+      '--base-url',
+      'http://127.0.0.1:9/c',
+      c,
+    ]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('LEDGER_DESTINATION');
+    const wb = await startWorker(url, 'w-b', { sim: simB, dir }).done;
+    expect(wb.code, wb.stderr).toBe(0);
+    expect(workerSummary(wb)).toMatchObject({ read: 300, sent: 300, skipped: 0 });
+    expect(deliveryCounts(simA, idsA)).toMatchObject({ missing: 0, duplicated: 0 });
+    expect(deliveryCounts(simB, idsB)).toMatchObject({ missing: 0, duplicated: 0 });
+    expect(simA.deliveries().size).toBe(300);
+    expect(simB.deliveries().size).toBe(300);
+  });
+
   it('one ledger, a backfill planned for A: a worker sending to B is refused, with or without --new-destination', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'svc-feeds-one-'));
     const url = await pgs.createDatabase();

@@ -290,10 +290,17 @@ export async function releasePartition(session: PgSession, partitionNo: number):
 }
 
 /** Partitions not done yet, and all of them: a worker with nothing to claim waits while `open` > 0. */
-export async function openPartitions(db: PgDb): Promise<{ open: number; total: number }> {
+export async function openPartitions(
+  db: PgDb,
+  destinationNo?: number,
+): Promise<{ open: number; total: number }> {
+  // With a destination: only the partitions planned for it (a worker is done when its own are).
   const r = await db.query<{ open: number; total: number }>(
     'claim',
-    `SELECT count(*) FILTER (WHERE state <> 'done')::int AS open, count(*)::int AS total FROM svc_ingest.partitions`,
+    `SELECT count(*) FILTER (WHERE p.state <> 'done')::int AS open, count(*)::int AS total
+     FROM svc_ingest.partitions p JOIN svc_ingest.inputs i USING (input_no)
+     WHERE $1::smallint IS NULL OR i.destination_no = $1`,
+    [destinationNo ?? null],
   );
   return { open: num(r.rows[0]?.open), total: num(r.rows[0]?.total) };
 }
@@ -324,7 +331,8 @@ export async function plannedPaths(db: PgDb): Promise<string[]> {
 async function refuseOthersPartitions(session: PgSession): Promise<void> {
   const r = await session.db.query<{ mine: number; theirs: string | null; ours: string | null }>(
     'claim',
-    `SELECT count(*) FILTER (WHERE i.destination_no = $1)::int AS mine,
+    `SELECT (SELECT count(*)::int FROM svc_ingest.partitions q JOIN svc_ingest.inputs qi USING (input_no)
+             WHERE qi.destination_no = $1) AS mine,
             string_agg(DISTINCT coalesce(d.destination, '(unnamed)'), ', ') FILTER (WHERE i.destination_no <> $1) AS theirs,
             (SELECT destination FROM svc_ingest.destinations WHERE destination_no = $1) AS ours
      FROM svc_ingest.partitions p JOIN svc_ingest.inputs i USING (input_no)
@@ -333,6 +341,7 @@ async function refuseOthersPartitions(session: PgSession): Promise<void> {
     [session.destinationNo],
   );
   const row = r.rows[0];
+  // Refused only when nothing at all was planned for this destination: a worker whose own partitions are done ends.
   if (!row || row.mine > 0 || row.theirs === null) return;
   throw new SvcIngestError(
     'LEDGER_DESTINATION',
