@@ -28,6 +28,7 @@ export type ErrorCode =
   | 'LEDGER_WRITE'
   | 'LEDGER_READ'
   | 'LEDGER_LEASE'
+  | 'LEDGER_DESTINATION'
   | 'METRICS_WRITE'
   | 'METRICS_LISTEN';
 

@@ -76,6 +76,8 @@ async function runSend(o: SendOptions, c: Counters, live: Live): Promise<RunSumm
       leaseMs: o.leaseMs,
       waitMs: o.waitMs,
       allowPlaintext: o.allowPlaintext,
+      destination: o.destination,
+      newDestination: o.newDestination,
       inFlight: () => live.inFlight(),
     });
     logRunStart(log, runId, store.location, rejectsPath, o.dryRun);

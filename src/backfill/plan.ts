@@ -5,6 +5,7 @@ import { readFile, realpath, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { SvcIngestError } from '../errors.ts';
+import { planDestination, plannedElsewhere } from '../ledger/postgres/destinations.ts';
 import { changedInput, recordPlan } from '../ledger/postgres/partitions.ts';
 import { connectLedgerDb } from '../ledger/postgres/session.ts';
 import type { Logger } from '../log.ts';
@@ -28,6 +29,10 @@ export interface PlanOptions {
   partitionBytes?: number;
   maxLineBytes?: number;
   logger: Logger;
+  /** Where the backfill sends (recorded with each input; workers sending elsewhere refuse to claim). */
+  destination?: string;
+  /** The destination may be new to this ledger (--new-destination). */
+  newDestination?: boolean;
 }
 
 /**
@@ -111,11 +116,13 @@ export async function planBackfill(o: PlanOptions): Promise<PlanResult> {
     write: true,
   });
   try {
+    const destinationNo = await planDestination(db, o);
     const files: PlannedFile[] = [];
     for (const { spec, columns } of specs) {
-      const known = await db.query<{ size: string; mtime_ms: string; n: number }>(
+      const known = await db.query<{ size: string; mtime_ms: string; n: number; destination_no: number }>(
         'other',
-        `SELECT i.size, i.mtime_ms, (SELECT count(*)::int FROM svc_ingest.partitions p WHERE p.input_no = i.input_no) AS n
+        `SELECT i.size, i.mtime_ms, i.destination_no,
+                (SELECT count(*)::int FROM svc_ingest.partitions p WHERE p.input_no = i.input_no) AS n
          FROM svc_ingest.inputs i WHERE i.path = $1`,
         [spec.path],
       );
@@ -123,6 +130,8 @@ export async function planBackfill(o: PlanOptions): Promise<PlanResult> {
       const st = await stat(spec.path);
       const now = { size: st.size, mtimeMs: Math.floor(st.mtimeMs) };
       const old = known.rows[0];
+      if (old && old.destination_no !== destinationNo)
+        throw await plannedElsewhere(db, spec.path, o.destination);
       const was = old && { size: Number(old.size), mtimeMs: Number(old.mtime_ms) };
       if (was && (was.size !== now.size || was.mtimeMs !== now.mtimeMs))
         throw changedInput(spec.path, was, now);
@@ -145,6 +154,7 @@ export async function planBackfill(o: PlanOptions): Promise<PlanResult> {
             mappingSha256: mapping.sha256,
             partitionBytes,
             partitions: cuts.partitions,
+            destinationNo,
           },
           `${hostname()}:${process.pid}`,
         );

@@ -61,6 +61,9 @@ export interface WorkOptions extends RejectCaps {
   resume: boolean;
   /** First put every done partition that has failed records back to pending (read again, failed ones resent). */
   retryFailed?: boolean;
+  /** Where this worker sends, and whether it may be new to the ledger: it claims only partitions planned for it. */
+  destination?: string;
+  newDestination?: boolean;
   logger: Logger;
   /** Aborted (reason: the signal's name) when the worker must stop. */
   signal?: AbortSignal;
@@ -169,6 +172,8 @@ async function runWork(o: WorkOptions, totals: Counters, live: Live): Promise<Wo
     passwordFile: o.passwordFile,
     waitMs: o.waitMs,
     allowPlaintext: o.allowPlaintext,
+    destination: o.destination,
+    newDestination: o.newDestination,
     logger: log,
     onLeaseLapsed: () => onLapse(),
   });
@@ -220,7 +225,11 @@ async function runWork(o: WorkOptions, totals: Counters, live: Live): Promise<Wo
     while (!stopRequested()) {
       const p = await coordinate('cannot claim a partition in', claimPartition(session));
       if (!p) {
-        if ((await coordinate('cannot read the backfill in', openPartitions(session.db))).open === 0) break;
+        const open = await coordinate(
+          'cannot read the backfill in',
+          openPartitions(session.db, session.destinationNo),
+        );
+        if (open.open === 0) break;
         if (!waiting)
           log.info(
             { event: 'backfill.waiting' },

@@ -32,6 +32,9 @@ export interface SendOptions extends RejectCaps {
   leaseMs?: number;
   waitMs?: number;
   allowPlaintext?: boolean;
+  /** Where the run sends (ledger/destination.ts), and whether it may be new to the ledger (--new-destination). */
+  destination?: string;
+  newDestination?: boolean;
   rejectsPath: string;
   /** Write rejects even in a dry run (the user named --rejects). */
   rejectsExplicit?: boolean;

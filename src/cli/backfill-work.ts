@@ -12,6 +12,7 @@ import {
   exitStatusOfRun,
   followRun,
   healthCheck,
+  ledgerDestination,
   rejectCaps,
   runExitStatus,
   stopOnSignals,
@@ -101,6 +102,7 @@ async function workAndReport(
     ...rejectCaps(config),
     resume: true,
     retryFailed: Boolean(opts.retryFailed),
+    ...ledgerDestination(config, opts),
     logger,
     signal: stop.signal,
   });

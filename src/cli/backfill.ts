@@ -8,7 +8,12 @@ import { SvcIngestError } from '../errors.ts';
 import type { InputFormat } from '../model/input.ts';
 import type { WorkCliOptions } from './backfill-work.ts';
 import { addExamples, parseIntOption, printJson, printText } from './common.ts';
-import { addDispatchOptions, addProgressOptions, addRejectCapOptions } from './delivery.ts';
+import {
+  addDispatchOptions,
+  addProgressOptions,
+  addRejectCapOptions,
+  ledgerDestination,
+} from './delivery.ts';
 import { addPgLedgerOptions, type PgLedgerOptions, pgLedgerContext } from './pg-ledger.ts';
 
 interface PlanCliOptions extends PgLedgerOptions {
@@ -16,6 +21,8 @@ interface PlanCliOptions extends PgLedgerOptions {
   format?: InputFormat;
   delimiter?: string;
   partitionBytes?: string;
+  baseUrl?: string;
+  newDestination?: boolean;
 }
 
 function planLines(r: PlanResult): string[] {
@@ -52,6 +59,7 @@ async function runPlan(files: string[], opts: PlanCliOptions): Promise<void> {
     delimiter: opts.delimiter,
     partitionBytes,
     logger: ctx.logger,
+    ...ledgerDestination(ctx.config, opts),
   });
   if (opts.json) printJson(r);
   else printText(planLines(r));
@@ -114,7 +122,16 @@ export function define(program: Command): void {
         ]),
       )
       .option('--delimiter <char>', 'CSV field delimiter (default: the profile’s, else ",")')
-      .option('--partition-bytes <n>', `partition size in bytes (default ${DEFAULT_PARTITION_BYTES})`),
+      .option('--partition-bytes <n>', `partition size in bytes (default ${DEFAULT_PARTITION_BYTES})`)
+      .option(
+        '--base-url <url>',
+        'the service the backfill sends to, recorded with the plan: workers sending elsewhere refuse to claim ' +
+          '(env SVC_BASE_URL)',
+      )
+      .option(
+        '--new-destination',
+        'plan for a destination this ledger has no acknowledgements from (else refused, exit 1)',
+      ),
   )
     .addHelpText(
       'after',

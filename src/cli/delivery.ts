@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 import type { ChainRunEnd } from '../chain/run.ts';
 import type { Config, ConfigFlags } from '../config/index.ts';
 import { EXIT, exitStatusOf, SvcIngestError } from '../errors.ts';
+import { destinationOf, NEW_DESTINATION_FLAG } from '../ledger/destination.ts';
 import type { Logger } from '../log.ts';
 import { maskDeep } from '../mask.ts';
 import type { RunMetrics } from '../metrics/run-metrics.ts';
@@ -14,6 +15,8 @@ import { retriedHealthCheck } from '../send/health-check.ts';
 
 /** The delivery, rejects and progress flags as commander parses them. */
 export interface DeliveryFlags {
+  /** --new-destination */
+  newDestination?: boolean;
   concurrency?: string;
   batchSize?: string;
   maxRetries?: string;
@@ -53,7 +56,26 @@ export function addDispatchOptions(cmd: Command): Command {
     .option(
       '--health-check-window-ms <ms>',
       'how long the check that the service answers, before reading, is retried with backoff before exit 5 (default 60000)',
+    )
+    .option(
+      NEW_DESTINATION_FLAG,
+      'start sending to a destination (base URL, institution) this ledger has no acknowledgements from; ' +
+        'without it such a run is refused (exit 1): acknowledgements count only for the destination that gave them',
     );
+}
+
+/**
+ * Where the run sends, as the ledger records it (base URL origin + path, institution), and whether it may be new.
+ * @example ledgerDestination(config, { newDestination: true }) // { destination: 'https://svc.example/api', newDestination: true }
+ */
+export function ledgerDestination(
+  config: Config,
+  f: { newDestination?: boolean },
+): { destination: string; newDestination: boolean } {
+  return {
+    destination: destinationOf(config.baseUrl, config.institutionId),
+    newDestination: f.newDestination === true,
+  };
 }
 
 /** --max-rejects … --reject-sample: the reject caps (the rejects file itself is each command's own option). */

@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import type { Command } from 'commander';
 import type { Config } from '../config/index.ts';
 import { EXIT, ExitError, SvcIngestError } from '../errors.ts';
+import { destinationOf } from '../ledger/destination.ts';
 import type { FoundLine } from '../ledger/file/find.ts';
 import type { LedgerRun, LedgerStatus, OutstandingFailure } from '../ledger/file/query.ts';
 import type { LedgerReadStats } from '../ledger/file/read.ts';
@@ -24,6 +25,15 @@ import {
 interface LedgerOptions extends Pick<CommonOptions, 'config' | 'logLevel'> {
   ledger?: string[];
   json?: boolean;
+  /** Answer for one destination (a base URL as the run saw it; normalised as the ledger records it). */
+  destination?: string;
+}
+
+/** The destination asked for, as the ledger records it (origin + path, ` institution=…` kept as given). */
+function destinationAsked(opts: LedgerOptions): string | undefined {
+  if (opts.destination === undefined) return undefined;
+  const [base, ...scope] = opts.destination.trim().split(' ');
+  return [destinationOf(base as string), ...scope].join(' ');
 }
 
 /** Runs listed in the readable status (the JSON lists them all). */
@@ -46,6 +56,7 @@ function duration(from: string | null, to: string | null): string {
 function runLine(r: LedgerRun): string {
   return (
     `run ${r.runId ?? '(no runId)'}: ${r.firstTs ?? '?'} → ${r.lastTs ?? '?'} (${duration(r.firstTs, r.lastTs)}); ` +
+    `to ${r.destination ?? '(no destination recorded)'}; ` +
     `batches ${r.batches.acked} acked, ${r.batches.failed} failed; ids ${r.ids.acked} acked, ${r.ids.failed} failed, ` +
     `${r.ids.outstanding} outstanding${r.sources.length > 0 ? `; ${r.sources.join(', ')}` : ''}`
   );
@@ -66,6 +77,12 @@ export function formatStatus(s: LedgerStatus): string[] {
       `${s.ids.outstanding} outstanding (failed, never acknowledged: a rerun resends them; list them with 'svc-ingest ledger failed')`,
     `runs: ${s.runs.length}${s.firstTs ? `, from ${s.firstTs} to ${s.lastTs}` : ''}`,
   );
+  if (s.destination !== undefined) lines.unshift(`destination ${s.destination} (its lines only)`);
+  for (const d of s.destinations ?? [])
+    lines.push(
+      `destination ${d.destination ?? '(none recorded)'}: batches ${d.batches.acked} acked, ${d.batches.failed} failed; ` +
+        `ids ${d.ids.ackedDistinct} acknowledged, ${d.ids.outstanding} outstanding`,
+    );
   if (s.lastRun) lines.push(`last ${runLine(s.lastRun)}`);
   if (s.runs.length > 1) {
     const shown = s.runs.slice(-RUNS_SHOWN);
@@ -80,7 +97,7 @@ function failureLine(f: OutstandingFailure): string {
   const where = f.source ? `${f.source}${f.lines ? ` lines ${f.lines[0]}-${f.lines[1]}` : ''}` : '?';
   return (
     `${f.transactionId}  failed ${f.failures}x, last ${f.ts ?? '?'} (run ${f.runId ?? '?'}, batch ${f.batchId ?? '?'}, ` +
-    `HTTP ${f.httpStatus ?? 'none'})  ${where}  ${f.error ?? ''}`
+    `HTTP ${f.httpStatus ?? 'none'}, to ${f.destination ?? '?'})  ${where}  ${f.error ?? ''}`
   ).trimEnd();
 }
 
@@ -90,7 +107,8 @@ function foundLine(h: FoundLine): string {
     h.status === 'acked'
       ? `requestId ${h.requestId ?? '?'}`
       : `HTTP ${h.httpStatus ?? 'none'}: ${h.error ?? '?'}`;
-  return `${h.transactionId}  ${h.status.padEnd(6)}  ${h.ts ?? '?'}  batch ${h.batchId ?? '?'} (run ${h.runId ?? '?'})  ${what}${where}  [${h.ledger}:${h.ledgerLine}]`;
+  const to = `  to ${h.destination ?? '(no destination recorded)'}`;
+  return `${h.transactionId}  ${h.status.padEnd(6)}  ${h.ts ?? '?'}  batch ${h.batchId ?? '?'} (run ${h.runId ?? '?'})  ${what}${to}${where}  [${h.ledger}:${h.ledgerLine}]`;
 }
 
 /**
@@ -165,9 +183,11 @@ export async function runStatus(opts: LedgerOptions): Promise<number> {
   let status: LedgerStatus;
   if (ctx.pg !== null) {
     const { pgLedgerStatus } = await import('../ledger/postgres/query.ts');
-    status = await withPgLedger(ctx.pg, ctx.config, pgLedgerStatus);
+    status = await withPgLedger(ctx.pg, ctx.config, (db) =>
+      pgLedgerStatus(db, { destination: destinationAsked(opts) }),
+    );
   } else {
-    status = await ctx.query.ledgerStatus(ctx.paths);
+    status = await ctx.query.ledgerStatus(ctx.paths, { destination: destinationAsked(opts) });
     for (const l of status.ledgers)
       ctx.warnBad(l.path, { lines: l.lines, bad: l.badLines, badLines: l.badLineNumbers });
   }
@@ -215,8 +235,13 @@ export async function runFailed(opts: LedgerOptions): Promise<number> {
   };
   if (ctx.pg !== null) {
     const { pgOutstandingFailures } = await import('../ledger/postgres/query.ts');
-    await withPgLedger(ctx.pg, ctx.config, (db) => list(pgOutstandingFailures(db)));
-  } else await list(ctx.query.outstandingFailures(ctx.paths, ctx.warnBad));
+    await withPgLedger(ctx.pg, ctx.config, (db) =>
+      list(pgOutstandingFailures(db, undefined, { destination: destinationAsked(opts) })),
+    );
+  } else
+    await list(
+      ctx.query.outstandingFailures(ctx.paths, ctx.warnBad, { destination: destinationAsked(opts) }),
+    );
   if (!opts.json) {
     await out.push(
       ids === 0
@@ -232,7 +257,9 @@ export async function runFind(ids: string[], opts: LedgerOptions): Promise<numbe
   const ctx = await setUp(opts);
   const wanted = new Set(ids);
   const found = new Set<string>();
+  const only = destinationAsked(opts);
   const onHit = (hit: FoundLine) => {
+    if (only !== undefined && hit.destination !== only && hit.destination !== null) return;
     found.add(hit.transactionId);
     if (opts.json) printOwnJson(hit);
     else printText([foundLine(hit)]);
@@ -261,6 +288,10 @@ export async function runFind(ids: string[], opts: LedgerOptions): Promise<numbe
 function options(cmd: Command, json: string): Command {
   return addLedgerOption(cmd)
     .option('--json', json)
+    .option(
+      '--destination <url>',
+      'answer for one destination (the service base URL a run sent to): its acknowledgements only count for it',
+    )
     .option('--config <file>', 'JSON config file merged over config/default.json (env SVC_CONFIG)')
     .option('--log-level <level>', 'trace, debug, info, warn, error, fatal or silent (env SVC_LOG_LEVEL)');
 }

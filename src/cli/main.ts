@@ -7,6 +7,7 @@ import * as backfill from './backfill.ts';
 import { addExamples } from './common.ts';
 import * as ledger from './ledger.ts';
 import * as ledgerMigrate from './ledger-migrate.ts';
+import * as ledgerPrune from './ledger-prune.ts';
 import * as map from './map.ts';
 import * as mapping from './mapping.ts';
 import * as reconcile from './reconcile.ts';
@@ -69,6 +70,7 @@ for (const mod of [
   backfill,
   ledger,
   ledgerMigrate,
+  ledgerPrune,
 ])
   mod.define(program);
 addExamples(program, [

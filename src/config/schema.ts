@@ -160,6 +160,8 @@ export const CONFIG_KEYS: readonly KeySpec[] = [
   { path: 'ledger.leaseMs', kind: 'int', min: 1000, max: 3_600_000, env: 'SVC_LEDGER_LEASE_MS' },
   { path: 'ledger.waitMs', kind: 'int', min: 0, max: 3_600_000, env: 'SVC_LEDGER_WAIT_MS' },
   { path: 'ledger.allowPlaintext', kind: 'bool', env: 'SVC_LEDGER_ALLOW_PLAINTEXT' },
+  // The feed's own ledger in a shared PostgreSQL database: its schema (the URL's ?schema= wins).
+  { path: 'ledger.name', kind: 'string', optional: true, nonEmpty: true, env: 'SVC_LEDGER_NAME' },
   // The prepare stage's worker pool (read, map and validate on worker threads); the env names are older than the keys.
   {
     path: 'prepare.workers',

@@ -72,6 +72,8 @@ export interface Config {
     leaseMs: number;
     waitMs: number;
     allowPlaintext: boolean;
+    /** The feed's ledger name in a shared PostgreSQL database (its schema; SVC_LEDGER_NAME); the URL's ?schema= wins. */
+    name?: string;
   };
   /**
    * The prepare stage's worker pool: `workers` auto (files of 8 MB or more, in a dry run or when sending at

@@ -73,4 +73,11 @@ export interface OpenLedgerOptions {
   logger: Logger;
   /** SIGTERM while opening/loading stops promptly. */
   signal?: AbortSignal;
+  /**
+   * Where this run sends (destination.ts: base URL origin + path, institution): recorded with every outcome, and
+   * resume skips only ids acknowledged by it. Absent: outcomes carry none and every acknowledgement counts.
+   */
+  destination?: string;
+  /** The destination may be one the ledger has not seen (--new-destination); else such a run is refused. */
+  newDestination?: boolean;
 }

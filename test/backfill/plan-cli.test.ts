@@ -214,13 +214,13 @@ describe('ledger migrate', () => {
     const first = await runCli(['ledger', 'migrate', '--ledger', url]);
     expect(first.code).toBe(0);
     expect(first.stdout).toBe(
-      `${pgs.urlWithoutPassword(dbName(url))}: schema migrated from version 0 to 2\n  applied 1: ledger and backfill\n  applied 2: backfill takeovers and workers\n`,
+      `${pgs.urlWithoutPassword(dbName(url))}: schema migrated from version 0 to 3\n  applied 1: ledger and backfill\n  applied 2: backfill takeovers and workers\n  applied 3: destinations\n`,
     );
     const second = await runCli(['ledger', 'migrate', '--ledger', url, '--json']);
     expect(JSON.parse(second.stdout)).toEqual({
       ledger: pgs.urlWithoutPassword(dbName(url)),
-      from: 2,
-      to: 2,
+      from: 3,
+      to: 3,
       applied: [],
     });
     const v = await pgs.sql(
@@ -230,6 +230,7 @@ describe('ledger migrate', () => {
     expect(v).toEqual([
       { version: 1, name: 'ledger and backfill', applied_by: expect.stringMatching(/:\d+$/) },
       { version: 2, name: 'backfill takeovers and workers', applied_by: expect.stringMatching(/:\d+$/) },
+      { version: 3, name: 'destinations', applied_by: expect.stringMatching(/:\d+$/) },
     ]);
   });
 });

@@ -56,7 +56,7 @@ describe('backfill work', () => {
     lines.splice(1234, 0, '{"transactionId": "broken'); // file line 1235, unparsable
     await writeFile(nd, lines.join('\n'));
     const url = await pgs.createDatabase();
-    await plan(url, [csv, nd], 150_000);
+    await plan(url, [csv, nd], 150_000, ['--base-url', sim.url]);
     const metricsOf = (id: string) => join(dir, `metrics-${id}.prom`);
     const o = (id: string) => ({ sim, dir, args: ['--metrics-file', metricsOf(id)] });
     const [r1, r2] = await Promise.all([
@@ -117,7 +117,7 @@ describe('backfill work', () => {
     const file = join(dir, 'in.ndjson');
     await writeFile(file, ndjsonOf(ids));
     const url = await pgs.createDatabase();
-    await plan(url, [file], 3000 * (JSON.stringify(ids[0]).length + 1));
+    await plan(url, [file], 3000 * (JSON.stringify(ids[0]).length + 1), ['--base-url', sim.url]);
     sim.setFaults({ ...NO_FAULTS, latencyMs: 20, jitterMs: 10 });
     // A long lease: anything not given back would stay claimed for a minute.
     const w = startWorker(url, 'term', { sim, dir, leaseMs: 60_000 });
@@ -170,7 +170,7 @@ describe('backfill work', () => {
     const profile = join(dir, 'profile.json');
     await copyFile(join(ROOT, 'config/mappings/northwind-csv.json'), profile);
     const url = await pgs.createDatabase();
-    await plan(url, [file], 1 << 20);
+    await plan(url, [file], 1 << 20, ['--base-url', sim.url]);
     await appendFile(file, `${csvOf([makeTx(999, 'ch')]).split('\n')[1]}\n`);
     const r = await startWorker(url, 'x', { sim, dir }).done;
     expect(r.code).toBe(1);
@@ -181,7 +181,7 @@ describe('backfill work', () => {
     const nw = join(dir, 'nw.csv');
     await writeFile(nw, await readFile(join(ROOT, 'samples/northwind.csv')));
     const url2 = await pgs.createDatabase();
-    await plan(url2, [nw], 1 << 20, ['--mapping', profile]);
+    await plan(url2, [nw], 1 << 20, ['--mapping', profile, '--base-url', sim.url]);
     const json = JSON.parse(await readFile(profile, 'utf8')) as { description?: string };
     await writeFile(profile, JSON.stringify({ ...json, description: 'edited after planning' }));
     const m = await startWorker(url2, 'y', { sim, dir }).done;
@@ -204,7 +204,7 @@ describe('backfill work', () => {
     const file = join(dir, 'in.ndjson');
     await writeFile(file, ndjsonOf(txs));
     const url = await pgs.createDatabase();
-    await plan(url, [file], 100 * (JSON.stringify(txs[0]).length + 1));
+    await plan(url, [file], 100 * (JSON.stringify(txs[0]).length + 1), ['--base-url', sim.url]);
     sim.setFaults({ ...NO_FAULTS, poison: [poison] });
     const r = await startWorker(url, 'p', { sim, dir, args: ['--max-retries', '1'] }).done;
     expect(r.code, r.stderr.slice(-2000)).toBe(3);

@@ -44,7 +44,7 @@ const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
 const load1 = () => Math.round(loadavg()[0]! * 100) / 100;
 const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
 
-async function dataFile(rows: number, start = 0): Promise<string> {
+export async function dataFile(rows: number, start = 0): Promise<string> {
   const path = join(DATA, `cluster-canonical-${rows}${start ? `-from${start}` : ''}.csv`);
   if (!existsSync(path)) {
     log(`generating ${path}`);
@@ -260,6 +260,8 @@ async function backfillRun(
     String(Math.ceil(size / PARTITIONS)),
     '--log-level',
     'warn',
+    '--base-url',
+    sim.url,
     file,
   ]);
   if (plan.code !== 0) throw new Error(`plan: ${plan.stderr}`);
@@ -440,6 +442,8 @@ export async function resumePg(a: ClusterArgs): Promise<ClusterResult> {
       const l = load1();
       const r = await runCli(args);
       const s = lastJson(r) as { skipped: number; sent: number };
+      if (s.skipped === undefined)
+        log(`resume-pg: no summary (exit ${r.code}): ${r.stdout.slice(-300)} ${r.stderr.slice(-600)}`);
       const opened = event(r, 'ledger.pg.opened') as { time: string | number } | undefined;
       const at = opened ? new Date(opened.time).getTime() : Number.NaN;
       return {

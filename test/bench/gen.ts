@@ -302,7 +302,8 @@ export async function writeDataFile(path: string, kind: DataKind, rows: number, 
  * Write a ledger of acked batches of 50 covering transactionIds [0, ids), shaped as the writer's lines.
  * @example await writeAckedLedger('test/bench/.data/ledger-20M.ndjson', 20_000_000)
  */
-export async function writeAckedLedger(path: string, ids: number): Promise<void> {
+export async function writeAckedLedger(path: string, ids: number, destination?: string): Promise<void> {
+  const dest = destination === undefined ? '' : `,"destination":${JSON.stringify(destination)}`;
   await mkdir(dirname(path), { recursive: true });
   const tmp = `${path}.tmp`;
   const out = createWriteStream(tmp);
@@ -317,7 +318,7 @@ export async function writeAckedLedger(path: string, ids: number): Promise<void>
       `{"ts":"2026-11-20T02:00:00.000Z","batchId":"bench-${b}","status":"acked",` +
       `"requestId":"00000000-0000-4000-8000-${pad(b, 12)}","transactionIds":[${list.join(',')}],` +
       `"attempts":1,"httpStatus":200,"clientRequestId":"10000000-0000-4000-8000-${pad(b, 12)}",` +
-      `"source":"exports/nightly.csv","lines":[${first + 2},${last + 2}],"runId":"bench0000"}\n`;
+      `"source":"exports/nightly.csv","lines":[${first + 2},${last + 2}],"runId":"bench0000"${dest}}\n`;
     if (buf.length >= 1 << 20) {
       if (!out.write(buf)) await new Promise<void>((r) => out.once('drain', () => r()));
       buf = '';

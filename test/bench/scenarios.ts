@@ -208,9 +208,12 @@ export async function miller(a: Args, name: string, kind: DataKind): Promise<Sce
 }
 
 /** The simulator as users start it (through the launcher, which execs Node: the pid is the simulator's). */
-async function simulator(latencyMs: number): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
+async function simulator(
+  latencyMs: number,
+  port = 0,
+): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
   const d = await startDaemon(
-    ['simulate', '--port', '0', '--latency-ms', String(latencyMs), '--log-level', 'warn'],
+    ['simulate', '--port', String(port), '--latency-ms', String(latencyMs), '--log-level', 'warn'],
     LAUNCHER,
   );
   return { url: d.firstLine, pid: d.pid, stop: d.stop };
@@ -320,10 +323,12 @@ export async function memory(rows: number, runsWanted: number): Promise<Scenario
 /** Resume against a ledger of `ids` acked ids: a 100k-row input whose first half is in it. */
 export async function resume(ids: number, runsWanted: number): Promise<ScenarioResult> {
   const name = `resume-${fmtRows(ids)}`;
-  const ledgerSrc = join(DATA, `ledger-acked-${fmtRows(ids)}.ndjson`);
+  // The ledger's lines name their destination, the simulator's address: it listens on a fixed port for that.
+  const port = Number(process.env.BENCH_RESUME_PORT ?? 18721);
+  const ledgerSrc = join(DATA, `ledger-acked-${fmtRows(ids)}-dest${port}.ndjson`);
   if (!existsSync(ledgerSrc)) {
     log(`generating ${ledgerSrc}`);
-    await writeAckedLedger(ledgerSrc, ids);
+    await writeAckedLedger(ledgerSrc, ids, `http://127.0.0.1:${port}`);
   }
   const overlap = 50_000;
   const rows = 100_000;
@@ -333,7 +338,7 @@ export async function resume(ids: number, runsWanted: number): Promise<ScenarioR
   const ledger = join(work, 'ledger.ndjson');
   copyFileSync(ledgerSrc, ledger);
   const size = statSync(ledger).size;
-  const sim = await simulator(0);
+  const sim = await simulator(0, port);
   const runs: ScenarioResult['runs'] = [];
   const args = [
     'send',

@@ -103,6 +103,7 @@ describe('ledger status', () => {
       batches: { acked: acked.length, failed: 2 },
       ids: { acked: 118, failed: 2, outstanding: 2 },
       sources: [fileA],
+      destination: sim.url,
     });
   });
 

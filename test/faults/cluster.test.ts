@@ -34,7 +34,7 @@ describe('workers on a shared PostgreSQL ledger', () => {
     const file = join(w.dir, 'in.ndjson');
     const ids = await writeNdjson(file, RECORDS, 'ck');
     const url = await pgs.createDatabase();
-    await plan(url, [file], 1000 * recordBytes('ck'));
+    await plan(url, [file], 1000 * recordBytes('ck'), ['--base-url', sim.url]);
     sim.setFaults({ ...NO_FAULTS, latencyMs: 10, jitterMs: 5 });
     const o = { sim, dir: w.dir, concurrency: CONCURRENCY };
     const w1 = startWorker(url, 'w1', o);
@@ -125,7 +125,7 @@ describe('workers on a shared PostgreSQL ledger', () => {
     const file = join(w.dir, 'in.ndjson');
     const ids = await writeNdjson(file, RECORDS, 'rs');
     const url = await pgs.createDatabase();
-    await plan(url, [file], 1000 * recordBytes('rs'));
+    await plan(url, [file], 1000 * recordBytes('rs'), ['--base-url', sim.url]);
     sim.setFaults({ ...NO_FAULTS, latencyMs: 10, jitterMs: 5 });
     // A lease longer than the outage: nothing is taken over, so nothing may go out twice.
     const o = { sim, dir: w.dir, concurrency: 4, leaseMs: 15_000 };
@@ -169,7 +169,7 @@ describe('workers on a shared PostgreSQL ledger', () => {
     const file = join(w.dir, 'in.ndjson');
     const ids = await writeNdjson(file, RECORDS, 'dn');
     const url = await pgs.createDatabase();
-    await plan(url, [file], 1000 * recordBytes('dn'));
+    await plan(url, [file], 1000 * recordBytes('dn'), ['--base-url', sim.url]);
     sim.setFaults({ ...NO_FAULTS, latencyMs: 10, jitterMs: 5 });
     const o = { sim, dir: w.dir, concurrency: CONCURRENCY, leaseMs: 2000, waitMs: 1000 };
     const a = startWorker(url, 'a', o);
@@ -206,7 +206,7 @@ describe('workers on a shared PostgreSQL ledger', () => {
     const file = join(w.dir, 'in.ndjson');
     const ids = await writeNdjson(file, RECORDS, 'dw');
     const url = await pgs.createDatabase();
-    await plan(url, [file], 64 * 1024 * 1024); // one partition: a holds it, b can only wait
+    await plan(url, [file], 64 * 1024 * 1024, ['--base-url', sim.url]); // one partition: a holds it, b can only wait
     sim.setFaults({ ...NO_FAULTS, latencyMs: 100 });
     const o = { sim, dir: w.dir, concurrency: 1, leaseMs: 2000, waitMs: 1000 };
     const a = startWorker(url, 'a', o);
@@ -252,7 +252,7 @@ describe('workers on a shared PostgreSQL ledger', () => {
     await writeFile(a, ndjsonOf([...shared, ...onlyA]));
     await writeFile(b, ndjsonOf([...shared, ...onlyB]));
     const url = await pgs.createDatabase();
-    await plan(url, [a, b], 64 * 1024 * 1024); // one partition per file
+    await plan(url, [a, b], 64 * 1024 * 1024, ['--base-url', sim.url]); // one partition per file
     sim.setFaults({ ...NO_FAULTS, latencyMs: 5, jitterMs: 5 });
     const o = { sim, dir: w.dir, concurrency: 4 };
     const wa = startWorker(url, 'a', o);
@@ -379,7 +379,7 @@ describe('workers on a shared PostgreSQL ledger', () => {
     const file = join(w.dir, 'in.ndjson');
     const ids = await writeNdjson(file, 2 * PER_PARTITION, 'st');
     const url = await pgs.createDatabase();
-    await plan(url, [file], PER_PARTITION * recordBytes('st'));
+    await plan(url, [file], PER_PARTITION * recordBytes('st'), ['--base-url', sim.url]);
     sim.setFaults({ ...NO_FAULTS, latencyMs: 15, jitterMs: 5 });
     const o = { sim, dir: w.dir, concurrency: CONCURRENCY, leaseMs: 1500 };
     const a = startWorker(url, 'a', o);

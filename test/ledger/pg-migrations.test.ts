@@ -38,6 +38,7 @@ describe('ledger schema migrations', () => {
       );
       expect(tables.map((t) => t.table_name)).toEqual([
         'batches',
+        'destinations',
         'inputs',
         'migrations',
         'partitions',

@@ -137,7 +137,9 @@ describe('CSV', () => {
     const proto = await readFile('proto.csv', 'id,__proto__,x\n1,2,3\n');
     const fields = proto.records[0]?.fields as Record<string, unknown>;
     expect(Object.keys(fields)).toEqual(['id', '__proto__', 'x']);
-    expect(Object.hasOwn(fields, '__proto__') && Object.getOwnPropertyDescriptor(fields, '__proto__')?.value).toBe('2');
+    expect(
+      Object.hasOwn(fields, '__proto__') && Object.getOwnPropertyDescriptor(fields, '__proto__')?.value,
+    ).toBe('2');
     // A record without a prototype: the column can neither set one nor be dropped.
     expect(Object.getPrototypeOf(fields)).toBe(null);
     const wide = Array.from({ length: 300 }, (_, i) => `c${i}`);

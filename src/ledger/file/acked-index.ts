@@ -8,8 +8,9 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { SvcIngestError } from '../../errors.ts';
 import { fingerprint } from '../../sorted-runs/fingerprint.ts';
 import { collectSlots, type SortedSlots } from '../../sorted-runs/runs.ts';
+import type { DestinationCensus } from '../destination.ts';
 import { openStateFile } from './files.ts';
-import type { LedgerLine } from './line.ts';
+import type { LedgerLine, LedgerMark } from './line.ts';
 import { createLineReader, ledgerError } from './line-reader.ts';
 import { createLineSplitter, type SplitLine } from './lines.ts';
 import { type LedgerReadStats, ledgerLineOf } from './read.ts';
@@ -19,6 +20,8 @@ export interface AckedIndex {
   has(id: string): boolean;
   add(id: string): void;
   readonly size: number;
+  /** Whether lines without a destination answer (see LedgerLineIndex.countLegacy); absent: nothing to decide. */
+  countLegacy?(yes: boolean): void;
 }
 
 export interface AckedIndexLoad {
@@ -27,11 +30,18 @@ export interface AckedIndexLoad {
   stats: LedgerReadStats & { acked: number; failed: number; ackedLines: number; failedLines: number };
   /** True when `shouldStop` said so before the index was complete: `index` is then empty. */
   interrupted: boolean;
+  /** The destinations the ledger's lines name (all of them, whatever `destination` indexed). */
+  census: DestinationCensus;
 }
 
 export interface AckedIndexOptions {
   /** Polled between chunks of the ledger and while merging; true stops the load (a signal arrived). */
   shouldStop?: () => boolean;
+  /**
+   * Index only the lines of this destination, and the lines without one (written before destinations were recorded,
+   * tagged: `countLegacy` decides whether they answer). The census of destinations is returned.
+   */
+  destination?: string;
 }
 
 /** Work between two looks at `shouldStop` (and two turns of the event loop, so a signal handler runs). */
@@ -63,10 +73,58 @@ export interface LedgerIndexes {
   /** Only when asked for (`failed: true`). */
   failed: LedgerLineIndex | undefined;
   stats: AckedIndexLoad['stats'];
+  /** The destinations the ledger knows (always gathered). */
+  census: DestinationCensus;
 }
 
 function newStats(): AckedIndexLoad['stats'] {
-  return { lines: 0, bad: 0, badLines: [], acked: 0, failed: 0, ackedLines: 0, failedLines: 0 };
+  return { lines: 0, bad: 0, badLines: [], marks: [], acked: 0, failed: 0, ackedLines: 0, failedLines: 0 };
+}
+
+/** Gathers the destinations of a ledger's lines as they are read. */
+export function createCensus(): DestinationCensus & {
+  see(line: LedgerLine): void;
+  mark(m: LedgerMark): void;
+} {
+  const known = new Set<string>();
+  const seen = new Set<string>();
+  const c = {
+    known: [] as string[],
+    seen: [] as string[],
+    legacy: 0,
+    adoptedFor: undefined as string | undefined,
+    see(line: LedgerLine) {
+      const d = line.destination;
+      if (typeof d !== 'string') {
+        c.legacy++;
+        return;
+      }
+      if (!seen.has(d)) {
+        seen.add(d);
+        c.seen.push(d);
+      }
+      // A destination that only ever failed has acknowledged nothing: it does not hold the ledger.
+      if (line.status === 'acked' && !known.has(d)) {
+        known.add(d);
+        c.known.push(d);
+      }
+    },
+    mark(m: LedgerMark) {
+      const named = [...(m.destinations ?? []), ...(m.destination === undefined ? [] : [m.destination])];
+      for (const d of named) {
+        if (!seen.has(d)) {
+          seen.add(d);
+          c.seen.push(d);
+        }
+        if (!known.has(d)) {
+          known.add(d);
+          c.known.push(d);
+        }
+      }
+      if (m.event === 'destination.adopted') c.adoptedFor ??= m.destination;
+    },
+  };
+  return c;
 }
 
 /**
@@ -81,9 +139,10 @@ export async function loadAckedIndex(
   opts: AckedIndexOptions = {},
 ): Promise<AckedIndexLoad> {
   const loaded = await loadLedgerIndexes(ledgerPath, opts);
-  if (!loaded) return { index: createAckedIndex(), stats: newStats(), interrupted: false };
-  if (loaded === 'stopped') return { index: createAckedIndex(), stats: newStats(), interrupted: true };
-  return { index: loaded.acked, stats: loaded.stats, interrupted: false };
+  const empty = { index: createAckedIndex(), stats: newStats(), census: createCensus() };
+  if (!loaded) return { ...empty, interrupted: false };
+  if (loaded === 'stopped') return { ...empty, interrupted: true };
+  return { index: loaded.acked, stats: loaded.stats, census: loaded.census, interrupted: false };
 }
 
 /**
@@ -99,8 +158,10 @@ export async function loadLedgerIndexes(
 ): Promise<LedgerIndexes | undefined | 'stopped'> {
   const shouldStop = opts.shouldStop ?? (() => false);
   const stats = newStats();
+  const census = createCensus();
   const file = await openStateFile(ledgerPath, 'ledger', 'read');
   if (!file) return undefined;
+  const ours = opts.destination;
   if (endianness() !== 'LE') throw new Error('the resume index needs a little-endian machine');
   const acked = createCollector(file.absPath, 'acked');
   const failed = opts.failed ? createCollector(file.absPath, 'failed') : undefined;
@@ -112,16 +173,24 @@ export async function loadLedgerIndexes(
   const onLine = (split: SplitLine): void => {
     // A line over 1 MiB (no ledger line is that long) is counted bad and never held.
     const line = ledgerLineOf(split, stats);
+    if (stats.marks && stats.marks.length > 0) {
+      for (const m of stats.marks) census.mark(m);
+      stats.marks.length = 0;
+    }
     if (!line) return;
     const { offset, bytes } = split;
+    census.see(line);
     opts.onLine?.(line);
+    // Another destination's line: not ours to skip (nor to count as ours).
+    const legacy = typeof line.destination !== 'string';
+    if (ours !== undefined && !legacy && line.destination !== ours) return;
     if (line.status === 'acked') {
       stats.ackedLines++;
-      stats.acked += acked.addLine(line.transactionIds, offset, bytes);
+      stats.acked += acked.addLine(line.transactionIds, offset, bytes, legacy);
     } else {
       stats.failedLines++;
       stats.failed += line.transactionIds.length;
-      failed?.addLine(line.transactionIds, offset, bytes);
+      failed?.addLine(line.transactionIds, offset, bytes, legacy);
     }
   };
 
@@ -157,13 +226,13 @@ export async function loadLedgerIndexes(
     discard();
     return 'stopped';
   }
-  return { acked: ackedIndex, failed: failedIndex ?? undefined, stats };
+  return { acked: ackedIndex, failed: failedIndex ?? undefined, stats, census };
 }
 
 /** Gathers the slots of one status's lines while the ledger is read, then sorts them into an index. */
 interface SlotCollector {
-  /** Indexes one line's ids; returns how many were indexed (the string ones). */
-  addLine(ids: unknown[], offset: number, bytes: number): number;
+  /** Indexes one line's ids (`legacy`: a line without a destination); returns how many were indexed (the string ones). */
+  addLine(ids: unknown[], offset: number, bytes: number, legacy?: boolean): number;
   /** The index, or null when `shouldStop()` turned true while merging or indexing (its files are removed). */
   finish(shouldStop: () => boolean): Promise<LedgerLineIndex | null>;
   /** Removes what was written so far (after a failed or stopped read). */
@@ -175,10 +244,12 @@ function createCollector(absPath: string, status: 'acked' | 'failed'): SlotColle
   const slots = collectSlots('svc-ingest-index-');
   let lineStart = new Float64Array(1024);
   let lineLength = new Uint32Array(1024);
+  // 1 for a line without a destination (written before they were recorded): answers only while legacy counts.
+  let lineLegacy = new Uint8Array(1024);
   let lines = 0;
   const fp = new Uint32Array(2);
   return {
-    addLine(ids, offset, bytes) {
+    addLine(ids, offset, bytes, legacy) {
       const n = lines++;
       if (n >= MAX_LINES) {
         throw new SvcIngestError(
@@ -194,9 +265,13 @@ function createCollector(absPath: string, status: 'acked' | 'failed'): SlotColle
         const l = new Uint32Array(n * 2);
         l.set(lineLength);
         lineLength = l;
+        const g = new Uint8Array(n * 2);
+        g.set(lineLegacy);
+        lineLegacy = g;
       }
       lineStart[n] = offset;
       lineLength[n] = bytes;
+      lineLegacy[n] = legacy ? 1 : 0;
       let added = 0;
       for (let k = 0; k < ids.length; k++) {
         const id = ids[k];
@@ -210,7 +285,7 @@ function createCollector(absPath: string, status: 'acked' | 'failed'): SlotColle
     async finish(shouldStop) {
       const store = await slots.finish(shouldStop);
       if (!store) return null;
-      const index = await sortedIndex(absPath, store, lines, lineStart, lineLength, shouldStop);
+      const index = await sortedIndex(absPath, store, lines, lineStart, lineLength, lineLegacy, shouldStop);
       if (!index) {
         store.close();
         slots.discard();
@@ -256,6 +331,13 @@ export interface LedgerLineIndex extends AckedIndex {
   idsOf(group: FingerprintGroup): Set<string>;
   /** Closes the ledger and the index file and removes the index's temp folder (else removed at exit). */
   close(): void;
+  /**
+   * Whether lines without a destination answer (default true): false when they were adopted for another
+   * destination than the one indexed for.
+   */
+  countLegacy(yes: boolean): void;
+  /** Whether indexed line n answers (false: a line without a destination while legacy lines do not count). */
+  counts(n: number): boolean;
 }
 
 /** The sparse index of sorted slots: the (high, low) key of the first slot of each block; distinct fingerprints. */
@@ -296,8 +378,11 @@ async function sortedIndex(
   lineCount: number,
   lineStart: Float64Array,
   lineLength: Uint32Array,
+  lineLegacy: Uint8Array,
   shouldStop: () => boolean,
 ): Promise<LedgerLineIndex | null> {
+  let legacyCounts = true;
+  const lineOk = (n: number): boolean => legacyCounts || lineLegacy[n] !== 1;
   const count = store.count;
   const keys = await scanKeys(store, shouldStop);
   if (!keys) return null;
@@ -336,7 +421,7 @@ async function sortedIndex(
         if (h !== hi || lo >>> 24 !== lo8) return;
         const line = lo & 0xffffff;
         // An id written twice in one line has two slots of that line: visit it once.
-        if (line !== last && lineIds(line).has(id) && visit(line)) return;
+        if (line !== last && lineOk(line) && lineIds(line).has(id) && visit(line)) return;
         last = line;
       }
     }
@@ -353,6 +438,7 @@ async function sortedIndex(
       for (let i = 0; i < n; i++) {
         const hi = w[2 * i + 1] as number;
         const lo = w[2 * i] as number;
+        if (!lineOk(lo & 0xffffff)) continue;
         if (group && group.hi === hi && group.lo8 === lo >>> 24) {
           group.lines.push(lo & 0xffffff);
           continue;
@@ -418,5 +504,9 @@ async function sortedIndex(
       lines.close();
       store.close();
     },
+    countLegacy(yes) {
+      legacyCounts = yes;
+    },
+    counts: lineOk,
   };
 }

@@ -25,6 +25,8 @@ export interface FoundLine {
   runId: string | null;
   source: string | null;
   lines: [number, number] | null;
+  /** Where the batch was sent (null: written before destinations were recorded). */
+  destination?: string | null;
   ledger: string;
   /** 1-based line number in the ledger file (a PostgreSQL ledger: the outcome's `seq`). */
   ledgerLine: number;
@@ -51,6 +53,7 @@ export function lineContext(line: LedgerLine) {
     runId: str(l.runId),
     source: str(l.source),
     lines: span(l.lines),
+    destination: str(l.destination),
   };
 }
 

@@ -22,4 +22,27 @@ export interface LedgerLine {
   /** First and last source line of the batch's records. */
   lines?: [number, number];
   runId?: string;
+  /** Where the batch was sent (../destination.ts); absent on lines written before destinations were recorded. */
+  destination?: string;
+}
+
+/**
+ * A line about the ledger's destinations (not a batch outcome): the legacy lines adopted for a destination by the
+ * first run after the upgrade, or a new destination added (--new-destination). Readers of outcomes pass over it.
+ * @example {"ts":"…","event":"destination.adopted","destination":"https://svc.example/api","runId":"r1","legacyLines":12}
+ */
+export interface LedgerMark {
+  ts: string;
+  event: 'destination.adopted' | 'destination.added' | 'ledger.pruned';
+  /** destination.*: the destination adopted or added. */
+  destination?: string;
+  runId?: string;
+  /** destination.adopted: the outcome lines without a destination that became this destination's. */
+  legacyLines?: number;
+  /** ledger.pruned: outcome lines older than `before` were dropped (ledger prune), and how many. */
+  before?: string;
+  prunedLines?: number;
+  prunedIds?: number;
+  /** ledger.pruned: every destination the ledger had seen, still known after its lines are gone. */
+  destinations?: string[];
 }

@@ -57,6 +57,19 @@ export interface LedgerRun {
   ids: { acked: number; failed: number; outstanding: number };
   /** Distinct `source` values of its lines (the first 20). */
   sources: string[];
+  /** Where it sent (null: lines written before destinations were recorded and not adopted). */
+  destination?: string | null;
+}
+
+/**
+ * What a ledger holds for one destination: as LedgerStatus's counts, its acknowledgements only its own, and its
+ * outstanding ids those failed for it and never acknowledged by it.
+ * @example { destination: 'https://svc.example/api', batches: { acked: 400, failed: 1, outstanding: 1 }, ids: { acked: 20000, ackedDistinct: 20000, failed: 50, outstanding: 1 } }
+ */
+export interface DestinationStatus {
+  destination: string | null;
+  batches: LedgerStatus['batches'];
+  ids: LedgerStatus['ids'];
 }
 
 /**
@@ -80,6 +93,13 @@ export interface LedgerStatus {
   runs: LedgerRun[];
   /** The run with the latest `ts`. */
   lastRun: LedgerRun | null;
+  /**
+   * Per destination (the ledger's acknowledgements count only for the one that gave them). With several, the
+   * top-level `outstanding` and `ackedDistinct` are their sums: an id acknowledged by two destinations counts twice.
+   */
+  destinations?: DestinationStatus[];
+  /** Set when the status was asked for one destination (`--destination`): every count is that one's. */
+  destination?: string;
 }
 
 /**
@@ -101,6 +121,8 @@ export interface OutstandingFailure {
   runId: string | null;
   source: string | null;
   lines: [number, number] | null;
+  /** Where its last failure was sent (null: before destinations were recorded). */
+  destination?: string | null;
   ledger: string;
 }
 
@@ -111,20 +133,54 @@ interface LoadedLedger {
   stats: LedgerReadStats;
 }
 
-async function loadAll(paths: string[], onLine?: (line: LedgerLine) => void): Promise<LoadedLedger[]> {
+/** What the ledgers given together know of destinations (the first adoption recorded in any of them). */
+interface Destinations {
+  known: string[];
+  adoptedFor: string | undefined;
+  /** Lines without a destination, none adopted yet. */
+  unadopted: boolean;
+}
+
+/**
+ * Load every ledger's acked and failed indexes; with `destination`, only its lines and the lines written before
+ * destinations were recorded, which answer when they were adopted for it.
+ */
+async function loadAll(
+  paths: string[],
+  onLine?: (line: LedgerLine) => void,
+  destination?: string,
+): Promise<{ ledgers: LoadedLedger[]; destinations: Destinations }> {
   const out: LoadedLedger[] = [];
+  const known = new Set<string>();
+  let adoptedFor: string | undefined;
+  let legacy = 0;
   try {
     for (const path of paths) {
-      const r = await loadLedgerIndexes(path, { failed: true, ...(onLine ? { onLine } : {}) });
+      const r = await loadLedgerIndexes(path, {
+        failed: true,
+        ...(onLine ? { onLine } : {}),
+        ...(destination === undefined ? {} : { destination }),
+      });
       // Paths are checked first (checkLedgerPaths) and nothing here asks to stop: a file gone since is an error.
       if (r === undefined || r === 'stopped') throw missing(path);
       out.push({ path, acked: r.acked, failed: r.failed as LedgerLineIndex, stats: r.stats });
+      for (const d of r.census.seen) known.add(d);
+      adoptedFor ??= r.census.adoptedFor;
+      legacy += r.census.legacy;
     }
   } catch (err) {
     closeAll(out);
     throw err;
   }
-  return out;
+  if (destination !== undefined)
+    for (const l of out) {
+      l.acked.countLegacy(adoptedFor === destination);
+      l.failed.countLegacy(adoptedFor === destination);
+    }
+  return {
+    ledgers: out,
+    destinations: { known: [...known], adoptedFor, unadopted: legacy > 0 && adoptedFor === undefined },
+  };
 }
 
 function closeAll(ledgers: LoadedLedger[]): void {
@@ -145,6 +201,7 @@ async function* outstandingLines(
     const here = ledgers[f] as LoadedLedger;
     for (let n = 0; n < here.failed.lineCount; n++) {
       if ((n & 1023) === 1023) await breathe();
+      if (!here.failed.counts(n)) continue;
       const line = here.failed.line(n);
       const ids: Array<{ id: string; failures: number }> = [];
       const inLine = new Set<string>();
@@ -171,12 +228,22 @@ async function* outstandingLines(
 export async function* outstandingFailures(
   paths: string[],
   stats?: (path: string, s: LedgerReadStats) => void,
+  opts: { destination?: string } = {},
 ): AsyncGenerator<OutstandingFailure> {
-  const ledgers = await loadAll(paths);
+  const { ledgers, destinations } = await loadAll(paths, undefined, opts.destination);
+  // Several destinations: each one's outstanding ids (failed for it, never acknowledged by it), one after the other.
+  if (opts.destination === undefined && destinations.known.length > 1) {
+    closeAll(ledgers);
+    for (const [k, d] of destinations.known.entries())
+      yield* outstandingFailures(paths, k === 0 ? stats : undefined, { destination: d });
+    return;
+  }
+  const adopted = opts.destination ?? destinations.adoptedFor ?? null;
   try {
     for (const l of ledgers) stats?.(l.path, l.stats);
     for await (const { ledger, line, ids } of outstandingLines(ledgers)) {
       const ctx = lineContext(line);
+      ctx.destination ??= adopted;
       for (const { id, failures } of ids) {
         yield {
           transactionId: id,
@@ -191,6 +258,7 @@ export async function* outstandingFailures(
           runId: ctx.runId,
           source: ctx.source,
           lines: ctx.lines,
+          destination: ctx.destination,
           ledger: ledger.path,
         };
       }
@@ -207,12 +275,50 @@ const MAX_RUN_SOURCES = 20;
  * read back for the outstanding ids.
  * @example const s = await ledgerStatus(['ledger/transactions.ndjson']); s.ids.outstanding
  */
-export async function ledgerStatus(paths: string[]): Promise<LedgerStatus> {
-  const runs = new Map<string | null, LedgerRun & { sourceSet: Set<string> }>();
-  const runOf = (runId: string | null) => {
-    let r = runs.get(runId);
+export async function ledgerStatus(
+  paths: string[],
+  opts: { destination?: string } = {},
+): Promise<LedgerStatus> {
+  if (opts.destination !== undefined) return (await statusOf(paths, opts.destination)).status;
+  const { status, destinations } = await statusOf(paths, undefined);
+  const one = destinations.known.length <= 1 && !(destinations.unadopted && destinations.known.length === 1);
+  if (one) {
+    const destination = destinations.known[0] ?? null;
+    return { ...status, destinations: [{ destination, batches: status.batches, ids: status.ids }] };
+  }
+  // Several destinations: each one answered on its own (one more read of the ledgers each), the totals their sums.
+  const per: DestinationStatus[] = [];
+  for (const d of destinations.known) {
+    const s = (await statusOf(paths, d)).status;
+    per.push({ destination: d, batches: s.batches, ids: s.ids });
+  }
+  const total = (pick: (d: DestinationStatus) => number) => per.reduce((s, d) => s + pick(d), 0);
+  return {
+    ...status,
+    batches: { ...status.batches, outstanding: total((d) => d.batches.outstanding) },
+    ids: {
+      ...status.ids,
+      ackedDistinct: total((d) => d.ids.ackedDistinct),
+      outstanding: total((d) => d.ids.outstanding),
+    },
+    destinations: per,
+  };
+}
+
+/** The status of the ledgers, or of one destination's lines in them (and the lines it adopted). */
+async function statusOf(
+  paths: string[],
+  only: string | undefined,
+): Promise<{ status: LedgerStatus; destinations: Destinations }> {
+  // Keyed by run id; lines without a destination under their own key, kept at the end only if they count.
+  const runs = new Map<string, LedgerRun & { sourceSet: Set<string>; legacy: boolean }>();
+  const runOf = (runId: string | null, legacy: boolean, destination: string | null) => {
+    const key = `${legacy ? 'L' : 'D'}${runId ?? '\0'}`;
+    let r = runs.get(key);
     if (!r) {
       r = {
+        destination,
+        legacy,
         runId,
         firstTs: null,
         lastTs: null,
@@ -221,12 +327,14 @@ export async function ledgerStatus(paths: string[]): Promise<LedgerStatus> {
         sources: [],
         sourceSet: new Set(),
       };
-      runs.set(runId, r);
+      runs.set(key, r);
     }
     return r;
   };
   const onLine = (line: LedgerLine): void => {
-    const r = runOf(str(line.runId));
+    const destination = str(line.destination);
+    if (only !== undefined && destination !== null && destination !== only) return;
+    const r = runOf(str(line.runId), destination === null, destination);
     const ts = str(line.ts);
     if (ts !== null) {
       if (r.firstTs === null || ts < r.firstTs) r.firstTs = ts;
@@ -244,19 +352,25 @@ export async function ledgerStatus(paths: string[]): Promise<LedgerStatus> {
     if (source !== null && r.sourceSet.size < MAX_RUN_SOURCES) r.sourceSet.add(source);
   };
 
-  const ledgers = await loadAll(paths, onLine);
+  const { ledgers, destinations } = await loadAll(paths, onLine, only);
   try {
     let outstandingBatches = 0;
     let outstandingIds = 0;
     for await (const { line, ids } of outstandingLines(ledgers)) {
       outstandingBatches++;
       outstandingIds += ids.length;
-      runOf(str(line.runId)).ids.outstanding += ids.length;
+      const destination = str(line.destination);
+      runOf(str(line.runId), destination === null, destination).ids.outstanding += ids.length;
     }
-    const list: LedgerRun[] = [...runs.values()].map(({ sourceSet, ...r }) => ({
-      ...r,
-      sources: [...sourceSet],
-    }));
+    // Lines without a destination are the adopted destination's (all of them when no destination is asked for).
+    const legacyCounts = only === undefined || destinations.adoptedFor === only;
+    const list: LedgerRun[] = [...runs.values()]
+      .filter((r) => legacyCounts || !r.legacy)
+      .map(({ sourceSet, legacy, ...r }) => ({
+        ...r,
+        destination: r.destination ?? (legacy ? (destinations.adoptedFor ?? null) : null),
+        sources: [...sourceSet],
+      }));
     let lastRun: LedgerRun | null = null;
     for (const r of list) if (lastRun === null || (r.lastTs ?? '') >= (lastRun.lastTs ?? '')) lastRun = r;
     const sum = (pick: (l: LoadedLedger) => number) => ledgers.reduce((s, l) => s + pick(l), 0);
@@ -265,7 +379,7 @@ export async function ledgerStatus(paths: string[]): Promise<LedgerStatus> {
       .flatMap((r) => [r.firstTs, r.lastTs])
       .filter((t): t is string => t !== null)
       .sort();
-    return {
+    const status: LedgerStatus = {
       ledgers: ledgers.map((l) => ({
         path: l.path,
         lines: l.stats.lines,
@@ -289,7 +403,9 @@ export async function ledgerStatus(paths: string[]): Promise<LedgerStatus> {
       },
       runs: list,
       lastRun,
+      ...(only === undefined ? {} : { destination: only }),
     };
+    return { status, destinations };
   } finally {
     closeAll(ledgers);
   }

@@ -1,7 +1,7 @@
 // Ledger reader: streams the NDJSON ledger line by line; a torn, unparsable or overlong line is counted, never fatal.
 import { SvcIngestError } from '../../errors.ts';
 import { openStateFile } from './files.ts';
-import type { LedgerLine } from './line.ts';
+import type { LedgerLine, LedgerMark } from './line.ts';
 import { createLineSplitter, type SplitLine } from './lines.ts';
 
 export interface LedgerReadStats {
@@ -9,6 +9,8 @@ export interface LedgerReadStats {
   bad: number;
   /** 1-based numbers of the bad lines (first 20). */
   badLines: number[];
+  /** When present, the destination lines (LedgerMark) met, in file order; never counted bad either way. */
+  marks?: LedgerMark[];
 }
 
 /** Count one bad line (its number is `stats.lines`). */
@@ -89,6 +91,10 @@ export function parseLedgerLine(text: string, stats: LedgerReadStats): LedgerLin
   ) {
     return line;
   }
+  if (isMark(line)) {
+    stats.marks?.push(line);
+    return undefined;
+  }
   countBad(stats);
   return undefined;
 }
@@ -106,4 +112,16 @@ export function ledgerLineOf(l: SplitLine, stats: LedgerReadStats): LedgerLine |
   }
   if (l.text.length === 0) return undefined;
   return parseLedgerLine(l.text, stats);
+}
+
+/** A destination line (adopted / added), not an outcome. */
+function isMark(x: unknown): x is LedgerMark {
+  const m = x as LedgerMark | null;
+  return (
+    m !== null &&
+    typeof m === 'object' &&
+    (((m.event === 'destination.adopted' || m.event === 'destination.added') &&
+      typeof m.destination === 'string') ||
+      m.event === 'ledger.pruned')
+  );
 }

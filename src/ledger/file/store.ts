@@ -3,8 +3,10 @@
 // lock and guarantees are the README's "Ledger and rejects".
 import { resolve } from 'node:path';
 import type { BatchItem } from '../../batch/batcher.ts';
+import { decideDestination } from '../destination.ts';
 import type { Admission, LedgerStore, OpenLedgerOptions, RecordedOutcome } from '../store.ts';
 import { type AckedIndex, loadAckedIndex } from './acked-index.ts';
+import { scanDestinations } from './destinations.ts';
 import { checkStateFile } from './files.ts';
 import type { LedgerLine } from './line.ts';
 import { acquireLedgerLock, type LedgerLock } from './lock.ts';
@@ -47,12 +49,18 @@ export async function openFileLedgerStore(path: string, o: FileLedgerStoreOption
 
   let badLines = 0;
   let loading: Promise<AckedIndex | null> | undefined;
+  const shouldStop = () => o.signal?.aborted === true;
   const load = async (): Promise<AckedIndex | null> => {
-    if (!o.resume) return null;
+    if (!o.resume) {
+      // No resume index, but the destination is still checked (and an adoption recorded) before anything is sent.
+      if (o.destination !== undefined) await checkDestination(await scanDestinations(path, shouldStop));
+      return null;
+    }
     log.info({ event: 'ledger.loading' }, 'loading the resume index');
-    const loaded = await loadAckedIndex(path, { shouldStop: () => o.signal?.aborted === true });
+    const loaded = await loadAckedIndex(path, { shouldStop, destination: o.destination });
     // A signal while loading: nothing was read, nothing is sent.
     if (loaded.interrupted) throw o.signal?.reason ?? new Error('interrupted');
+    if (o.destination !== undefined) loaded.index.countLegacy?.(await checkDestination(loaded.census));
     badLines = loaded.stats.bad;
     if (loaded.stats.bad > 0) {
       log.warn(
@@ -65,6 +73,38 @@ export async function openFileLedgerStore(path: string, o: FileLedgerStoreOption
       'resume index loaded',
     );
     return loaded.index;
+  };
+
+  /** Refuses a destination the ledger has not seen (unless asked for); records an adoption or an addition. */
+  const checkDestination = async (census: Parameters<typeof decideDestination>[0] | 'stopped') => {
+    if (census === 'stopped') throw o.signal?.reason ?? new Error('interrupted');
+    const ours = o.destination as string;
+    const d = decideDestination(census, ours, o.newDestination === true, resolve(path));
+    if (d.action === 'ok') return d.legacyOurs;
+    const event = d.action === 'adopt' ? 'destination.adopted' : 'destination.added';
+    if (d.action === 'adopt')
+      log.warn(
+        {
+          event: 'ledger.destination.adopted',
+          destination: ours,
+          legacyLines: census.legacy,
+          recorded: !!writer,
+        },
+        `${census.legacy} ledger line(s) written before destinations were recorded are taken as this run's destination's (${ours}); recorded in the ledger, said once`,
+      );
+    else
+      log.warn(
+        { event: 'ledger.destination.added', destination: ours, known: census.known },
+        `sending to a destination new to this ledger (${ours}); its acknowledgements count for it alone`,
+      );
+    await writer?.append({
+      ts: new Date().toISOString(),
+      event,
+      destination: ours,
+      runId: o.runId,
+      ...(d.action === 'adopt' ? { legacyLines: census.legacy } : {}),
+    });
+    return d.legacyOurs;
   };
 
   let closed = false;
@@ -85,7 +125,7 @@ export async function openFileLedgerStore(path: string, o: FileLedgerStoreOption
     },
     record(outcome: RecordedOutcome): Promise<void> {
       if (!writer) return Promise.reject(new Error('the ledger is open for reading only (a dry run)'));
-      return writer.append(ledgerLineOf(outcome));
+      return writer.append(ledgerLineOf(outcome, o.destination));
     },
     async close() {
       if (closed) return;
@@ -98,7 +138,7 @@ export async function openFileLedgerStore(path: string, o: FileLedgerStoreOption
 }
 
 /** The ledger line of one outcome, key for key as the README's "Ledger and rejects" shows it. */
-function ledgerLineOf(out: RecordedOutcome): LedgerLine {
+function ledgerLineOf(out: RecordedOutcome, destination: string | undefined): LedgerLine {
   const first = out.items[0] as BatchItem;
   const last = out.items[out.items.length - 1] as BatchItem;
   return {
@@ -114,5 +154,6 @@ function ledgerLineOf(out: RecordedOutcome): LedgerLine {
     source: first.source,
     lines: [first.line, last.line],
     runId: out.runId,
+    ...(destination !== undefined ? { destination } : {}),
   };
 }

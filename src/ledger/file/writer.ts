@@ -4,14 +4,14 @@ import { writeSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { SvcIngestError } from '../../errors.ts';
 import { openStateFile, type StateFile } from './files.ts';
-import type { LedgerLine } from './line.ts';
+import type { LedgerLine, LedgerMark } from './line.ts';
 
 export interface LedgerWriter {
   readonly path: string;
   /** True if the file ended in a torn line (a crash mid-write) that was closed off at open. */
   readonly repairedTornLine: boolean;
   /** Resolves once the line is written and synced; rejects with LEDGER_WRITE, after which every append rejects. */
-  append(line: LedgerLine): Promise<void>;
+  append(line: LedgerLine | LedgerMark): Promise<void>;
   close(): Promise<void>;
   /** Groups synced so far, and how many of them waited COMMIT_DELAY_MS first. */
   readonly groups: { readonly synced: number; readonly delayed: number };
@@ -170,7 +170,7 @@ export async function openLedgerWriter(
     path,
     repairedTornLine,
     groups,
-    append(line: LedgerLine): Promise<void> {
+    append(line: LedgerLine | LedgerMark): Promise<void> {
       if (broken) return Promise.reject(broken);
       return new Promise<void>((resolve, reject) => {
         queue.push({ text: `${JSON.stringify(line)}\n`, resolve, reject });

@@ -29,6 +29,10 @@ export interface PgDbOptions {
 export interface PgDb {
   /** The URL without credentials. */
   readonly location: string;
+  /** The schema holding this ledger (one per feed; default svc_ingest). */
+  readonly schema: string;
+  /** `text` with the default schema's name (`svc_ingest.`) replaced by this ledger's: every statement goes through it. */
+  sql(text: string): string;
   /** Round trips made so far, by purpose. */
   readonly trips: Readonly<Record<TripKind, number>>;
   /** One statement, one round trip (a named statement is prepared once per connection). */
@@ -121,8 +125,13 @@ export async function connectPg(target: PgTarget, o: PgDbOptions): Promise<PgDb>
     return r;
   };
 
+  const schema = target.schema;
+  const sql = (text: string): string =>
+    schema === 'svc_ingest' ? text : text.replace(/\bsvc_ingest\./g, `${schema}.`);
   const db: PgDb = {
     location: target.location,
+    schema,
+    sql,
     trips,
     async query<R extends pg.QueryResultRow>(
       kind: TripKind,
@@ -130,12 +139,13 @@ export async function connectPg(target: PgTarget, o: PgDbOptions): Promise<PgDb>
       values?: unknown[],
       name?: string,
     ): Promise<pg.QueryResult<R>> {
+      const t = sql(text);
       if (!connected || gaveUp) {
-        const r = await once<R>(kind, text, values, name);
+        const r = await once<R>(kind, t, values, name);
         gaveUp = false;
         return r;
       }
-      return pRetry(() => once<R>(kind, text, values, name), {
+      return pRetry(() => once<R>(kind, t, values, name), {
         retries: Number.POSITIVE_INFINITY,
         minTimeout: 100,
         maxTimeout: 2000,
@@ -166,7 +176,7 @@ export async function connectPg(target: PgTarget, o: PgDbOptions): Promise<PgDb>
       connected = true;
       let broken: unknown;
       try {
-        return await fn(client);
+        return await fn(schema === 'svc_ingest' ? client : inSchema(client, sql));
       } catch (err) {
         broken = err;
         throw err;
@@ -192,4 +202,23 @@ export async function connectPg(target: PgTarget, o: PgDbOptions): Promise<PgDb>
       'the ledger database is not on loopback and the URL asks for no TLS (ledger.allowPlaintext is set)',
     );
   return db;
+}
+
+/** A client whose query texts go through `sql` (another ledger name than the default schema). */
+function inSchema(client: pg.PoolClient, sql: (text: string) => string): pg.PoolClient {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  const wrapped = Object.create(client) as pg.PoolClient;
+  (wrapped as unknown as { query: (...args: unknown[]) => unknown }).query = (
+    text: unknown,
+    ...rest: unknown[]
+  ) =>
+    query(
+      typeof text === 'string'
+        ? sql(text)
+        : text && typeof text === 'object' && 'text' in text
+          ? { ...(text as object), text: sql(String((text as { text: string }).text)) }
+          : text,
+      ...rest,
+    );
+  return wrapped;
 }

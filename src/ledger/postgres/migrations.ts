@@ -4,7 +4,10 @@
 import { hostname } from 'node:os';
 import type { PgDb } from './db.ts';
 
-/** Every table lives in this schema (one ledger per database). */
+/**
+ * The default schema: every statement names its tables `svc_ingest.…`, and a ledger with another name (one per
+ * feed: `?schema=` or ledger.name) has them rewritten to its own schema (PgDb.sql).
+ */
 export const SCHEMA = 'svc_ingest';
 
 /** One step of the schema. Never edit a released one: add the next. */
@@ -128,6 +131,45 @@ ALTER TABLE svc_ingest.partitions ADD COLUMN takeovers integer NOT NULL DEFAULT 
 ALTER TABLE svc_ingest.workers ADD COLUMN partitions_claimed integer NOT NULL DEFAULT 0;
 `,
   },
+  {
+    // Every outcome and every transaction row names its destination; an id acknowledged by one destination is
+    // still to send to another. Destination 1 holds the rows written before (legacy), adopted by the first run.
+    version: 3,
+    name: 'destinations',
+    sql: `
+CREATE TABLE svc_ingest.destinations (
+  destination_no smallint PRIMARY KEY,
+  destination    text UNIQUE,
+  legacy         boolean NOT NULL DEFAULT false,
+  acked          boolean NOT NULL DEFAULT false,
+  added_at       timestamptz NOT NULL DEFAULT now(),
+  added_by       text,
+  adopted_at     timestamptz
+);
+INSERT INTO svc_ingest.destinations (destination_no, destination, legacy, acked)
+VALUES (1, NULL, EXISTS (SELECT 1 FROM svc_ingest.batches) OR EXISTS (SELECT 1 FROM svc_ingest.transactions),
+        EXISTS (SELECT 1 FROM svc_ingest.batches WHERE status = 'acked'));
+ALTER TABLE svc_ingest.batches ADD COLUMN destination_no smallint NOT NULL DEFAULT 1;
+ALTER TABLE svc_ingest.inputs ADD COLUMN destination_no smallint NOT NULL DEFAULT 1;
+ALTER TABLE svc_ingest.transactions ADD COLUMN destination_no smallint NOT NULL DEFAULT 1;
+ALTER TABLE svc_ingest.transactions DROP CONSTRAINT transactions_pkey,
+  ADD CONSTRAINT transactions_pkey PRIMARY KEY (transaction_id, destination_no);
+CREATE OR REPLACE VIEW svc_ingest.transaction_states AS
+SELECT t.transaction_id,
+       CASE WHEN t.acked_seq IS NOT NULL THEN 'acked'
+            WHEN t.claim_worker IS NOT NULL THEN 'claimed'
+            ELSE 'failed' END AS state,
+       b.batch_id AS acked_batch_id, b.request_id AS acked_request_id, b.ts AS acked_at,
+       w.worker_id AS claimed_by, w.lease_until AS claim_lease_until,
+       (w.lease_until > now()) AS claim_live,
+       t.updated_at,
+       d.destination
+FROM svc_ingest.transactions t
+LEFT JOIN svc_ingest.batches b ON b.seq = t.acked_seq
+LEFT JOIN svc_ingest.workers w ON w.worker_no = t.claim_worker
+LEFT JOIN svc_ingest.destinations d ON d.destination_no = t.destination_no;
+`,
+  },
 ];
 
 /** The schema version this build of the tool writes. */
@@ -176,7 +218,7 @@ export async function migrate(
     // A fixed key (two int4: the text 'svci' and 'migr'); held for this session only.
     await c.query(`SELECT pg_advisory_lock(${MIGRATION_LOCK})`);
     try {
-      await c.query(`CREATE SCHEMA IF NOT EXISTS ${SCHEMA}`);
+      await c.query(`CREATE SCHEMA IF NOT EXISTS ${db.schema}`);
       await c.query(`CREATE TABLE IF NOT EXISTS ${SCHEMA}.migrations (
         version    integer PRIMARY KEY,
         name       text NOT NULL,

@@ -31,6 +31,8 @@ export interface BackfillInput {
 export interface PlannedInput extends BackfillInput {
   partitionBytes: number;
   partitions: Array<{ start: number; end: number; firstLine: number }>;
+  /** The destination the backfill sends to (svc_ingest.destinations; default 1). */
+  destinationNo?: number;
 }
 
 /** What recording one input's plan did. */
@@ -98,8 +100,8 @@ export async function recordPlan(db: PgDb, input: PlannedInput, plannedBy: strin
     try {
       const ins = await c.query<{ input_no: number }>(
         `INSERT INTO svc_ingest.inputs (path, size, mtime_ms, format, gzip, delimiter, record_delimiter, columns,
-           mapping, mapping_sha256, partition_bytes, planned_by)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+           mapping, mapping_sha256, partition_bytes, planned_by, destination_no)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
          ON CONFLICT (path) DO NOTHING RETURNING input_no`,
         [
           input.path,
@@ -114,6 +116,7 @@ export async function recordPlan(db: PgDb, input: PlannedInput, plannedBy: strin
           input.mappingSha256 ?? null,
           input.partitionBytes,
           plannedBy,
+          input.destinationNo ?? 1,
         ],
       );
       const inputNo = ins.rows[0]?.input_no;
@@ -150,9 +153,10 @@ export async function recordPlan(db: PgDb, input: PlannedInput, plannedBy: strin
 const CLAIM_SQL = `
 WITH next AS (
   SELECT q.partition_no, q.state FROM svc_ingest.partitions q
-  WHERE q.state = 'pending'
+  WHERE (q.state = 'pending'
      OR (q.state = 'working' AND NOT EXISTS (SELECT 1 FROM svc_ingest.workers w
-                                             WHERE w.worker_no = q.worker_no AND w.lease_until > now()))
+                                             WHERE w.worker_no = q.worker_no AND w.lease_until > now())))
+    AND EXISTS (SELECT 1 FROM svc_ingest.inputs qi WHERE qi.input_no = q.input_no AND qi.destination_no = $2)
   ORDER BY q.partition_no
   LIMIT 1
   FOR UPDATE OF q SKIP LOCKED
@@ -204,9 +208,17 @@ interface ClaimRow {
  * @example for (let p = await claimPartition(s); p; p = await claimPartition(s)) { …; await completePartition(s, p.partitionNo, counters) }
  */
 export async function claimPartition(session: PgSession): Promise<ClaimedPartition | null> {
-  const r = await session.db.query<ClaimRow>('claim', CLAIM_SQL, [session.workerNo], 'svc_claim_partition');
+  const r = await session.db.query<ClaimRow>(
+    'claim',
+    CLAIM_SQL,
+    [session.workerNo, session.destinationNo],
+    'svc_claim_partition',
+  );
   const row = r.rows[0];
-  if (!row) return null;
+  if (!row) {
+    await refuseOthersPartitions(session);
+    return null;
+  }
   return {
     partitionNo: num(row.partition_no),
     inputNo: row.input_no,
@@ -278,10 +290,17 @@ export async function releasePartition(session: PgSession, partitionNo: number):
 }
 
 /** Partitions not done yet, and all of them: a worker with nothing to claim waits while `open` > 0. */
-export async function openPartitions(db: PgDb): Promise<{ open: number; total: number }> {
+export async function openPartitions(
+  db: PgDb,
+  destinationNo?: number,
+): Promise<{ open: number; total: number }> {
+  // With a destination: only the partitions planned for it (a worker is done when its own are).
   const r = await db.query<{ open: number; total: number }>(
     'claim',
-    `SELECT count(*) FILTER (WHERE state <> 'done')::int AS open, count(*)::int AS total FROM svc_ingest.partitions`,
+    `SELECT count(*) FILTER (WHERE p.state <> 'done')::int AS open, count(*)::int AS total
+     FROM svc_ingest.partitions p JOIN svc_ingest.inputs i USING (input_no)
+     WHERE $1::smallint IS NULL OR i.destination_no = $1`,
+    [destinationNo ?? null],
   );
   return { open: num(r.rows[0]?.open), total: num(r.rows[0]?.total) };
 }
@@ -303,4 +322,32 @@ export async function reopenFailed(db: PgDb): Promise<number> {
 export async function plannedPaths(db: PgDb): Promise<string[]> {
   const r = await db.query<{ path: string }>('other', 'SELECT path FROM svc_ingest.inputs ORDER BY input_no');
   return r.rows.map((x) => x.path);
+}
+
+/**
+ * With nothing to claim for this worker's destination while partitions planned for another are open: refused
+ * (LEDGER_DESTINATION, naming both), never claimed, so no worker sends one feed's records to another's service.
+ */
+async function refuseOthersPartitions(session: PgSession): Promise<void> {
+  const r = await session.db.query<{ mine: number; theirs: string | null; ours: string | null }>(
+    'claim',
+    `SELECT (SELECT count(*)::int FROM svc_ingest.partitions q JOIN svc_ingest.inputs qi USING (input_no)
+             WHERE qi.destination_no = $1) AS mine,
+            string_agg(DISTINCT coalesce(d.destination, '(unnamed)'), ', ') FILTER (WHERE i.destination_no <> $1) AS theirs,
+            (SELECT destination FROM svc_ingest.destinations WHERE destination_no = $1) AS ours
+     FROM svc_ingest.partitions p JOIN svc_ingest.inputs i USING (input_no)
+     LEFT JOIN svc_ingest.destinations d ON d.destination_no = i.destination_no
+     WHERE p.state <> 'done'`,
+    [session.destinationNo],
+  );
+  const row = r.rows[0];
+  // Refused only when nothing at all was planned for this destination: a worker whose own partitions are done ends.
+  if (!row || row.mine > 0 || row.theirs === null) return;
+  throw new SvcIngestError(
+    'LEDGER_DESTINATION',
+    `the open backfill partitions in ${session.db.location} were planned for ${row.theirs}, not for this worker's ` +
+      `destination ${row.ours ?? '(unnamed)'}: refusing to claim them (plan the inputs for this destination in its ` +
+      'own ledger name, ?schema= or ledger.name)',
+    { source: session.db.location },
+  );
 }

@@ -3,48 +3,89 @@
 // file's line) and svc_ingest.transactions (whether an id was ever acknowledged). A batch's `seq` stands where a
 // file has its line number.
 import type { FoundLine } from '../file/find.ts';
-import type { LedgerRun, LedgerStatus, OutstandingFailure } from '../file/query.ts';
+import type { DestinationStatus, LedgerRun, LedgerStatus, OutstandingFailure } from '../file/query.ts';
 import type { PgDb } from './db.ts';
 
 const num = (v: unknown): number => Number(v ?? 0);
 const iso = (v: unknown): string | null => (v instanceof Date ? v.toISOString() : null);
 const MAX_RUN_SOURCES = 20;
 
-/** Ids in failed outcomes that no acknowledged outcome holds, each counted in the run of its last failure. */
+/**
+ * Ids in failed outcomes that no acknowledged outcome of the same destination holds, each counted in the run of its
+ * last failure there. $1: one destination's number, or null for all.
+ */
 const OUTSTANDING_BY_RUN = `
 WITH f AS (
-  SELECT b.seq, b.run_id, u.id FROM svc_ingest.batches b, unnest(b.transaction_ids) AS u(id) WHERE b.status = 'failed'
+  SELECT b.seq, b.run_id, b.destination_no, u.id FROM svc_ingest.batches b, unnest(b.transaction_ids) AS u(id)
+  WHERE b.status = 'failed' AND ($1::smallint IS NULL OR b.destination_no = $1)
 ),
 last AS (
-  SELECT DISTINCT ON (f.id) f.id, f.seq, f.run_id
-  FROM f JOIN svc_ingest.transactions t ON t.transaction_id = f.id
+  SELECT DISTINCT ON (f.id, f.destination_no) f.id, f.seq, f.run_id
+  FROM f JOIN svc_ingest.transactions t ON t.transaction_id = f.id AND t.destination_no = f.destination_no
   WHERE t.acked_seq IS NULL
-  ORDER BY f.id, f.seq DESC
+  ORDER BY f.id, f.destination_no, f.seq DESC
 )
 SELECT run_id, count(*)::int AS ids, count(DISTINCT seq)::int AS batches FROM last GROUP BY run_id`;
 
+/** The number of a destination (null: none of that name, so nothing of it is stored). */
+async function destinationNo(db: PgDb, destination: string): Promise<number | null> {
+  const r = await db.query<{ n: number }>(
+    'other',
+    'SELECT destination_no AS n FROM svc_ingest.destinations WHERE destination = $1',
+    [destination],
+  );
+  return r.rows[0]?.n ?? null;
+}
+
 /**
- * `ledger status` of a PostgreSQL ledger (ledgers: one entry, its `lines` the batch outcomes; nothing unreadable).
- * @example const s = await pgLedgerStatus(db); s.ids.outstanding
+ * `ledger status` of a PostgreSQL ledger, answered per destination (`destinations`); with `destination`, for that
+ * one alone (an unknown one: nothing).
+ * @example const s = await pgLedgerStatus(db, { destination: 'https://svc.example/api' }); s.ids.outstanding
  */
-export async function pgLedgerStatus(db: PgDb): Promise<LedgerStatus> {
+export async function pgLedgerStatus(db: PgDb, opts: { destination?: string } = {}): Promise<LedgerStatus> {
+  if (opts.destination !== undefined) {
+    const no = await destinationNo(db, opts.destination);
+    return { ...(await statusOf(db, no ?? -1)), destination: opts.destination };
+  }
+  const all = await statusOf(db, null);
+  const names = await db.query<{ n: number; d: string | null }>(
+    'other',
+    'SELECT destination_no AS n, destination AS d FROM svc_ingest.destinations ORDER BY destination_no',
+  );
+  const per: DestinationStatus[] = [];
+  for (const row of names.rows) {
+    const s = names.rows.length === 1 ? all : await statusOf(db, row.n);
+    if (s.lines === 0 && names.rows.length > 1) continue;
+    per.push({ destination: row.d, batches: s.batches, ids: s.ids });
+  }
+  return { ...all, destinations: per };
+}
+
+/** The status over one destination's rows (`no`), or all (null): ledgers: one entry, its `lines` the outcomes. */
+async function statusOf(db: PgDb, no: number | null): Promise<LedgerStatus> {
   const runs = await db.query(
     'other',
     `SELECT run_id, min(ts) AS first_ts, max(ts) AS last_ts, min(seq) AS first_seq,
+       (SELECT d.destination FROM svc_ingest.destinations d WHERE d.destination_no = min(b.destination_no)) AS destination,
        count(*) FILTER (WHERE status = 'acked')::int AS batches_acked,
        count(*) FILTER (WHERE status = 'failed')::int AS batches_failed,
        coalesce(sum(cardinality(transaction_ids)) FILTER (WHERE status = 'acked'), 0) AS ids_acked,
        coalesce(sum(cardinality(transaction_ids)) FILTER (WHERE status = 'failed'), 0) AS ids_failed,
        (array_agg(DISTINCT source) FILTER (WHERE source IS NOT NULL))[1:${MAX_RUN_SOURCES}] AS sources
-     FROM svc_ingest.batches GROUP BY run_id ORDER BY first_seq`,
+     FROM svc_ingest.batches b WHERE ($1::smallint IS NULL OR b.destination_no = $1)
+     GROUP BY run_id ORDER BY first_seq`,
+    [no],
   );
   const outstanding = await db.query<{ run_id: string; ids: number; batches: number }>(
     'other',
     OUTSTANDING_BY_RUN,
+    [no],
   );
   const distinct = await db.query<{ n: string }>(
     'other',
-    'SELECT count(*) AS n FROM svc_ingest.transactions WHERE acked_seq IS NOT NULL',
+    `SELECT count(*) AS n FROM svc_ingest.transactions
+     WHERE acked_seq IS NOT NULL AND ($1::smallint IS NULL OR destination_no = $1)`,
+    [no],
   );
   const byRun = new Map(outstanding.rows.map((r) => [r.run_id, r]));
   const list: LedgerRun[] = runs.rows.map((r) => ({
@@ -58,6 +99,7 @@ export async function pgLedgerStatus(db: PgDb): Promise<LedgerStatus> {
       outstanding: num(byRun.get(r.run_id)?.ids),
     },
     sources: Array.isArray(r.sources) ? (r.sources as string[]) : [],
+    destination: r.destination ?? null,
   }));
   let lastRun: LedgerRun | null = null;
   for (const r of list) if (lastRun === null || (r.lastTs ?? '') >= (lastRun.lastTs ?? '')) lastRun = r;
@@ -92,19 +134,21 @@ export async function pgLedgerStatus(db: PgDb): Promise<LedgerStatus> {
 /** Outstanding ids with their last failure, in the order of that failure (then of the id in its batch), a page at a time. */
 const OUTSTANDING_PAGE = `
 WITH f AS (
-  SELECT b.seq, u.id, u.n FROM svc_ingest.batches b, unnest(b.transaction_ids) WITH ORDINALITY AS u(id, n)
-  WHERE b.status = 'failed'
+  SELECT b.seq, b.destination_no AS dn, u.id, u.n
+  FROM svc_ingest.batches b, unnest(b.transaction_ids) WITH ORDINALITY AS u(id, n)
+  WHERE b.status = 'failed' AND ($4::smallint IS NULL OR b.destination_no = $4)
 ),
-o AS (SELECT f.id, count(*)::int AS failures, max(f.seq) AS last FROM f GROUP BY f.id),
+o AS (SELECT f.id, f.dn, count(*)::int AS failures, max(f.seq) AS last FROM f GROUP BY f.id, f.dn),
 w AS (
   SELECT o.id, o.failures, o.last, f.n
-  FROM o JOIN f ON f.id = o.id AND f.seq = o.last
-  JOIN svc_ingest.transactions t ON t.transaction_id = o.id
+  FROM o JOIN f ON f.id = o.id AND f.dn = o.dn AND f.seq = o.last
+  JOIN svc_ingest.transactions t ON t.transaction_id = o.id AND t.destination_no = o.dn
   WHERE t.acked_seq IS NULL
 )
 SELECT w.id, w.failures, w.last, w.n, b.ts, b.batch_id, b.run_id, b.request_id, b.client_request_id, b.attempts,
-       b.http_status, b.error, b.source, b.first_line, b.last_line
+       b.http_status, b.error, b.source, b.first_line, b.last_line, d.destination
 FROM w JOIN svc_ingest.batches b ON b.seq = w.last
+LEFT JOIN svc_ingest.destinations d ON d.destination_no = b.destination_no
 WHERE (w.last, w.n) > ($1::bigint, $2::bigint)
 ORDER BY w.last, w.n
 LIMIT $3`;
@@ -117,10 +161,15 @@ const lines = (r: Record<string, unknown>): [number, number] | null =>
  * (memory stays flat however many there are).
  * @example for await (const f of pgOutstandingFailures(db)) console.log(f.transactionId)
  */
-export async function* pgOutstandingFailures(db: PgDb, pageSize = 5000): AsyncGenerator<OutstandingFailure> {
+export async function* pgOutstandingFailures(
+  db: PgDb,
+  pageSize = 5000,
+  opts: { destination?: string } = {},
+): AsyncGenerator<OutstandingFailure> {
+  const no = opts.destination === undefined ? null : ((await destinationNo(db, opts.destination)) ?? -1);
   let after: [number, number] = [0, 0];
   for (;;) {
-    const r = await db.query('other', OUTSTANDING_PAGE, [after[0], after[1], pageSize]);
+    const r = await db.query('other', OUTSTANDING_PAGE, [after[0], after[1], pageSize, no]);
     for (const row of r.rows) {
       yield {
         transactionId: String(row.id),
@@ -135,6 +184,7 @@ export async function* pgOutstandingFailures(db: PgDb, pageSize = 5000): AsyncGe
         runId: row.run_id ?? null,
         source: row.source ?? null,
         lines: lines(row),
+        destination: row.destination ?? null,
         ledger: db.location,
       };
     }
@@ -153,7 +203,8 @@ export async function pgFind(db: PgDb, ids: Set<string>, onHit: (hit: FoundLine)
   const r = await db.query(
     'other',
     `SELECT b.seq, u.id, b.status, b.ts, b.batch_id, b.run_id, b.request_id, b.client_request_id, b.attempts,
-       b.http_status, b.error, b.source, b.first_line, b.last_line
+       b.http_status, b.error, b.source, b.first_line, b.last_line,
+       (SELECT d.destination FROM svc_ingest.destinations d WHERE d.destination_no = b.destination_no) AS destination
      FROM svc_ingest.batches b, unnest(b.transaction_ids) WITH ORDINALITY AS u(id, n)
      WHERE b.transaction_ids && $1::text[] AND u.id = ANY($1::text[])
      ORDER BY b.seq, u.n`,
@@ -172,6 +223,7 @@ export async function pgFind(db: PgDb, ids: Set<string>, onHit: (hit: FoundLine)
       runId: row.run_id ?? null,
       source: row.source ?? null,
       lines: lines(row),
+      destination: row.destination ?? null,
       ...(row.error === null || row.error === undefined ? {} : { error: row.error }),
       ledger: db.location,
       ledgerLine: num(row.seq),

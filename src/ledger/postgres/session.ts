@@ -5,6 +5,7 @@ import { hostname } from 'node:os';
 import { SvcIngestError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
 import { connectPg, type PgDb } from './db.ts';
+import { runDestination } from './destinations.ts';
 import { LATEST_VERSION, migrate, newerSchemaMessage, schemaVersion } from './migrations.ts';
 import { resolvePgTarget } from './url.ts';
 
@@ -29,6 +30,10 @@ export interface PgSessionOptions {
   signal?: AbortSignal;
   /** Called once when a heartbeat finds the lease had already run out (claims may have been taken over). */
   onLeaseLapsed?: () => void;
+  /** Where this worker sends (../destination.ts); absent: destination 1 (the ledger's first), unchecked. */
+  destination?: string;
+  /** --new-destination: a destination the ledger has not seen may be added; else refused (LEDGER_DESTINATION). */
+  newDestination?: boolean;
 }
 
 /**
@@ -40,6 +45,8 @@ export interface PgSession {
   readonly workerId: string;
   /** The worker's number in svc_ingest.workers (claims refer to it). */
   readonly workerNo: number;
+  /** Its destination's number in svc_ingest.destinations: its claims, outcomes and partitions are that one's. */
+  readonly destinationNo: number;
   readonly leaseMs: number;
   /** Renew the lease now; `lapsed` when it had already run out. */
   heartbeat(): Promise<{ lapsed: boolean }>;
@@ -108,6 +115,8 @@ export async function openPgSession(url: string, o: PgSessionOptions): Promise<P
   const workerId = o.workerId ?? defaultWorkerId(o.runId);
   const { db } = await connectLedgerDb(url, { ...o, write: true });
   let workerNo: number;
+  // Before the worker exists: a refused destination leaves no trace in the ledger.
+  const destinationNo = await runDestination(db, o, true);
   try {
     const r = await db.query<{ worker_no: number }>(
       'other',
@@ -181,6 +190,7 @@ export async function openPgSession(url: string, o: PgSessionOptions): Promise<P
     db,
     workerId,
     workerNo,
+    destinationNo,
     leaseMs,
     heartbeat,
     get lapsed() {

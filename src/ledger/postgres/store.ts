@@ -6,6 +6,7 @@ import type { BatchItem } from '../../batch/batcher.ts';
 import { SvcIngestError } from '../../errors.ts';
 import type { Admission, LedgerStore, OpenLedgerOptions, RecordedOutcome } from '../store.ts';
 import type { PgDb } from './db.ts';
+import { FIRST_DESTINATION, runDestination } from './destinations.ts';
 import { connectLedgerDb, openPgSession, type PgSession, type PgSessionOptions } from './session.ts';
 
 export interface PgLedgerStoreOptions
@@ -40,9 +41,9 @@ const MAX_GROUP = 64;
 const ADMIT_SQL = `
 WITH input AS (SELECT DISTINCT id FROM unnest($1::text[]) AS u(id)),
 claimed AS (
-  INSERT INTO svc_ingest.transactions AS t (transaction_id, claim_worker, updated_at)
-  SELECT id, $2, now() FROM input ORDER BY id
-  ON CONFLICT (transaction_id) DO UPDATE SET claim_worker = EXCLUDED.claim_worker, updated_at = now()
+  INSERT INTO svc_ingest.transactions AS t (transaction_id, destination_no, claim_worker, updated_at)
+  SELECT id, $4, $2, now() FROM input ORDER BY id
+  ON CONFLICT (transaction_id, destination_no) DO UPDATE SET claim_worker = EXCLUDED.claim_worker, updated_at = now()
   WHERE (t.acked_seq IS NULL OR NOT $3::boolean)
     AND (t.claim_worker IS NULL OR t.claim_worker = EXCLUDED.claim_worker
          OR NOT EXISTS (SELECT 1 FROM svc_ingest.workers w
@@ -52,14 +53,14 @@ claimed AS (
 SELECT i.id, (old.acked_seq IS NOT NULL AND $3::boolean) AS acked
 FROM input i
 LEFT JOIN claimed c ON c.transaction_id = i.id
-LEFT JOIN svc_ingest.transactions old ON old.transaction_id = i.id
+LEFT JOIN svc_ingest.transactions old ON old.transaction_id = i.id AND old.destination_no = $4
 WHERE c.transaction_id IS NULL`;
 
 const LOOKUP_SQL = `
 SELECT t.transaction_id AS id, (t.acked_seq IS NOT NULL AND $2::boolean) AS acked,
        (t.claim_worker IS NOT NULL AND EXISTS (SELECT 1 FROM svc_ingest.workers w
                         WHERE w.worker_no = t.claim_worker AND w.lease_until > now())) AS live
-FROM svc_ingest.transactions t WHERE t.transaction_id = ANY($1::text[])`;
+FROM svc_ingest.transactions t WHERE t.transaction_id = ANY($1::text[]) AND t.destination_no = $3`;
 
 const RECORD_SQL = `
 WITH o AS MATERIALIZED (
@@ -72,16 +73,16 @@ WITH o AS MATERIALIZED (
 ids AS MATERIALIZED (SELECT * FROM unnest($13::int[], $14::text[]) WITH ORDINALITY AS u(k, id, n)),
 b AS (
   INSERT INTO svc_ingest.batches (seq, batch_id, run_id, worker_no, status, request_id, client_request_id, attempts,
-    http_status, error, source, first_line, last_line, transaction_ids)
+    http_status, error, source, first_line, last_line, transaction_ids, destination_no)
   SELECT o.seq, o.batch_id, o.run_id, $15, o.status, o.request_id, o.client_request_id, o.attempts, o.http_status,
-    o.error, o.source, o.first_line, o.last_line, ARRAY(SELECT ids.id FROM ids WHERE ids.k = o.k ORDER BY ids.n)
+    o.error, o.source, o.first_line, o.last_line, ARRAY(SELECT ids.id FROM ids WHERE ids.k = o.k ORDER BY ids.n), $20
   FROM o ORDER BY o.k
 ),
 tx AS (
-  INSERT INTO svc_ingest.transactions AS t (transaction_id, acked_seq, claim_worker, updated_at)
-  SELECT ids.id, min(o.seq) FILTER (WHERE o.status = 'acked'), NULL, now()
+  INSERT INTO svc_ingest.transactions AS t (transaction_id, destination_no, acked_seq, claim_worker, updated_at)
+  SELECT ids.id, $20, min(o.seq) FILTER (WHERE o.status = 'acked'), NULL, now()
   FROM ids JOIN o ON o.k = ids.k GROUP BY ids.id ORDER BY ids.id
-  ON CONFLICT (transaction_id) DO UPDATE SET
+  ON CONFLICT (transaction_id, destination_no) DO UPDATE SET
     acked_seq = coalesce(t.acked_seq, EXCLUDED.acked_seq),
     claim_worker = CASE WHEN t.claim_worker = $15 THEN NULL ELSE t.claim_worker END,
     updated_at = now()
@@ -90,6 +91,10 @@ counters AS (
   UPDATE svc_ingest.workers SET batches_acked = batches_acked + $16, records_acked = records_acked + $17,
     batches_failed = batches_failed + $18, records_failed = records_failed + $19
   WHERE worker_no = $15
+),
+-- The destination has acknowledged something: from now on it holds the ledger (a run elsewhere is refused).
+dest AS (
+  UPDATE svc_ingest.destinations SET acked = true WHERE destination_no = $20 AND NOT acked AND $17::bigint > 0
 )
 SELECT count(*)::int AS n FROM o`;
 
@@ -102,7 +107,7 @@ interface Pending {
 }
 
 /** The parameters of RECORD_SQL for a group of outcomes. */
-function recordParams(group: readonly RecordedOutcome[], workerNo: number): unknown[] {
+function recordParams(group: readonly RecordedOutcome[], workerNo: number, destinationNo: number): unknown[] {
   const cols: unknown[][] = Array.from({ length: 12 }, () => []);
   const idK: number[] = [];
   const ids: string[] = [];
@@ -140,7 +145,17 @@ function recordParams(group: readonly RecordedOutcome[], workerNo: number): unkn
       recordsFailed += o.items.length;
     }
   });
-  return [...cols, idK, ids, workerNo, batchesAcked, recordsAcked, batchesFailed, recordsFailed];
+  return [
+    ...cols,
+    idK,
+    ids,
+    workerNo,
+    batchesAcked,
+    recordsAcked,
+    batchesFailed,
+    recordsFailed,
+    destinationNo,
+  ];
 }
 
 /**
@@ -161,6 +176,9 @@ export async function openPgLedgerStore(url: string, o: PgLedgerStoreOptions): P
     ({ db, hasSchema } = await connectLedgerDb(url, { ...o, write: false }));
   }
   const workerNo = session?.workerNo ?? 0;
+  // A dry run looks its destination up (refused when new, unless asked for; nothing written).
+  let destinationNo = session?.destinationNo ?? FIRST_DESTINATION;
+  if (!write && hasSchema) destinationNo = await runDestination(db, o, false);
   const s = { admits: 0, outcomes: 0, commits: 0 };
   // Nothing is loaded: the store is ready as soon as it is connected (the figures time start-up to this line).
   o.logger.info(
@@ -176,7 +194,7 @@ export async function openPgLedgerStore(url: string, o: PgLedgerStoreOptions): P
     const r = await db.query<{ id: string; acked: boolean }>(
       'admit',
       ADMIT_SQL,
-      [items.map((i) => i.id), workerNo, o.resume],
+      [items.map((i) => i.id), workerNo, o.resume, destinationNo],
       'svc_admit',
     );
     return new Map(r.rows.map((row) => [row.id, row.acked]));
@@ -187,7 +205,7 @@ export async function openPgLedgerStore(url: string, o: PgLedgerStoreOptions): P
     const r = await db.query<{ id: string; acked: boolean; live: boolean }>(
       'admit',
       LOOKUP_SQL,
-      [items.map((i) => i.id), o.resume],
+      [items.map((i) => i.id), o.resume, destinationNo],
       'svc_lookup',
     );
     for (const row of r.rows) if (row.acked || row.live) skip.set(row.id, row.acked);
@@ -201,6 +219,7 @@ export async function openPgLedgerStore(url: string, o: PgLedgerStoreOptions): P
       recordParams(
         group.map((p) => p.outcome),
         workerNo,
+        destinationNo,
       ),
       'svc_record',
     );

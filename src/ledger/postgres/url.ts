@@ -16,7 +16,15 @@ export interface PgTarget {
   secret?: string;
   /** The server is not on loopback and the URL asks for no TLS (a warning is logged). */
   plainRemote: boolean;
+  /** The PostgreSQL schema holding this ledger (`?schema=` in the URL, or ledger.name): one per feed. */
+  schema: string;
 }
+
+/** The ledger's schema when none is named (one ledger per database, as before ledger names). */
+export const DEFAULT_SCHEMA = 'svc_ingest';
+
+/** A ledger name is a plain lower-case PostgreSQL identifier (it names the schema; never quoted). */
+const LEDGER_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /** Does this ledger location name a PostgreSQL database (postgres:// or postgresql://)? */
 export function isPostgresUrl(location: string): boolean {
@@ -102,8 +110,18 @@ export function resolvePgTarget(
     u.password = encodeURIComponent(secret);
   }
   if (secret === undefined && env.PGPASSWORD) secret = env.PGPASSWORD;
+  const schema = u.searchParams.get('schema') ?? DEFAULT_SCHEMA;
+  if (!LEDGER_NAME.test(schema))
+    throw new SvcIngestError(
+      'USAGE_INVALID',
+      `the ledger name (schema) must be a lower-case identifier (letters, digits, _; at most 63), got "${schema.slice(0, 70)}"`,
+      { field: 'ledger.name' },
+    );
+  const location = redactPgUrl(url);
+  // node-postgres would pass an unknown parameter on as a server setting: the schema is ours, not the server's.
+  u.searchParams.delete('schema');
   const sslmode = (u.searchParams.get('sslmode') ?? env.PGSSLMODE ?? '').toLowerCase();
   const plainRemote =
     u.hostname !== '' && !LOOPBACK.test(u.hostname) && (sslmode === '' || sslmode === 'disable');
-  return { location: redactPgUrl(url), connectionString: u.toString(), secret, plainRemote };
+  return { location, connectionString: u.toString(), secret, plainRemote, schema };
 }
