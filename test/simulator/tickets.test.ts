@@ -7,7 +7,9 @@ import { call, fields, startReceiver } from './helpers.ts';
 
 let sim: Simulator;
 let hook: Awaited<ReturnType<typeof startReceiver>>;
-const DELAY = 60;
+// Between two updates of a ticket the test reads it back: 60 ms was too short on a loaded machine (files run in
+// parallel), where the ticket had closed before the read of its "In Process" state.
+const DELAY = 250;
 
 beforeAll(async () => {
   hook = await startReceiver();
