@@ -8,8 +8,9 @@ import { call, fields, startReceiver } from './helpers.ts';
 let sim: Simulator;
 let hook: Awaited<ReturnType<typeof startReceiver>>;
 // Between two updates of a ticket the test reads it back: 60 ms was too short on a loaded machine (files run in
-// parallel), where the ticket had closed before the read of its "In Process" state.
-const DELAY = 250;
+// parallel), where the ticket had closed before the read of its "In Process" state, or was answered before the
+// read of its pending state.
+const DELAY = 500;
 
 beforeAll(async () => {
   hook = await startReceiver();
