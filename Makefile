@@ -32,8 +32,9 @@ lint: $(STAMP)
 format: $(STAMP)
 	biome format --write src test
 
+# Off a terminal (piped, CI, a log file) no colour escape codes: vitest colours unless NO_COLOR is set.
 test: $(STAMP)
-	vitest run --config test/vitest.config.ts $(VITEST_ARGS)
+	[ -t 1 ] || export NO_COLOR=1; vitest run --config test/vitest.config.ts $(VITEST_ARGS)
 
 demo: $(STAMP)
 	node src/cli/demo.ts

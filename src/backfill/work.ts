@@ -5,7 +5,6 @@
 // hold partitions it waits (one of them may die: its partition is claimed again after its lease) and ends when all
 // are done. A stop (signal, outage, reject cap) gives the partition back; its unsent claims are released.
 import { randomBytes } from 'node:crypto';
-import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { gatePost } from '../chain/claims.ts';
 import { logRunStart } from '../chain/notices.ts';
@@ -15,22 +14,17 @@ import { runChainSettled, settlePollMs, sleep } from '../chain/settle.ts';
 import { SvcIngestError } from '../errors.ts';
 import {
   type ClaimedPartition,
-  changedInput,
   claimPartition,
   completePartition,
   openPartitions,
   plannedPaths,
   releasePartition,
   reopenFailed,
-  reportProgress,
 } from '../ledger/postgres/partitions.ts';
 import { openPgSession, type PgSession } from '../ledger/postgres/session.ts';
 import { openPgLedgerStore, type PgLedgerStore } from '../ledger/postgres/store.ts';
 import type { Logger } from '../log.ts';
-import { loadProfile } from '../map/profile.ts';
-import type { CompiledProfile } from '../map/types.ts';
 import { prepareRecords } from '../prepare/prepare.ts';
-import { unreadable } from '../read/open.ts';
 import { readRange } from '../read/range.ts';
 import {
   type Counters,
@@ -41,7 +35,8 @@ import {
 } from '../record/counters.ts';
 import type { RejectCaps } from '../record/rejecter.ts';
 import { nullRejectsWriter, openRejectsWriter, type RejectsWriter } from '../record/rejects.ts';
-import { mappingOf } from './plan.ts';
+import { checkInput, profiles } from './partition-input.ts';
+import { PartitionWatch, type PartitionWhere } from './watch.ts';
 
 export interface WorkOptions extends RejectCaps {
   /** postgres://… */
@@ -117,54 +112,18 @@ export function startWork(o: WorkOptions): WorkHandle {
   return { progress, done };
 }
 
-/** The file must be the one planned (same size and mtime), readable here at the same path. */
-async function checkInput(p: ClaimedPartition): Promise<void> {
-  let st: Awaited<ReturnType<typeof stat>>;
-  try {
-    st = await stat(p.path);
-  } catch (err) {
-    throw unreadable(p.path, err);
-  }
-  const now = { size: st.size, mtimeMs: Math.floor(st.mtimeMs) };
-  if (now.size !== p.size || now.mtimeMs !== p.mtimeMs) throw changedInput(p.path, p, now);
-}
+/** How long a backfill statement may take: past ledger.waitMs a database error stops the worker with one
+ *  LEDGER_WRITE line naming the ledger, as the store's do (not an "unexpected error"). */
+type Coordinate = <T>(doing: string, op: Promise<T>) => Promise<T>;
 
-/** Profiles by mapping, each loaded once and checked against the digest the planner recorded. */
-function profiles(): (p: ClaimedPartition) => Promise<CompiledProfile> {
-  const cache = new Map<string, Promise<CompiledProfile>>();
-  const load = async (p: ClaimedPartition): Promise<CompiledProfile> => {
-    if (p.mappingSha256 !== undefined) {
-      const here = await mappingOf(p.mapping);
-      if (here.sha256 !== p.mappingSha256)
-        throw new SvcIngestError(
-          'MAPPING_INVALID',
-          `mapping ${p.mapping ?? 'canonical'} differs on this host from the one planned for ${p.path} ` +
-            '(every worker must map alike: the same profile file)',
-          { source: p.path },
-        );
-    }
-    return loadProfile(p.mapping);
-  };
-  return (p) => {
-    const key = `${p.mapping ?? ''}\n${p.mappingSha256 ?? ''}`;
-    let got = cache.get(key);
-    if (!got) {
-      got = load(p);
-      cache.set(key, got);
-    }
-    return got;
-  };
-}
-
+/**
+ * One worker's run, top to bottom: open the session, check the backfill and open the rejects file (`open`), claim
+ * and work partitions until none is left or a stop (`claimUntilDone`), close, sum up.
+ */
 async function runWork(o: WorkOptions, totals: Counters, live: Live): Promise<WorkSummary> {
   const started = performance.now();
   const runId = randomBytes(4).toString('hex');
-  const log = o.logger;
-  const stopRequested = () => (o.signal?.aborted ? String(o.signal.reason) : null);
-  const progressMs = o.progressMs ?? Math.min(5000, Math.floor(o.leaseMs / 3));
-  const pollMs = o.pollMs ?? progressMs;
-  let onLapse: () => void = () => {};
-  const profileFor = profiles();
+  let run: WorkRun | undefined;
   const session = await openPgSession(o.url, {
     runId,
     workerId: o.workerId,
@@ -174,35 +133,78 @@ async function runWork(o: WorkOptions, totals: Counters, live: Live): Promise<Wo
     allowPlaintext: o.allowPlaintext,
     destination: o.destination,
     newDestination: o.newDestination,
-    logger: log,
-    onLeaseLapsed: () => onLapse(),
+    logger: o.logger,
+    onLeaseLapsed: () => run?.leaseLapsed(),
   });
-  // No batch leaves on claims this worker may no longer hold (it was paused past its lease): the bound on records
-  // sent twice stays the requests that were already on the wire, at most concurrency x batch size.
-  let beforePost: () => Promise<boolean> = async () => true;
-  const gated = gatePost(
-    o.dispatch,
-    () => beforePost(),
-    () => new DOMException('the partition was taken over; not sent', 'AbortError'),
-  );
-  // The backfill's own statements (claims, partition states): past ledger.waitMs a database error stops the worker
-  // with one LEDGER_WRITE line naming the ledger, as the store's do (not an "unexpected error").
-  const coordinate = <T>(doing: string, op: Promise<T>): Promise<T> =>
-    op.catch((err: unknown) => {
-      throw err instanceof SvcIngestError ? err : session.db.fail('LEDGER_WRITE', doing, err);
-    });
-  let store: PgLedgerStore | undefined;
-  let rejects: RejectsWriter = nullRejectsWriter();
-  const parts = { done: 0, released: 0, lost: 0, takenOver: 0 };
-  let end: Omit<ChainRunEnd, 'interrupted'> & { interrupted: string | null } = {
+  run = new WorkRun(o, runId, session, totals, live);
+  try {
+    await run.open();
+    await run.claimUntilDone();
+  } finally {
+    await run.close();
+  }
+  return run.summary(performance.now() - started);
+}
+
+/** One worker's state over its run: the session, store and rejects file, and what its partitions came to. */
+class WorkRun {
+  private readonly o: WorkOptions;
+  private readonly runId: string;
+  private readonly session: PgSession;
+  private readonly totals: Counters;
+  private readonly live: Live;
+  private readonly log: Logger;
+  private readonly progressMs: number;
+  private readonly profileFor = profiles();
+  private readonly coordinate: Coordinate;
+  /** The dispatch, each batch first asking the partition being worked (see PartitionWatch.mayPost). */
+  private readonly gated: DispatchSettings;
+  /** The partition being worked (its watch), for the lease-lapse callback and the dispatch gate. */
+  private watch: PartitionWatch | null = null;
+  private store: PgLedgerStore | undefined;
+  private rejects: RejectsWriter = nullRejectsWriter();
+  private readonly rejectsPath: string;
+  private readonly parts = { done: 0, released: 0, lost: 0, takenOver: 0 };
+  private end: Omit<ChainRunEnd, 'interrupted'> & { interrupted: string | null } = {
     interrupted: null,
     outage: false,
     tooManyRejects: null,
   };
-  const rejectsPath = resolve(o.rejectsPath);
-  try {
-    store = await openPgLedgerStore(o.url, { mode: 'write', resume: o.resume, runId, logger: log, session });
-    logRunStart(log, runId, store.location, rejectsPath, false);
+
+  constructor(o: WorkOptions, runId: string, session: PgSession, totals: Counters, live: Live) {
+    this.o = o;
+    this.runId = runId;
+    this.session = session;
+    this.totals = totals;
+    this.live = live;
+    this.log = o.logger;
+    this.progressMs = o.progressMs ?? Math.min(5000, Math.floor(o.leaseMs / 3));
+    this.rejectsPath = resolve(o.rejectsPath);
+    this.coordinate = (doing, op) =>
+      op.catch((err: unknown) => {
+        throw err instanceof SvcIngestError ? err : session.db.fail('LEDGER_WRITE', doing, err);
+      });
+    // No batch leaves on claims this worker may no longer hold (it was paused past its lease): the bound on records
+    // sent twice stays the requests that were already on the wire, at most concurrency x batch size.
+    this.gated = gatePost(
+      o.dispatch,
+      () => this.watch?.mayPost() ?? Promise.resolve(true),
+      () => new DOMException('the partition was taken over; not sent', 'AbortError'),
+    );
+  }
+
+  /** The store, a backfill planned in it, the service answering, failed partitions reopened, the rejects file. */
+  async open(): Promise<void> {
+    const { o, session, log, coordinate } = this;
+    const store = await openPgLedgerStore(o.url, {
+      mode: 'write',
+      resume: o.resume,
+      runId: this.runId,
+      logger: log,
+      session,
+    });
+    this.store = store;
+    logRunStart(log, this.runId, store.location, this.rejectsPath, false);
     if ((await coordinate('cannot read the backfill in', openPartitions(session.db))).total === 0)
       throw new SvcIngestError(
         'USAGE_INVALID',
@@ -216,13 +218,20 @@ async function runWork(o: WorkOptions, totals: Counters, live: Live): Promise<Wo
         `${n} done partition(s) with failed records are pending again`,
       );
     }
-    rejects = await openRejectsWriter(o.rejectsPath, {
+    this.rejects = await openRejectsWriter(o.rejectsPath, {
       maxLines: o.maxRejects,
       maxBytes: o.maxRejectBytes,
       sources: await coordinate('cannot read the backfill in', plannedPaths(session.db)),
     });
+  }
+
+  /** Claim and work partitions until none is open, or a stop. While live workers hold every open partition, wait
+   *  (one of them may die: its partition is claimed again after its lease). */
+  async claimUntilDone(): Promise<void> {
+    const { o, session, coordinate } = this;
+    const pollMs = o.pollMs ?? this.progressMs;
     let waiting = false;
-    while (!stopRequested()) {
+    while (!o.signal?.aborted) {
       const p = await coordinate('cannot claim a partition in', claimPartition(session));
       if (!p) {
         const open = await coordinate(
@@ -231,7 +240,7 @@ async function runWork(o: WorkOptions, totals: Counters, live: Live): Promise<Wo
         );
         if (open.open === 0) break;
         if (!waiting)
-          log.info(
+          this.log.info(
             { event: 'backfill.waiting' },
             'every open partition is held by a live worker; waiting (one whose worker dies is claimed again after its lease)',
           );
@@ -240,37 +249,146 @@ async function runWork(o: WorkOptions, totals: Counters, live: Live): Promise<Wo
         continue;
       }
       waiting = false;
-      if (p.takeover) parts.takenOver++;
-      const c = newCounters();
-      live.current = c;
-      let outcome: Outcome;
-      try {
-        outcome = await workPartition(p, c);
-      } finally {
-        addInto(totals, c);
-        live.current = null;
-      }
-      if (outcome === 'stopped') break;
+      if (p.takeover) this.parts.takenOver++;
+      if ((await this.countedPartition(p)) === 'stopped') break;
     }
-  } finally {
-    await rejects.close().catch((err: Error) => log.error({ event: 'rejects.close' }, err.message));
-    await store?.close();
-    await session.close();
   }
-  return {
-    ...summarize(totals, {
-      ...end,
-      durationMs: Math.round(performance.now() - started),
-      dryRun: false,
-      runId,
-      ledger: session.db.location,
-      rejects: rejectsPath,
-      ledgerBadLines: 0,
-      emptyInputs: [],
-    }),
-    workerId: session.workerId,
-    partitions: parts,
-  };
+
+  /** The session's lease lapsed: the partition being worked is checked again before any batch leaves. */
+  leaseLapsed(): void {
+    this.watch?.lapsed();
+  }
+
+  async close(): Promise<void> {
+    await this.rejects.close().catch((err: Error) => this.log.error({ event: 'rejects.close' }, err.message));
+    await this.store?.close();
+    await this.session.close();
+  }
+
+  summary(durationMs: number): WorkSummary {
+    return {
+      ...summarize(this.totals, {
+        ...this.end,
+        durationMs: Math.round(durationMs),
+        dryRun: false,
+        runId: this.runId,
+        ledger: this.session.db.location,
+        rejects: this.rejectsPath,
+        ledgerBadLines: 0,
+        emptyInputs: [],
+      }),
+      workerId: this.session.workerId,
+      partitions: this.parts,
+    };
+  }
+
+  /** One partition, its counters live in the progress line while it is worked and added to the totals after. */
+  private async countedPartition(p: ClaimedPartition): Promise<Outcome> {
+    const c = newCounters();
+    this.live.current = c;
+    try {
+      return await this.workPartition(p, c);
+    } finally {
+      addInto(this.totals, c);
+      this.live.current = null;
+    }
+  }
+
+  /** One claimed partition through the chain: done, lost to another worker, or given back on a stop. */
+  private async workPartition(p: ClaimedPartition, c: Counters): Promise<Outcome> {
+    const where = { partitionNo: p.partitionNo, source: p.path, start: p.start, end: p.end };
+    this.log.info(
+      { event: 'backfill.partition.claimed', ...where, claims: p.claims, takeover: p.takeover },
+      p.takeover
+        ? 'partition taken over from a worker whose lease ran out; read again from its start'
+        : 'partition claimed',
+    );
+    const watch = new PartitionWatch({
+      session: this.session,
+      partition: p,
+      counters: c,
+      where,
+      logger: this.log,
+      progressMs: this.progressMs,
+      signal: this.o.signal,
+    });
+    this.watch = watch;
+    try {
+      const r = await this.sendPartition(p, c, watch);
+      return await this.finishPartition(p, c, where, watch.lost ? 'lost' : r);
+    } catch (err) {
+      // The worker stops with this error; the partition is pending again for the others (when the database lets).
+      await releasePartition(this.session, p.partitionNo).catch(() => {});
+      throw err;
+    } finally {
+      watch.close();
+      this.watch = null;
+      this.live.inFlight = () => 0;
+    }
+  }
+
+  /** The partition's bytes (the file checked, the profile loaded) through the send chain. */
+  private async sendPartition(p: ClaimedPartition, c: Counters, watch: PartitionWatch): Promise<ChainRunEnd> {
+    await checkInput(p);
+    const profile = await this.profileFor(p);
+    const onBytes = (n: number) => {
+      watch.bytes += n;
+      this.live.bytes += n;
+    };
+    const chunks = prepareRecords(readRange(p, { onBytes }), profile);
+    return runChainSettled(
+      {
+        chunks,
+        store: this.store as PgLedgerStore,
+        runId: this.runId,
+        batchPrefix: `${this.runId}-p${p.partitionNo}`,
+        counters: c,
+        rejects: this.rejects,
+        caps: this.o,
+        batchSize: this.o.batchSize,
+        dispatch: this.gated,
+        profileName: profile.name,
+        ownIds: profile.ownIds,
+        logger: this.log,
+        signal: watch.stop.signal,
+        onSink: (sink) => {
+          this.live.inFlight = () => sink.inFlight;
+        },
+      },
+      { pollMs: settlePollMs(this.o.leaseMs) },
+    );
+  }
+
+  /** After the chain: lost (another worker took it), given back (a stop), or marked done. */
+  private async finishPartition(
+    p: ClaimedPartition,
+    c: Counters,
+    where: PartitionWhere,
+    r: ChainRunEnd | 'lost',
+  ): Promise<Outcome> {
+    const { session: s, coordinate, log } = this;
+    if (r === 'lost') return this.lostPartition(c, where, null);
+    if (r.interrupted || r.outage || r.tooManyRejects) {
+      this.end = { ...this.end, ...r };
+      if (await coordinate('cannot give a partition back in', releasePartition(s, p.partitionNo)))
+        this.parts.released++;
+      log.info({ event: 'backfill.partition.released', ...where }, 'partition given back unfinished');
+      return 'stopped';
+    }
+    if (!(await coordinate('cannot mark a partition done in', completePartition(s, p.partitionNo, c))))
+      return this.lostPartition(
+        c,
+        where,
+        'another worker took this partition before it was done here (this worker’s lease had run out)',
+      );
+    this.parts.done++;
+    const { read, sent, skipped, failed, rejected } = c;
+    log.info(
+      { event: 'backfill.partition.done', ...where, read, sent, skipped, failed, rejected },
+      'partition done',
+    );
+    return 'done';
+  }
 
   /**
    * A partition lost to another worker is that worker's to finish: it reads it again from its start and sends
@@ -278,150 +396,19 @@ async function runWork(o: WorkOptions, totals: Counters, live: Live): Promise<Wo
    * worker's failures (they would make its exit status 3 for work another worker completes). They leave this
    * worker's counts as records handed over; what it acknowledged stays counted.
    */
-  function handOver(c: Counters, where: Record<string, unknown>): void {
+  private lostPartition(c: Counters, where: PartitionWhere, warning: string | null): Outcome {
+    this.parts.lost++;
     const handed = c.failed;
-    if (handed === 0) return;
-    c.failed = 0;
-    c.failedBatches = 0;
-    c.read -= handed;
-    log.info(
-      { event: 'backfill.partition.handedOver', ...where, records: handed },
-      `${handed} records not acknowledged here are left to the worker that took the partition`,
-    );
-  }
-
-  /** One claimed partition through the chain: done, lost to another worker, or given back on a stop. */
-  async function workPartition(p: ClaimedPartition, c: Counters): Promise<Outcome> {
-    const s = session as PgSession;
-    const where = { partitionNo: p.partitionNo, source: p.path, start: p.start, end: p.end };
-    log.info(
-      { event: 'backfill.partition.claimed', ...where, claims: p.claims, takeover: p.takeover },
-      p.takeover
-        ? 'partition taken over from a worker whose lease ran out; read again from its start'
-        : 'partition claimed',
-    );
-    // Stopped by the worker's signal, or when another worker has taken the partition (this one's lease had run out).
-    const stop = new AbortController();
-    const onSignal = () => stop.abort(o.signal?.reason);
-    o.signal?.addEventListener('abort', onSignal, { once: true });
-    if (o.signal?.aborted) onSignal();
-    let lost = false;
-    let bytes = 0;
-    let checking: Promise<void> | null = null;
-    const check = (): Promise<void> => {
-      if (lost) return Promise.resolve();
-      checking ??= checkNow().finally(() => {
-        checking = null;
-      });
-      return checking;
-    };
-    const checkNow = async (): Promise<void> => {
-      const held = await reportProgress(s, p.partitionNo, bytes, c).catch((err: unknown) => {
-        log.warn(
-          { event: 'backfill.progress.failed', error: s.db.fail('LEDGER_WRITE', 'progress', err).message },
-          'could not report progress',
-        );
-        return true;
-      });
-      if (!held && !lost) {
-        lost = true;
-        log.warn(
-          { event: 'backfill.partition.lost', ...where },
-          'another worker took this partition (this worker’s lease had run out); stopping it here',
-        );
-        stop.abort('partition lost');
-      }
-    };
-    const timer = setInterval(() => void check(), progressMs);
-    // A lapsed lease: until the partition is known to be still this worker's, no batch leaves (see `gated`).
-    let lapseCheck: Promise<void> | null = null;
-    onLapse = () => {
-      // A fresh check, after any already under way (it may have been asked before another worker took over).
-      lapseCheck = (checking ?? Promise.resolve()).then(() => (lost ? undefined : checkNow()));
-    };
-    beforePost = async () => {
-      await session.stillHeld();
-      if (lapseCheck) await lapseCheck;
-      return !lost;
-    };
-    try {
-      await checkInput(p);
-      const profile = await profileFor(p);
-      const chunks = prepareRecords(
-        readRange(p, {
-          onBytes: (n) => {
-            bytes += n;
-            live.bytes += n;
-          },
-        }),
-        profile,
+    if (handed > 0) {
+      c.failed = 0;
+      c.failedBatches = 0;
+      c.read -= handed;
+      this.log.info(
+        { event: 'backfill.partition.handedOver', ...where, records: handed },
+        `${handed} records not acknowledged here are left to the worker that took the partition`,
       );
-      const r = await runChainSettled(
-        {
-          chunks,
-          store: store as PgLedgerStore,
-          runId,
-          batchPrefix: `${runId}-p${p.partitionNo}`,
-          counters: c,
-          rejects,
-          caps: o,
-          batchSize: o.batchSize,
-          dispatch: gated,
-          profileName: profile.name,
-          ownIds: profile.ownIds,
-          logger: log,
-          signal: stop.signal,
-          onSink: (sink) => {
-            live.inFlight = () => sink.inFlight;
-          },
-        },
-        { pollMs: settlePollMs(o.leaseMs) },
-      );
-      if (lost) {
-        parts.lost++;
-        handOver(c, where);
-        return 'lost';
-      }
-      if (r.interrupted || r.outage || r.tooManyRejects) {
-        end = { ...end, ...r };
-        if (await coordinate('cannot give a partition back in', releasePartition(s, p.partitionNo)))
-          parts.released++;
-        log.info({ event: 'backfill.partition.released', ...where }, 'partition given back unfinished');
-        return 'stopped';
-      }
-      if (!(await coordinate('cannot mark a partition done in', completePartition(s, p.partitionNo, c)))) {
-        parts.lost++;
-        handOver(c, where);
-        log.warn(
-          { event: 'backfill.partition.lost', ...where },
-          'another worker took this partition before it was done here (this worker’s lease had run out)',
-        );
-        return 'lost';
-      }
-      parts.done++;
-      log.info(
-        {
-          event: 'backfill.partition.done',
-          ...where,
-          read: c.read,
-          sent: c.sent,
-          skipped: c.skipped,
-          failed: c.failed,
-          rejected: c.rejected,
-        },
-        'partition done',
-      );
-      return 'done';
-    } catch (err) {
-      // The worker stops with this error; the partition is pending again for the others (when the database lets).
-      await releasePartition(s, p.partitionNo).catch(() => {});
-      throw err;
-    } finally {
-      clearInterval(timer);
-      onLapse = () => {};
-      beforePost = async () => true;
-      o.signal?.removeEventListener('abort', onSignal);
-      live.inFlight = () => 0;
     }
+    if (warning) this.log.warn({ event: 'backfill.partition.lost', ...where }, warning);
+    return 'lost';
   }
 }

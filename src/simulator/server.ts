@@ -166,39 +166,8 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     });
 
     const body = await readBodyOf(req, method);
-    let outcome: Reply | 'reset' | 'hang';
-    if (r.route === 'notFound') {
-      outcome = errorReply(404, 'NotFound', 'No such endpoint', requestId, {
-        detail: `${method} ${pathname}`,
-      });
-    } else if (r.route === 'methodNotAllowed') {
-      outcome = errorReply(405, 'MethodNotAllowed', 'Method not allowed', requestId, {
-        detail: `${method} ${pathname}; allowed: ${r.allow}`,
-        headers: { allow: r.allow ?? '' },
-      });
-    } else if (
-      wantedToken &&
-      r.route !== 'startSession' &&
-      !tokenMatches(header(req, 'authorization'), wantedToken)
-    ) {
-      outcome = errorReply(401, 'Unauthorized', 'Missing or invalid bearer token', requestId);
-    } else if (method === 'POST' && body === undefined) {
-      outcome = errorReply(413, 'PayloadTooLarge', 'Request body too large', requestId, {
-        detail: `at most ${MAX_BODY_BYTES} bytes`,
-      });
-    } else if (
-      method === 'POST' &&
-      !(header(req, 'content-type') ?? '').toLowerCase().includes('application/json')
-    ) {
-      outcome = errorReply(
-        415,
-        'HttpMediaTypeNotSupported',
-        'Content-Type must be application/json',
-        requestId,
-      );
-    } else {
-      outcome = dispatch(r.route, req, body, query, requestId);
-    }
+    const outcome =
+      refusal(r, req, method, pathname, body, requestId) ?? dispatch(r.route, req, body, query, requestId);
 
     // The latency counts from the request's arrival: reading and checking the body is part of it, as in a service
     // that answers in latencyMs (a simulator that added its own work on top would be slower than it claims).
@@ -214,6 +183,33 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       bump(state.requests.byStatus, String(outcome.status));
       writeReply(res, outcome, requestId);
     }
+  }
+
+  /** The error a request gets before any endpoint sees it (unknown path, method, token, body), or null. */
+  function refusal(
+    r: ReturnType<typeof route>,
+    req: IncomingMessage,
+    method: string,
+    pathname: string,
+    body: Buffer | undefined,
+    requestId: string,
+  ): Reply | null {
+    if (r.route === 'notFound')
+      return errorReply(404, 'NotFound', 'No such endpoint', requestId, { detail: `${method} ${pathname}` });
+    if (r.route === 'methodNotAllowed')
+      return errorReply(405, 'MethodNotAllowed', 'Method not allowed', requestId, {
+        detail: `${method} ${pathname}; allowed: ${r.allow}`,
+        headers: { allow: r.allow ?? '' },
+      });
+    if (wantedToken && r.route !== 'startSession' && !tokenMatches(header(req, 'authorization'), wantedToken))
+      return errorReply(401, 'Unauthorized', 'Missing or invalid bearer token', requestId);
+    if (method === 'POST' && body === undefined)
+      return errorReply(413, 'PayloadTooLarge', 'Request body too large', requestId, {
+        detail: `at most ${MAX_BODY_BYTES} bytes`,
+      });
+    if (method === 'POST' && !(header(req, 'content-type') ?? '').toLowerCase().includes('application/json'))
+      return errorReply(415, 'HttpMediaTypeNotSupported', 'Content-Type must be application/json', requestId);
+    return null;
   }
 
   function dispatch(

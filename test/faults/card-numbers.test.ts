@@ -373,7 +373,9 @@ describe('no card number leaves: the service, files and streams, on hostile inpu
 
   it('the error line and commander errors mask card numbers in paths and arguments', async () => {
     const w = await workdir('cards-args');
-    const missing = await runCli(['send', join(w.dir, `${visa}.csv`)], { env: env(w) });
+    // In a folder named by letters: the temporary folder's random name may end in digits, which the mask
+    // (rightly) reads as part of the number when only a slash stands between them.
+    const missing = await runCli(['send', join(w.dir, 'cards', `${visa}.csv`)], { env: env(w) });
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/^svc-ingest: INPUT_UNREADABLE: .*411111\*{6}1111\.csv/);
     const unknown = await runCli(['send', `--${amex}`], { env: env(w) });

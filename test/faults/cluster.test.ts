@@ -26,7 +26,9 @@ const sim = useSimulator({ seed: 1212 }, 'reset');
 /** NDJSON bytes of one makeTx record (ids of one prefix have one length): to size partitions in records. */
 const recordBytes = (prefix: string) => JSON.stringify(makeTx(0, prefix)).length + 1;
 
-describe('workers on a shared PostgreSQL ledger', () => {
+// Three CLI workers, the simulator and PostgreSQL per test: on a shared machine with test files running in
+// parallel, a test took past the default 60 s (6 s alone); each waits for its conditions, so a longer limit.
+describe('workers on a shared PostgreSQL ledger', { timeout: 180_000 }, () => {
   it('three workers, one killed -9 mid-partition: every valid id delivered; extra deliveries only of the killed worker’s in-flight claims, <= its concurrency x 50', async () => {
     const CONCURRENCY = 4;
     const RECORDS = 12_000;

@@ -1,111 +1,20 @@
-// State files under attack or accident: racing runs on one ledger (by other paths too, after a kill -9),
+// State files under attack or accident: a run refused by the ledger's holder (racing runs: lock-race.test.ts),
 // links and special files as ledger, rejects or owner file, loose modes, and a cron run from another folder.
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { chmod, link, mkdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BIN, type CliResult, runCli, startCli, waitFor } from '../helpers/cli.ts';
 import { useSimulator } from '../helpers/simulator.ts';
-import { makeTx, ndjsonOf, range } from '../helpers/transactions.ts';
-import { deliveryCounts, FAST, report, STACK, summary, workdir, writeNdjson } from './helpers.ts';
+import { makeTx, range } from '../helpers/transactions.ts';
+import { deliveryCounts, FAST, report, summary, workdir, writeNdjson } from './helpers.ts';
+import { oneLine, ownerWritten } from './ledger-lock.ts';
 
 const sim = useSimulator({ seed: 19 }, 'reset');
 const sends = () => sim.stats().requests.byPath['/v2/data/transactions'] ?? 0;
 
-/** One line on stderr, `svc-ingest: CODE: …`, no stack trace. */
-function oneLine(r: CliResult, code: string): string {
-  const lines = r.stderr.trim().split('\n');
-  expect(lines, r.stderr).toHaveLength(1);
-  expect(lines[0]).toMatch(new RegExp(`^svc-ingest: ${code}: `));
-  expect(r.stderr).not.toMatch(STACK);
-  return lines[0] as string;
-}
-
-/** The owner file is created, then its JSON written: true once the JSON is there (a kill in between leaves it empty). */
-function ownerWritten(ledger: string): boolean {
-  try {
-    return JSON.parse(readFileSync(`${ledger}.lock`, 'utf8')).pid !== undefined;
-  } catch {
-    return false;
-  }
-}
-
 describe('the ledger lock', () => {
-  it('25 rounds of four runs racing (same path, a symlinked folder, a hard link; a holder killed -9 before): exactly one sends', async () => {
-    const w = await workdir('lock-race');
-    const ROUNDS = 25;
-    const PER_ROUND = 60;
-    // A real holder killed -9: it leaves its owner file, which every round below starts with.
-    const first = join(w.dir, 'killed', 'ledger.ndjson');
-    const killed = startCli(['send', '--format', 'ndjson', '--json', '-'], {
-      env: w.env(sim, { SVC_LEDGER_PATH: first }),
-      keepStdinOpen: true,
-    });
-    await waitFor(() => ownerWritten(first), killed.child);
-    killed.child.kill('SIGKILL');
-    await killed.done;
-    const staleOwner = JSON.parse(await readFile(`${first}.lock`, 'utf8')) as Record<string, unknown>;
-    expect(staleOwner.pid).toBe(killed.child.pid);
-
-    let namedPid = 0;
-    let losersSamePath = 0;
-    for (let round = 0; round < ROUNDS; round++) {
-      const dir = join(w.dir, `r${round}`);
-      await mkdir(dir);
-      const ledger = join(dir, 'ledger.ndjson');
-      await writeFile(ledger, '', { mode: 0o600 });
-      const st = await stat(ledger);
-      await writeFile(`${ledger}.lock`, JSON.stringify({ ...staleOwner, dev: st.dev, ino: st.ino }));
-      await symlink(dir, `${dir}-link`);
-      await link(ledger, join(dir, 'hard.ndjson'));
-      const paths = [ledger, ledger, join(`${dir}-link`, 'ledger.ndjson'), join(dir, 'hard.ndjson')];
-      const runs = paths.map((p, k) =>
-        startCli(['send', ...FAST, '--format', 'ndjson', '-'], {
-          env: w.env(sim, { SVC_LEDGER_PATH: p, SVC_REJECTS_PATH: join(dir, `rejects-${k}.ndjson`) }),
-          keepStdinOpen: true,
-        }),
-      );
-      const exited = new Set<number>();
-      for (const [k, r] of runs.entries()) void r.done.then(() => exited.add(k));
-      // The losers stop at the lock; the winner holds it, waiting for its input.
-      await waitFor(() => exited.size >= 3, undefined, 30_000).catch(() => {
-        throw new Error(`round ${round}: only ${exited.size} runs gave way: two runs hold the ledger`);
-      });
-      await new Promise((r) => setTimeout(r, 50));
-      expect(exited.size, `round ${round}`).toBe(3);
-      const k = [0, 1, 2, 3].find((i) => !exited.has(i)) as number;
-      const winner = runs[k]!;
-      winner.child.stdin!.end(ndjsonOf(range(PER_ROUND).map((i) => makeTx(i, `race${round}`))));
-      const won = await winner.done;
-      expect(won.code, won.stderr).toBe(0);
-      expect(summary(won)).toMatchObject({ read: PER_ROUND, sent: PER_ROUND });
-      for (const [i, run] of runs.entries()) {
-        if (i === k) continue;
-        const r = await run.done;
-        expect(r.code, r.stderr).toBe(1);
-        // --json (in FAST): stdout holds only the error object.
-        expect(JSON.parse(r.stdout).error).toMatchObject({ code: 'LEDGER_LOCKED' });
-        const msg = oneLine(r, 'LEDGER_LOCKED');
-        expect(msg).toMatch(/is in use by (process \d+|another process)/);
-        if (paths[i] === paths[k]) {
-          losersSamePath++;
-          if (msg.includes(`process ${winner.child.pid}`)) namedPid++;
-        }
-      }
-      const ids = range(PER_ROUND).map((i) => makeTx(i, `race${round}`).transactionId);
-      expect(deliveryCounts(sim, ids)).toMatchObject({ missing: 0, duplicated: 0 });
-    }
-    expect(sim.stats().transactions.duplicates).toBe(0);
-    report('lock: 25 rounds x 4 racing runs', {
-      rounds: ROUNDS,
-      runsThatSentPerRound: 1,
-      duplicates: sim.stats().transactions.duplicates,
-      losersOnTheWinnersPath: losersSamePath,
-      ofWhichNamedTheWinnersPid: namedPid,
-    });
-  }, 240_000);
-
   it('names the holding process; a run through a symlinked folder or a hard link is refused too', async () => {
     const w = await workdir('lock-holder');
     const holder = startCli(['send', '--format', 'ndjson', '--json', '-'], {

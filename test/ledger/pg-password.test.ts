@@ -49,32 +49,55 @@ describe('the ledger password is never shown', () => {
     expect(JSON.parse(st.stdout).ledger).toBe(pgs.urlWithoutPassword(url.split('/').pop()));
   });
 
-  it('failures: a wrong password, an unreachable server, a password as a parameter, a URL that does not parse, a plain-text server off loopback, a non-PostgreSQL URL', async () => {
-    const w = await workdir('pg-password-fail');
-    const file = join(w.dir, 'in.ndjson');
-    await writeNdjson(file, 10, 'pf');
-    const db = (await pgs.createDatabase()).split('/').pop();
-    const env = { SVC_BASE_URL: sim.url, SVC_LOG_LEVEL: 'debug', SVC_REJECTS_PATH: w.rejects };
-    const urls: Array<[string, string, RegExp]> = [
-      [
-        'wrong password',
-        `postgres://postgres:${FAKE}@127.0.0.1:${pgs.port}/${db}`,
-        /LEDGER_READ: .*password authentication failed/,
-      ],
-      ['unreachable', `postgres://svc:${FAKE}@127.0.0.1:1/ledger`, /LEDGER_READ: cannot connect/],
-      [
-        'password parameter',
-        `postgres://postgres@127.0.0.1:${pgs.port}/${db}?password=${FAKE}`,
-        /LEDGER_READ: .*password authentication failed/,
-      ],
-      ['unparsable', `postgres://svc:${FAKE}@[::1/ledger`, /USAGE_INVALID: not a valid PostgreSQL URL/],
-      [
-        'plain text off loopback',
-        `postgres://svc:${FAKE}@db.example.invalid/ledger`,
-        /CONFIG_INVALID: the ledger database postgres:\/\/svc@db\.example\.invalid\/ledger is not on loopback/,
-      ],
-    ];
-    for (const [what, url, expected] of urls) {
+  // Failures, one test per kind of URL (each runs the five commands that take the ledger: 25 CLI runs in one test
+  // outlasted the time-out on a loaded machine).
+  const FAILURES: Array<[string, (db: string) => string, RegExp]> = [
+    [
+      'a wrong password',
+      (db) => `postgres://postgres:${FAKE}@127.0.0.1:${pgs.port}/${db}`,
+      /LEDGER_READ: .*password authentication failed/,
+    ],
+    [
+      'an unreachable server',
+      () => `postgres://svc:${FAKE}@127.0.0.1:1/ledger`,
+      /LEDGER_READ: cannot connect/,
+    ],
+    [
+      'a password as a parameter',
+      (db) => `postgres://postgres@127.0.0.1:${pgs.port}/${db}?password=${FAKE}`,
+      /LEDGER_READ: .*password authentication failed/,
+    ],
+    [
+      'a URL that does not parse',
+      () => `postgres://svc:${FAKE}@[::1/ledger`,
+      /USAGE_INVALID: not a valid PostgreSQL URL/,
+    ],
+    [
+      'a plain-text server off loopback',
+      () => `postgres://svc:${FAKE}@db.example.invalid/ledger`,
+      /CONFIG_INVALID: the ledger database postgres:\/\/svc@db\.example\.invalid\/ledger is not on loopback/,
+    ],
+  ];
+  let failing: { file: string; db: string; env: NodeJS.ProcessEnv } | undefined;
+  const failingInput = async () => {
+    if (!failing) {
+      const w = await workdir('pg-password-fail');
+      const file = join(w.dir, 'in.ndjson');
+      await writeNdjson(file, 10, 'pf');
+      const db = (await pgs.createDatabase()).split('/').pop() as string;
+      failing = {
+        file,
+        db,
+        env: { SVC_BASE_URL: sim.url, SVC_LOG_LEVEL: 'debug', SVC_REJECTS_PATH: w.rejects },
+      };
+    }
+    return failing;
+  };
+  it.each(FAILURES)(
+    'failures: %s — every command exits 1 with its one line, the password never shown',
+    async (what, urlOf, expected) => {
+      const { file, db, env } = await failingInput();
+      const url = urlOf(db);
       for (const args of [
         ['send', ...FAST, '--ledger', url, file],
         ['backfill', 'work', '--json', '--ledger', url],
@@ -87,7 +110,11 @@ describe('the ledger password is never shown', () => {
         expect(r.stderr, `${what}: ${args.slice(0, 2).join(' ')}`).toMatch(expected);
         clean(r, FAKE, `${what}: ${args.slice(0, 2).join(' ')}`);
       }
-    }
+    },
+  );
+
+  it('failures: a non-PostgreSQL URL', async () => {
+    const { file, env } = await failingInput();
     const mysql = await runCli(['backfill', 'plan', '--ledger', `mysql://svc:${FAKE}@db/x`, file], { env });
     expect(mysql.code).toBe(1);
     expect(mysql.stderr).toMatch(/needs a PostgreSQL ledger \(postgres:\/\/…\), not mysql:\/\/svc@db\/x/);

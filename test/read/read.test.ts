@@ -308,6 +308,35 @@ describe('what readers report never holds a card number; invalid UTF-8 is flagge
     expect(message).not.toContain(pan);
   });
 
+  it('a CSV header over the line limit (1 MiB) is an error naming the limit, never a reject with the next line as the header', async () => {
+    // Before: the header became a reject and `1,1` the header, failing as "columns 1 and 2 have the same name".
+    const header = `${'h'.repeat(1024 * 1024)},b\n`;
+    for (const [name, content] of [
+      ['big-header.csv', `${header}1,1\n2,2\n`],
+      ['big-header-crlf.csv', `\r\n${header.replace('\n', '\r\n')}1,1\r\n`],
+      ['only-header.csv', header.slice(0, -1)],
+    ] as const) {
+      const err = await readFile(name, content).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(SvcIngestError);
+      expect((err as SvcIngestError).code).toBe('INPUT_PARSE');
+      expect((err as Error).message).toMatch(
+        /: the header \(line [12]\) is longer than 1048576 bytes, the longest line read; no record can be read without it$/,
+      );
+    }
+    const [spec] = await resolveInputs([file('big-header-only.csv', `${header}1,1\n`)], {});
+    await expect(readCsvHeader(spec as InputSpec, {})).rejects.toThrow(
+      /the header \(line 1\) is longer than 1048576 bytes/,
+    );
+    // A long line after the header stays a reject, as before.
+    const { records, rejects } = await readFile('big-row.csv', `a,b\n${'x'.repeat(1100)},1\n2,2\n`, {
+      maxLineBytes: 1000,
+    });
+    expect(records.map((r) => [r.line, r.fields])).toEqual([[3, { a: '2', b: '2' }]]);
+    expect(rejects).toEqual([
+      { source: expect.any(String), line: 2, message: 'line longer than 1000 bytes' },
+    ]);
+  });
+
   it('flags the one record with bytes that are not UTF-8, wherever the reads cut multi-byte characters', async () => {
     const good = (i: number) => `${i},Café Lumière ${i},naïve\n`;
     const head = Buffer.from('id,name,note\n');

@@ -7,7 +7,10 @@ import { call, fields, startReceiver } from './helpers.ts';
 
 let sim: Simulator;
 let hook: Awaited<ReturnType<typeof startReceiver>>;
-const DELAY = 60;
+// Between two updates of a ticket the test reads it back: 60 ms was too short on a loaded machine (files run in
+// parallel), where the ticket had closed before the read of its "In Process" state, or was answered before the
+// read of its pending state.
+const DELAY = 500;
 
 beforeAll(async () => {
   hook = await startReceiver();
