@@ -85,7 +85,11 @@ describe.each(ledgerKinds(pgs).map((kind) => [kindName(kind), kind] as const))(
         const deliveredAtKill = new Set([...sim.deliveries().keys()]);
         if (torn) await tearLastLine(w.ledger);
         const atKill = await w.readLedger();
-        expect(atKill.bad).toBe(torn ? 1 : 0);
+        // SIGKILL may land inside the ledger's write of a group of lines: Linux stops a write to a regular file
+        // short when a fatal signal is pending, so the last line can be torn without our tearing it. At most
+        // that one line: the next start closes it off and skips it (the rerun below proves nothing is lost).
+        if (torn) expect(atKill.bad).toBe(1);
+        else expect(atKill.bad).toBeLessThanOrEqual(1);
         const recorded = idsWith(atKill.rows, 'acked');
         for (const id of recorded) expect(deliveredAtKill.has(id)).toBe(true);
         const unrecorded = [...deliveredAtKill].filter((id) => !recorded.has(id));
