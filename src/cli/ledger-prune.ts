@@ -43,18 +43,11 @@ async function runPrune(opts: PruneOptions): Promise<void> {
         'USAGE_INVALID',
         '--archive is for a ledger file (a database keeps its own backups)',
       );
-    const [{ connectLedgerDb }, { prunePgLedger }, { createLogger }] = await Promise.all([
-      import('../ledger/postgres/session.ts'),
+    const [{ prunePgLedger }, { connectPgLedger }] = await Promise.all([
       import('../ledger/postgres/prune.ts'),
-      import('../log.ts'),
+      import('./ledger.ts'),
     ]);
-    const { db } = await connectLedgerDb(where, {
-      passwordFile: config.ledger.passwordFile,
-      waitMs: config.ledger.waitMs,
-      allowPlaintext: config.ledger.allowPlaintext,
-      logger: createLogger({ level: config.log.level }),
-      write: true,
-    });
+    const { db } = await connectPgLedger(where, config, true);
     try {
       const r = await prunePgLedger(db, { before }).catch((err: unknown) => {
         throw db.fail('LEDGER_WRITE', 'cannot prune', err);

@@ -126,19 +126,24 @@ function pgLedgerOf(opts: LedgerOptions, config: Config): string | null {
   return given[0] as string;
 }
 
-/** Runs `fn` on the PostgreSQL ledger `url`, read-only; a database without the ledger's schema is LEDGER_READ. */
-async function withPgLedger<T>(url: string, config: Config, fn: (db: PgDb) => Promise<T>): Promise<T> {
+/** Connects to the PostgreSQL ledger `url` with the configured password, wait and TLS rule (`write`: may change it). */
+export async function connectPgLedger(url: string, config: Config, write: boolean) {
   const [{ createLogger }, { connectLedgerDb }] = await Promise.all([
     import('../log.ts'),
     import('../ledger/postgres/session.ts'),
   ]);
-  const { db, hasSchema } = await connectLedgerDb(url, {
+  return connectLedgerDb(url, {
     passwordFile: config.ledger.passwordFile,
     waitMs: config.ledger.waitMs,
     allowPlaintext: config.ledger.allowPlaintext,
     logger: createLogger({ level: config.log.level }),
-    write: false,
+    write,
   });
+}
+
+/** Runs `fn` on the PostgreSQL ledger `url`, read-only; a database without the ledger's schema is LEDGER_READ. */
+async function withPgLedger<T>(url: string, config: Config, fn: (db: PgDb) => Promise<T>): Promise<T> {
+  const { db, hasSchema } = await connectPgLedger(url, config, false);
   try {
     if (!hasSchema)
       throw new SvcIngestError(
