@@ -9,9 +9,6 @@ import { SvcIngestError } from '../errors.ts';
 import { createSplitter } from '../prepare/split.ts';
 import { type InputSpec, unreadable } from '../read/open.ts';
 
-/** Default partition size: about 200k canonical records, half a minute of one worker at concurrency 8. */
-export const DEFAULT_PARTITION_BYTES = 64 * 1024 * 1024;
-
 /**
  * One partition: bytes [start, end) of its file, the first at line `firstLine`.
  * @example { start: 0, end: 67109012, firstLine: 1 }

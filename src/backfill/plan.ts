@@ -14,7 +14,8 @@ import { checkRequiredColumns } from '../map/required-columns.ts';
 import { containsCardNumber, maskCardNumbers } from '../mask.ts';
 import type { InputFormat } from '../model/input.ts';
 import { DEFAULT_MAX_LINE_BYTES, readCsvHeader, readOnce, resolveInputs } from '../read/open.ts';
-import { cutFile, DEFAULT_PARTITION_BYTES } from './cut.ts';
+import { cutFile } from './cut.ts';
+import { DEFAULT_PARTITION_BYTES } from './partition-size.ts';
 
 export interface PlanOptions {
   /** postgres://… */

@@ -1,7 +1,7 @@
 // `svc-ingest backfill plan|status`: a backfill split into partitions that workers on several hosts claim from the
 // shared PostgreSQL ledger.
 import { type Command, Option } from 'commander';
-import { DEFAULT_PARTITION_BYTES } from '../backfill/cut.ts';
+import { DEFAULT_PARTITION_BYTES } from '../backfill/partition-size.ts';
 import type { PlanResult } from '../backfill/plan.ts';
 import { formatBytes, formatStatus } from '../backfill/status.ts';
 import { SvcIngestError } from '../errors.ts';

@@ -4,7 +4,6 @@ import type { Command } from 'commander';
 import { checkTicket } from '../client/checks.ts';
 import { createEnumWarner, warnTicketEnums } from '../client/enums.ts';
 import { SvcNetworkError, unavailableError } from '../client/errors.ts';
-import { startWebhookReceiver } from '../client/index.ts';
 import type { CreateTicketRequest, Ticket, TicketWebhookUpdate } from '../client/models.ts';
 import { readWebhookSecret } from '../config/secret.ts';
 import { EXIT, ExitError, SvcIngestError } from '../errors.ts';
@@ -287,6 +286,8 @@ export async function runListen(opts: ListenOptions): Promise<void> {
         '(set webhook.secretEnv or webhook.secretFile; see README "Webhook signing")',
     );
   }
+  // node:http is loaded only here: its ESM import evaluates all of its exports, Node's fetch among them (~12 ms).
+  const { startWebhookReceiver } = await import('../client/webhook.ts');
   let settle: (code: number) => void = () => {};
   const done = new Promise<number>((resolve) => {
     settle = resolve;
