@@ -13,6 +13,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // One PostgreSQL server for the run, shared by the test files (test/helpers/postgres-server.ts).
+    globalSetup: ['test/helpers/postgres-server.ts'],
     maxWorkers: 4,
   },
 });

