@@ -8,6 +8,7 @@ import { parse } from 'csv-parse';
 import { SvcIngestError } from '../errors.ts';
 import { maskCardNumbers, maskExcerpt } from '../mask.ts';
 import { LineCutter } from './csv-lines.ts';
+import { rejectText } from './excerpt.ts';
 import { type FieldsBuilder, fieldsBuilder } from './fields.ts';
 import type { RawRecord, ReadItem, RecordChunks } from './types.ts';
 
@@ -49,11 +50,6 @@ export async function* readCsv(bytes: AsyncIterable<Buffer>, source: string, opt
   const items = records.drain(out, true);
   if (items.length > 0) yield items;
   out.check();
-}
-
-/** The raw text of a rejected piece: 200 characters, masked before it is cut so no card number half survives. */
-export function rejectText(text: string): string {
-  return maskExcerpt(text, 200);
 }
 
 /**

@@ -1,7 +1,7 @@
 // NDJSON reader: one JSON object per line; blank lines skipped, bad or overlong lines become rejects.
 import { isUtf8 } from 'node:buffer';
 import { maskCardNumbers } from '../mask.ts';
-import { rejectText } from './csv.ts';
+import { rejectText } from './excerpt.ts';
 import type { RawRecord, ReadItem, RecordChunks } from './types.ts';
 
 /**
