@@ -5,7 +5,7 @@ import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BIN, ROOT, runCli } from '../helpers/cli.ts';
+import { BIN, collectOutput, ROOT, runCli } from '../helpers/cli.ts';
 
 /** The sub-commands listed under "Commands:" in a help text (commander's own `help` left out). */
 function subcommands(help: string): string[] {
@@ -138,15 +138,7 @@ describe('npm side', () => {
           env: { ...shellEnv, PATH: path, npm_config_cache: cache, npm_config_update_notifier: 'false' },
           stdio: ['ignore', 'pipe', 'pipe'],
         });
-        let stdout = '';
-        let stderr = '';
-        child.stdout.setEncoding('utf8').on('data', (d: string) => {
-          stdout += d;
-        });
-        child.stderr.setEncoding('utf8').on('data', (d: string) => {
-          stderr += d;
-        });
-        child.on('close', (code) => resolve({ code, stdout, stderr }));
+        void collectOutput(child).closed.then(resolve);
       });
     for (const call of [await npx(), await npx()]) {
       expect(call.code, call.stderr).toBe(0);

@@ -8,7 +8,7 @@ import { copyFile, mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { BIN, ROOT } from '../helpers/cli.ts';
+import { BIN, collectOutput, ROOT } from '../helpers/cli.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 
@@ -39,12 +39,9 @@ async function run(
       env: { ...process.env, SVC_LOG_LEVEL: 'info', SVC_BASE_URL: sim.url, ...env },
       stdio: ['pipe', 'pipe', fd],
     });
-    let stdout = '';
-    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
-      stdout += d;
-    });
+    const output = collectOutput(child);
     child.stdin!.end(input);
-    child.on('close', (code) => resolve({ code, stdout }));
+    void output.closed.then(resolve);
   });
   closeSync(fd);
   const raw = await readFile(errFile, 'utf8');

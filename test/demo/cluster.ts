@@ -9,6 +9,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 import pg from 'pg';
 import { startSimulator } from '../../src/simulator/index.ts';
+import { collectOutput } from '../helpers/cli.ts';
 import { startPostgres } from '../helpers/postgres.ts';
 
 const root = resolve(import.meta.dirname, '../..');
@@ -20,27 +21,9 @@ const LEASE_MS = 3000;
 const rel = (p: string) => relative(root, p);
 const say = (text: string) => process.stdout.write(`${text}\n`);
 
-interface Run {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
 function start(args: string[], env: NodeJS.ProcessEnv) {
   const child = spawn(bin, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => {
-    stdout += d;
-  });
-  child.stderr.setEncoding('utf8').on('data', (d: string) => {
-    stderr += d;
-  });
-  const done = new Promise<Run>((res) =>
-    child.on('close', (code, signal) => res({ code, signal, stdout, stderr })),
-  );
-  return { child, done };
+  return { child, done: collectOutput(child).closed };
 }
 
 /** The sample `copies` times, each copy's transactionIds suffixed `-<tag><k>` (unparsable lines kept as they are). */

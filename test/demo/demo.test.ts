@@ -6,7 +6,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { ROOT } from '../helpers/cli.ts';
+import { collectOutput, ROOT } from '../helpers/cli.ts';
 
 it('ends with a reconcile and traces showing rewards paid, pending, unmatched, disputed, rejected and never read', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'svc-demo-'));
@@ -20,12 +20,7 @@ it('ends with a reconcile and traces showing rewards paid, pending, unmatched, d
       env: { ...process.env, SVC_DEMO_DIR: dir },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    let stdout = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => {
-      stdout += d;
-    });
-    child.stderr.resume();
-    child.on('close', (code) => resolve({ code, stdout }));
+    void collectOutput(child).closed.then(resolve);
   });
   expect(out.code, out.stdout).toBe(0);
   const s = out.stdout;

@@ -47,6 +47,37 @@ export function textOf(stderr: string): string {
   });
 }
 
+/** A child's exit and what it wrote, once it has closed. */
+export interface ChildOutput {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Collect what a child writes on its piped stdout and stderr (as UTF-8 text; a stream not piped stays '').
+ * @example const out = collectOutput(spawn('npm', ['pack'])); const { code, stdout } = await out.closed
+ */
+export function collectOutput(child: ChildProcess): {
+  stdout: () => string;
+  stderr: () => string;
+  closed: Promise<ChildOutput>;
+} {
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.setEncoding('utf8').on('data', (d: string) => {
+    stdout += d;
+  });
+  child.stderr?.setEncoding('utf8').on('data', (d: string) => {
+    stderr += d;
+  });
+  const closed = new Promise<ChildOutput>((res) => {
+    child.on('close', (code, signal) => res({ code, signal, stdout, stderr }));
+  });
+  return { stdout: () => stdout, stderr: () => stderr, closed };
+}
+
 export interface CliRun {
   child: ChildProcess;
   done: Promise<CliResult>;
@@ -66,22 +97,11 @@ export function startCli(
     env: { ...process.env, SVC_LOG_LEVEL: 'warn', SVC_SEND_HEALTH_CHECK_WINDOW_MS: '0', ...opts.env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => {
-    stdout += d;
-  });
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => {
-    stderr += d;
-  });
+  const output = collectOutput(child);
   child.stdin!.on('error', () => {});
   if (opts.input !== undefined) child.stdin!.end(opts.input);
   else if (!opts.keepStdinOpen) child.stdin!.end();
-  const done = new Promise<CliResult>((res) => {
-    child.on('close', (code, signal) =>
-      res({ code, signal, stdout, stderr: textOf(stderr), rawStderr: stderr }),
-    );
-  });
+  const done = output.closed.then((o) => ({ ...o, stderr: textOf(o.stderr), rawStderr: o.stderr }));
   return { child, done };
 }
 

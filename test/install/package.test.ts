@@ -8,7 +8,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink } from 'node:fs/pr
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT } from '../helpers/cli.ts';
+import { collectOutput, ROOT } from '../helpers/cli.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { walkThroughBlock } from '../helpers/walkthrough.ts';
 
@@ -29,14 +29,7 @@ function run(cmd: string, args: string[], o: { cwd: string; env: NodeJS.ProcessE
       stdio: ['pipe', 'pipe', 'pipe'],
       detached: true,
     });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => {
-      stdout += d;
-    });
-    child.stderr.setEncoding('utf8').on('data', (d: string) => {
-      stderr += d;
-    });
+    const output = collectOutput(child);
     child.stdin.end(o.input ?? '');
     const timer = setTimeout(() => {
       try {
@@ -44,7 +37,7 @@ function run(cmd: string, args: string[], o: { cwd: string; env: NodeJS.ProcessE
       } catch {}
     }, 90_000);
     child.on('error', reject);
-    child.on('close', (code) => {
+    void output.closed.then(({ code, stdout, stderr }) => {
       clearTimeout(timer);
       resolve({ code, stdout, stderr });
     });

@@ -6,7 +6,7 @@ import { mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { BIN, runCli, startCli, summaryOf, waitFor } from '../helpers/cli.ts';
+import { BIN, collectOutput, runCli, startCli, summaryOf, waitFor } from '../helpers/cli.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import { csvOf, makeTx, range } from '../helpers/transactions.ts';
 
@@ -136,13 +136,9 @@ function startOnTty(args: string[], extraEnv: NodeJS.ProcessEnv) {
     env: { ...process.env, ...extraEnv, COLUMNS: '300' },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
-  let out = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => {
-    out += d;
-  });
-  child.stderr.resume();
-  const done = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
-  return { child, pidFile, output: () => out, done };
+  const output = collectOutput(child);
+  const done = output.closed.then(({ code }) => code);
+  return { child, pidFile, output: output.stdout, done };
 }
 
 describe('send: on a terminal', () => {

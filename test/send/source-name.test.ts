@@ -5,7 +5,7 @@ import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { ROOT, runCli } from '../helpers/cli.ts';
+import { collectOutput, ROOT, runCli } from '../helpers/cli.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 
 const sim = useSimulator({ seed: 41 }, 'reset');
@@ -56,11 +56,7 @@ describe('--source-name', () => {
           stdio: ['ignore', 'ignore', 'pipe'],
         },
       );
-      let stderr = '';
-      child.stderr.setEncoding('utf8').on('data', (d: string) => {
-        stderr += d;
-      });
-      child.on('close', (status) => resolve({ status, stderr }));
+      void collectOutput(child).closed.then(({ code, stderr }) => resolve({ status: code, stderr }));
     });
     expect(r.status, r.stderr).toBe(2);
     const ledger = await ndjson(join(dir, 'ledger.ndjson'));
