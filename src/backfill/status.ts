@@ -22,7 +22,8 @@ export function formatSeconds(s: number): string {
   return h > 0 ? `${h}h ${m}m ${sec}s` : m > 0 ? `${m}m ${sec}s` : `${sec}s`;
 }
 
-const int = (n: number): string => Math.round(n).toLocaleString('en-US');
+/** 1234567 → "1,234,567". By hand: the first toLocaleString of a process loads ICU's number formats (~13 ms of CPU). */
+const int = (n: number): string => String(Math.round(n)).replace(/\B(?=(\d{3})+$)/g, ',');
 
 /**
  * The lines `backfill status` prints.

@@ -3,20 +3,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { type ErrorCode, ExitError, exitStatusOf, SvcIngestError } from '../errors.ts';
 import { LOG_FORMATS, type LogFormat, setLogFormat, stderrLine } from '../log.ts';
 import { maskCardNumbers } from '../mask.ts';
-import * as backfill from './backfill.ts';
 import { addExamples } from './common.ts';
-import * as ledger from './ledger.ts';
-import * as ledgerMigrate from './ledger-migrate.ts';
-import * as ledgerPrune from './ledger-prune.ts';
-import * as map from './map.ts';
-import * as mapping from './mapping.ts';
-import * as reconcile from './reconcile.ts';
-import * as redemptions from './redemptions.ts';
-import * as send from './send.ts';
-import * as simulate from './simulate.ts';
-import * as stores from './stores.ts';
-import * as tickets from './tickets.ts';
-import * as trace from './trace.ts';
 
 // A closed pipe on stdout (`svc-ingest … | head`) ends the command quietly, as other Unix tools do.
 for (const stream of [process.stdout, process.stderr]) {
@@ -56,23 +43,49 @@ const program = new Command('svc-ingest')
   })
   .exitOverride();
 
-// `ledger` declares the command group; `ledger migrate` adds itself to it, so it comes after.
-for (const mod of [
-  send,
-  map,
-  mapping,
-  simulate,
-  redemptions,
-  stores,
-  tickets,
-  reconcile,
-  trace,
-  backfill,
-  ledger,
-  ledgerMigrate,
-  ledgerPrune,
-])
-  mod.define(program);
+interface CommandModule {
+  define(program: Command): void;
+}
+
+/**
+ * Each command's module, by the name it is run by, in the order `--help` lists them. `ledger` declares the command
+ * group; `ledger migrate` and `ledger prune` add themselves to it, so they come after.
+ */
+const COMMANDS: ReadonlyArray<readonly [string[], () => Promise<CommandModule>[]]> = [
+  [['send'], () => [import('./send.ts')]],
+  [['map'], () => [import('./map.ts')]],
+  [['mappings', 'mapping'], () => [import('./mapping.ts')]],
+  [['simulate'], () => [import('./simulate.ts')]],
+  [['redemptions'], () => [import('./redemptions.ts')]],
+  [['stores'], () => [import('./stores.ts')]],
+  [['tickets'], () => [import('./tickets.ts')]],
+  [['reconcile'], () => [import('./reconcile.ts')]],
+  [['trace'], () => [import('./trace.ts')]],
+  [['backfill'], () => [import('./backfill.ts')]],
+  [['ledger'], () => [import('./ledger.ts'), import('./ledger-migrate.ts'), import('./ledger-prune.ts')]],
+];
+
+/**
+ * The command named on the command line (the first word that is not a global option), or undefined. Only its
+ * module is loaded and declared: a start then loads one command's code, not all thirteen (~12 ms of CPU a run,
+ * docs/commands.md). Anything else (`--help`, `help …`, a misspelt command) declares them all, so commander can
+ * list them and suggest the nearest name.
+ */
+function commandNamed(args: string[]): string | undefined {
+  for (let i = 2; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === '--log-format') i++;
+    else if (!a.startsWith('--log-format=')) return a;
+  }
+  return undefined;
+}
+
+async function declareCommands(args: string[]): Promise<void> {
+  const name = commandNamed(args);
+  const named = COMMANDS.filter(([names]) => name !== undefined && names.includes(name));
+  const modules = await Promise.all((named.length > 0 ? named : COMMANDS).flatMap(([, load]) => load()));
+  for (const mod of modules) mod.define(program);
+}
 addExamples(program, [
   [
     'svc-ingest send --mapping northwind-csv samples/northwind.csv',
@@ -100,6 +113,7 @@ function helpArgv(argv: string[]): string[] {
   return [...argv.slice(0, 2), ...words, '--help'];
 }
 
+await declareCommands(process.argv);
 const argv = helpArgv(process.argv);
 const end = argv.indexOf('--');
 /**

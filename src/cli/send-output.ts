@@ -105,7 +105,8 @@ export function codeLines(codes: CodeCounts | undefined, dryRun: boolean): strin
   const out: string[] = [];
   for (const [field, values] of Object.entries(codes)) {
     const parts = Object.entries(values as Record<string, number>)
-      .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+      // Ties by code unit order: localeCompare's first call loads ICU's collation (~8 ms of CPU a run).
+      .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
       .map(
         ([v, n]) => `${maskCardNumbers(v)} ${n}${codeProblem(field, v) === undefined ? '' : ' (unknown)'}`,
       );
