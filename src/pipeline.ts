@@ -4,10 +4,8 @@
 
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
-import { gatedOnClaims } from './chain/claims.ts';
 import { columnMissing, logRunStart, readyStore } from './chain/notices.ts';
 import type { SendOptions } from './chain/options.ts';
-import { runChainSettled, settlePollMs } from './chain/settle.ts';
 import { checkStateFile } from './ledger/file/files.ts';
 import { openLedgerStore } from './ledger/open.ts';
 import type { LedgerStore } from './ledger/store.ts';
@@ -97,6 +95,12 @@ async function runSend(o: SendOptions, c: Counters, live: Live): Promise<RunSumm
         sources: inputs.specs.map(sourceName),
       };
       if (rejectsPath) rejects = await openRejectsWriter(o.rejectsPath, caps);
+      // The chain's modules are loaded once the ledger is ours: a run refused before (a locked ledger, the service
+      // not answering) does not load them.
+      const [{ runChainSettled, settlePollMs }, { gatedOnClaims }] = await Promise.all([
+        import('./chain/settle.ts'),
+        import('./chain/claims.ts'),
+      ]);
       end = await runChainSettled(
         {
           chunks: source.chunks,

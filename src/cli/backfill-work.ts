@@ -81,7 +81,7 @@ async function workAndReport(
 ): Promise<number> {
   const [{ startWork }, { createClient }] = await Promise.all([
     import('../backfill/work.ts'),
-    import('../client/index.ts'),
+    import('../client/client.ts'),
   ]);
   const config = ctx.config;
   const client = createClient(config, { logger, connections: config.send.concurrency });

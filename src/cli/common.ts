@@ -78,7 +78,7 @@ export async function setUp(
 ): Promise<CommandContext> {
   const config = loadCommandConfig(opts, extra);
   const logger = createLogger({ level: config.log.level });
-  const { createClient } = await import('../client/index.ts');
+  const { createClient } = await import('../client/client.ts');
   const client = createClient(config, { logger, ...clientOpts });
   return { config, logger, client, close: () => client.close() };
 }

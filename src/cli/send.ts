@@ -163,7 +163,7 @@ async function sendAndReport(
     'postTransactionsJson' | 'checkService' | 'close'
   > | null = null;
   if (!dryRun) {
-    const { createClient } = await import('../client/index.ts');
+    const { createClient } = await import('../client/client.ts');
     client = createClient(config, { logger, connections: config.send.concurrency });
   }
   let post: import('../send/attempt.ts').PostTransactions = () =>

@@ -1,6 +1,6 @@
 // The shared service client: one method per endpoint, limits checked before sending, typed errors, no retry.
 import { randomUUID } from 'node:crypto';
-import { type HTTPError, isHTTPError, isNetworkError, isTimeoutError, type Options } from 'ky';
+import type { HTTPError, Options } from 'ky';
 import { checkHeaderValue, readSecret } from '../config/secret.ts';
 import type { Config } from '../config/types.ts';
 import type { Logger } from '../log.ts';
@@ -41,7 +41,7 @@ import {
   type SessionProvider,
   staticProvider,
 } from './session.ts';
-import { createTransport, type TransportOptions } from './transport.ts';
+import { createTransport, kyModule, type TransportOptions } from './transport.ts';
 
 /**
  * The service, one method per endpoint. Never retries (callers do), except one session re-start on a 401 from
@@ -228,6 +228,8 @@ export function createClient(config: Config, opts: ClientOptions = {}): SvcClien
     userSignal: AbortSignal | undefined,
     deadline: AbortSignal,
   ): Error {
+    // ky's type guards, from the module the request itself loaded.
+    const { isHTTPError, isNetworkError, isTimeoutError } = kyModule();
     if (isHTTPError(err)) {
       const e = err as HTTPError;
       const status = e.response.status;

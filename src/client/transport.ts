@@ -1,10 +1,9 @@
 // The one ky instance of a client: base URL, timeout, user agent, no retry, and beneath it a fetch on an undici Agent
 // (keep-alive, the connection cap, mTLS).
 
-import ky, { type KyInstance } from 'ky';
-// The Agent's own module, not undici's index: the index loads all of undici (fetch, WebSocket, cache, mocks; ~110
-// modules, ~70 ms of CPU on every start), of which the client uses the Agent alone (src/types/undici-agent.d.ts).
-import Agent from 'undici/lib/dispatcher/agent.js';
+import { createRequire } from 'node:module';
+import type { KyInstance } from 'ky';
+import type Agent from 'undici/lib/dispatcher/agent.js';
 import { readTlsPassphrase } from '../config/secret.ts';
 import { FILE_CAPS, readSmallBytes } from '../config/small-file.ts';
 import type { Config } from '../config/types.ts';
@@ -12,7 +11,7 @@ import { SvcIngestError } from '../errors.ts';
 import { dispatcherFetch } from './dispatch-fetch.ts';
 
 /**
- * HTTP plumbing shared by all endpoints of one client.
+ * HTTP plumbing shared by all endpoints of one client. The ky instance (and the Agent beneath it) is made on first use.
  * @example const t = createTransport(cfg, { connections: 8 }); await t.ky.get('v2/…'); await t.close()
  */
 export interface Transport {
@@ -51,8 +50,29 @@ function readTlsFile(path: string, key: string): Buffer {
   }
 }
 
-/** Builds the undici Agent with keep-alive, the connection cap and the mutual-TLS material. */
-export function createAgent(config: Config, connections: number): Agent {
+const require = createRequire(import.meta.url);
+
+/**
+ * ky and undici's Agent, loaded on the first request, not at start: with Node's own fetch classes beneath ky (its
+ * module reads them when it loads) they cost ~50 ms of CPU, which a run that stops before its first request (a
+ * refused configuration, a mapping or an input that cannot be read, a locked ledger) need not pay. require() loads
+ * the ES module ky at once, so the transport's interface stays synchronous.
+ * @example kyModule().isHTTPError(err)
+ */
+export function kyModule(): typeof import('ky') {
+  return require('ky') as typeof import('ky');
+}
+
+/**
+ * The Agent's own module, not undici's index: the index loads all of undici (fetch, WebSocket, cache, mocks; ~110
+ * modules, ~70 ms of CPU), of which the client uses the Agent alone (src/types/undici-agent.d.ts).
+ */
+function agentClass(): typeof Agent {
+  return require('undici/lib/dispatcher/agent.js') as typeof Agent;
+}
+
+/** The mutual-TLS material, read when the client is made: a file that cannot be read is refused before any work. */
+function tlsMaterial(config: Config): Record<string, unknown> {
   const { certFile, keyFile, caFile } = config.tls;
   const connect: Record<string, unknown> = {};
   if (certFile) connect.cert = readTlsFile(certFile, 'tls.certFile');
@@ -60,7 +80,17 @@ export function createAgent(config: Config, connections: number): Agent {
   if (caFile) connect.ca = readTlsFile(caFile, 'tls.caFile');
   const passphrase = readTlsPassphrase(config);
   if (passphrase) connect.passphrase = passphrase;
-  return new Agent({ connections, keepAliveTimeout: 10_000, keepAliveMaxTimeout: 60_000, connect });
+  return connect;
+}
+
+/** Builds the undici Agent with keep-alive, the connection cap and the mutual-TLS material. */
+export function createAgent(config: Config, connections: number): Agent {
+  return newAgent(tlsMaterial(config), connections);
+}
+
+function newAgent(connect: Record<string, unknown>, connections: number): Agent {
+  const UndiciAgent = agentClass();
+  return new UndiciAgent({ connections, keepAliveTimeout: 10_000, keepAliveMaxTimeout: 60_000, connect });
 }
 
 /**
@@ -84,34 +114,41 @@ export function createTransport(
   constant: ConstantHeaders = {},
 ): Transport {
   checkTlsVerification();
+  const connect = opts.fetch ? null : tlsMaterial(config);
+  const connections = opts.connections ?? config.send.concurrency + 2;
   let agent: Agent | undefined;
-  let fetchImpl: typeof fetch;
-  if (opts.fetch) {
-    fetchImpl = opts.fetch;
-  } else {
-    const a = createAgent(config, opts.connections ?? config.send.concurrency + 2);
-    agent = a;
-    // One undici dispatch per call on the Agent; redirects are never followed (see dispatcherFetch): a 3xx comes back
-    // as it came, so the batch, the auth header and the card data never go to a host we were not configured for.
-    fetchImpl = dispatcherFetch(a);
-  }
+  let instance: KyInstance | undefined;
   const headers: Record<string, string> = {
     'user-agent': config.userAgent,
     accept: 'application/json',
     ...constant,
   };
-  const instance = ky.create({
-    prefix: config.baseUrl,
-    retry: 0,
-    timeout: config.timeoutMs,
-    throwHttpErrors: true,
-    headers,
-    fetch: fetchImpl,
-    redirect: 'manual',
-  });
+  function build(): KyInstance {
+    let fetchImpl: typeof fetch;
+    if (connect === null) {
+      fetchImpl = opts.fetch as typeof fetch;
+    } else {
+      agent = newAgent(connect, connections);
+      // One undici dispatch per call on the Agent; redirects are never followed (see dispatcherFetch): a 3xx comes
+      // back as it came, so the batch, the auth header and the card data never go to a host we were not configured for.
+      fetchImpl = dispatcherFetch(agent);
+    }
+    return kyModule().default.create({
+      prefix: config.baseUrl,
+      retry: 0,
+      timeout: config.timeoutMs,
+      throwHttpErrors: true,
+      headers,
+      fetch: fetchImpl,
+      redirect: 'manual',
+    });
+  }
   return {
-    ky: instance,
-    ownOptions: agent !== undefined || opts.fetchTakesOwnOptions === true,
+    get ky() {
+      instance ??= build();
+      return instance;
+    },
+    ownOptions: connect !== null || opts.fetchTakesOwnOptions === true,
     async close() {
       await agent?.close();
     },
