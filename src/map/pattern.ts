@@ -2,7 +2,17 @@
 // the pattern (`^(a+)+$` on 10,000 characters: milliseconds), where JavaScript's backtracking RegExp can take
 // longer than the run. RE2 syntax: no backreferences, no lookahead or lookbehind; everything else a profile
 // writes (classes, quantifiers, groups, named groups `(?<name>…)`, anchors, \d \w \s \b) reads as in JavaScript.
-import { RE2JS } from 're2js';
+import { createRequire } from 'node:module';
+import type { RE2JS as RE2JSClass } from 're2js';
+
+const require = createRequire(import.meta.url);
+let re2js: typeof RE2JSClass | undefined;
+
+/** RE2JS, loaded when a profile first has a pattern: most profiles have none, and it is ~2 ms of every start. */
+function RE2(): typeof RE2JSClass {
+  re2js ??= (require('re2js') as typeof import('re2js')).RE2JS;
+  return re2js;
+}
 
 /** A compiled pattern: exec like RegExp's (groups 0..n and named groups, undefined for a group that took no part). */
 export interface LinearPattern {
@@ -25,11 +35,12 @@ export const PATTERN_FLAGS = /^[imsu]*$/;
  * @example compilePattern('^(?<city>.+?),\\s*(?<st>[A-Z]{2})$', '').exec('AUSTIN, TX')?.groups?.st // 'TX'
  */
 export function compilePattern(pattern: string, flags: string): LinearPattern {
+  const RE2JS = RE2();
   let f = 0;
   if (flags.includes('i')) f |= RE2JS.CASE_INSENSITIVE;
   if (flags.includes('m')) f |= RE2JS.MULTILINE;
   if (flags.includes('s')) f |= RE2JS.DOTALL;
-  let re: RE2JS;
+  let re: RE2JSClass;
   try {
     re = RE2JS.compile(pattern, f);
   } catch (err) {

@@ -2,7 +2,6 @@
 import { createReadStream } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 import { pipeline, Readable } from 'node:stream';
-import { createGunzip } from 'node:zlib';
 import { SvcIngestError } from '../errors.ts';
 import { maskCardNumbers } from '../mask.ts';
 import type { InputFormat } from '../model/input.ts';
@@ -255,6 +254,8 @@ export async function* inputBytes(
         yield* sliced(typeof chunk === 'string' ? Buffer.from(chunk) : chunk, sliceBytes);
       return;
     }
+    // zlib is loaded for a .gz input only.
+    const { createGunzip } = await import('node:zlib');
     const gunzip = createGunzip();
     // pipeline forwards a source error into gunzip and closes the source when reading stops early.
     pipeline(Readable.from(raw), gunzip, () => {});
