@@ -84,10 +84,6 @@ function tlsMaterial(config: Config): Record<string, unknown> {
 }
 
 /** Builds the undici Agent with keep-alive, the connection cap and the mutual-TLS material. */
-export function createAgent(config: Config, connections: number): Agent {
-  return newAgent(tlsMaterial(config), connections);
-}
-
 function newAgent(connect: Record<string, unknown>, connections: number): Agent {
   const UndiciAgent = agentClass();
   return new UndiciAgent({ connections, keepAliveTimeout: 10_000, keepAliveMaxTimeout: 60_000, connect });
