@@ -18,8 +18,9 @@ export default defineConfig({
     // tests leave no state behind them (the environment variables they set are restored; servers, folders and
     // databases are their own); a shuffled order (`--sequence.shuffle.files`) passes as well.
     isolate: false,
-    // One PostgreSQL server for the run, shared by the test files (test/helpers/postgres-server.ts).
-    globalSetup: ['test/helpers/postgres-server.ts'],
+    // One PostgreSQL server for the run, shared by the test files (test/helpers/postgres-server.ts); the CLI's
+    // compile cache filled before the first file, which matters on a fresh clone (test/helpers/warm-cli.ts).
+    globalSetup: ['test/helpers/postgres-server.ts', 'test/helpers/warm-cli.ts'],
     maxWorkers: 4,
   },
 });
