@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import LongestFirst from './helpers/sequencer.ts';
 
 // Test files run in parallel, several per core: most of the suite's time is spent waiting (on the CLI's child
 // processes, the simulator's latency, a real PostgreSQL, timers), not computing, so one file per core (vitest's
@@ -21,6 +22,8 @@ export default defineConfig({
     // One PostgreSQL server for the run, shared by the test files (test/helpers/postgres-server.ts); the CLI's
     // compile cache filled before the first file, which matters on a fresh clone (test/helpers/warm-cli.ts).
     globalSetup: ['test/helpers/postgres-server.ts', 'test/helpers/warm-cli.ts'],
+    // The longest files first on a fresh clone too, where vitest has no times yet (test/helpers/sequencer.ts).
+    sequence: { sequencer: LongestFirst },
     maxWorkers: 4,
   },
 });
