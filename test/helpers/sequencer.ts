@@ -23,6 +23,8 @@ const LONGEST_FIRST = [
   'faults/leak-corpus',
   'cli/log-lines',
   'commands/trace',
+  'faults/drain',
+  'docs/support-examples',
 ];
 
 function rank(spec: TestSpecification): number {
