@@ -5,26 +5,17 @@
 // does: every command's declaration (`--help`), the read → map → validate → chain path (a dry run of a CSV
 // sample), and the HTTP client (a send to a closed port, which stops at the health check). On a warm clone they
 // cost about half a second of CPU. Their output is not looked at: a test that needs these to work says so itself.
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BIN, ROOT } from './cli.ts';
-
-function run(args: string[]): Promise<void> {
-  return new Promise((resolve) => {
-    const child = spawn(BIN, args, { stdio: 'ignore', env: { ...process.env, SVC_LOG_LEVEL: 'silent' } });
-    child.on('error', () => resolve());
-    child.on('close', () => resolve());
-  });
-}
+import { ROOT, runCli } from './cli.ts';
 
 export default async function setup(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'svc-warm-'));
   try {
     await Promise.all([
-      run(['--help']),
-      run([
+      runCli(['--help']),
+      runCli([
         'send',
         '--dry-run',
         '--ledger',
@@ -33,12 +24,11 @@ export default async function setup(): Promise<void> {
         join(dir, 'dry-rejects.ndjson'),
         join(ROOT, 'samples/canonical.csv'),
       ]),
-      run([
+      // runCli sets the health check's window to 0: the send stops at its first refused connection.
+      runCli([
         'send',
         '--base-url',
         'http://127.0.0.1:9',
-        '--health-check-window-ms',
-        '0',
         '--new-destination',
         '--ledger',
         join(dir, 'ledger.ndjson'),
