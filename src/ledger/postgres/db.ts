@@ -85,7 +85,9 @@ export async function connectPg(target: PgTarget, o: PgDbOptions): Promise<PgDb>
   const pool = new pg.Pool({
     connectionString: target.connectionString,
     max: o.maxConnections ?? 4,
-    idleTimeoutMillis: 30_000,
+    // A connection idle for 2 s is closed: the pool holds what the process uses at once (admit and record, mostly),
+    // not its peak, so that with too few slots on the server the other processes get theirs.
+    idleTimeoutMillis: 2000,
     connectionTimeoutMillis: 10_000,
     keepAlive: true,
     application_name: 'svc-ingest',
