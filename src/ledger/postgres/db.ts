@@ -161,7 +161,10 @@ export async function connectPg(target: PgTarget, o: PgDbOptions): Promise<PgDb>
       maxRetryTime: waitMs,
       // No stop signal here: a run that is stopping still records the outcomes in flight, so it waits as long.
       shouldRetry: ({ error }) => mayWait(refusalOf(error)),
-      onFailedAttempt: ({ error, attemptNumber }) => noteFailure(error, attemptNumber),
+      // Called for every failure, retried or not: only one that will be waited for is said to be.
+      onFailedAttempt: ({ error, attemptNumber }) => {
+        if (mayWait(refusalOf(error))) noteFailure(error, attemptNumber);
+      },
     }).then(
       (r) => {
         noteSuccess();
