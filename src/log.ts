@@ -14,13 +14,19 @@ export type Logger = PinoLogger;
 const CENSOR = '[redacted]';
 /** Key names whose values are secrets or card numbers, at any depth. */
 const SENSITIVE_KEY =
-  /^(authorization|proxy-authorization|x-svc-session-token|cookie|set-cookie)$|token|secret|passphrase|password|^(card)?pan$|primaryaccountnumber|card_?num(ber)?|^card_?no$/i;
+  /token|secret|passphrase|password|^(card)?pan$|primaryaccountnumber|card_?num(ber)?|^card_?no$/i;
+/**
+ * HTTP header names that carry credentials: censored in a headers object (a key named `headers`) and as a log
+ * line's own field, not deeper elsewhere, where such a word is data (a count keyed by the code AUTHORIZATION).
+ */
+const CREDENTIAL_HEADER = /^(authorization|proxy-authorization|x-svc-session-token|cookie|set-cookie)$/i;
+const HEADERS_KEY = /headers$/i;
 
 /**
  * A log object with secrets censored by key and every card number masked (src/mask.ts: values, keys,
  * messages; an Error becomes its masked name, message and stack, as pino would have printed it).
  */
-function scrub(value: unknown, depth: number): unknown {
+function scrub(value: unknown, depth: number, inHeaders = false): unknown {
   if (typeof value === 'string') return maskCardNumbers(value);
   if (typeof value !== 'object' || value === null) return maskDeep(value);
   if (depth > 6) {
@@ -34,7 +40,7 @@ function scrub(value: unknown, depth: number): unknown {
     // A copy of the same class (pino's serializer prints its name), its message, stack and own members masked.
     const copy = Object.create(Object.getPrototypeOf(value) as object) as Error;
     for (const [k, v] of Object.entries(value))
-      (copy as unknown as Record<string, unknown>)[k] = scrub(v, depth + 1);
+      (copy as unknown as Record<string, unknown>)[k] = scrub(v, depth + 1, HEADERS_KEY.test(k));
     Object.defineProperty(copy, 'message', { value: maskCardNumbers(value.message), enumerable: false });
     if (value.stack !== undefined)
       Object.defineProperty(copy, 'stack', { value: maskCardNumbers(value.stack), enumerable: false });
@@ -45,8 +51,9 @@ function scrub(value: unknown, depth: number): unknown {
   if (Array.isArray(value)) return value.map((v) => scrub(v, depth + 1));
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+    const secret = SENSITIVE_KEY.test(k) || ((depth === 0 || inHeaders) && CREDENTIAL_HEADER.test(k));
     out[maskCardNumbers(k)] =
-      SENSITIVE_KEY.test(k) && v !== undefined && v !== null ? CENSOR : scrub(v, depth + 1);
+      secret && v !== undefined && v !== null ? CENSOR : scrub(v, depth + 1, HEADERS_KEY.test(k));
   }
   return out;
 }

@@ -73,6 +73,7 @@ async function runSend(o: SendOptions, c: Counters, live: Live): Promise<RunSumm
       passwordFile: o.passwordFile,
       leaseMs: o.leaseMs,
       waitMs: o.waitMs,
+      poolMax: o.poolMax,
       allowPlaintext: o.allowPlaintext,
       destination: o.destination,
       newDestination: o.newDestination,

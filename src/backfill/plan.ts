@@ -22,6 +22,7 @@ export interface PlanOptions {
   url: string;
   passwordFile?: string;
   waitMs?: number;
+  poolMax?: number;
   allowPlaintext?: boolean;
   files: string[];
   mapping?: string;
@@ -112,6 +113,7 @@ export async function planBackfill(o: PlanOptions): Promise<PlanResult> {
   const { db } = await connectLedgerDb(o.url, {
     passwordFile: o.passwordFile,
     waitMs: o.waitMs,
+    poolMax: o.poolMax,
     allowPlaintext: o.allowPlaintext,
     logger: o.logger,
     write: true,

@@ -29,6 +29,8 @@ export class PartitionWatch {
   bytes = 0;
   private readonly o: WatchOptions;
   private checking: Promise<void> | null = null;
+  /** Closed: a write still under way says nothing more (the run may have logged its last line, its pool ended). */
+  private closed = false;
   private lapseCheck: Promise<void> | null = null;
   private readonly timer: ReturnType<typeof setInterval>;
   private readonly onSignal = () => this.stop.abort(this.o.signal?.reason);
@@ -56,6 +58,7 @@ export class PartitionWatch {
   }
 
   close(): void {
+    this.closed = true;
     clearInterval(this.timer);
     this.o.signal?.removeEventListener('abort', this.onSignal);
   }
@@ -72,13 +75,14 @@ export class PartitionWatch {
   private async checkNow(): Promise<void> {
     const { session: s, partition: p, counters: c, logger: log } = this.o;
     const held = await reportProgress(s, p.partitionNo, this.bytes, c).catch((err: unknown) => {
+      if (this.closed) return true;
       log.warn(
         { event: 'backfill.progress.failed', error: s.db.fail('LEDGER_WRITE', 'progress', err).message },
         'could not report progress',
       );
       return true;
     });
-    if (!held && !this.lost) {
+    if (!held && !this.lost && !this.closed) {
       this.lost = true;
       log.warn(
         { event: 'backfill.partition.lost', ...this.o.where },

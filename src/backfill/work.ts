@@ -44,6 +44,8 @@ export interface WorkOptions extends RejectCaps {
   passwordFile?: string;
   leaseMs: number;
   waitMs?: number;
+  /** ledger.poolMax: connections to the database at most. */
+  poolMax?: number;
   allowPlaintext?: boolean;
   /** This worker's name (default host:pid:runId); two live processes must never share one. */
   workerId?: string;
@@ -130,6 +132,7 @@ async function runWork(o: WorkOptions, totals: Counters, live: Live): Promise<Wo
     leaseMs: o.leaseMs,
     passwordFile: o.passwordFile,
     waitMs: o.waitMs,
+    poolMax: o.poolMax,
     allowPlaintext: o.allowPlaintext,
     destination: o.destination,
     newDestination: o.newDestination,

@@ -25,7 +25,8 @@ export function gatePost(
 
 /**
  * `send`'s dispatch settings with each post asking the store first (no query while the lease is fresh; see
- * LedgerStore.claimsHeld). Once the lease has run out, every post fails with LEDGER_LEASE, which stops the run:
+ * LedgerStore.claimsHeld). Once another worker has taken over any of its claims (its lease had run out, and the
+ * check in the database found them gone), every post fails with LEDGER_LEASE, which stops the run:
  * what was read and not sent is recorded as failed, and a rerun sends what no other worker did. The records
  * sent twice stay those already on the wire when the worker was paused: at most concurrency x batch size.
  * @example createDispatcher({ ...gatedOnClaims(settings, store), ...recorder })
@@ -39,7 +40,7 @@ export function gatedOnClaims(d: DispatchSettings, store: LedgerStore): Dispatch
     () =>
       new SvcIngestError(
         'LEDGER_LEASE',
-        `this worker’s lease on the ledger ${store.location} ran out (the process was paused, or the database out of reach, for longer than ledger.leaseMs); another worker may have taken over its claims`,
+        `this worker’s lease on the ledger ${store.location} ran out (the process was paused, or the database out of reach, for longer than ledger.leaseMs) and another worker took over some of its claims`,
       ),
   );
 }

@@ -31,6 +31,8 @@ export interface SendOptions extends RejectCaps {
   passwordFile?: string;
   leaseMs?: number;
   waitMs?: number;
+  /** ledger.poolMax: connections to the PostgreSQL ledger at most. */
+  poolMax?: number;
   allowPlaintext?: boolean;
   /** Where the run sends (ledger/destination.ts), and whether it may be new to the ledger (--new-destination). */
   destination?: string;

@@ -93,6 +93,7 @@ async function workAndReport(
     passwordFile: ctx.passwordFile,
     leaseMs: config.ledger.leaseMs,
     waitMs: ctx.waitMs,
+    poolMax: ctx.poolMax,
     allowPlaintext: ctx.allowPlaintext,
     workerId,
     batchSize: config.send.batchSize,

@@ -52,6 +52,7 @@ async function runPlan(files: string[], opts: PlanCliOptions): Promise<void> {
     url: ctx.url,
     passwordFile: ctx.passwordFile,
     waitMs: ctx.waitMs,
+    poolMax: ctx.poolMax,
     allowPlaintext: ctx.allowPlaintext,
     files,
     mapping: opts.mapping,
@@ -72,6 +73,7 @@ async function runStatus(opts: PgLedgerOptions): Promise<void> {
   const { db, hasSchema } = await connectLedgerDb(ctx.url, {
     passwordFile: ctx.passwordFile,
     waitMs: ctx.waitMs,
+    poolMax: ctx.poolMax,
     allowPlaintext: ctx.allowPlaintext,
     logger: ctx.logger,
     write: false,

@@ -50,6 +50,7 @@ export async function findHits(choice: LedgerChoice, ids: Set<string>, config: C
   const { db, hasSchema } = await connectLedgerDb(choice.pg, {
     passwordFile: config.ledger.passwordFile,
     waitMs: config.ledger.waitMs,
+    poolMax: config.ledger.poolMax,
     allowPlaintext: config.ledger.allowPlaintext,
     logger,
     write: false,
@@ -76,6 +77,7 @@ export async function storedTickets(
     readOnly: true,
     passwordFile: config.ledger.passwordFile,
     waitMs: config.ledger.waitMs,
+    poolMax: config.ledger.poolMax,
     allowPlaintext: config.ledger.allowPlaintext,
   });
   try {
@@ -98,6 +100,7 @@ export async function openStoreOf(
     readOnly,
     passwordFile: config.ledger.passwordFile,
     waitMs: config.ledger.waitMs,
+    poolMax: config.ledger.poolMax,
     allowPlaintext: config.ledger.allowPlaintext,
   });
 }

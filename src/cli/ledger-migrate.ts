@@ -13,6 +13,7 @@ async function runMigrate(opts: PgLedgerOptions): Promise<void> {
   const db = await connectPg(resolvePgTarget(ctx.url, { passwordFile: ctx.passwordFile }), {
     logger: ctx.logger,
     waitMs: ctx.waitMs,
+    maxConnections: ctx.poolMax,
     allowPlaintext: ctx.allowPlaintext,
   });
   try {

@@ -135,6 +135,7 @@ export async function connectPgLedger(url: string, config: Config, write: boolea
   return connectLedgerDb(url, {
     passwordFile: config.ledger.passwordFile,
     waitMs: config.ledger.waitMs,
+    poolMax: config.ledger.poolMax,
     allowPlaintext: config.ledger.allowPlaintext,
     logger: createLogger({ level: config.log.level }),
     write,

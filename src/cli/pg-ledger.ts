@@ -35,6 +35,8 @@ export interface PgLedgerContext {
   passwordFile?: string;
   /** ledger.waitMs, ledger.allowPlaintext: how the connection behaves (connectLedgerDb / openPgSession options). */
   waitMs: number;
+  /** ledger.poolMax: connections to the database at most. */
+  poolMax: number;
   allowPlaintext: boolean;
   config: Config;
   logger: Logger;
@@ -70,6 +72,7 @@ export function pgLedgerContext(
     url,
     passwordFile: config.ledger.passwordFile,
     waitMs: config.ledger.waitMs,
+    poolMax: config.ledger.poolMax,
     allowPlaintext: config.ledger.allowPlaintext,
     config,
     logger: createLogger({ level: config.log.level }),

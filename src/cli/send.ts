@@ -196,6 +196,7 @@ async function sendAndReport(
     passwordFile: config.ledger.passwordFile,
     leaseMs: config.ledger.leaseMs,
     waitMs: config.ledger.waitMs,
+    poolMax: config.ledger.poolMax,
     allowPlaintext: config.ledger.allowPlaintext,
     ...ledgerDestination(config, flags),
     rejectsPath: s.rejectsPath,

@@ -159,6 +159,8 @@ export const CONFIG_KEYS: readonly KeySpec[] = [
   },
   { path: 'ledger.leaseMs', kind: 'int', min: 1000, max: 3_600_000, env: 'SVC_LEDGER_LEASE_MS' },
   { path: 'ledger.waitMs', kind: 'int', min: 0, max: 3_600_000, env: 'SVC_LEDGER_WAIT_MS' },
+  // Connections one process opens to the PostgreSQL ledger at most (its pool); see docs/postgres.md.
+  { path: 'ledger.poolMax', kind: 'int', min: 1, max: 100, env: 'SVC_LEDGER_POOL_MAX' },
   { path: 'ledger.allowPlaintext', kind: 'bool', env: 'SVC_LEDGER_ALLOW_PLAINTEXT' },
   // The feed's own ledger in a shared PostgreSQL database: its schema (the URL's ?schema= wins).
   { path: 'ledger.name', kind: 'string', optional: true, nonEmpty: true, env: 'SVC_LEDGER_NAME' },

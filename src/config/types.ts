@@ -71,6 +71,8 @@ export interface Config {
     passwordFile?: string;
     leaseMs: number;
     waitMs: number;
+    /** Connections one process opens to the database at most (SVC_LEDGER_POOL_MAX; default 4). */
+    poolMax: number;
     allowPlaintext: boolean;
     /** The feed's ledger name in a shared PostgreSQL database (its schema; SVC_LEDGER_NAME); the URL's ?schema= wins. */
     name?: string;

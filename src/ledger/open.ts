@@ -8,7 +8,7 @@ import type { LedgerStore, OpenLedgerOptions } from './store.ts';
 /** What either store may be given besides the seam's options (each takes its own and ignores the rest). */
 export type OpenStoreOptions = OpenLedgerOptions &
   Pick<FileLedgerStoreOptions, 'wrapHandle' | 'inFlight'> &
-  Pick<PgLedgerStoreOptions, 'passwordFile' | 'leaseMs' | 'waitMs' | 'allowPlaintext'>;
+  Pick<PgLedgerStoreOptions, 'passwordFile' | 'leaseMs' | 'waitMs' | 'poolMax' | 'allowPlaintext'>;
 
 /**
  * The store for a ledger location (a file path, or a postgres URL).
@@ -20,6 +20,6 @@ export async function openLedgerStore(location: string, o: OpenStoreOptions): Pr
     const { wrapHandle: _, inFlight: _i, ...pg } = o;
     return openPgLedgerStore(location, pg);
   }
-  const { passwordFile: _p, leaseMs: _l, waitMs: _w, allowPlaintext: _a, ...file } = o;
+  const { passwordFile: _p, leaseMs: _l, waitMs: _w, poolMax: _m, allowPlaintext: _a, ...file } = o;
   return openFileLedgerStore(location, file);
 }

@@ -56,9 +56,10 @@ export interface LedgerStore {
   /** Flush, release lock/claims/leases, close connections. Idempotent. */
   close(): Promise<void>;
   /**
-   * Asked before each batch leaves: are the claims this run was admitted on still its own? pg: false once this
-   * worker's lease has run out at any moment of the run (paused, or the database unreachable, past ledger.leaseMs):
-   * another worker may have taken its claims over. Absent (file): the kernel lock holds for the whole run.
+   * Asked before each batch leaves: are the claims this run was admitted on still its own? pg: while the lease is
+   * fresh, yes without a query; past it, a heartbeat renews it (waiting up to ledger.waitMs for the database), and
+   * after a lapse the claims not yet recorded are checked in the database: false (for good) once another worker
+   * has taken any of them over. Absent (file): the kernel lock holds for the whole run.
    */
   claimsHeld?(): Promise<boolean>;
 }

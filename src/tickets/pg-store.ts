@@ -31,7 +31,7 @@ export async function openPgTicketStore(url: string, o: TicketStoreOptions): Pro
   const target = resolvePgTarget(url, o.passwordFile ? { passwordFile: o.passwordFile } : {});
   const db = await connectPg(target, {
     logger: o.logger,
-    maxConnections: 2,
+    maxConnections: Math.min(2, o.poolMax ?? 2),
     ...(o.waitMs !== undefined ? { waitMs: o.waitMs } : {}),
     ...(o.allowPlaintext !== undefined ? { allowPlaintext: o.allowPlaintext } : {}),
   });

@@ -24,6 +24,8 @@ export interface TicketStoreOptions {
   /** A PostgreSQL ledger's password file, wait and plain-text rule (ledger.*). */
   passwordFile?: string | undefined;
   waitMs?: number;
+  /** ledger.poolMax: the ticket store takes at most 2 connections, fewer if this is lower. */
+  poolMax?: number;
   allowPlaintext?: boolean;
   /** Read only: a missing file or table is an empty store, nothing is created. */
   readOnly?: boolean;

@@ -5,6 +5,8 @@
 // run (postgres-server.ts, vitest's globalSetup) that every test file shares through usePostgres(), each test in
 // databases of its own (createDatabase), dropped when its file ends; a file that restarts or stops its server, or
 // needs fsync on, starts its own (usePostgres({ own: true })).
+
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
@@ -34,6 +36,13 @@ export interface TestPostgres {
   ): Promise<R[]>;
   /** Stop the server and start it again on the same port and data (a database restart). */
   restart(downMs?: number): Promise<void>;
+  /**
+   * Take the server down: `fast` is PostgreSQL's fast shutdown (SIGINT to the postmaster), `kill` a SIGKILL of the
+   * postmaster (no shutdown at all; its backends end when they see it gone, the next start recovers from the WAL).
+   * `up()` starts it again on the same port and data.
+   */
+  down(how: 'fast' | 'kill'): Promise<void>;
+  up(): Promise<void>;
   stop(): Promise<void>;
   /** What the server logged (for a failing test's message). */
   log(): string;
@@ -174,6 +183,33 @@ export async function startPostgres(o: StartPostgresOptions = {}): Promise<TestP
       server = make(port);
       await server.start();
     },
+    async down(how) {
+      if (how === 'fast') {
+        await server?.stop();
+        return;
+      }
+      const child = (server as unknown as { process?: ChildProcess } | undefined)?.process;
+      if (!child || child.exitCode !== null) return;
+      await new Promise((r) => {
+        child.once('exit', r);
+        child.kill('SIGKILL');
+      });
+      // The orphaned backends end when they see the postmaster gone: until then a new one may not start.
+      await new Promise((r) => setTimeout(r, 100));
+    },
+    async up() {
+      for (let attempt = 0; ; attempt++) {
+        server = make(port);
+        try {
+          await server.start();
+          return;
+        } catch (err) {
+          if (attempt >= 20)
+            throw new Error(`PostgreSQL did not start again: ${String(err ?? '')}\n${logs.join('')}`);
+          await new Promise((r) => setTimeout(r, 200));
+        }
+      }
+    },
     async stop() {
       if (stopped) return;
       stopped = true;
@@ -222,6 +258,10 @@ function sharedServer(): TestPostgres {
     async restart() {
       throw new Error('the shared PostgreSQL server cannot be restarted: use usePostgres({ own: true })');
     },
+    async down() {
+      throw new Error('the shared PostgreSQL server cannot be stopped: use usePostgres({ own: true })');
+    },
+    async up() {},
     async stop() {
       for (const db of created.splice(0))
         await conn.sql('postgres', `DROP DATABASE IF EXISTS ${db} WITH (FORCE)`);

@@ -5,6 +5,7 @@ import pRetry from 'p-retry';
 import pg from 'pg';
 import { type ErrorCode, SvcIngestError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
+import { isRefusedNotNow, type Refusal, refusalOf, waitingMessage } from './refusal.ts';
 import { type PgTarget, scrubSecret } from './url.ts';
 
 /** What a round trip was for (the store's figures count them per purpose). */
@@ -12,9 +13,11 @@ export type TripKind = 'admit' | 'record' | 'heartbeat' | 'claim' | 'other';
 
 export interface PgDbOptions {
   logger: Logger;
-  /** Connections in the pool (default 4: admit, record, heartbeat and partitions each have one to use). */
+  /** Connections in the pool at most (ledger.poolMax; default 4: admit, record, heartbeat and partitions each have
+   *  one to use). Refused for lack of slots, the pool makes do with the connections it has for a while. */
   maxConnections?: number;
-  /** After the first successful query, how long a lost connection is waited for before giving up (default 60 s). */
+  /** How long a lost connection is waited for before giving up (default 60 s); at start, only a server that refuses
+   *  for lack of connection slots or because it is starting up is waited for (an unreachable one fails at once). */
   waitMs?: number;
   /** A server off loopback may be reached without TLS (ledger.allowPlaintext); else such a URL is refused. */
   allowPlaintext?: boolean;
@@ -51,15 +54,7 @@ export interface PgDb {
 
 /** SQLSTATE classes and driver errors after which the same statement may simply be tried again. */
 export function isTransient(err: unknown): boolean {
-  const e = err as { code?: string; message?: string };
-  const code = typeof e?.code === 'string' ? e.code : '';
-  if (/^08/.test(code)) return true; // connection exception
-  if (['57P01', '57P02', '57P03', '53300', '40001', '40P01'].includes(code)) return true;
-  if (['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH'].includes(code))
-    return true;
-  return /Connection terminated|connection timeout|Client has encountered a connection error/i.test(
-    e?.message ?? '',
-  );
+  return refusalOf(err) !== null;
 }
 
 function describe(err: unknown): string {
@@ -70,6 +65,9 @@ function describe(err: unknown): string {
   const msg = e?.message || first?.message || String(err);
   return e?.code && !msg.includes(e.code) ? `${msg} (${e.code})` : msg;
 }
+
+/** After the last refusal for lack of slots, how long before the pool tries one more connection. */
+const REGROW_MS = 5000;
 
 /**
  * Open a pool on the target and make one round trip (so a wrong URL, password or an unreachable server fails here,
@@ -87,7 +85,9 @@ export async function connectPg(target: PgTarget, o: PgDbOptions): Promise<PgDb>
   const pool = new pg.Pool({
     connectionString: target.connectionString,
     max: o.maxConnections ?? 4,
-    idleTimeoutMillis: 30_000,
+    // A connection idle for 2 s is closed: the pool holds what the process uses at once (admit and record, mostly),
+    // not its peak, so that with too few slots on the server the other processes get theirs.
+    idleTimeoutMillis: 2000,
     connectionTimeoutMillis: 10_000,
     keepAlive: true,
     application_name: 'svc-ingest',
@@ -101,17 +101,84 @@ export async function connectPg(target: PgTarget, o: PgDbOptions): Promise<PgDb>
   );
   const trips: Record<TripKind, number> = { admit: 0, record: 0, heartbeat: 0, claim: 0, other: 0 };
   const waitMs = o.waitMs ?? 60_000;
+  const poolMax = o.maxConnections ?? 4;
   let connected = false;
-  let warned = false;
   // Set when a statement waited the whole waitMs for the database in vain: later ones (releasing claims, ending the
   // lease on the way out) are tried once, so a run that gives up on its database exits without waiting again.
   let gaveUp = false;
+  // One warning per wait (and one line when it ends), not one per statement that met it.
+  let waiting: { kind: Refusal; since: number } | null = null;
+  // Refused for lack of slots: the pool shrinks to the connections it holds (statements queue for them instead of
+  // failing and backing off), and grows back by one a while after the last refusal.
+  let lastRefusal = 0;
 
   const fail = (code: ErrorCode, doing: string, err: unknown): SvcIngestError => {
     if (err instanceof SvcIngestError) return err;
     const text = scrubSecret(describe(err), target.secret);
     return new SvcIngestError(code, `${doing} ${target.location}: ${text}`, { source: target.location });
   };
+
+  const noteFailure = (err: unknown, attempt: number): void => {
+    const kind = refusalOf(err);
+    if (kind === null) return;
+    if (kind === 'slots') {
+      lastRefusal = performance.now();
+      const live = pool.totalCount;
+      if (live >= 1 && live < pool.options.max) pool.options.max = live;
+    }
+    const fields = { attempt, error: scrubSecret(describe(err), target.secret), poolMax: pool.options.max };
+    if (kind === 'conflict') o.logger.debug({ event: 'ledger.pg.retry', ...fields }, waitingMessage(kind));
+    else if (waiting?.kind !== kind) {
+      o.logger.warn({ event: 'ledger.pg.retry', cause: kind, ...fields }, waitingMessage(kind));
+      waiting = { kind, since: waiting?.since ?? performance.now() };
+    }
+  };
+  const noteSuccess = (): void => {
+    connected = true;
+    gaveUp = false;
+    if (waiting) {
+      o.logger.info(
+        {
+          event: 'ledger.pg.recovered',
+          cause: waiting.kind,
+          waitedMs: Math.round(performance.now() - waiting.since),
+        },
+        'the ledger database answers again',
+      );
+      waiting = null;
+    }
+    if (pool.options.max < poolMax && performance.now() - lastRefusal > REGROW_MS) {
+      pool.options.max++;
+      lastRefusal = performance.now();
+    }
+  };
+  /** `fn` tried again within waitMs while it fails in a way `mayWait` accepts (then it is given up on for good). */
+  const retrying = <T>(fn: () => Promise<T>, mayWait: (r: Refusal | null) => boolean): Promise<T> =>
+    pRetry(fn, {
+      retries: Number.POSITIVE_INFINITY,
+      minTimeout: 100,
+      maxTimeout: 2000,
+      maxRetryTime: waitMs,
+      // No stop signal here: a run that is stopping still records the outcomes in flight, so it waits as long.
+      shouldRetry: ({ error }) => mayWait(refusalOf(error)),
+      // Called for every failure, retried or not: only one that will be waited for is said to be.
+      onFailedAttempt: ({ error, attemptNumber }) => {
+        if (mayWait(refusalOf(error))) noteFailure(error, attemptNumber);
+      },
+    }).then(
+      (r) => {
+        noteSuccess();
+        return r;
+      },
+      (err: unknown) => {
+        if (refusalOf(err) !== null && connected) gaveUp = true;
+        throw err;
+      },
+    );
+  /** What may be waited for now: after a first answer, any transient failure; before it, only a server that said
+   *  "not now" (no slot, starting up); after giving up once, nothing. */
+  const mayWaitNow = (): ((r: Refusal | null) => boolean) =>
+    gaveUp ? () => false : connected ? (r) => r !== null : isRefusedNotNow;
 
   const once = async <R extends pg.QueryResultRow>(
     kind: TripKind,
@@ -120,9 +187,7 @@ export async function connectPg(target: PgTarget, o: PgDbOptions): Promise<PgDb>
     name: string | undefined,
   ): Promise<pg.QueryResult<R>> => {
     trips[kind]++;
-    const r = await pool.query<R>(name ? { name, text, values } : { text, values });
-    connected = true;
-    return r;
+    return pool.query<R>(name ? { name, text, values } : { text, values });
   };
 
   const schema = target.schema;
@@ -140,40 +205,11 @@ export async function connectPg(target: PgTarget, o: PgDbOptions): Promise<PgDb>
       name?: string,
     ): Promise<pg.QueryResult<R>> {
       const t = sql(text);
-      if (!connected || gaveUp) {
-        const r = await once<R>(kind, t, values, name);
-        gaveUp = false;
-        return r;
-      }
-      return pRetry(() => once<R>(kind, t, values, name), {
-        retries: Number.POSITIVE_INFINITY,
-        minTimeout: 100,
-        maxTimeout: 2000,
-        maxRetryTime: waitMs,
-        // No stop signal here: a run that is stopping still records the outcomes in flight, so it waits as long.
-        shouldRetry: ({ error }) => isTransient(error),
-        onFailedAttempt: ({ error, attemptNumber }) => {
-          if (!isTransient(error)) return;
-          if (!warned || attemptNumber === 1)
-            o.logger.warn(
-              {
-                event: 'ledger.pg.retry',
-                attempt: attemptNumber,
-                error: scrubSecret(describe(error), target.secret),
-              },
-              'ledger database unreachable; waiting for it',
-            );
-          warned = true;
-        },
-      }).catch((err: unknown) => {
-        if (isTransient(err)) gaveUp = true;
-        throw err;
-      });
+      return retrying(() => once<R>(kind, t, values, name), mayWaitNow());
     },
     async withClient(fn) {
       trips.other++;
-      const client = await pool.connect();
-      connected = true;
+      const client = await retrying(() => pool.connect(), mayWaitNow());
       let broken: unknown;
       try {
         return await fn(schema === 'svc_ingest' ? client : inSchema(client, sql));
@@ -191,7 +227,7 @@ export async function connectPg(target: PgTarget, o: PgDbOptions): Promise<PgDb>
     },
   };
   try {
-    await once('other', 'SELECT 1', undefined, undefined);
+    await retrying(() => once('other', 'SELECT 1', undefined, undefined), isRefusedNotNow);
   } catch (err) {
     await pool.end().catch(() => {});
     throw fail('LEDGER_READ', 'cannot connect to the ledger database', err);

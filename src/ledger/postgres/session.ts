@@ -28,8 +28,10 @@ export interface PgSessionOptions {
   allowPlaintext?: boolean;
   logger: Logger;
   signal?: AbortSignal;
-  /** Called once when a heartbeat finds the lease had already run out (claims may have been taken over). */
+  /** Called each time a heartbeat finds the lease had run out (claims may have been taken over: check them). */
   onLeaseLapsed?: () => void;
+  /** ledger.poolMax: connections this process opens to the database at most (default 4). */
+  poolMax?: number;
   /** Where this worker sends (../destination.ts); absent: destination 1 (the ledger's first), unchecked. */
   destination?: string;
   /** --new-destination: a destination the ledger has not seen may be added; else refused (LEDGER_DESTINATION). */
@@ -58,6 +60,8 @@ export interface PgSession {
   stillHeld(): Promise<boolean>;
   /** True once a heartbeat found the lease had run out (it stays true: claims made before may be someone else's). */
   readonly lapsed: boolean;
+  /** How many times a heartbeat found the lease had run out (each time, the claims held are checked again). */
+  readonly lapses: number;
   /** Stop the heartbeat, end the lease (the worker's claims become free to take), close the connections. Idempotent. */
   close(): Promise<void>;
 }
@@ -68,7 +72,10 @@ export interface PgSession {
  */
 export async function connectLedgerDb(
   url: string,
-  o: Pick<PgSessionOptions, 'passwordFile' | 'waitMs' | 'allowPlaintext' | 'logger' | 'signal'> & {
+  o: Pick<
+    PgSessionOptions,
+    'passwordFile' | 'waitMs' | 'poolMax' | 'allowPlaintext' | 'logger' | 'signal'
+  > & {
     write: boolean;
   },
 ): Promise<{ db: PgDb; hasSchema: boolean }> {
@@ -76,6 +83,7 @@ export async function connectLedgerDb(
   const db = await connectPg(target, {
     logger: o.logger,
     waitMs: o.waitMs,
+    maxConnections: o.poolMax,
     allowPlaintext: o.allowPlaintext,
     signal: o.signal,
   });
@@ -134,7 +142,7 @@ export async function openPgSession(url: string, o: PgSessionOptions): Promise<P
   }
   o.logger.debug({ event: 'ledger.pg.worker', workerId, workerNo, leaseMs }, 'worker registered');
 
-  let lapsedOnce = false;
+  let lapses = 0;
   // Measured from before the query that renewed it, on this host's monotonic clock: never later than the database's.
   let heldUntil = performance.now() + leaseMs;
   // One heartbeat at a time: a caller arriving while one is under way gets its answer. Two at once could answer out
@@ -159,11 +167,11 @@ export async function openPgSession(url: string, o: PgSessionOptions): Promise<P
     );
     const lapsed = r.rows[0]?.lapsed ?? true;
     if (r.rows.length > 0) heldUntil = asked + leaseMs;
-    if (lapsed && !lapsedOnce) {
-      lapsedOnce = true;
+    if (lapsed) {
+      lapses++;
       o.logger.warn(
-        { event: 'ledger.lease.lapsed', workerId },
-        'this worker’s lease had run out before its heartbeat; other workers may have taken over its claims',
+        { event: 'ledger.lease.lapsed', workerId, lapses },
+        'this worker’s lease had run out before its heartbeat (renewed now); its claims are checked before another batch leaves',
       );
       o.onLeaseLapsed?.();
     }
@@ -194,7 +202,10 @@ export async function openPgSession(url: string, o: PgSessionOptions): Promise<P
     leaseMs,
     heartbeat,
     get lapsed() {
-      return lapsedOnce;
+      return lapses > 0;
+    },
+    get lapses() {
+      return lapses;
     },
     async stillHeld() {
       if (performance.now() < heldUntil) return true;

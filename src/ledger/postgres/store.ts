@@ -7,13 +7,14 @@ import { SvcIngestError } from '../../errors.ts';
 import type { Admission, LedgerStore, OpenLedgerOptions, RecordedOutcome } from '../store.ts';
 import type { PgDb } from './db.ts';
 import { FIRST_DESTINATION, runDestination } from './destinations.ts';
+import { claimsTakenOver, HeldClaims } from './held-claims.ts';
 import { connectLedgerDb, openPgSession, type PgSession, type PgSessionOptions } from './session.ts';
 
 export interface PgLedgerStoreOptions
   extends OpenLedgerOptions,
     Pick<
       PgSessionOptions,
-      'leaseMs' | 'heartbeatMs' | 'passwordFile' | 'waitMs' | 'allowPlaintext' | 'onLeaseLapsed'
+      'leaseMs' | 'heartbeatMs' | 'passwordFile' | 'waitMs' | 'poolMax' | 'allowPlaintext' | 'onLeaseLapsed'
     > {
   /** Claim under an existing worker session (backfill work: the worker that holds the partition); else one is opened. */
   session?: PgSession;
@@ -189,6 +190,29 @@ export async function openPgLedgerStore(url: string, o: PgLedgerStoreOptions): P
   let draining: Promise<void> | null = null;
   let broken: SvcIngestError | undefined;
   let closing: Promise<void> | undefined;
+  // After a lapsed lease: the claims held are checked in the database (no commit starts meanwhile: a recorded
+  // outcome clears its claims too); any taken over stops the run's sending for good.
+  const held = new HeldClaims();
+  let committing: Promise<void> | null = null;
+  let checking: Promise<void> | null = null;
+  let checkedLapses = 0;
+  let takenOver = 0;
+  const checkClaims = async (by: PgSession, lapses: number): Promise<void> => {
+    await committing?.catch(() => {});
+    const ids = held.ids();
+    takenOver = await claimsTakenOver(db, ids, destinationNo, workerNo);
+    checkedLapses = lapses;
+    if (takenOver > 0)
+      o.logger.warn(
+        { event: 'ledger.claims.takenOver', workerId: by.workerId, claims: ids.length, takenOver },
+        `${takenOver} of this worker’s ${ids.length} claims were taken over by another worker while its lease had run out`,
+      );
+    else
+      o.logger.info(
+        { event: 'ledger.claims.kept', workerId: by.workerId, claims: ids.length },
+        'no other worker took this worker’s claims while its lease had run out; going on',
+      );
+  };
 
   const admitWrite = async (items: readonly BatchItem[]): Promise<Map<string, boolean>> => {
     const r = await db.query<{ id: string; acked: boolean }>(
@@ -197,7 +221,9 @@ export async function openPgLedgerStore(url: string, o: PgLedgerStoreOptions): P
       [items.map((i) => i.id), workerNo, o.resume, destinationNo],
       'svc_admit',
     );
-    return new Map(r.rows.map((row) => [row.id, row.acked]));
+    const skip = new Map(r.rows.map((row) => [row.id, row.acked]));
+    held.add(items.filter((i) => !skip.has(i.id)).map((i) => i.id));
+    return skip;
   };
   const admitRead = async (items: readonly BatchItem[]): Promise<Map<string, boolean>> => {
     const skip = new Map<string, boolean>();
@@ -227,13 +253,17 @@ export async function openPgLedgerStore(url: string, o: PgLedgerStoreOptions): P
   };
   const drain = async (): Promise<void> => {
     while (queue.length > 0) {
+      while (checking) await checking.catch(() => {});
       const group = queue.splice(0, MAX_GROUP);
       if (broken) {
         for (const p of group) p.reject(broken);
         continue;
       }
       try {
-        await commit(group);
+        committing = commit(group).then(() => {
+          for (const p of group) held.remove(p.outcome.items.map((i) => i.id));
+        });
+        await committing;
         s.outcomes += group.length;
         for (const p of group) p.resolve();
       } catch (err) {
@@ -251,8 +281,15 @@ export async function openPgLedgerStore(url: string, o: PgLedgerStoreOptions): P
     session,
     async claimsHeld() {
       if (session === undefined) return true;
-      const held = await session.stillHeld();
-      return held && !session.lapsed;
+      await session.stillHeld();
+      if (takenOver === 0 && session.lapses > checkedLapses) {
+        const current = session;
+        checking ??= checkClaims(current, current.lapses).finally(() => {
+          checking = null;
+        });
+        await checking;
+      }
+      return takenOver === 0;
     },
     async admit(items) {
       if (closing) throw new SvcIngestError('LEDGER_READ', `the ledger ${db.location} is closed`);

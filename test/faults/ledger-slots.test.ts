@@ -1,0 +1,104 @@
+// Too few connection slots on the PostgreSQL ledger's server (max_connections 10), through the real CLI against the
+// simulator: a worker refused at start waits for a slot instead of exiting 1, several workers whose pools together
+// want more than the server has all finish, and the warning names the cause (no free slots), not "unreachable".
+import { join } from 'node:path';
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { plan, startWorker, until, workerSummary } from '../helpers/backfill.ts';
+import { usePostgres } from '../helpers/postgres.ts';
+import { useSimulator } from '../helpers/simulator.ts';
+import { makeTx } from '../helpers/transactions.ts';
+import { deliveryCounts, NO_FAULTS, report, STACK, workdir, writeNdjson } from './helpers.ts';
+
+const MAX_CONNECTIONS = 10;
+const pgs = usePostgres({ own: true, maxConnections: MAX_CONNECTIONS });
+const sim = useSimulator({ seed: 5353 }, 'reset');
+
+/** The warnings of a run's JSON stderr about waiting for the database, by cause. */
+function waits(rawStderr: string | undefined): Array<{ cause?: string; msg?: string }> {
+  return (rawStderr ?? '')
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as { event?: string; cause?: string; msg?: string })
+    .filter((l) => l.event === 'ledger.pg.retry');
+}
+
+describe('the ledger server short of connection slots', { timeout: 120_000 }, () => {
+  it('a worker refused at start waits for a slot (the warning says why) and finishes once one is free', async () => {
+    const w = await workdir('slots-start');
+    const file = join(w.dir, 'in.ndjson');
+    const ids = await writeNdjson(file, 500, 'ss');
+    const url = await pgs.createDatabase();
+    await plan(url, [file], 64 * 1024 * 1024, ['--base-url', sim.url]);
+    // Every slot taken (the test's user is a superuser: the reserved ones too).
+    const hogs: pg.Client[] = [];
+    for (;;) {
+      const c = new pg.Client({ connectionString: url });
+      try {
+        await c.connect();
+      } catch {
+        break;
+      }
+      hogs.push(c);
+    }
+    expect(hogs.length).toBe(MAX_CONNECTIONS);
+    let warned = false;
+    const worker = startWorker(url, 'late', {
+      sim,
+      dir: w.dir,
+      waitMs: 30_000,
+      env: { SVC_LOG_FORMAT: 'json' },
+    });
+    worker.child.stderr?.on('data', (d: Buffer) => {
+      if (d.toString().includes('no free connection slots')) warned = true;
+    });
+    try {
+      await until(async () => warned, 30_000, 'the worker warned that it waits for a slot');
+    } finally {
+      for (const c of hogs.splice(0)) await c.end();
+    }
+    const r = await worker.done;
+    expect(r.code, r.stderr.slice(-3000)).toBe(0);
+    expect(r.stderr).not.toMatch(STACK);
+    const seen = waits(r.rawStderr);
+    expect(seen.map((l) => l.cause)).toEqual(['slots']);
+    expect(seen[0]?.msg).toMatch(/refused a connection: no free connection slots/);
+    expect(r.rawStderr).not.toMatch(/unreachable/);
+    expect(deliveryCounts(sim, ids)).toEqual({ missing: 0, once: 500, duplicated: 0, extra: 0 });
+  });
+
+  it('four workers whose pools want 16 connections of 10: all exit 0, each record once, the cause named', async () => {
+    const RECORDS = 8000;
+    const WORKERS = 4;
+    const w = await workdir('slots-workers');
+    const file = join(w.dir, 'in.ndjson');
+    const ids = await writeNdjson(file, RECORDS, 'sw');
+    const url = await pgs.createDatabase();
+    const bytes = (JSON.stringify(makeTx(0, 'sw')).length + 1) * 1000;
+    await plan(url, [file], bytes, ['--base-url', sim.url]);
+    sim.setFaults({ ...NO_FAULTS, latencyMs: 5, jitterMs: 5 });
+    const t0 = performance.now();
+    const runs = Array.from({ length: WORKERS }, (_, i) =>
+      startWorker(url, `w${i}`, { sim, dir: w.dir, waitMs: 30_000, env: { SVC_LOG_FORMAT: 'json' } }),
+    );
+    const results = await Promise.all(runs.map((r) => r.done));
+    const seconds = (performance.now() - t0) / 1000;
+    for (const r of results) {
+      expect(r.code, r.stderr.slice(-3000)).toBe(0);
+      expect(r.stderr).not.toMatch(STACK);
+      expect(r.rawStderr).not.toMatch(/unreachable/);
+      expect(workerSummary(r).partitions.lost).toBe(0);
+    }
+    const all = results.flatMap((r) => waits(r.rawStderr));
+    expect(all.length).toBeGreaterThan(0);
+    expect(new Set(all.map((l) => l.cause))).toEqual(new Set(['slots']));
+    // One warning per wait, not one per statement that met it.
+    for (const r of results) expect(waits(r.rawStderr).length).toBeLessThanOrEqual(3);
+    expect(deliveryCounts(sim, ids)).toEqual({ missing: 0, once: RECORDS, duplicated: 0, extra: 0 });
+    report('ledger short of connection slots (4 workers, max_connections 10)', {
+      records: RECORDS,
+      seconds: Number(seconds.toFixed(1)),
+      warnings: results.map((r) => waits(r.rawStderr).length),
+    });
+  });
+});
