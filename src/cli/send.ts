@@ -117,7 +117,9 @@ async function runSendCommand(inputs: string[], flags: SendFlags): Promise<numbe
   }
   const paths = inputs.length === 0 ? ['-'] : inputs;
   await checkRunFiles(paths, config, flags);
-  return withRunMetrics(config, logger, (metrics) => sendAndReport(paths, flags, config, logger, metrics));
+  return withRunMetrics(config, logger, (metrics, exposure) =>
+    sendAndReport(paths, flags, config, logger, metrics, exposure),
+  );
 }
 
 /**
@@ -151,6 +153,7 @@ async function sendAndReport(
   config: Config,
   logger: Logger,
   metrics: RunMetrics | null,
+  exposure: import('../metrics/expose.ts').MetricsExposure | null,
 ): Promise<number> {
   const [{ startSend }, { formatSummary }, { choosePool }] = await Promise.all([
     import('../pipeline.ts'),
@@ -214,6 +217,7 @@ async function sendAndReport(
     config,
     logger,
     metrics,
+    exposure,
     text: (sum) => formatSummary(sum, Boolean(flags.allowEmpty)),
     exitStatus: (sum) => runExitStatus(sum, Boolean(flags.allowEmpty)),
     after: async () => {
