@@ -276,9 +276,9 @@ export async function withRunMetrics(
  */
 export async function exitStatusOfRun(
   summary: RunSummary & Partial<Pick<ChainRunEnd, 'tooManyRejects'>>,
-  o: { allowEmpty: boolean; logger: Logger },
+  o: { allowEmpty: boolean; allowRejects?: boolean; logger: Logger },
 ): Promise<number> {
-  const code = runExitStatus(summary, o.allowEmpty);
+  const code = runExitStatus(summary, o.allowEmpty, o.allowRejects);
   if (summary.error) {
     // The run stopped itself (too many rejects): the summary says what was done, this line why.
     const { stderrLine } = await import('../log.ts');
@@ -295,14 +295,18 @@ export async function exitStatusOfRun(
   return code;
 }
 
-/** The exit status a finished run's summary means, and nothing else (exitStatusOfRun also says why on stderr). */
-export function runExitStatus(summary: RunSummary, allowEmpty: boolean): number {
+/**
+ * The exit status a finished run's summary means, and nothing else (exitStatusOfRun also says why on stderr).
+ * `allowRejects` (--allow-rejects): a run whose only trouble is rejects under the caps exits 0, not 2, for the
+ * schedulers that cannot be told that 2 is a success (a Kubernetes Job, a shell's `&&`).
+ */
+export function runExitStatus(summary: RunSummary, allowEmpty: boolean, allowRejects = false): number {
   if (summary.error) return EXIT.USAGE;
   if (summary.interrupted === 'SIGINT') return EXIT.SIGINT;
   if (summary.interrupted) return EXIT.SIGTERM;
   if (summary.outage) return EXIT.UNAVAILABLE;
   if (summary.failed > 0) return EXIT.FAILED;
-  if (summary.rejected > 0) return EXIT.REJECTED;
+  if (summary.rejected > 0 && !allowRejects) return EXIT.REJECTED;
   if (summary.read === 0 && !allowEmpty) return EXIT.EMPTY;
   return EXIT.OK;
 }
