@@ -152,7 +152,9 @@ describe('send --metrics-file', () => {
     // Once, at error, however many times the file was tried.
     expect(errors).toHaveLength(1);
     expect(errors[0]).toMatchObject({ level: 50, code: 'METRICS_WRITE' });
-    expect(errors[0]!.msg).toMatch(/metrics not written \(the run goes on\): .*no\/such\/dir does not exist$/);
+    expect(errors[0]!.msg).toMatch(
+      /metrics not written \(the run goes on\): .*no\/such\/dir does not exist$/,
+    );
     expect(sends()).toBe(1);
   });
 
