@@ -86,7 +86,7 @@ export function define(program: Command): void {
     ['svc-ingest send --mapping northwind-csv samples/northwind.csv', "a processor's own layout"],
     ['zcat export.ndjson.gz | svc-ingest send --format ndjson --json -', 'from a pipe, summary as JSON'],
     [
-      'svc-ingest send --ledger /var/lib/svc-ingest/transactions.ndjson --metrics-file /var/lib/node_exporter/svc_ingest.prom /data/nightly.csv',
+      'svc-ingest send --ledger /var/lib/svc-ingest/transactions.ndjson --metrics-file /var/lib/prometheus/node-exporter/svc_ingest.prom /data/nightly.csv',
       'from cron: absolute state paths, metrics for alerting',
     ],
     ['svc-ingest send --dry-run --rejects /tmp/rejects.ndjson exports/*.csv', 'validate only; nothing sent'],

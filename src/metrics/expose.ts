@@ -15,7 +15,7 @@ export const METRICS_FILE_INTERVAL_MS = 5000;
 
 /**
  * The metrics of a run made visible; `close()` writes the file one last time and stops the server.
- * @example const out = await exposeMetrics(metrics, { file: '/var/lib/node_exporter/svc_ingest.prom', logger })
+ * @example const out = await exposeMetrics(metrics, { file: '/var/lib/prometheus/node-exporter/svc_ingest.prom', logger })
  */
 export interface MetricsExposure {
   /** The URL of the /metrics endpoint, when a port was asked for. */
