@@ -8,9 +8,9 @@ import { chmod, chown, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, ROOT } from '../helpers/cli.ts';
+import { ROOT } from '../helpers/cli.ts';
 import { type Front, startFront } from '../helpers/front.ts';
-import { addUser, isolationUnavailable, runIsolated } from '../helpers/isolate.ts';
+import { addUser, isolationUnavailable, LAUNCHER_INSIDE, runIsolated } from '../helpers/isolate.ts';
 import { hasJq, jsonLines, northwindExport, runRecipe } from '../helpers/nights.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import {
@@ -60,10 +60,11 @@ describe.skipIf(why !== null)('deploy/systemd/svc-ingest.service, started as sys
     removeUser = user.remove;
     uid = user.uid;
     machine = { root, etc: join(root, 'etc'), users: { [name!]: { ...user, home: home! } } };
-    // What docs/install.md has the operator do: the package under /opt/svc-ingest (here the clone's launcher),
+    // What docs/install.md has the operator do: the package under /opt/svc-ingest (here the clone's launcher, a
+    // link into the clone as the namespace shows it),
     // /etc/svc-ingest/env and token, the export folder, node_exporter's folder writable by the user's group.
     await mkdir(join(root, 'opt/svc-ingest/bin'), { recursive: true });
-    await symlink(BIN, join(root, 'opt/svc-ingest/bin/svc-ingest'));
+    await symlink(LAUNCHER_INSIDE, join(root, 'opt/svc-ingest/bin/svc-ingest'));
     await mkdir(join(root, 'etc/svc-ingest'), { recursive: true, mode: 0o750 });
     await writeFile(join(root, 'etc/svc-ingest/token'), 'systemd-test-token\n', { mode: 0o600 });
     // The settings an operator writes; here also one try of the service check instead of a minute of them.

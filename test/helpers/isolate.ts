@@ -6,10 +6,17 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { collectOutput } from './cli.ts';
+import { collectOutput, ROOT } from './cli.ts';
 
 /** Paths of the machine that are the temporary root's inside the namespace (bound over whole). */
 export const MAPPED = ['/opt', '/srv', '/var/lib'] as const;
+
+/**
+ * Where the clone is inside the namespace (read-only): a clone in a folder other users cannot enter (root's home,
+ * mode 0700) stays reachable for the unit's user. The image's or the package's `svc-ingest` is this launcher.
+ */
+export const CLONE_INSIDE = '/opt/svc-ingest-clone';
+export const LAUNCHER_INSIDE = `${CLONE_INSIDE}/src/bin/svc-ingest`;
 
 /** What the machine can do: root, a mount namespace, setpriv. Null when it can; else why not. */
 export function isolationUnavailable(): string | null {
@@ -78,7 +85,7 @@ async function script(o: IsolatedRun): Promise<string> {
   }
   const overlaid = new Set<string>();
   const rw: string[] = [];
-  for (const b of o.binds ?? []) {
+  for (const b of [{ from: ROOT, to: CLONE_INSIDE, rw: false }, ...(o.binds ?? [])]) {
     const mapped = MAPPED.some((m) => b.to === m || b.to.startsWith(`${m}/`));
     if (mapped) await mkdir(join(o.root, b.to), { recursive: true });
     else {

@@ -6,8 +6,7 @@
 import { chmod, chown, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { BIN } from './cli.ts';
-import { type Bind, type IsolatedResult, runIsolated } from './isolate.ts';
+import { type Bind, type IsolatedResult, LAUNCHER_INSIDE, runIsolated } from './isolate.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: a manifest of any shape, read member by member
 export type Manifest = Record<string, any>;
@@ -109,7 +108,7 @@ export async function runContainer(
   const drops = csc.capabilities?.drop ?? [];
   return runIsolated({
     root: m.root,
-    argv: [BIN, ...command.slice(1)],
+    argv: [LAUNCHER_INSIDE, ...command.slice(1)],
     env,
     uid,
     gid,
