@@ -89,6 +89,25 @@ describe('deploy/systemd', () => {
     expect(timer).toMatch(/^OnCalendar=\*-\*-\* 02:30:00$/m);
     expect(timer).toMatch(/^Unit=svc-ingest\.service$/m);
   });
+
+  it.skipIf(!hasSystemdAnalyze)(
+    'the timer fires every night at 02:30, as systemd reads its OnCalendar=',
+    async () => {
+      const timer = await readFile(join(SYSTEMD, 'svc-ingest.timer'), 'utf8');
+      const onCalendar = /^OnCalendar=(.*)$/m.exec(timer)![1]!;
+      const r = spawnSync('systemd-analyze', ['calendar', '--iterations=2', onCalendar], {
+        encoding: 'utf8',
+        env: { ...process.env, TZ: 'UTC' },
+      });
+      expect(r.status, r.stderr).toBe(0);
+      const elapses = [
+        ...r.stdout.matchAll(/(?:Next elapse|Iter\. #2): \w+ (\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d)/g),
+      ];
+      expect(elapses.map((m) => m[2])).toEqual(['02:30:00', '02:30:00']);
+      const [a, b] = elapses.map((m) => Date.parse(`${m[1]}T00:00:00Z`));
+      expect(b! - a!).toBe(86_400_000);
+    },
+  );
 });
 
 describe('deploy/kubernetes', () => {
