@@ -192,7 +192,7 @@ export function define(program: Command): void {
       'one worker on this host',
     ],
     [
-      'SVC_LEDGER_URL=postgres://svc@db.internal/ledger svc-ingest backfill work --metrics-file /var/lib/node_exporter/backfill.prom --json',
+      'SVC_LEDGER_URL=postgres://svc@db.internal/ledger svc-ingest backfill work --metrics-file /var/lib/prometheus/node-exporter/backfill.prom --json',
       'metrics for this worker, summary as JSON',
     ],
   ]);

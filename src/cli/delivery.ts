@@ -8,6 +8,7 @@ import { EXIT, exitStatusOf, SvcIngestError } from '../errors.ts';
 import { destinationOf, NEW_DESTINATION_FLAG } from '../ledger/destination.ts';
 import type { Logger } from '../log.ts';
 import { maskDeep } from '../mask.ts';
+import type { MetricsExposure } from '../metrics/expose.ts';
 import type { RunMetrics } from '../metrics/run-metrics.ts';
 import type { RunProgress, RunSummary } from '../record/counters.ts';
 import type { PostTransactions } from '../send/attempt.ts';
@@ -228,23 +229,24 @@ export function stopOnSignals(readsStdin: boolean, logger: Logger): { signal: Ab
 }
 
 /**
- * Runs `run` with the run's metrics when `metrics.file` or `metrics.port` is set (null otherwise): a file that
- * cannot be written or a port that is taken stops the run before anything is sent; the exit status is recorded.
+ * Runs `run` with the run's metrics when `metrics.file` or `metrics.port` is set (null otherwise): a port that is
+ * taken stops the run before anything is sent; a file that cannot be written is logged at error and the run goes
+ * on (its summary says `metricsWritten: false`); the exit status is recorded.
  */
 export async function withRunMetrics(
   config: Config,
   logger: Logger,
-  run: (metrics: RunMetrics | null) => Promise<number>,
+  run: (metrics: RunMetrics | null, exposure: MetricsExposure | null) => Promise<number>,
 ): Promise<number> {
   const wanted = config.metrics.file !== undefined || config.metrics.port !== undefined;
-  if (!wanted && (config.metrics.labels ?? []).length === 0) return run(null);
+  if (!wanted && (config.metrics.labels ?? []).length === 0) return run(null, null);
   const [{ createRunMetrics, parseMetricLabels }, { exposeMetrics }] = await Promise.all([
     import('../metrics/run-metrics.ts'),
     import('../metrics/expose.ts'),
   ]);
   // Checked also when no metrics are written: a bad label is a mistake in the job's definition either way.
   const labels = parseMetricLabels(config.metrics.labels ?? []);
-  if (!wanted) return run(null);
+  if (!wanted) return run(null, null);
   const metrics = createRunMetrics({ labels });
   const exposure = await exposeMetrics(metrics, {
     file: config.metrics.file,
@@ -259,7 +261,7 @@ export async function withRunMetrics(
   };
   let code: number;
   try {
-    code = await run(metrics);
+    code = await run(metrics, exposure);
   } catch (err) {
     await finish(exitStatusOf(err));
     throw err;
@@ -274,9 +276,9 @@ export async function withRunMetrics(
  */
 export async function exitStatusOfRun(
   summary: RunSummary & Partial<Pick<ChainRunEnd, 'tooManyRejects'>>,
-  o: { allowEmpty: boolean; logger: Logger },
+  o: { allowEmpty: boolean; allowRejects?: boolean; logger: Logger },
 ): Promise<number> {
-  const code = runExitStatus(summary, o.allowEmpty);
+  const code = runExitStatus(summary, o.allowEmpty, o.allowRejects);
   if (summary.error) {
     // The run stopped itself (too many rejects): the summary says what was done, this line why.
     const { stderrLine } = await import('../log.ts');
@@ -293,14 +295,18 @@ export async function exitStatusOfRun(
   return code;
 }
 
-/** The exit status a finished run's summary means, and nothing else (exitStatusOfRun also says why on stderr). */
-export function runExitStatus(summary: RunSummary, allowEmpty: boolean): number {
+/**
+ * The exit status a finished run's summary means, and nothing else (exitStatusOfRun also says why on stderr).
+ * `allowRejects` (--allow-rejects): a run whose only trouble is rejects under the caps exits 0, not 2, for the
+ * schedulers that cannot be told that 2 is a success (a Kubernetes Job, a shell's `&&`).
+ */
+export function runExitStatus(summary: RunSummary, allowEmpty: boolean, allowRejects = false): number {
   if (summary.error) return EXIT.USAGE;
   if (summary.interrupted === 'SIGINT') return EXIT.SIGINT;
   if (summary.interrupted) return EXIT.SIGTERM;
   if (summary.outage) return EXIT.UNAVAILABLE;
   if (summary.failed > 0) return EXIT.FAILED;
-  if (summary.rejected > 0) return EXIT.REJECTED;
+  if (summary.rejected > 0 && !allowRejects) return EXIT.REJECTED;
   if (summary.read === 0 && !allowEmpty) return EXIT.EMPTY;
   return EXIT.OK;
 }
@@ -332,6 +338,8 @@ export async function followRun<S extends object>(
     after: () => Promise<void>;
     /** The run's exit status, for the summary and the `run.end` line (runExitStatus). */
     exitStatus: (summary: S) => number;
+    /** The metrics file's writer: written once more before the summary, which says whether that worked. */
+    exposure?: MetricsExposure | null;
   },
 ): Promise<S> {
   const [{ stderrLine, logFormat }, { startProgress }] = await Promise.all([
@@ -355,6 +363,9 @@ export async function followRun<S extends object>(
     await o.after();
   }
   const exitStatus = o.exitStatus(summary);
+  await o.exposure?.flush();
+  const metricsWritten = o.exposure?.written();
+  if (metricsWritten !== undefined) Object.assign(summary, { metricsWritten });
   const level = runEndLevel(exitStatus);
   if (o.json) process.stdout.write(`${JSON.stringify(maskDeep({ ...summary, exitStatus }))}\n`);
   else stderrLine(level, 'run.summary', o.text(summary), { exitStatus });

@@ -133,6 +133,8 @@ export function formatSummary(s: RunSummary, allowEmpty = false): string {
     lines.push(
       `rejects: ${s.rejects}${s.rejectedKnown > 0 ? ` (${s.rejectedNew} new, ${s.rejectedKnown} recorded by an earlier run)` : ''}`,
     );
+  if (s.metricsWritten === false)
+    lines.push('metrics: not written (see the metrics.write error above); the run went on');
   if (s.interrupted) lines.push(`interrupted by ${s.interrupted}: rerun the same command to resume`);
   else if (s.read === 0 && !s.outage)
     lines.push(

@@ -30,6 +30,7 @@ interface SendFlags extends CommonOptions, DeliveryFlags {
   json?: boolean;
   strict?: boolean;
   allowEmpty?: boolean;
+  allowRejects?: boolean;
   sourceName?: string;
 }
 
@@ -53,7 +54,7 @@ export function define(program: Command): void {
     .option('--strict', 'every column a mapping rule names must be in the CSV header (else: a warning)')
     .option(
       '--source-name <name>',
-      'the name standard input or a pipe goes by in the ledger, the rejects and the logs (default: stdin, or its path)',
+      'the name the one input (a file, standard input or a pipe) goes by in the ledger, the rejects and the logs (default: its path, or stdin)',
     );
   addDispatchOptions(cmd)
     .option(
@@ -65,21 +66,27 @@ export function define(program: Command): void {
     .option('--no-resume', 'resend transactions the ledger already shows as acknowledged')
     .option('--dry-run', 'read, map, validate and batch; send nothing; ledger untouched')
     .option('--json', 'print the run summary as one JSON object on stdout')
-    .option('--allow-empty', 'an input without records is fine (exit 0 instead of 4)');
+    .option('--allow-empty', 'an input without records is fine (exit 0 instead of 4)')
+    .option(
+      '--allow-rejects',
+      'rejects under the caps are fine (exit 0 instead of 2): for a scheduler that fails on any non-zero status',
+    );
   addProgressOptions(cmd).addHelpText(
     'after',
     '\nExit status: 0 all valid records acknowledged; 1 could not run, or stopped: too many rejects, or the\n' +
       'service refused our credentials (401/403) or redirected; 2 some records rejected (also on a rerun whose\n' +
       'rejects were all recorded before); 3 some batches failed (rerun resends them); 4 no records (empty input;\n' +
       'see --allow-empty); 5 service unavailable (no answer before reading, or failing past --outage-max-ms;\n' +
-      'rerun later); 130/143 interrupted by SIGINT/SIGTERM (rerun resumes). Most severe wins: 1, 130/143, 5, 3, 2.',
+      'rerun later); 130/143 interrupted by SIGINT/SIGTERM (rerun resumes). Most severe wins: 1, 130/143, 5, 3, 2.\n' +
+      'A night with rejects under the caps did its job: schedulers count 2 as success (systemd: SuccessExitStatus=2;\n' +
+      'a Kubernetes Job or `send … && next`: --allow-rejects).',
   );
   addExamples(cmd, [
     ['svc-ingest send exports/2026-11-20.csv', 'canonical columns, default ledger'],
     ['svc-ingest send --mapping northwind-csv samples/northwind.csv', "a processor's own layout"],
     ['zcat export.ndjson.gz | svc-ingest send --format ndjson --json -', 'from a pipe, summary as JSON'],
     [
-      'svc-ingest send --ledger /var/lib/svc-ingest/transactions.ndjson --metrics-file /var/lib/node_exporter/svc_ingest.prom /data/nightly.csv',
+      'svc-ingest send --ledger /var/lib/svc-ingest/transactions.ndjson --metrics-file /var/lib/prometheus/node-exporter/svc_ingest.prom /data/nightly.csv',
       'from cron: absolute state paths, metrics for alerting',
     ],
     ['svc-ingest send --dry-run --rejects /tmp/rejects.ndjson exports/*.csv', 'validate only; nothing sent'],
@@ -117,7 +124,9 @@ async function runSendCommand(inputs: string[], flags: SendFlags): Promise<numbe
   }
   const paths = inputs.length === 0 ? ['-'] : inputs;
   await checkRunFiles(paths, config, flags);
-  return withRunMetrics(config, logger, (metrics) => sendAndReport(paths, flags, config, logger, metrics));
+  return withRunMetrics(config, logger, (metrics, exposure) =>
+    sendAndReport(paths, flags, config, logger, metrics, exposure),
+  );
 }
 
 /**
@@ -151,6 +160,7 @@ async function sendAndReport(
   config: Config,
   logger: Logger,
   metrics: RunMetrics | null,
+  exposure: import('../metrics/expose.ts').MetricsExposure | null,
 ): Promise<number> {
   const [{ startSend }, { formatSummary }, { choosePool }] = await Promise.all([
     import('../pipeline.ts'),
@@ -215,12 +225,17 @@ async function sendAndReport(
     config,
     logger,
     metrics,
+    exposure,
     text: (sum) => formatSummary(sum, Boolean(flags.allowEmpty)),
-    exitStatus: (sum) => runExitStatus(sum, Boolean(flags.allowEmpty)),
+    exitStatus: (sum) => runExitStatus(sum, Boolean(flags.allowEmpty), Boolean(flags.allowRejects)),
     after: async () => {
       await client?.close();
       stop.off();
     },
   });
-  return exitStatusOfRun(summary, { allowEmpty: Boolean(flags.allowEmpty), logger });
+  return exitStatusOfRun(summary, {
+    allowEmpty: Boolean(flags.allowEmpty),
+    allowRejects: Boolean(flags.allowRejects),
+    logger,
+  });
 }

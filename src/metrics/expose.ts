@@ -1,7 +1,9 @@
 // Where a run's metrics go: a file in the node_exporter textfile-collector way (a temp file in the same folder,
-// renamed over the target, every few seconds and at the end) and/or GET /metrics on 127.0.0.1 while it runs.
+// mode 0644 whatever the umask, renamed over the target, every few seconds and at the end) and/or GET /metrics
+// on 127.0.0.1 while it runs. A file that cannot be written never costs the run: logged at error, and said in
+// the summary (`metricsWritten: false`).
 
-import { lstat, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { lstat, open, readFile, rename, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { basename, dirname, join, resolve } from 'node:path';
 import { SvcIngestError } from '../errors.ts';
@@ -13,13 +15,15 @@ export const METRICS_FILE_INTERVAL_MS = 5000;
 
 /**
  * The metrics of a run made visible; `close()` writes the file one last time and stops the server.
- * @example const out = await exposeMetrics(metrics, { file: '/var/lib/node_exporter/svc_ingest.prom', logger })
+ * @example const out = await exposeMetrics(metrics, { file: '/var/lib/prometheus/node-exporter/svc_ingest.prom', logger })
  */
 export interface MetricsExposure {
   /** The URL of the /metrics endpoint, when a port was asked for. */
   readonly url: string | null;
-  /** Writes the file now (it is also written every few seconds). */
+  /** Writes the file now (it is also written every few seconds); a failure is logged, never thrown. */
   flush(): Promise<void>;
+  /** Whether the file's last write succeeded (undefined when no file was asked for). */
+  written(): boolean | undefined;
   /** Final write, then the server stops answering. */
   close(): Promise<void>;
 }
@@ -77,9 +81,30 @@ async function previousLastSuccess(file: string): Promise<number | undefined> {
   return Number.isFinite(n) && n > 0 ? n : undefined;
 }
 
+/** Writes `text` to `file` through a temp file in the same folder (the collector reads *.prom only), 0644. */
+async function writeAtomically(file: string, text: string): Promise<void> {
+  const tmp = join(dirname(file), `.${basename(file)}.${process.pid}.tmp`);
+  try {
+    const fh = await open(tmp, 'w', 0o644);
+    try {
+      await fh.writeFile(text);
+      // The metrics hold no secret and node_exporter runs as another user: readable whatever the umask (a
+      // unit's UMask=0077 would make it 0600).
+      await fh.chmod(0o644);
+    } finally {
+      await fh.close();
+    }
+    await rename(tmp, file);
+  } catch (err) {
+    await rm(tmp, { force: true }).catch(() => {});
+    throw writeError(file, err);
+  }
+}
+
 /**
- * Starts writing `file` and/or serving `port`. Refuses at once (one line, exit 1) when the file cannot be
- * written or the port taken, so nothing is sent by a run whose monitoring would be blind.
+ * Starts writing `file` and/or serving `port`. A file that cannot be written (no folder, no permission, a file
+ * that is not svc-ingest's) is logged at error and the run goes on: metrics never cost the night's data. A port
+ * that is taken refuses the run at once (one line, exit 1).
  */
 export async function exposeMetrics(
   metrics: RunMetrics,
@@ -87,16 +112,26 @@ export async function exposeMetrics(
 ): Promise<MetricsExposure> {
   const { file, port, logger } = o;
   let writing: Promise<void> = Promise.resolve();
+  let written: boolean | undefined = file ? false : undefined;
+  let lastError = '';
+  // Never written over: a file svc-ingest did not write (checked once, at the start).
+  let refused = false;
   const writeOnce = async (): Promise<void> => {
-    if (!file) return;
-    // A temp name the collector ignores (it reads *.prom only), in the same folder so the rename is atomic.
-    const tmp = join(dirname(file), `.${basename(file)}.${process.pid}.tmp`);
+    if (!file || refused) return;
     try {
-      await writeFile(tmp, await metrics.text(), { mode: 0o644 });
-      await rename(tmp, file);
+      await writeAtomically(file, await metrics.text());
+      written = true;
+      lastError = '';
     } catch (err) {
-      await rm(tmp, { force: true }).catch(() => {});
-      throw writeError(file, err);
+      written = false;
+      const message = (err as Error).message;
+      // Once per distinct failure, not every few seconds.
+      if (message !== lastError)
+        logger.error(
+          { event: 'metrics.write', code: 'METRICS_WRITE', file: resolve(file) },
+          `metrics not written (the run goes on): ${message}`,
+        );
+      lastError = message;
     }
   };
   // One write at a time: the timer's and the final one never interleave on the temp file.
@@ -106,10 +141,20 @@ export async function exposeMetrics(
   };
 
   if (file) {
-    await checkReplaceable(file);
-    const last = await previousLastSuccess(file);
-    if (last !== undefined) metrics.setLastSuccess(last);
-    await flush();
+    try {
+      await checkReplaceable(file);
+    } catch (err) {
+      refused = true;
+      logger.error(
+        { event: 'metrics.write', code: 'METRICS_WRITE', file: resolve(file) },
+        `metrics not written (the run goes on): ${(err as Error).message}`,
+      );
+    }
+    if (!refused) {
+      const last = await previousLastSuccess(file);
+      if (last !== undefined) metrics.setLastSuccess(last);
+      await flush();
+    }
   }
   let server: Server | null = null;
   let url: string | null = null;
@@ -144,7 +189,7 @@ export async function exposeMetrics(
   }
   const timer = file
     ? setInterval(() => {
-        flush().catch((err: Error) => logger.warn({ event: 'metrics.write' }, err.message));
+        void flush();
       }, o.intervalMs ?? METRICS_FILE_INTERVAL_MS)
     : null;
   timer?.unref();
@@ -152,6 +197,7 @@ export async function exposeMetrics(
   return {
     url,
     flush,
+    written: () => written,
     async close() {
       if (timer) clearInterval(timer);
       try {

@@ -25,7 +25,7 @@ export interface InputSpec {
    * checked as it is read, gzip is told from its first bytes, it is never split across worker threads.
    */
   stream?: boolean;
-  /** The name standard input or a pipe goes by (--source-name), instead of `stdin` or `/dev/fd/63`. */
+  /** The name the input goes by (--source-name), instead of its path, `stdin` or `/dev/fd/63`. */
   name?: string;
 }
 
@@ -89,8 +89,10 @@ export async function resolveInputs(
 }
 
 /**
- * `--source-name NAME`: the one input read as a stream (standard input or a pipe) goes by NAME in the ledger's
- * and the rejects' `source` and in messages. A name with nothing to name, or with two streams, is a usage error.
+ * `--source-name NAME`: the export goes by NAME in the ledger's and the rejects' `source` and in messages. It names
+ * the one input when there is one (a file, standard input or a pipe: a unit's fixed path like the pipe's
+ * `/dev/fd/63`), and among several inputs the one read as a stream. Several inputs with no stream among them, or
+ * with two, leave nothing or two to name: a usage error.
  */
 function nameTheStream(specs: InputSpec[], name: string): InputSpec[] {
   if (name.trim() === '' || /[\u0000-\u001f\u007f]/.test(name))
@@ -98,12 +100,13 @@ function nameTheStream(specs: InputSpec[], name: string): InputSpec[] {
       'USAGE_INVALID',
       '--source-name: expected a non-empty name without control characters',
     );
+  if (specs.length === 1) return [{ ...specs[0]!, name }];
   const streams = specs.filter(readOnce);
   if (streams.length !== 1)
     throw new SvcIngestError(
       'USAGE_INVALID',
       streams.length === 0
-        ? '--source-name names standard input or a pipe, and no input is one (a file goes by its path)'
+        ? `--source-name names one input, and ${specs.length} files are given (each goes by its path)`
         : `--source-name names one input, and ${streams.length} are standard input or pipes`,
     );
   return specs.map((s) => (readOnce(s) ? { ...s, name } : s));

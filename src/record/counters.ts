@@ -44,6 +44,11 @@ export interface RunSummary {
    * run: the records that would be sent), so `ECOM` beside `ECOMMERCE` shows at once.
    */
   codes?: CodeCounts;
+  /**
+   * With a metrics file: whether it was written at the end (false: it could not be, the `metrics.write` error line
+   * says why; the run went on and its exit status is its own). Absent when no metrics file was asked for.
+   */
+  metricsWritten?: boolean;
   /** Why the run stopped before the end of its input and exits 1 (too many rejects); absent otherwise. */
   error?: { code: string; message: string };
 }

@@ -1,7 +1,7 @@
 // The bin launcher: runs the CLI on the project's supported Node whatever `node` is first on PATH,
 // exec's it (the CLI is the process that gets signals), and says so in one line when no Node fits.
-import { spawn } from 'node:child_process';
-import { chmod, copyFile, mkdir, mkdtemp, readlink, writeFile } from 'node:fs/promises';
+import { spawn, spawnSync } from 'node:child_process';
+import { chmod, copyFile, mkdir, mkdtemp, readlink, realpath, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -58,7 +58,22 @@ describe('bin launcher', () => {
     });
     expect(r.code).toBe(1);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
-    expect(r.stderr).toMatch(/no supported Node\.js \(>= 22\.18\) found/);
+    expect(r.stderr).toMatch(/no supported Node\.js \(>= 22\.18\) found; node on PATH is 20\.20\.2/);
+    // An installed package (no src/cli): what to install, never a clone's `make setup`.
+    expect(r.stderr).toContain(
+      'install Node.js 22 or 24 LTS (Debian/Ubuntu: curl -fsSL https://deb.nodesource.com',
+    );
+    expect(r.stderr).toContain('SVC_INGEST_NODE');
+    expect(r.stderr).not.toContain('make setup');
+    // A clone (src/cli/main.ts there): make setup installs the project's own Node.
+    await mkdir(join(root, 'src/cli'), { recursive: true });
+    await writeFile(join(root, 'src/cli/main.ts'), '');
+    const clone = spawnSync(join(root, 'src/bin/svc-ingest'), ['--help'], {
+      env: { PATH: `${old}:/bin`, HOME: process.env.HOME ?? '/', SVC_LOG_FORMAT: 'text' },
+      encoding: 'utf8',
+    });
+    expect(clone.status).toBe(1);
+    expect(clone.stderr).toContain(`in this clone run: make setup in ${await realpath(root)}`);
   });
 
   it('--help lists every command', async () => {

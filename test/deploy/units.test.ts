@@ -1,14 +1,17 @@
 // deploy/: the systemd service and timer pass `systemd-analyze verify` (where the command exists) with nothing to
 // say, and name options the CLI has; the Kubernetes CronJob is well-formed YAML with what running this tool needs
 // (one run at a time, the token from a Secret, the ledger on a volume or from a Secret, a read-only export), and
-// its command is one `svc-ingest send --help` accepts.
-import { spawnSync } from 'node:child_process';
+// its command is one `svc-ingest send --help` accepts. The README's `send … && ledger prune` cron line, run as
+// written, prunes after a night with rejects too.
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { BIN, ROOT, runCli } from '../helpers/cli.ts';
+import { BIN, collectOutput, ROOT, runCli } from '../helpers/cli.ts';
+import { jsonLines } from '../helpers/nights.ts';
+import { useSimulator } from '../helpers/simulator.ts';
 
 const SYSTEMD = join(ROOT, 'deploy/systemd');
 // A parsed manifest: checked by hand, member by member.
@@ -86,6 +89,25 @@ describe('deploy/systemd', () => {
     expect(timer).toMatch(/^OnCalendar=\*-\*-\* 02:30:00$/m);
     expect(timer).toMatch(/^Unit=svc-ingest\.service$/m);
   });
+
+  it.skipIf(!hasSystemdAnalyze)(
+    'the timer fires every night at 02:30, as systemd reads its OnCalendar=',
+    async () => {
+      const timer = await readFile(join(SYSTEMD, 'svc-ingest.timer'), 'utf8');
+      const onCalendar = /^OnCalendar=(.*)$/m.exec(timer)![1]!;
+      const r = spawnSync('systemd-analyze', ['calendar', '--iterations=2', onCalendar], {
+        encoding: 'utf8',
+        env: { ...process.env, TZ: 'UTC' },
+      });
+      expect(r.status, r.stderr).toBe(0);
+      const elapses = [
+        ...r.stdout.matchAll(/(?:Next elapse|Iter\. #2): \w+ (\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d)/g),
+      ];
+      expect(elapses.map((m) => m[2])).toEqual(['02:30:00', '02:30:00']);
+      const [a, b] = elapses.map((m) => Date.parse(`${m[1]}T00:00:00Z`));
+      expect(b! - a!).toBe(86_400_000);
+    },
+  );
 });
 
 describe('deploy/kubernetes', () => {
@@ -99,9 +121,10 @@ describe('deploy/kubernetes', () => {
     expect(cron.spec.concurrencyPolicy).toBe('Forbid');
     expect(cron.spec.schedule).toBe('30 2 * * *');
     const job = cron.spec.jobTemplate.spec;
-    expect(job.podFailurePolicy.rules[0]).toMatchObject({
+    // What each exit status means to the Job, against the unit's: test/deploy/cronjob-run.test.ts.
+    expect(job.podFailurePolicy.rules.at(-1)).toMatchObject({
       action: 'FailJob',
-      onExitCodes: { operator: 'In', values: [1, 2, 4] },
+      onExitCodes: { operator: 'In', values: [1, 4, 130, 143] },
     });
     const pod = job.template.spec;
     expect(pod.restartPolicy).toBe('Never');
@@ -133,5 +156,36 @@ describe('deploy/kubernetes', () => {
     // The root filesystem is read-only: the temporary files go to a writable /tmp.
     expect(container.securityContext.readOnlyRootFilesystem).toBe(true);
     expect(mounts.find((m) => m.mountPath === '/tmp')).toBeTruthy();
+  });
+});
+
+describe("the README's cron line `send … && ledger prune`", () => {
+  const sim = useSimulator({ seed: 31 });
+
+  it('a night with rejects under the caps is a success: the prune after `&&` runs', async () => {
+    const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
+    const line = /^(?:\S+\s+){5}(svc-ingest send .* && svc-ingest ledger prune .*)$/m.exec(readme)?.[1];
+    expect(line, 'a crontab line with `send … && ledger prune` in README.md').toBeTruthy();
+    const dir = await mkdtemp(join(tmpdir(), 'svc-cron-prune-'));
+    // As cron runs it (`\%` is cron's `%`), with the paths of a temporary folder and an export with rejects.
+    const command = line!
+      .replaceAll('\\%', '%')
+      .replaceAll('/var/lib/svc-ingest', dir)
+      .replace('/data/nightly.csv', join(ROOT, 'samples/canonical.csv'))
+      .replace(/(^|&& )svc-ingest /g, `$1${BIN} `);
+    const child = spawn('sh', ['-c', command], {
+      env: {
+        PATH: process.env.PATH,
+        SVC_BASE_URL: sim.url,
+        SVC_SEND_HEALTH_CHECK_WINDOW_MS: '0',
+        SVC_LOG_FORMAT: 'json',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const r = await collectOutput(child).closed;
+    expect(r.code, r.stderr).toBe(0);
+    const end = jsonLines(r.stderr).find((l) => l.event === 'run.end')!;
+    expect([end.exitStatus, Number(end.rejected) > 0]).toEqual([0, true]);
+    expect(r.stdout).toMatch(/from before .* dropped/);
   });
 });

@@ -12,6 +12,7 @@ const LONGEST_FIRST = [
   'faults/lock-race',
   'faults/fault-kinds',
   'backfill/feeds-cli',
+  'install/package',
   'ledger/destinations-cli',
   'simulator/tickets',
   'ledger/prune-cli',

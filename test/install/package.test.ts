@@ -2,9 +2,10 @@
 // README.md's Install walk-through run as written, with bash -e, from an empty prefix, in a folder outside the clone, with no
 // clone on PATH (only a Node >= 22 named `node`): help, mappings, simulate, a send, the rerun, ledger status,
 // and a send with the ledger on a real PostgreSQL. Then what was installed: the built files, no dev tools.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -69,6 +70,18 @@ async function cleanEnv(dir: string): Promise<NodeJS.ProcessEnv> {
   return env;
 }
 
+/** A loopback port free now (the walk-through's simulator takes it, the same on both runs). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const a = srv.address();
+      srv.close(() => resolve(typeof a === 'object' && a ? a.port : 0));
+    });
+  });
+}
+
 /** Bytes under a folder (files' sizes, as `du --apparent-size` counts them). */
 async function sizeOf(dir: string): Promise<number> {
   let total = 0;
@@ -85,6 +98,18 @@ function events(stderr: string, event: string): Array<Record<string, unknown>> {
     .map((l) => JSON.parse(l) as Record<string, unknown>)
     .filter((o) => o.event === event);
 }
+
+/** A node older than 22.18 on this machine (Debian 12's and 13's apt give 18 and 20), with its version. */
+function oldNode(): { path: string; version: string } | null {
+  for (const path of ['/usr/bin/node', '/usr/local/bin/node', '/usr/bin/nodejs']) {
+    const r = spawnSync(path, ['--version'], { encoding: 'utf8' });
+    const [M, m] = (r.stdout ?? '').trim().replace(/^v/, '').split('.').map(Number);
+    if (r.status === 0 && M !== undefined && m !== undefined && (M < 22 || (M === 22 && m < 18)))
+      return { path, version: r.stdout.trim() };
+  }
+  return null;
+}
+const OLD_NODE = oldNode();
 
 describe('the installed package (npm pack, npm install -g --prefix, the README install walk-through)', () => {
   const pg = usePostgres();
@@ -106,6 +131,40 @@ describe('the installed package (npm pack, npm install -g --prefix, the README i
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
+  it.skipIf(OLD_NODE === null)(
+    "on a Node older than 22.18 the package's preinstall refuses the install, saying what to install",
+    async () => {
+      // The package's own preinstall script, as npm runs it (sh -c, in the package's folder, npm's node on PATH);
+      // a whole `npm install -g` with that Node ends the same way, at ~5 s more.
+      const unpacked = join(dir, 'unpacked');
+      await mkdir(unpacked);
+      const tar = spawnSync('tar', ['xzf', pkg, '-C', unpacked, 'package/package.json'], {
+        encoding: 'utf8',
+      });
+      expect(tar.status, tar.stderr).toBe(0);
+      const script = JSON.parse(await readFile(join(unpacked, 'package/package.json'), 'utf8')).scripts
+        .preinstall;
+      const oldDir = join(dir, 'old-node-bin');
+      await mkdir(oldDir);
+      await symlink(OLD_NODE!.path, join(oldDir, 'node'));
+      const env = { PATH: `${oldDir}${delimiter}/usr/bin${delimiter}/bin` };
+      const r = spawnSync('sh', ['-c', script], { cwd: join(unpacked, 'package'), env, encoding: 'utf8' });
+      expect(r.status).toBe(1);
+      expect(r.stderr).toContain(
+        `svc-ingest: needs Node.js >= 22.18, and this npm runs on Node ${OLD_NODE!.version}`,
+      );
+      expect(r.stderr).toContain('https://deb.nodesource.com/setup_24.x');
+      // A clone brings its own Node (make setup), and SVC_INGEST_NODE names another: no refusal.
+      expect(spawnSync('sh', ['-c', script], { cwd: ROOT, env }).status).toBe(0);
+      const named = { ...env, SVC_INGEST_NODE: NODE24 };
+      expect(spawnSync('sh', ['-c', script], { cwd: join(unpacked, 'package'), env: named }).status).toBe(0);
+    },
+  );
+  if (OLD_NODE === null)
+    it.skip(
+      'a Node older than 22.18 refused at install: skipped, no such Node on this machine (Debian: apt-get install nodejs)',
+    );
+
   it('holds what runs and nothing else', async () => {
     const listed = await run('tar', ['tzf', pkg], { cwd: dir, env: process.env });
     const files = listed.stdout.trim().split('\n');
@@ -123,18 +182,28 @@ describe('the installed package (npm pack, npm install -g --prefix, the README i
     expect(stray).toEqual([]);
   });
 
-  it('installs from an empty prefix and passes the walk-through as written', async () => {
+  it('installs from an empty prefix and passes the walk-through as written, twice in the same folder', async () => {
     const env = await cleanEnv(dir);
     const prefix = join(dir, 'prefix');
     const work = join(dir, 'work');
     await mkdir(work);
     const ledgerUrl = await pg.createDatabase();
     const script = await walkThroughBlock(join(ROOT, 'README.md'));
-    const r = await run('bash', ['-e'], {
-      cwd: work,
-      env: { ...env, PACKAGE: pkg, PREFIX: prefix, LEDGER_URL: ledgerUrl, SVC_LOG_LEVEL: 'info' },
-      input: script,
-    });
+    const simPort = await freePort();
+    const walk = () =>
+      run('bash', ['-e'], {
+        cwd: work,
+        env: {
+          ...env,
+          PACKAGE: pkg,
+          PREFIX: prefix,
+          LEDGER_URL: ledgerUrl,
+          SIM_PORT: String(simPort),
+          SVC_LOG_LEVEL: 'info',
+        },
+        input: script,
+      });
+    const r = await walk();
     const why = `exit ${r.code}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`;
     expect(r.code, why).toBe(0);
     expect(r.stdout, why).toContain('Usage: svc-ingest');
@@ -150,6 +219,20 @@ describe('the installed package (npm pack, npm install -g --prefix, the README i
       [50, 50, 0, 0, 0],
       [50, 0, 50, 0, 0],
       [50, 50, 0, 0, 0],
+    ]);
+
+    // Again, as written, in the same folder (its simulator.url and ledgers left there): the same destination,
+    // every record already acknowledged, in either ledger.
+    const again = await walk();
+    const whyAgain = `exit ${again.code}\n--- stdout\n${again.stdout}\n--- stderr\n${again.stderr}`;
+    expect(again.code, whyAgain).toBe(0);
+    expect(
+      events(again.stderr, 'run.end').map((e) => [e.read, e.sent, e.skipped, e.rejected, e.failed]),
+      whyAgain,
+    ).toEqual([
+      [50, 0, 50, 0, 0],
+      [50, 0, 50, 0, 0],
+      [50, 0, 50, 0, 0],
     ]);
     const ledger = (await readFile(join(work, 'svc-ingest-try/ledger/transactions.ndjson'), 'utf8'))
       .trim()

@@ -136,16 +136,26 @@ describe('send --metrics-file', () => {
     expect(value(parse(await readFile(prom, 'utf8')), 'last_success_timestamp_seconds')).toBe(success);
   });
 
-  it('a metrics file that cannot be written stops the run before anything is sent (exit 1, one line)', async () => {
+  it('a metrics file that cannot be written is logged at error; the run goes on with its own exit status', async () => {
     const file = join(dir, 'a.csv');
     await writeFile(file, csvOf(range(10).map((i) => makeTx(i, 'mw'))));
-    const r = await runCli(['send', '--metrics-file', join(dir, 'no/such/dir/x.prom'), file], { env: env() });
-    expect(r.code).toBe(1);
-    expect(r.stderr.trim().split('\n')).toHaveLength(1);
-    expect(r.stderr).toMatch(
-      /^svc-ingest: METRICS_WRITE: cannot write the metrics file \/.*\/no\/such\/dir\/x\.prom: its folder \/.*\/no\/such\/dir does not exist$/m,
+    const r = await runCli(['send', '--json', '--metrics-file', join(dir, 'no/such/dir/x.prom'), file], {
+      env: env({ SVC_LOG_FORMAT: 'json' }),
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ sent: 10, exitStatus: 0, metricsWritten: false });
+    const errors = r.stderr
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as { level: number; event: string; code?: string; msg: string })
+      .filter((l) => l.event === 'metrics.write');
+    // Once, at error, however many times the file was tried.
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatchObject({ level: 50, code: 'METRICS_WRITE' });
+    expect(errors[0]!.msg).toMatch(
+      /metrics not written \(the run goes on\): .*no\/such\/dir does not exist$/,
     );
-    expect(sends()).toBe(0);
+    expect(sends()).toBe(1);
   });
 
   it('is also set by env SVC_METRICS_FILE', async () => {

@@ -1,5 +1,6 @@
-// --source-name: what came from standard input or a pipe is named in the ledger's `source`, the rejects'
-// `source` and the logs, instead of `stdin` or `/dev/fd/63`; a name with nothing to name is a usage error.
+// --source-name: the one input (a file, standard input or a pipe) is named in the ledger's `source`, the rejects'
+// `source` and the logs, instead of its path, `stdin` or `/dev/fd/63`; a name with nothing or two to name is a
+// usage error.
 import { spawn } from 'node:child_process';
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -64,16 +65,31 @@ describe('--source-name', () => {
     expect(r.stderr).not.toMatch(/\/dev\/fd\//);
   });
 
-  it('with no stream to name, or two, or an empty name: exit 1, nothing sent', async () => {
-    const file = await runCli(['send', '--source-name', 'x', SAMPLE], { env: env() });
-    expect(file.code).toBe(1);
-    expect(file.stderr).toMatch(/svc-ingest: USAGE_INVALID: --source-name names standard input or a pipe/);
+  it('one file: the name replaces its path (the shipped unit and CronJob name their fixed export path so)', async () => {
+    const r = await runCli(['send', '--json', '--source-name', 'northwind-nightly', SAMPLE], { env: env() });
+    expect(r.code, r.stderr).toBe(2);
+    const ledger = await ndjson(join(dir, 'ledger.ndjson'));
+    expect(new Set(ledger.map((l) => l.source))).toEqual(new Set(['northwind-nightly']));
+    const rejects = await ndjson(join(dir, 'rejects.ndjson'));
+    expect(new Set(rejects.map((l) => l.source))).toEqual(new Set(['northwind-nightly']));
+    expect(r.rawStderr).not.toContain(SAMPLE);
+  });
+
+  it('two files and no stream, or an empty name: exit 1, nothing sent', async () => {
+    const before = sim.stats().requests.byPath['/v2/data/transactions'] ?? 0;
+    const two = await runCli(['send', '--source-name', 'x', SAMPLE, join(ROOT, 'samples/canonical.ndjson')], {
+      env: env(),
+    });
+    expect(two.code).toBe(1);
+    expect(two.stderr).toMatch(
+      /svc-ingest: USAGE_INVALID: --source-name names one input, and 2 files are given/,
+    );
     const empty = await runCli(['send', '--format', 'csv', '--source-name', ' ', '-'], {
       env: env(),
       input: '',
     });
     expect(empty.code).toBe(1);
     expect(empty.stderr).toMatch(/--source-name: expected a non-empty name/);
-    expect(sim.stats().requests.byPath['/v2/data/transactions'] ?? 0).toBe(0);
+    expect(sim.stats().requests.byPath['/v2/data/transactions'] ?? 0).toBe(before);
   });
 });

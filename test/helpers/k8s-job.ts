@@ -1,0 +1,153 @@
+// A Kubernetes CronJob's container run the way the kubelet runs it, on a machine without Kubernetes: its
+// `command` (the image's `svc-ingest` is the clone's launcher), `env`, the pod's and the container's
+// securityContext (runAsUser/runAsGroup, fsGroup as a supplementary group and the volumes' group, no privilege
+// escalation, no capability, a read-only root file system) and its volumeMounts, in a mount namespace
+// (isolate.ts). Its exit status is judged by the Job's podFailurePolicy and backoffLimit.
+import { chmod, chown, mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { type Bind, type IsolatedResult, LAUNCHER_INSIDE, runIsolated } from './isolate.ts';
+
+// biome-ignore lint/suspicious/noExplicitAny: a manifest of any shape, read member by member
+export type Manifest = Record<string, any>;
+
+/** The CronJob of a manifest file's text. */
+export function cronJobOf(text: string): Manifest {
+  const objects = parseAllDocuments(text).map((d) => d.toJS()) as Manifest[];
+  const cron = objects.find((o) => o.kind === 'CronJob');
+  if (!cron) throw new Error('no CronJob in the manifest');
+  return cron;
+}
+
+export const containerOf = (cron: Manifest): Manifest =>
+  cron.spec.jobTemplate.spec.template.spec.containers[0];
+
+/** What the emulation does not apply, and why (the test prints it). */
+export const NOT_APPLIED_K8S: Record<string, string> = {
+  image: "the clone's launcher runs instead of the image's svc-ingest (the image is built elsewhere)",
+  'env valueFrom': 'no Secret store here: the commented SVC_LEDGER_URL lines are not used anyway',
+  'seccompProfile RuntimeDefault': 'a seccomp filter: not emulated',
+  resources: 'no cgroup limits: not emulated',
+  terminationGracePeriodSeconds: 'no stop in these scenarios',
+  schedule: 'the test starts each Job itself',
+};
+
+export interface PodMachine {
+  /** The temporary root (isolate.ts). */
+  root: string;
+  /** Each volume's folder on the machine, by volume name (a PVC's, a Secret's files, an emptyDir). */
+  volumes: Record<string, string>;
+  /** What the test changes in the container's env (the simulator's URL for the base URL), as a patch would. */
+  envPatch: Record<string, string>;
+}
+
+/** Makes the volumes' folders as the kubelet would: fsGroup owns them (setgid); a Secret's files 0440 root:fsGroup. */
+export async function prepareVolumes(
+  cron: Manifest,
+  m: PodMachine,
+  secrets: Record<string, string>,
+): Promise<void> {
+  const pod = cron.spec.jobTemplate.spec.template.spec;
+  const fsGroup: number = pod.securityContext.fsGroup;
+  for (const v of pod.volumes as Manifest[]) {
+    const dir = m.volumes[v.name];
+    if (!dir) throw new Error(`volume ${v.name}: no folder given`);
+    await mkdir(dir, { recursive: true });
+    if (v.secret) {
+      for (const item of v.secret.items as Array<{ key: string; path: string }>) {
+        const file = join(dir, item.path);
+        await writeFile(file, secrets[item.key] ?? '');
+        await chown(file, 0, fsGroup);
+        // defaultMode, with the group's read bit fsGroup adds.
+        await chmod(file, (v.secret.defaultMode ?? 0o644) | 0o040);
+      }
+      await chmod(dir, 0o755);
+    } else if (v.emptyDir) {
+      await chmod(dir, 0o777);
+    } else {
+      await chown(dir, 0, fsGroup);
+      await chmod(dir, 0o2775);
+    }
+  }
+}
+
+/** Runs the container's command once, as the kubelet would start it in a pod of the Job. */
+export async function runContainer(
+  cron: Manifest,
+  m: PodMachine,
+  timeoutMs = 30_000,
+): Promise<IsolatedResult> {
+  const pod = cron.spec.jobTemplate.spec.template.spec;
+  const c = containerOf(cron);
+  const psc = pod.securityContext ?? {};
+  const csc = c.securityContext ?? {};
+  const uid: number = csc.runAsUser ?? psc.runAsUser;
+  const gid: number = csc.runAsGroup ?? psc.runAsGroup ?? 0;
+  if ((csc.runAsNonRoot ?? psc.runAsNonRoot) && !uid) throw new Error('runAsNonRoot with no non-root user');
+  const readOnlyVolume = new Set(
+    (pod.volumes as Manifest[])
+      .filter((v) => v.secret || v.persistentVolumeClaim?.readOnly)
+      .map((v) => v.name as string),
+  );
+  const binds: Bind[] = (c.volumeMounts as Manifest[]).map((vm) => ({
+    from: m.volumes[vm.name]!,
+    to: vm.mountPath,
+    rw: !vm.readOnly && !readOnlyVolume.has(vm.name),
+  }));
+  const env: Record<string, string> = {
+    PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+    HOSTNAME: `${cron.metadata.name}-29000000-abcde`,
+    // No passwd entry for the uid in the image: HOME is /.
+    HOME: '/',
+  };
+  for (const e of (c.env ?? []) as Array<{ name: string; value?: string }>)
+    if (e.value !== undefined) env[e.name] = e.value;
+  Object.assign(env, m.envPatch);
+  const command = [...(c.command as string[]), ...((c.args ?? []) as string[])];
+  if (command[0] !== 'svc-ingest') throw new Error(`the container runs ${command[0]}, not svc-ingest`);
+  const drops = csc.capabilities?.drop ?? [];
+  return runIsolated({
+    root: m.root,
+    argv: [LAUNCHER_INSIDE, ...command.slice(1)],
+    env,
+    uid,
+    gid,
+    groups: psc.fsGroup !== undefined ? [psc.fsGroup] : [],
+    umask: 0o022,
+    cwd: c.workingDir ?? '/',
+    binds,
+    readOnly: csc.readOnlyRootFilesystem === true,
+    privateTmp: false,
+    noNewPrivileges: csc.allowPrivilegeEscalation === false && drops.includes('ALL'),
+    timeoutMs,
+  });
+}
+
+/**
+ * What the Job makes of a pod that ended with `code` (no disruption condition): success, another pod
+ * (Count: within backoffLimit; Ignore: not counted), or the Job failed (FailJob).
+ */
+export function judgePod(cron: Manifest, code: number): 'success' | 'restart' | 'failure' {
+  if (code === 0) return 'success';
+  const c = containerOf(cron);
+  const rules = (cron.spec.jobTemplate.spec.podFailurePolicy?.rules ?? []) as Manifest[];
+  for (const r of rules) {
+    const on = r.onExitCodes;
+    if (!on) continue;
+    if (on.containerName && on.containerName !== c.name) continue;
+    const listed = (on.values as number[]).includes(code);
+    if (on.operator === 'In' ? !listed : listed) continue;
+    if (r.action === 'FailJob') return 'failure';
+    return 'restart';
+  }
+  return cron.spec.jobTemplate.spec.backoffLimit > 0 ? 'restart' : 'failure';
+}
+
+/** The rule a pod stopped by a node drain or preemption meets first: Ignore (another pod, not counted)? */
+export function drainIgnored(cron: Manifest): boolean {
+  const rules = (cron.spec.jobTemplate.spec.podFailurePolicy?.rules ?? []) as Manifest[];
+  const first = rules.find(
+    (r) => r.onPodConditions?.some((p: Manifest) => p.type === 'DisruptionTarget') || r.onExitCodes,
+  );
+  return first?.action === 'Ignore' && first.onPodConditions !== undefined;
+}
