@@ -252,6 +252,9 @@ class WorkRun {
       if (p.takeover) this.parts.takenOver++;
       if ((await this.countedPartition(p)) === 'stopped') break;
     }
+    // A signal between partitions or while waiting is an interruption too (exit 130/143), as during one.
+    if (o.signal?.aborted && !this.end.interrupted)
+      this.end = { ...this.end, interrupted: String(o.signal.reason ?? 'SIGTERM') };
   }
 
   /** The session's lease lapsed: the partition being worked is checked again before any batch leaves. */

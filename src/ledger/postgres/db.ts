@@ -3,6 +3,7 @@
 
 import pRetry from 'p-retry';
 import pg from 'pg';
+import pgpass from 'pgpass';
 import { type ErrorCode, SvcIngestError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
 import { type PgTarget, scrubSecret } from './url.ts';
@@ -49,6 +50,11 @@ export interface PgDb {
   close(): Promise<void>;
 }
 
+/** The password of ~/.pgpass (PGPASSFILE) for a connection's host, port, database and user; undefined: none. */
+function pgpassLookup(params: Parameters<typeof pgpass>[0]): Promise<string | undefined> {
+  return new Promise((resolve) => pgpass(params, resolve));
+}
+
 /** SQLSTATE classes and driver errors after which the same statement may simply be tried again. */
 export function isTransient(err: unknown): boolean {
   const e = err as { code?: string; message?: string };
@@ -91,6 +97,12 @@ export async function connectPg(target: PgTarget, o: PgDbOptions): Promise<PgDb>
     connectionTimeoutMillis: 10_000,
     keepAlive: true,
     application_name: 'svc-ingest',
+    // No password given: ~/.pgpass (or PGPASSFILE) is read here, as node-postgres would, without its deprecation
+    // warning on every run that uses it (pg 8.23 warns when it reads the file itself).
+    // (node-postgres calls it with the connection's parameters; undefined: no password.)
+    ...(target.secret === undefined
+      ? { password: pgpassLookup as unknown as () => Promise<string> }
+      : {}),
   });
   // An idle connection that breaks (server restart) is reported here; the next query reconnects.
   pool.on('error', (err) =>
