@@ -2,6 +2,7 @@
 // run again, applied once when several workers start together, migrated on first use, and a newer one refused.
 import { describe, expect, it } from 'vitest';
 import { connectPg } from '../../src/ledger/postgres/db.ts';
+import { LEDGER_RELATIONS } from '../../src/ledger/postgres/grants.ts';
 import {
   LATEST_VERSION,
   MIGRATIONS,
@@ -42,10 +43,13 @@ describe('ledger schema migrations', () => {
         'inputs',
         'migrations',
         'partitions',
+        'ticket_events',
         'transaction_states',
         'transactions',
         'workers',
       ]);
+      // `ledger grant` knows every table of the schema (a migration that adds one adds it to grants.ts).
+      expect([...LEDGER_RELATIONS].sort()).toEqual(tables.map((t) => t.table_name));
       expect(await migrate(db)).toEqual({ from: LATEST_VERSION, to: LATEST_VERSION, applied: [] });
       const rows = await pgs.sql(
         dbName(url),
