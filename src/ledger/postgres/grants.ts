@@ -40,9 +40,10 @@ const NEEDS: Record<GrantPurpose, Needs> = {
     tables: [...WRITER, ['SELECT, INSERT, UPDATE', ['inputs', 'partitions']]],
     sequences: ['batch_seq'],
   },
+  // create checks the ids in the ledger (unless --force); create, listen and get store events.
   tickets: {
     tables: [
-      ['SELECT', ['migrations']],
+      ['SELECT', ['migrations', 'transactions', 'batches', 'destinations']],
       ['SELECT, INSERT', ['ticket_events']],
     ],
     sequences: [],
