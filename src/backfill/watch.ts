@@ -71,7 +71,7 @@ export class PartitionWatch {
 
   private async checkNow(): Promise<void> {
     const { session: s, partition: p, counters: c, logger: log } = this.o;
-    const held = await reportProgress(s, p.partitionNo, this.bytes, c).catch((err: unknown) => {
+    const held = await reportProgress(s, p.partitionNo, this.bytes, c, this.o.rejectsThrough?.()).catch((err: unknown) => {
       log.warn(
         { event: 'backfill.progress.failed', error: s.db.fail('LEDGER_WRITE', 'progress', err).message },
         'could not report progress',
@@ -99,4 +99,6 @@ export interface WatchOptions {
   progressMs: number;
   /** The worker's stop signal. */
   signal?: AbortSignal;
+  /** The last line of the partition whose reject is in a rejects file (written with the progress). */
+  rejectsThrough?: () => number;
 }

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { deliveryCounts, NO_FAULTS, STACK } from '../faults/helpers.ts';
-import { plan, startWorker, statusOf, until, workerSummary } from '../helpers/backfill.ts';
+import { dbName, plan, startWorker, statusOf, until, workerSummary } from '../helpers/backfill.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import { makeTx, ndjsonOf, range } from '../helpers/transactions.ts';
@@ -80,4 +80,44 @@ describe('a worker restarted with its own id', () => {
     const rejects = (await readFile(join(dir, 'rejects-w1.ndjson'), 'utf8')).trim().split('\n');
     expect(rejects.map((l) => (JSON.parse(l) as { line: number }).line).sort((a, b) => a - b)).toEqual([11, 21, 31]);
   });
+
+  it('a partition taken over by another worker: the rejects its first holder wrote are not written again', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'svc-takeover-rejects-'));
+    const { file, ids } = await inputWithRejects(dir, 2000);
+    const url = await pgs.createDatabase();
+    await plan(url, [file], 10_000_000, ['--base-url', sim.url]);
+    sim.setFaults({ ...NO_FAULTS, latencyMs: 100, jitterMs: 10 });
+    const lease = { sim, dir, leaseMs: 1500, concurrency: CONCURRENCY };
+    const first = startWorker(url, 'a', lease);
+    // Killed once its progress has recorded the rejects it wrote (progress: every third of the lease).
+    await until(
+      async () =>
+        (await pgs.sql<{ n: string }>(dbName(url), 'SELECT max(rejects_through) AS n FROM svc_ingest.partitions'))[0]
+          ?.n === '31',
+      30_000,
+      'rejects recorded',
+    );
+    first.child.kill('SIGKILL');
+    await first.done;
+    const taker = await startWorker(url, 'b', lease).done;
+    expect([0, 2], taker.stderr.slice(-2000)).toContain(taker.code);
+    expect(workerSummary(taker)).toMatchObject({ rejected: 3, partitions: { done: 1, takenOver: 1 } });
+    expect(deliveryCounts(sim, ids).missing).toBe(0);
+    const linesOf = async (id: string) =>
+      (await readFile(join(dir, `rejects-${id}.ndjson`), 'utf8').catch(() => ''))
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => (JSON.parse(l) as { line: number }).line);
+    expect([...(await linesOf('a')), ...(await linesOf('b'))].sort((x, y) => x - y)).toEqual([11, 21, 31]);
+  });
 });
+
+/** `count` records, of which those on file lines 11, 21 and 31 do not parse; the ids of the others. */
+async function inputWithRejects(dir: string, count: number): Promise<{ file: string; ids: string[] }> {
+  const txs = range(count).map((i) => makeTx(i, 'rj'));
+  const lines = ndjsonOf(txs).split('\n');
+  for (const at of [10, 20, 30]) lines[at] = '{"transactionId": "broken';
+  const file = join(dir, 'in.ndjson');
+  await writeFile(file, lines.join('\n'));
+  return { file, ids: txs.filter((_, i) => ![10, 20, 30].includes(i)).map((t) => t.transactionId) };
+}

@@ -172,12 +172,14 @@ LEFT JOIN svc_ingest.destinations d ON d.destination_no = t.destination_no;
   },
   {
     // Who a worker is, beyond its name: the host's boot and the process's start, so that a worker started with the
-    // id of one that died (same host, its process gone) takes its work back at once (session.ts).
+    // id of one that died (same host, its process gone) takes its work back at once (identity.ts). And the last
+    // line of a partition whose reject its holder has written: one taking it over writes only the later ones.
     version: 4,
-    name: 'worker identity',
+    name: 'worker identity, rejects written',
     sql: `
 ALTER TABLE svc_ingest.workers ADD COLUMN boot_id text;
 ALTER TABLE svc_ingest.workers ADD COLUMN process_start text;
+ALTER TABLE svc_ingest.partitions ADD COLUMN rejects_through bigint NOT NULL DEFAULT 0;
 `,
   },
   {
