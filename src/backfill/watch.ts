@@ -71,13 +71,15 @@ export class PartitionWatch {
 
   private async checkNow(): Promise<void> {
     const { session: s, partition: p, counters: c, logger: log } = this.o;
-    const held = await reportProgress(s, p.partitionNo, this.bytes, c, this.o.rejectsThrough?.()).catch((err: unknown) => {
-      log.warn(
-        { event: 'backfill.progress.failed', error: s.db.fail('LEDGER_WRITE', 'progress', err).message },
-        'could not report progress',
-      );
-      return true;
-    });
+    const held = await reportProgress(s, p.partitionNo, this.bytes, c, this.o.rejectsThrough?.()).catch(
+      (err: unknown) => {
+        log.warn(
+          { event: 'backfill.progress.failed', error: s.db.fail('LEDGER_WRITE', 'progress', err).message },
+          'could not report progress',
+        );
+        return true;
+      },
+    );
     if (!held && !this.lost) {
       this.lost = true;
       log.warn(

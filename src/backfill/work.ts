@@ -387,7 +387,12 @@ class WorkRun {
       log.info({ event: 'backfill.partition.released', ...where }, 'partition given back unfinished');
       return 'stopped';
     }
-    if (!(await coordinate('cannot mark a partition done in', completePartition(s, p.partitionNo, c, rejectsThrough))))
+    if (
+      !(await coordinate(
+        'cannot mark a partition done in',
+        completePartition(s, p.partitionNo, c, rejectsThrough),
+      ))
+    )
       return this.lostPartition(
         c,
         where,

@@ -2,7 +2,12 @@
 // version this build writes, printed (to review or hand to a DBA) or applied as the connected role (the owner).
 import type { Command } from 'commander';
 import { SvcIngestError } from '../errors.ts';
-import { GRANT_PURPOSES, type GrantPurpose, grantScript, grantStatements } from '../ledger/postgres/grants.ts';
+import {
+  GRANT_PURPOSES,
+  type GrantPurpose,
+  grantScript,
+  grantStatements,
+} from '../ledger/postgres/grants.ts';
 import { LATEST_VERSION } from '../ledger/postgres/migrations.ts';
 import { resolvePgTarget } from '../ledger/postgres/url.ts';
 import { addExamples, printJson, printText } from './common.ts';

@@ -49,9 +49,14 @@ describe('a worker restarted with its own id', () => {
     const twin = await startWorker(url, 'w1', opts).done;
     expect(twin.code).toBe(1);
     expect(twin.stderr).not.toMatch(STACK);
-    const refusal = twin.stderr.trim().split('\n').filter((l) => /USAGE_INVALID/.test(l));
+    const refusal = twin.stderr
+      .trim()
+      .split('\n')
+      .filter((l) => /USAGE_INVALID/.test(l));
     expect(refusal).toHaveLength(1);
-    expect(refusal[0]).toMatch(/worker id w1 is held by a live worker \(host .+, pid \d+, started .+\).*another --worker-id/);
+    expect(refusal[0]).toMatch(
+      /worker id w1 is held by a live worker \(host .+, pid \d+, started .+\).*another --worker-id/,
+    );
     // Another worker finds the only partition held and waits; SIGTERM then is an interruption: 143, `interrupted`.
     const waiter = startWorker(url, 'w2', opts);
     let log = '';
@@ -78,7 +83,9 @@ describe('a worker restarted with its own id', () => {
     expect(await statusOf(url)).toMatchObject({ done: true, partitions: { done: 1, working: 0, stale: 0 } });
     // Each reject once in the worker's rejects file, though its partition was read twice.
     const rejects = (await readFile(join(dir, 'rejects-w1.ndjson'), 'utf8')).trim().split('\n');
-    expect(rejects.map((l) => (JSON.parse(l) as { line: number }).line).sort((a, b) => a - b)).toEqual([11, 21, 31]);
+    expect(rejects.map((l) => (JSON.parse(l) as { line: number }).line).sort((a, b) => a - b)).toEqual([
+      11, 21, 31,
+    ]);
   });
 
   it('a partition taken over by another worker: the rejects its first holder wrote are not written again', async () => {
@@ -92,8 +99,12 @@ describe('a worker restarted with its own id', () => {
     // Killed once its progress has recorded the rejects it wrote (progress: every third of the lease).
     await until(
       async () =>
-        (await pgs.sql<{ n: string }>(dbName(url), 'SELECT max(rejects_through) AS n FROM svc_ingest.partitions'))[0]
-          ?.n === '31',
+        (
+          await pgs.sql<{ n: string }>(
+            dbName(url),
+            'SELECT max(rejects_through) AS n FROM svc_ingest.partitions',
+          )
+        )[0]?.n === '31',
       30_000,
       'rejects recorded',
     );

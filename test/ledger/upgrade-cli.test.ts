@@ -78,8 +78,12 @@ describe('upgrading the PostgreSQL ledger under restricted roles', () => {
     const lines = before.stderr.trim().split('\n');
     expect(lines).toHaveLength(1);
     expect(lines[0]).toContain('LEDGER_MIGRATION_PENDING');
-    expect(lines[0]).toContain(`schema version ${LATEST_VERSION - 1}, older than this svc-ingest's ${LATEST_VERSION}`);
-    expect(lines[0]).toMatch(new RegExp(`run svc-ingest ledger migrate as the schema's owner \\(role ${owner}\\)`));
+    expect(lines[0]).toContain(
+      `schema version ${LATEST_VERSION - 1}, older than this svc-ingest's ${LATEST_VERSION}`,
+    );
+    expect(lines[0]).toMatch(
+      new RegExp(`run svc-ingest ledger migrate as the schema's owner \\(role ${owner}\\)`),
+    );
     expect(sim.deliveries().size).toBe(0);
 
     // The documented steps, as written, with this test's URL and role.
@@ -153,17 +157,35 @@ describe('upgrading the PostgreSQL ledger under restricted roles', () => {
       { env },
     );
     expect(created.code, created.stderr).toBe(0);
-    const own = await runCli(['tickets', 'status', '--json', '--ledger', as(url, roles.feed_a as string, 'feed_a')]);
+    const own = await runCli([
+      'tickets',
+      'status',
+      '--json',
+      '--ledger',
+      as(url, roles.feed_a as string, 'feed_a'),
+    ]);
     expect(own.code, own.stderr).toBe(0);
     expect(own.stdout).toContain('7001');
     // Feed B's role, pointed at feed A's tickets: permission denied, nothing shown.
-    const other = await runCli(['tickets', 'status', '--json', '--ledger', as(url, roles.feed_b as string, 'feed_a')]);
+    const other = await runCli([
+      'tickets',
+      'status',
+      '--json',
+      '--ledger',
+      as(url, roles.feed_b as string, 'feed_a'),
+    ]);
     expect(other.code).toBe(1);
     expect(other.stderr).toMatch(/permission denied/);
     expect(other.stdout).not.toContain('7001');
     expect(other.stderr).not.toContain('complaint');
     // And in its own schema it sees none of them.
-    const mine = await runCli(['tickets', 'status', '--json', '--ledger', as(url, roles.feed_b as string, 'feed_b')]);
+    const mine = await runCli([
+      'tickets',
+      'status',
+      '--json',
+      '--ledger',
+      as(url, roles.feed_b as string, 'feed_b'),
+    ]);
     expect(mine.code, mine.stderr).toBe(0);
     expect(mine.stdout).not.toContain('7001');
     const rows = await pgs.sql<{ n: number }>(db, 'SELECT count(*)::int AS n FROM feed_a.ticket_events');

@@ -143,10 +143,17 @@ export async function registerWorker(
       if (state === 'unknown') {
         // Another host: alive if it renews its lease while we look, else gone when the lease runs out.
         const beat = new Date(h.heartbeat_at).getTime();
-        if (waitingFor?.run === h.run_id && beat !== waitingFor.beat) throw refusal(o.workerId, h, db.location);
+        if (waitingFor?.run === h.run_id && beat !== waitingFor.beat)
+          throw refusal(o.workerId, h, db.location);
         if (waitingFor?.run !== h.run_id)
           o.logger.warn(
-            { event: 'ledger.worker.waiting', workerId: o.workerId, host: h.host, pid: h.pid, leftMs: h.left_ms },
+            {
+              event: 'ledger.worker.waiting',
+              workerId: o.workerId,
+              host: h.host,
+              pid: h.pid,
+              leftMs: h.left_ms,
+            },
             `worker id ${o.workerId} is held by host ${h.host}: waiting for its lease to run out (${Math.ceil(h.left_ms / 1000)} s) or a heartbeat`,
           );
         waitingFor = { run: h.run_id, beat };

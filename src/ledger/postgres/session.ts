@@ -2,7 +2,6 @@
 // with a lease and renews it on a heartbeat. Transaction claims and partition claims both hang on this one lease:
 // a claim is live while its worker's lease_until is in the future (the database's clock decides, never a host's).
 import { hostname } from 'node:os';
-import { SvcIngestError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
 import type { PgDb } from './db.ts';
 import { runDestination } from './destinations.ts';
