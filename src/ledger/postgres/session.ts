@@ -1,6 +1,7 @@
-// One worker's presence in the PostgreSQL ledger: connects, brings the schema up to date, registers the worker
-// with a lease and renews it on a heartbeat. Transaction claims and partition claims both hang on this one lease:
-// a claim is live while its worker's lease_until is in the future (the database's clock decides, never a host's).
+// One worker's presence in the PostgreSQL ledger: connects (a database without the schema gets it; an older one is
+// refused: schema-check.ts), registers the worker (identity.ts) with a lease and renews it on a heartbeat. Transaction
+// claims and partition claims both hang on this one lease: a claim is live while its worker's lease_until is in the
+// future (the database's clock decides, never a host's).
 import { hostname } from 'node:os';
 import type { Logger } from '../../log.ts';
 import type { PgDb } from './db.ts';
