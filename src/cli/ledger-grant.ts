@@ -11,7 +11,7 @@ import {
 import { LATEST_VERSION } from '../ledger/postgres/migrations.ts';
 import { resolvePgTarget } from '../ledger/postgres/url.ts';
 import { addExamples, printJson, printText } from './common.ts';
-import { addPgLedgerOptions, type PgLedgerOptions, pgLedgerContext } from './pg-ledger.ts';
+import { addPgLedgerOptions, connectReadOnly, type PgLedgerOptions, pgLedgerContext } from './pg-ledger.ts';
 
 interface GrantOptions extends PgLedgerOptions {
   role: string;
@@ -60,14 +60,7 @@ async function runGrant(opts: GrantOptions): Promise<void> {
     applied: false,
   };
   if (opts.apply) {
-    const { connectLedgerDb } = await import('../ledger/postgres/schema-check.ts');
-    const { db, hasSchema } = await connectLedgerDb(ctx.url, {
-      passwordFile: ctx.passwordFile,
-      waitMs: ctx.waitMs,
-      allowPlaintext: ctx.allowPlaintext,
-      logger: ctx.logger,
-      write: false,
-    });
+    const { db, hasSchema } = await connectReadOnly(ctx);
     try {
       if (!hasSchema)
         throw new SvcIngestError(

@@ -58,7 +58,7 @@ export function define(program: Command): void {
   )
     .addHelpText(
       'after',
-      '\nAfter an upgrade, run it as the schema\'s owner, then ledger grant for each restricted role.\n' +
+      "\nAfter an upgrade, run it as the schema's owner, then ledger grant for each restricted role.\n" +
         'Exit status: 0 the schema is at the latest version (created, upgraded, or already there); 1 could not run\n' +
         '(no ledger, the database unreachable, a schema newer than this version knows).',
     )

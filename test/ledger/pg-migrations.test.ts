@@ -67,7 +67,10 @@ describe('ledger schema migrations', () => {
     for (const schema of ['svc_ingest', 'feed_x']) {
       const c = await connect(`${url}?schema=${schema}`);
       try {
-        await migrate(c, MIGRATIONS.filter((m) => m.version < 5));
+        await migrate(
+          c,
+          MIGRATIONS.filter((m) => m.version < 5),
+        );
       } finally {
         await c.close();
       }

@@ -134,58 +134,27 @@ describe('upgrading the PostgreSQL ledger under restricted roles', () => {
       ]);
       expect(g.code, g.stderr).toBe(0);
     }
-    const env = { SVC_BASE_URL: sim.url };
+    const ledgerOf = (feed: string, schema: string) => ['--ledger', as(url, roles[feed] as string, schema)];
+    const ticket =
+      '--ticket-id 7001 --customer cust-0001 --offer 100001 --transaction 7 --force --json'.split(' ');
     const created = await runCli(
-      [
-        'tickets',
-        'create',
-        '--ledger',
-        as(url, roles.feed_a as string, 'feed_a'),
-        '--ticket-id',
-        '7001',
-        '--customer',
-        'cust-0001',
-        '--offer',
-        '100001',
-        '--transaction',
-        '7',
-        '--force',
-        '--description',
-        'feed A customer complaint',
-        '--json',
-      ],
-      { env },
+      ['tickets', 'create', ...ledgerOf('feed_a', 'feed_a'), ...ticket, '--description', 'feed A complaint'],
+      { env: { SVC_BASE_URL: sim.url } },
     );
     expect(created.code, created.stderr).toBe(0);
-    const own = await runCli([
-      'tickets',
-      'status',
-      '--json',
-      '--ledger',
-      as(url, roles.feed_a as string, 'feed_a'),
-    ]);
+    const status = (feed: string, schema: string) =>
+      runCli(['tickets', 'status', '--json', ...ledgerOf(feed, schema)]);
+    const own = await status('feed_a', 'feed_a');
     expect(own.code, own.stderr).toBe(0);
     expect(own.stdout).toContain('7001');
     // Feed B's role, pointed at feed A's tickets: permission denied, nothing shown.
-    const other = await runCli([
-      'tickets',
-      'status',
-      '--json',
-      '--ledger',
-      as(url, roles.feed_b as string, 'feed_a'),
-    ]);
+    const other = await status('feed_b', 'feed_a');
     expect(other.code).toBe(1);
-    expect(other.stderr).toMatch(/permission denied/);
+    expect(other.stderr).toMatch(/LEDGER_READ: .*permission denied/);
     expect(other.stdout).not.toContain('7001');
     expect(other.stderr).not.toContain('complaint');
     // And in its own schema it sees none of them.
-    const mine = await runCli([
-      'tickets',
-      'status',
-      '--json',
-      '--ledger',
-      as(url, roles.feed_b as string, 'feed_b'),
-    ]);
+    const mine = await status('feed_b', 'feed_b');
     expect(mine.code, mine.stderr).toBe(0);
     expect(mine.stdout).not.toContain('7001');
     const rows = await pgs.sql<{ n: number }>(db, 'SELECT count(*)::int AS n FROM feed_a.ticket_events');
