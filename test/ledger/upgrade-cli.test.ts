@@ -2,7 +2,7 @@
 // schema version under its owner, a restricted nightly role with the grants of `ledger grant`; the new package's
 // `send` stops with one line naming `ledger migrate` and the owner (exit 1, nothing sent); the upgrade steps are
 // taken from docs/postgres.md and run as written (the URL and role names put in); then the nightly `send` runs.
-// Also: `ledger grant --apply` refused to a role that may not grant, and the tickets of one feed unreadable by
+// Also: a role granted `--for backfill` plans, works and reads the status; the tickets of one feed unreadable by
 // another feed's role.
 import { readFileSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
@@ -109,6 +109,46 @@ describe('upgrading the PostgreSQL ledger under restricted roles', () => {
     expect(denied.code).toBe(1);
     expect(denied.stderr).toMatch(/LEDGER_READ: .*permission denied/);
     expect(denied.stderr).not.toMatch(/LEDGER_WRITE/);
+  });
+
+  it('a role granted --for backfill plans, works and reads the backfill status', async () => {
+    const url = await pgs.createDatabase();
+    const db = dbName(url);
+    const owner = await role(db, 'bf_owner');
+    const worker = await role(db, 'bf_worker');
+    await pgs.sql(db, `GRANT CREATE ON DATABASE ${db} TO ${owner}`);
+    const ownerUrl = as(url, owner, 'feed_a');
+    expect((await runCli(['ledger', 'migrate', '--ledger', ownerUrl])).code).toBe(0);
+    const g = await runCli([
+      'ledger',
+      'grant',
+      '--ledger',
+      ownerUrl,
+      '--role',
+      worker,
+      '--for',
+      'backfill',
+      '--apply',
+    ]);
+    expect(g.code, g.stderr).toBe(0);
+    const dir = await mkdtemp(join(tmpdir(), 'svc-grant-backfill-'));
+    const file = join(dir, 'all.ndjson');
+    await writeFile(file, ndjsonOf(range(200).map((i) => makeTx(i, 'gb'))));
+    const ledger = as(url, worker, 'feed_a');
+    const planned = await runCli(
+      ['backfill', 'plan', '--ledger', ledger, '--partition-bytes', '8000', file],
+      {
+        env: { SVC_BASE_URL: sim.url },
+      },
+    );
+    expect(planned.code, planned.stderr).toBe(0);
+    const worked = await runCli(['backfill', 'work', '--ledger', ledger, '--json'], {
+      env: { SVC_BASE_URL: sim.url, SVC_REJECTS_PATH: join(dir, 'rejects.ndjson') },
+    });
+    expect(worked.code, worked.stderr).toBe(0);
+    const status = await runCli(['backfill', 'status', '--json', '--ledger', ledger]);
+    expect(status.code, status.stderr).toBe(0);
+    expect(JSON.parse(status.stdout)).toMatchObject({ done: true, records: { sent: 200 } });
   });
 
   it("feed B's role cannot read feed A's tickets; each feed's tickets role works in its own schema", async () => {
