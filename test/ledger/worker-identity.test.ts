@@ -18,6 +18,7 @@ const holder = (o: Partial<Parameters<typeof holderState>[0]>) => ({
   pid: me.pid,
   boot_id: me.bootId,
   process_start: me.processStart,
+  pid_namespace: me.pidNamespace,
   run_id: 'r',
   started_at: new Date(),
   heartbeat_at: new Date(),
@@ -39,6 +40,8 @@ describe('the holder of a worker id', () => {
       expect(holderState(holder({ pid: me.pid }), me, false)).toBe('dead'); // an earlier process with our pid
       expect(holderState(holder({ pid: me.pid }), me, true)).toBe('alive'); // this process, already registered
       expect(holderState(holder({ pid, host: 'elsewhere' }), me, false)).toBe('unknown');
+      // A container that shares the host's name but not its pids: its pid says nothing here.
+      expect(holderState(holder({ pid: 999_999, pid_namespace: 'pid:[1]' }), me, false)).toBe('unknown');
     } finally {
       child.kill('SIGKILL');
     }

@@ -1,9 +1,10 @@
 // Who a worker is, beyond its name, and registering under a name another process may have held: a worker started
 // with the id of one that died takes that id's row (and so its claims and partitions) back at once when it can prove
-// the holder gone — same host, and that process no longer exists (its pid gone, or reused by a process started at
-// another time, or the host rebooted since) — and refuses, in one line, to start beside a live one. A holder on
-// another host cannot be looked at: its lease decides (a heartbeat seen while waiting for it means it is alive).
-import { readFileSync } from 'node:fs';
+// the holder gone — same host and pid namespace, and that process no longer exists (its pid gone, or reused by a
+// process started at another time, or the host rebooted since) — and refuses, in one line, to start beside a live
+// one. A holder on another host (or in another container) cannot be looked at: its lease decides (a heartbeat seen
+// while waiting for it means it is alive).
+import { readFileSync, readlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { SvcIngestError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
@@ -17,6 +18,8 @@ export interface ProcessIdentity {
   bootId: string | null;
   /** The process's start time in clock ticks since boot (Linux /proc/PID/stat), else null. */
   processStart: string | null;
+  /** The pid namespace (Linux, e.g. `pid:[4026531836]`): pids of another one (a container) cannot be looked at. */
+  pidNamespace: string | null;
 }
 
 function readOr(file: string): string | null {
@@ -41,7 +44,16 @@ export function ownIdentity(): ProcessIdentity {
     pid: process.pid,
     bootId: readOr('/proc/sys/kernel/random/boot_id'),
     processStart: processStartOf(process.pid),
+    pidNamespace: linkOr('/proc/self/ns/pid'),
   };
+}
+
+function linkOr(path: string): string | null {
+  try {
+    return readlinkSync(path);
+  } catch {
+    return null;
+  }
 }
 
 /** A registered holder of a worker id, as read from its row. */
@@ -50,6 +62,7 @@ export interface Holder {
   pid: number;
   boot_id: string | null;
   process_start: string | null;
+  pid_namespace: string | null;
   run_id: string;
   started_at: Date;
   heartbeat_at: Date;
@@ -65,7 +78,8 @@ export interface Holder {
  * process that had our pid, as a container's pid 1 does after a restart).
  */
 export function holderState(h: Holder, me: ProcessIdentity, openHere: boolean): 'dead' | 'alive' | 'unknown' {
-  if (h.host !== me.host) return 'unknown';
+  // Another host, or another pid namespace on it (a container sharing the host's name): its pids are not ours.
+  if (h.host !== me.host || (h.pid_namespace ?? null) !== me.pidNamespace) return 'unknown';
   if (h.boot_id && me.bootId && h.boot_id !== me.bootId) return 'dead';
   if (h.pid === me.pid) return openHere ? 'alive' : 'dead';
   try {
@@ -90,7 +104,7 @@ export interface RegisterOptions {
 }
 
 const HOLDER_SQL = `
-SELECT host, pid, boot_id, process_start, run_id, started_at, heartbeat_at,
+SELECT host, pid, boot_id, process_start, pid_namespace, run_id, started_at, heartbeat_at,
        (stopped_at IS NULL AND lease_until > now()) AS live,
        greatest(0, extract(epoch FROM lease_until - now()) * 1000)::float8 AS left_ms
 FROM svc_ingest.workers WHERE worker_id = $1`;
@@ -98,11 +112,11 @@ FROM svc_ingest.workers WHERE worker_id = $1`;
 // Insert the worker, or take the row of its id when that is free (stopped, lease run out) or still held by the run
 // `$9` that was proven gone; no row back: someone else took it first (look again).
 const TAKE_SQL = `
-INSERT INTO svc_ingest.workers AS w (worker_id, run_id, host, pid, boot_id, process_start, lease_until)
-VALUES ($1, $2, $3, $4, $5, $6, now() + $7 * interval '1 millisecond')
+INSERT INTO svc_ingest.workers AS w (worker_id, run_id, host, pid, boot_id, process_start, pid_namespace, lease_until)
+VALUES ($1, $2, $3, $4, $5, $6, $10, now() + $7 * interval '1 millisecond')
 ON CONFLICT (worker_id) DO UPDATE SET run_id = EXCLUDED.run_id, host = EXCLUDED.host, pid = EXCLUDED.pid,
-  boot_id = EXCLUDED.boot_id, process_start = EXCLUDED.process_start, started_at = now(), heartbeat_at = now(),
-  lease_until = EXCLUDED.lease_until, stopped_at = NULL
+  boot_id = EXCLUDED.boot_id, process_start = EXCLUDED.process_start, pid_namespace = EXCLUDED.pid_namespace,
+  started_at = now(), heartbeat_at = now(), lease_until = EXCLUDED.lease_until, stopped_at = NULL
 WHERE NOT (w.stopped_at IS NULL AND w.lease_until > now()) OR (w.run_id = $8 AND $9::boolean)
 RETURNING worker_no`;
 
@@ -173,6 +187,7 @@ export async function registerWorker(
       o.leaseMs,
       h?.run_id ?? null,
       proven,
+      me.pidNamespace,
     ]);
     const workerNo = t.rows[0]?.worker_no;
     if (workerNo === undefined) continue;

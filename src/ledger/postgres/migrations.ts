@@ -179,6 +179,7 @@ LEFT JOIN svc_ingest.destinations d ON d.destination_no = t.destination_no;
     sql: `
 ALTER TABLE svc_ingest.workers ADD COLUMN boot_id text;
 ALTER TABLE svc_ingest.workers ADD COLUMN process_start text;
+ALTER TABLE svc_ingest.workers ADD COLUMN pid_namespace text;
 ALTER TABLE svc_ingest.partitions ADD COLUMN rejects_through bigint NOT NULL DEFAULT 0;
 `,
   },
