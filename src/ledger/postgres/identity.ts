@@ -100,7 +100,6 @@ export interface RegisterOptions {
   runId: string;
   leaseMs: number;
   logger: Logger;
-  signal?: AbortSignal;
 }
 
 const HOLDER_SQL = `
@@ -170,8 +169,8 @@ export async function registerWorker(
             },
             `worker id ${o.workerId} is held by host ${h.host}: waiting for its lease to run out (${Math.ceil(h.left_ms / 1000)} s) or a heartbeat`,
           );
+        // (At most one lease: not cut short by a signal, which the worker's loop then finds and ends on.)
         waitingFor = { run: h.run_id, beat };
-        if (o.signal?.aborted) throw refusal(o.workerId, h, db.location);
         await sleep(Math.max(50, Math.min(1000, h.left_ms + 20, Math.floor(o.leaseMs / 10))));
         continue;
       }

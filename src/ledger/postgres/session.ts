@@ -86,7 +86,6 @@ export async function openPgSession(url: string, o: PgSessionOptions): Promise<P
       runId: o.runId,
       leaseMs,
       logger: o.logger,
-      signal: o.signal,
     });
     return startSession(db, o, { workerId, workerNo, destinationNo, leaseMs, heartbeatMs, release });
   } catch (err) {
