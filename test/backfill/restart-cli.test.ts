@@ -24,13 +24,8 @@ const BATCH = 50;
 describe('a worker restarted with its own id', () => {
   it('takes its partition back at once after a SIGKILL; a live one with the same id is refused; SIGTERM while waiting exits 143', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'svc-restart-'));
-    const txs = range(3000).map((i) => makeTx(i, 'rs'));
-    const lines = ndjsonOf(txs).split('\n');
     // Three rejects early in the file (lines 11, 21, 31): written by the first process before it dies.
-    for (const at of [10, 20, 30]) lines[at] = '{"transactionId": "broken';
-    const ids = txs.filter((_, i) => ![10, 20, 30].includes(i)).map((t) => t.transactionId);
-    const file = join(dir, 'in.ndjson');
-    await writeFile(file, lines.join('\n'));
+    const { file, ids } = await inputWithRejects(dir, 3000);
     const url = await pgs.createDatabase();
     await plan(url, [file], 10_000_000, ['--base-url', sim.url]); // one partition
     sim.setFaults({ ...NO_FAULTS, latencyMs: 150, jitterMs: 10 });
@@ -90,7 +85,7 @@ describe('a worker restarted with its own id', () => {
 
   it('a partition taken over by another worker: the rejects its first holder wrote are not written again', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'svc-takeover-rejects-'));
-    const { file, ids } = await inputWithRejects(dir, 2000);
+    const { file, ids } = await inputWithRejects(dir, 1200);
     const url = await pgs.createDatabase();
     await plan(url, [file], 10_000_000, ['--base-url', sim.url]);
     sim.setFaults({ ...NO_FAULTS, latencyMs: 100, jitterMs: 10 });
