@@ -41,6 +41,17 @@ async function role(db: string, name: string, extra = ''): Promise<string> {
   return r;
 }
 
+/** A fresh database with an owner role allowed to create schemas in it, and the other roles named. */
+async function withRoles(owner: string, ...others: string[]) {
+  const url = await pgs.createDatabase();
+  const db = dbName(url);
+  const ownerRole = await role(db, owner);
+  await pgs.sql(db, `GRANT CREATE ON DATABASE ${db} TO ${ownerRole}`);
+  const roles: string[] = [];
+  for (const r of others) roles.push(await role(db, r));
+  return { url, db, owner: ownerRole, roles };
+}
+
 /** The `svc-ingest …` lines of the sh block under "### Upgrading svc-ingest" in docs/postgres.md. */
 function upgradeSteps(): string[] {
   const doc = readFileSync(join(ROOT, 'docs/postgres.md'), 'utf8');
@@ -51,11 +62,8 @@ function upgradeSteps(): string[] {
 
 describe('upgrading the PostgreSQL ledger under restricted roles', () => {
   it('a send before the migration stops with one line naming ledger migrate; the documented steps; then send runs', async () => {
-    const url = await pgs.createDatabase();
-    const db = dbName(url);
-    const owner = await role(db, 'feed_owner');
-    const sender = await role(db, 'feed_sender');
-    await pgs.sql(db, `GRANT CREATE ON DATABASE ${db} TO ${owner}`);
+    const { url, db, owner, roles } = await withRoles('feed_owner', 'feed_sender');
+    const sender = roles[0] as string;
     // The previous version's schema, made by the owner, and the nightly role's grants of that time.
     const previous = MIGRATIONS.filter((m) => m.version < LATEST_VERSION);
     const ownerDb = await connectPg(resolvePgTarget(as(url, owner, 'feed_a')), { logger });
@@ -112,11 +120,8 @@ describe('upgrading the PostgreSQL ledger under restricted roles', () => {
   });
 
   it('a role granted --for backfill plans, works and reads the backfill status', async () => {
-    const url = await pgs.createDatabase();
-    const db = dbName(url);
-    const owner = await role(db, 'bf_owner');
-    const worker = await role(db, 'bf_worker');
-    await pgs.sql(db, `GRANT CREATE ON DATABASE ${db} TO ${owner}`);
+    const { url, owner, roles } = await withRoles('bf_owner', 'bf_worker');
+    const worker = roles[0] as string;
     const ownerUrl = as(url, owner, 'feed_a');
     expect((await runCli(['ledger', 'migrate', '--ledger', ownerUrl])).code).toBe(0);
     const g = await runCli([
@@ -152,13 +157,13 @@ describe('upgrading the PostgreSQL ledger under restricted roles', () => {
   });
 
   it("feed B's role cannot read feed A's tickets; each feed's tickets role works in its own schema", async () => {
-    const url = await pgs.createDatabase();
-    const db = dbName(url);
-    const owner = await role(db, 'tk_owner');
-    await pgs.sql(db, `GRANT CREATE ON DATABASE ${db} TO ${owner}`);
-    const roles: Record<string, string> = {};
+    const made = await withRoles('tk_owner', 'tk_feed_a', 'tk_feed_b');
+    const { url, db, owner } = made;
+    const roles: Record<string, string> = {
+      feed_a: made.roles[0] as string,
+      feed_b: made.roles[1] as string,
+    };
     for (const feed of ['feed_a', 'feed_b']) {
-      roles[feed] = await role(db, `tk_${feed}`);
       const m = await runCli(['ledger', 'migrate', '--ledger', as(url, owner, feed)]);
       expect(m.code, m.stderr).toBe(0);
       const g = await runCli([
