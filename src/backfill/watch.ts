@@ -74,14 +74,16 @@ export class PartitionWatch {
 
   private async checkNow(): Promise<void> {
     const { session: s, partition: p, counters: c, logger: log } = this.o;
-    const held = await reportProgress(s, p.partitionNo, this.bytes, c).catch((err: unknown) => {
-      if (this.closed) return true;
-      log.warn(
-        { event: 'backfill.progress.failed', error: s.db.fail('LEDGER_WRITE', 'progress', err).message },
-        'could not report progress',
-      );
-      return true;
-    });
+    const held = await reportProgress(s, p.partitionNo, this.bytes, c, this.o.rejectsThrough?.()).catch(
+      (err: unknown) => {
+        if (this.closed) return true;
+        log.warn(
+          { event: 'backfill.progress.failed', error: s.db.fail('LEDGER_WRITE', 'progress', err).message },
+          'could not report progress',
+        );
+        return true;
+      },
+    );
     if (!held && !this.lost && !this.closed) {
       this.lost = true;
       log.warn(
@@ -103,4 +105,6 @@ export interface WatchOptions {
   progressMs: number;
   /** The worker's stop signal. */
   signal?: AbortSignal;
+  /** The last line of the partition whose reject is in a rejects file (written with the progress). */
+  rejectsThrough?: () => number;
 }

@@ -36,6 +36,7 @@ import {
 import type { RejectCaps } from '../record/rejecter.ts';
 import { nullRejectsWriter, openRejectsWriter, type RejectsWriter } from '../record/rejects.ts';
 import { checkInput, profiles } from './partition-input.ts';
+import { partitionRejects } from './partition-rejects.ts';
 import { PartitionWatch, type PartitionWhere } from './watch.ts';
 
 export interface WorkOptions extends RejectCaps {
@@ -255,6 +256,9 @@ class WorkRun {
       if (p.takeover) this.parts.takenOver++;
       if ((await this.countedPartition(p)) === 'stopped') break;
     }
+    // A signal between partitions or while waiting is an interruption too (exit 130/143), as during one.
+    if (o.signal?.aborted && !this.end.interrupted)
+      this.end = { ...this.end, interrupted: String(o.signal.reason ?? 'SIGTERM') };
   }
 
   /** The session's lease lapsed: the partition being worked is checked again before any batch leaves. */
@@ -306,6 +310,7 @@ class WorkRun {
         ? 'partition taken over from a worker whose lease ran out; read again from its start'
         : 'partition claimed',
     );
+    const rejects = partitionRejects(this.rejects, p.path, p.rejectsThrough);
     const watch = new PartitionWatch({
       session: this.session,
       partition: p,
@@ -314,11 +319,12 @@ class WorkRun {
       logger: this.log,
       progressMs: this.progressMs,
       signal: this.o.signal,
+      rejectsThrough: () => rejects.through(),
     });
     this.watch = watch;
     try {
-      const r = await this.sendPartition(p, c, watch);
-      return await this.finishPartition(p, c, where, watch.lost ? 'lost' : r);
+      const r = await this.sendPartition(p, c, watch, rejects.writer);
+      return await this.finishPartition(p, c, where, watch.lost ? 'lost' : r, rejects.through());
     } catch (err) {
       // The worker stops with this error; the partition is pending again for the others (when the database lets).
       await releasePartition(this.session, p.partitionNo).catch(() => {});
@@ -331,7 +337,12 @@ class WorkRun {
   }
 
   /** The partition's bytes (the file checked, the profile loaded) through the send chain. */
-  private async sendPartition(p: ClaimedPartition, c: Counters, watch: PartitionWatch): Promise<ChainRunEnd> {
+  private async sendPartition(
+    p: ClaimedPartition,
+    c: Counters,
+    watch: PartitionWatch,
+    rejects: RejectsWriter,
+  ): Promise<ChainRunEnd> {
     await checkInput(p);
     const profile = await this.profileFor(p);
     const onBytes = (n: number) => {
@@ -346,7 +357,7 @@ class WorkRun {
         runId: this.runId,
         batchPrefix: `${this.runId}-p${p.partitionNo}`,
         counters: c,
-        rejects: this.rejects,
+        rejects,
         caps: this.o,
         batchSize: this.o.batchSize,
         dispatch: this.gated,
@@ -368,6 +379,7 @@ class WorkRun {
     c: Counters,
     where: PartitionWhere,
     r: ChainRunEnd | 'lost',
+    rejectsThrough: number,
   ): Promise<Outcome> {
     const { session: s, coordinate, log } = this;
     if (r === 'lost') return this.lostPartition(c, where, null);
@@ -378,7 +390,12 @@ class WorkRun {
       log.info({ event: 'backfill.partition.released', ...where }, 'partition given back unfinished');
       return 'stopped';
     }
-    if (!(await coordinate('cannot mark a partition done in', completePartition(s, p.partitionNo, c))))
+    if (
+      !(await coordinate(
+        'cannot mark a partition done in',
+        completePartition(s, p.partitionNo, c, rejectsThrough),
+      ))
+    )
       return this.lostPartition(
         c,
         where,

@@ -14,7 +14,7 @@ import {
   addRejectCapOptions,
   ledgerDestination,
 } from './delivery.ts';
-import { addPgLedgerOptions, type PgLedgerOptions, pgLedgerContext } from './pg-ledger.ts';
+import { addPgLedgerOptions, connectReadOnly, type PgLedgerOptions, pgLedgerContext } from './pg-ledger.ts';
 
 interface PlanCliOptions extends PgLedgerOptions {
   mapping?: string;
@@ -68,16 +68,8 @@ async function runPlan(files: string[], opts: PlanCliOptions): Promise<void> {
 
 async function runStatus(opts: PgLedgerOptions): Promise<void> {
   const ctx = pgLedgerContext(opts, 'backfill status');
-  const { connectLedgerDb } = await import('../ledger/postgres/session.ts');
   const { backfillStatus } = await import('../ledger/postgres/status.ts');
-  const { db, hasSchema } = await connectLedgerDb(ctx.url, {
-    passwordFile: ctx.passwordFile,
-    waitMs: ctx.waitMs,
-    poolMax: ctx.poolMax,
-    allowPlaintext: ctx.allowPlaintext,
-    logger: ctx.logger,
-    write: false,
-  });
+  const { db, hasSchema } = await connectReadOnly(ctx);
   try {
     if (!hasSchema) throw new SvcIngestError('USAGE_INVALID', `no backfill planned in ${db.location}`);
     const s = await backfillStatus(db).catch((err) => {

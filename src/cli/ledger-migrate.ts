@@ -1,5 +1,5 @@
-// `svc-ingest ledger migrate`: create or bring up to date the schema of the shared PostgreSQL ledger (also done on
-// first use by any command that writes to it).
+// `svc-ingest ledger migrate`: create or bring up to date the schema of the shared PostgreSQL ledger, as the schema's
+// owner (a run creates the schema in a database without one, but never upgrades one: LEDGER_MIGRATION_PENDING).
 import type { Command } from 'commander';
 import { LATEST_VERSION, migrate } from '../ledger/postgres/migrations.ts';
 import { addExamples, printJson, printText } from './common.ts';
@@ -59,7 +59,8 @@ export function define(program: Command): void {
   )
     .addHelpText(
       'after',
-      '\nExit status: 0 the schema is at the latest version (created, upgraded, or already there); 1 could not run\n' +
+      "\nAfter an upgrade, run it as the schema's owner, then ledger grant for each restricted role.\n" +
+        'Exit status: 0 the schema is at the latest version (created, upgraded, or already there); 1 could not run\n' +
         '(no ledger, the database unreachable, a schema newer than this version knows).',
     )
     .action((opts: PgLedgerOptions) => runMigrate(opts));

@@ -62,7 +62,15 @@ const COMMANDS: ReadonlyArray<readonly [string[], () => Promise<CommandModule>[]
   [['reconcile'], () => [import('./reconcile.ts')]],
   [['trace'], () => [import('./trace.ts')]],
   [['backfill'], () => [import('./backfill.ts')]],
-  [['ledger'], () => [import('./ledger.ts'), import('./ledger-migrate.ts'), import('./ledger-prune.ts')]],
+  [
+    ['ledger'],
+    () => [
+      import('./ledger.ts'),
+      import('./ledger-migrate.ts'),
+      import('./ledger-prune.ts'),
+      import('./ledger-grant.ts'),
+    ],
+  ],
 ];
 
 /**

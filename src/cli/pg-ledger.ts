@@ -78,3 +78,16 @@ export function pgLedgerContext(
     logger: createLogger({ level: config.log.level }),
   };
 }
+
+/** Connect to the context's ledger without writing (its schema checked: a newer or older one refused). */
+export async function connectReadOnly(ctx: PgLedgerContext) {
+  const { connectLedgerDb } = await import('../ledger/postgres/schema-check.ts');
+  return connectLedgerDb(ctx.url, {
+    passwordFile: ctx.passwordFile,
+    waitMs: ctx.waitMs,
+    poolMax: ctx.poolMax,
+    allowPlaintext: ctx.allowPlaintext,
+    logger: ctx.logger,
+    write: false,
+  });
+}

@@ -41,6 +41,8 @@ export interface RejectsWriter {
   readonly bytes: number;
   /** Which cap was reached (no more lines are appended after it), if any. */
   readonly full: 'lines' | 'bytes' | null;
+  /** How many of the lines appended are in the file (written to it, not only queued): they are written in order. */
+  readonly flushed?: number;
   close(): Promise<void>;
 }
 
@@ -122,6 +124,7 @@ export async function openRejectsWriter(path: string, opts: RejectsOpenOptions =
     error = err;
   });
   let written = 0;
+  let flushed = 0;
   let bytes = 0;
   let full: RejectsWriter['full'] = null;
   const failed = (err: Error) =>
@@ -165,7 +168,9 @@ export async function openRejectsWriter(path: string, opts: RejectsOpenOptions =
         full = 'bytes';
         return 'dropped';
       }
-      stream.write(text);
+      stream.write(text, (err) => {
+        if (!err) flushed++;
+      });
       written++;
       bytes += size;
       return 'written';
@@ -178,6 +183,9 @@ export async function openRejectsWriter(path: string, opts: RejectsOpenOptions =
     },
     get full() {
       return full;
+    },
+    get flushed() {
+      return flushed;
     },
     async close() {
       known.close?.();

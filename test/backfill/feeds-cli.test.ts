@@ -96,7 +96,7 @@ describe('two feeds in one PostgreSQL database', () => {
     expect(simB.deliveries().size).toBe(300);
   });
 
-  it('a role per feed with the documented grants sends on its own schema and cannot touch the other', async () => {
+  it('a role per feed with the grants of ledger grant sends on its own schema and cannot touch the other', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'svc-feeds-role-'));
     const url = await pgs.createDatabase();
     const db = dbName(url);
@@ -105,13 +105,20 @@ describe('two feeds in one PostgreSQL database', () => {
       expect((await runCli(['ledger', 'migrate', '--ledger', feedUrl(url, feed)])).code).toBe(0);
     const role = `sender_${db}`.slice(0, 60);
     await pgs.sql(db, `CREATE ROLE ${role} LOGIN PASSWORD 'feed-a-secret'`);
-    for (const grant of [
-      `GRANT USAGE ON SCHEMA feed_a TO ${role}`,
-      `GRANT SELECT ON ALL TABLES IN SCHEMA feed_a TO ${role}`,
-      `GRANT INSERT, UPDATE ON feed_a.workers, feed_a.transactions, feed_a.batches, feed_a.destinations, feed_a.partitions TO ${role}`,
-      `GRANT USAGE ON SEQUENCE feed_a.batch_seq TO ${role}`,
-    ])
-      await pgs.sql(db, grant);
+    const granted = await runCli([
+      'ledger',
+      'grant',
+      '--ledger',
+      feedUrl(url, 'feed_a'),
+      '--role',
+      role,
+      '--for',
+      'send,read',
+      '--apply',
+      '--json',
+    ]);
+    expect(granted.code, granted.stderr).toBe(0);
+    expect(JSON.parse(granted.stdout)).toMatchObject({ schema: 'feed_a', role, applied: true });
     const u = new URL(url);
     u.username = role;
     u.password = 'feed-a-secret';

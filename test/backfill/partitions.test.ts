@@ -151,6 +151,7 @@ describe('claiming partitions', () => {
         claims: 1,
         takeovers: 0,
         takeover: false,
+        rejectsThrough: 0,
         path: '/shared/a.csv',
         size: 200,
         mtimeMs: 1_763_800_000_000,

@@ -214,13 +214,13 @@ describe('ledger migrate', () => {
     const first = await runCli(['ledger', 'migrate', '--ledger', url]);
     expect(first.code).toBe(0);
     expect(first.stdout).toBe(
-      `${pgs.urlWithoutPassword(dbName(url))}: schema migrated from version 0 to 3\n  applied 1: ledger and backfill\n  applied 2: backfill takeovers and workers\n  applied 3: destinations\n`,
+      `${pgs.urlWithoutPassword(dbName(url))}: schema migrated from version 0 to 5\n  applied 1: ledger and backfill\n  applied 2: backfill takeovers and workers\n  applied 3: destinations\n  applied 4: worker identity, rejects written\n  applied 5: tickets per feed\n`,
     );
     const second = await runCli(['ledger', 'migrate', '--ledger', url, '--json']);
     expect(JSON.parse(second.stdout)).toEqual({
       ledger: pgs.urlWithoutPassword(dbName(url)),
-      from: 3,
-      to: 3,
+      from: 5,
+      to: 5,
       applied: [],
     });
     const v = await pgs.sql(
@@ -231,6 +231,8 @@ describe('ledger migrate', () => {
       { version: 1, name: 'ledger and backfill', applied_by: expect.stringMatching(/:\d+$/) },
       { version: 2, name: 'backfill takeovers and workers', applied_by: expect.stringMatching(/:\d+$/) },
       { version: 3, name: 'destinations', applied_by: expect.stringMatching(/:\d+$/) },
+      { version: 4, name: 'worker identity, rejects written', applied_by: expect.stringMatching(/:\d+$/) },
+      { version: 5, name: 'tickets per feed', applied_by: expect.stringMatching(/:\d+$/) },
     ]);
   });
 });

@@ -2,6 +2,7 @@
 // run again, applied once when several workers start together, migrated on first use, and a newer one refused.
 import { describe, expect, it } from 'vitest';
 import { connectPg } from '../../src/ledger/postgres/db.ts';
+import { LEDGER_RELATIONS } from '../../src/ledger/postgres/grants.ts';
 import {
   LATEST_VERSION,
   MIGRATIONS,
@@ -42,10 +43,13 @@ describe('ledger schema migrations', () => {
         'inputs',
         'migrations',
         'partitions',
+        'ticket_events',
         'transaction_states',
         'transactions',
         'workers',
       ]);
+      // `ledger grant` knows every table of the schema (a migration that adds one adds it to grants.ts).
+      expect([...LEDGER_RELATIONS].sort()).toEqual(tables.map((t) => t.table_name));
       expect(await migrate(db)).toEqual({ from: LATEST_VERSION, to: LATEST_VERSION, applied: [] });
       const rows = await pgs.sql(
         dbName(url),
@@ -55,6 +59,45 @@ describe('ledger schema migrations', () => {
     } finally {
       await db.close();
     }
+  });
+
+  it('migration 5 moves the tickets of the shared schema svc_ingest_tickets into the default ledger only', async () => {
+    const url = await pgs.createDatabase();
+    const db = dbName(url);
+    for (const schema of ['svc_ingest', 'feed_x']) {
+      const c = await connect(`${url}?schema=${schema}`);
+      try {
+        await migrate(
+          c,
+          MIGRATIONS.filter((m) => m.version < 5),
+        );
+      } finally {
+        await c.close();
+      }
+    }
+    await pgs.sql(db, 'CREATE SCHEMA svc_ingest_tickets');
+    await pgs.sql(
+      db,
+      `CREATE TABLE svc_ingest_tickets.events (seq bigserial PRIMARY KEY, source_ticket_id text NOT NULL, kind text NOT NULL,
+         update_key text UNIQUE, body jsonb NOT NULL, stored_at timestamptz NOT NULL DEFAULT now())`,
+    );
+    await pgs.sql(
+      db,
+      `INSERT INTO svc_ingest_tickets.events (source_ticket_id, kind, update_key, body)
+       VALUES ('7', 'create', NULL, '{"kind":"create"}'), ('7', 'update', 'k1', '{"kind":"update"}')`,
+    );
+    for (const schema of ['svc_ingest', 'feed_x']) {
+      const c = await connect(`${url}?schema=${schema}`);
+      try {
+        expect(await migrate(c)).toMatchObject({ from: 4, to: 5 });
+      } finally {
+        await c.close();
+      }
+    }
+    const count = async (schema: string) =>
+      (await pgs.sql<{ n: number }>(db, `SELECT count(*)::int AS n FROM ${schema}.ticket_events`))[0]?.n;
+    expect(await count('svc_ingest')).toBe(2);
+    expect(await count('feed_x')).toBe(0);
   });
 
   it('workers migrating at the same time apply each migration once', async () => {

@@ -73,6 +73,12 @@ describe('the ledger password is never shown', () => {
       /USAGE_INVALID: not a valid PostgreSQL URL/,
     ],
     [
+      // A socket is on this host: never refused for want of TLS (it is tried, and here is not there).
+      'a Unix socket that is not there',
+      () => `postgres://svc:${FAKE}@%2Ftmp%2Fsvc-no-such-socket-dir/ledger`,
+      /LEDGER_READ: cannot connect to the ledger database postgres:\/\/svc@%2Ftmp%2Fsvc-no-such-socket-dir\/ledger/,
+    ],
+    [
       'a plain-text server off loopback',
       () => `postgres://svc:${FAKE}@db.example.invalid/ledger`,
       /CONFIG_INVALID: the ledger database postgres:\/\/svc@db\.example\.invalid\/ledger is not on loopback/,
@@ -112,6 +118,33 @@ describe('the ledger password is never shown', () => {
       }
     },
   );
+
+  it('the password from ~/.pgpass: the run works, without node-postgres’s deprecation warning; no password anywhere: one line, at once', async () => {
+    const w = await workdir('pg-password-pgpass');
+    const db = (await pgs.createDatabase()).split('/').pop() as string;
+    const pgpass = join(w.dir, '.pgpass');
+    await writeFile(pgpass, `127.0.0.1:${pgs.port}:*:${pgs.user}:${pgs.password}\n`, { mode: 0o600 });
+    // (PGPASSWORD set at all, even empty, turns ~/.pgpass off: left out of the child's environment.)
+    const env = { HOME: w.dir, PGPASSFILE: undefined, PGPASSWORD: undefined };
+    const bare = pgs.urlWithoutPassword(db);
+    for (const args of [
+      ['ledger', 'migrate', '--ledger', bare],
+      ['ledger', 'status', '--ledger', bare],
+    ]) {
+      const r = await runCli(args, { env });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).not.toMatch(/DeprecationWarning|pgpass support is deprecated/);
+      clean(r, pgs.password, args.join(' '));
+    }
+    await writeFile(pgpass, `127.0.0.1:${pgs.port}:*:someone_else:x\n`, { mode: 0o600 });
+    const started = performance.now();
+    const none = await runCli(['ledger', 'status', '--ledger', bare], { env });
+    expect(none.code).toBe(1);
+    expect(none.stderr.trim()).toMatch(
+      /^svc-ingest: LEDGER_READ: cannot connect to the ledger database .*: the server asks for a password and none was given/,
+    );
+    expect(performance.now() - started).toBeLessThan(20_000);
+  });
 
   it('failures: a non-PostgreSQL URL', async () => {
     const { file, env } = await failingInput();

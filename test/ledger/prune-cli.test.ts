@@ -89,5 +89,20 @@ describe.each(ledgerKinds(pgs).map((k) => [kindName(k), k] as const))(
       const back = await runCli(['send', ...FAST, file], { env: w.env(sim) });
       expect(summary(back)).toMatchObject({ sent: 50 });
     });
+
+    it('nothing older than --before: the ledger is left as it was (no line added)', async () => {
+      const w = await workdir('prune-none', kind);
+      const file = join(w.dir, 'in.ndjson');
+      await writeNdjson(file, 20, 'none');
+      expect((await runCli(['send', ...FAST, file], { env: w.env(sim) })).code).toBe(0);
+      const before = w.ledger.startsWith('postgres') ? null : await readFile(w.ledger, 'utf8');
+      for (let i = 0; i < 2; i++) {
+        const r = await runCli(['ledger', 'prune', '--before', OLD, '--ledger', w.ledger, '--json']);
+        expect(r.code, r.stderr).toBe(0);
+        const out = JSON.parse(r.stdout) as { prunedLines?: number; prunedBatches?: number };
+        expect(out.prunedLines ?? out.prunedBatches).toBe(0);
+      }
+      if (before !== null) expect(await readFile(w.ledger, 'utf8')).toBe(before);
+    });
   },
 );

@@ -2,7 +2,8 @@
 // past any rerun), so that resume's start-up time and memory stay bounded by the retention window instead of the
 // ledger's age. The ledger is rewritten beside itself under its lock and renamed over it (atomic: a crash leaves
 // the old or the new file whole); destination lines are kept, a `ledger.pruned` line records what was dropped, and
-// the dropped lines can be appended to an archive file first.
+// the dropped lines can be appended to an archive file first. A prune that finds nothing to drop leaves the file as
+// it is.
 import { rename, rm } from 'node:fs/promises';
 import { SvcIngestError } from '../../errors.ts';
 import { createCensus } from './acked-index.ts';
@@ -42,6 +43,7 @@ export async function pruneLedgerFile(
     const out = await openStateFile(tmp, 'ledger', 'append');
     const arch = o.archive ? await openStateFile(o.archive, 'ledger', 'append') : null;
     if (!out) throw new Error(`cannot create ${tmp}`);
+    let unchanged = false;
     const r: PruneResult = {
       ledger: lock.file.absPath,
       before: o.before,
@@ -96,6 +98,12 @@ export async function pruneLedgerFile(
         await flush();
       }
       splitter.end(onLine);
+      // Nothing to drop (no old line, no bad one): the ledger stays as it is, without a `ledger.pruned` line.
+      if (r.prunedLines === 0 && stats.bad === 0) {
+        unchanged = true;
+        r.bytesAfter = r.bytesBefore;
+        return r;
+      }
       const mark: LedgerMark = {
         ts: new Date().toISOString(),
         event: 'ledger.pruned',
@@ -113,6 +121,7 @@ export async function pruneLedgerFile(
     } finally {
       await out.handle.close().catch(() => {});
       await arch?.handle.close().catch(() => {});
+      if (unchanged) await rm(tmp, { force: true });
     }
     // Atomic: readers and the next run see the old ledger or the new one, never a part.
     await rename(tmp, lock.file.absPath);

@@ -3,6 +3,7 @@
 
 import pRetry from 'p-retry';
 import pg from 'pg';
+import pgpass from 'pgpass';
 import { type ErrorCode, SvcIngestError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
 import { isRefusedNotNow, type Refusal, refusalOf, waitingMessage } from './refusal.ts';
@@ -52,6 +53,47 @@ export interface PgDb {
   close(): Promise<void>;
 }
 
+/**
+ * The password of ~/.pgpass (PGPASSFILE) for a connection's host, port, database and user, asked for only when the
+ * server wants one. None there: refused with one line saying where a password comes from (without one node-postgres
+ * would go on and leave the login half done, the process waiting on the server's authentication timeout).
+ */
+function pgpassLookup(params: Parameters<typeof pgpass>[0]): Promise<string> {
+  return new Promise((resolve, reject) =>
+    pgpass(params, (pass) =>
+      pass === undefined
+        ? reject(
+            new Error(
+              'the server asks for a password and none was given (the URL, ledger.passwordFile / ' +
+                'SVC_LEDGER_PASSWORD_FILE, PGPASSWORD, or a matching line of ~/.pgpass or PGPASSFILE)',
+            ),
+          )
+        : resolve(pass),
+    ),
+  );
+}
+
+/**
+ * node-postgres's client, but when no password was given (URL, file, PGPASSWORD) ~/.pgpass is read here, as the
+ * driver would, without its deprecation warning on every run that uses it (pg 8.23 warns when it reads the file
+ * itself). A function as the password is what the warning recommends; it cannot go in the pool's options (the
+ * connection string's empty password would override it), so it is set on each client.
+ */
+class PgpassClient extends pg.Client {
+  constructor(config?: string | pg.ClientConfig) {
+    super(config);
+    const self = this as unknown as { password: unknown; connection?: { stream?: { destroy(): void } } };
+    if (self.password !== null && self.password !== undefined) return;
+    // No password anywhere: the login is given up and the socket closed (else the half-done login keeps the
+    // process waiting on the server's authentication timeout, a minute).
+    self.password = (params: Parameters<typeof pgpass>[0]) =>
+      pgpassLookup(params).catch((err: unknown) => {
+        setImmediate(() => self.connection?.stream?.destroy());
+        throw err;
+      });
+  }
+}
+
 /** SQLSTATE classes and driver errors after which the same statement may simply be tried again. */
 export function isTransient(err: unknown): boolean {
   return refusalOf(err) !== null;
@@ -91,6 +133,7 @@ export async function connectPg(target: PgTarget, o: PgDbOptions): Promise<PgDb>
     connectionTimeoutMillis: 10_000,
     keepAlive: true,
     application_name: 'svc-ingest',
+    Client: PgpassClient,
   });
   // An idle connection that breaks (server restart) is reported here; the next query reconnects.
   pool.on('error', (err) =>

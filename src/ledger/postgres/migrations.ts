@@ -170,6 +170,45 @@ LEFT JOIN svc_ingest.workers w ON w.worker_no = t.claim_worker
 LEFT JOIN svc_ingest.destinations d ON d.destination_no = t.destination_no;
 `,
   },
+  {
+    // Who a worker is, beyond its name: the host's boot and the process's start, so that a worker started with the
+    // id of one that died (same host, its process gone) takes its work back at once (identity.ts). And the last
+    // line of a partition whose reject its holder has written: one taking it over writes only the later ones.
+    version: 4,
+    name: 'worker identity, rejects written',
+    sql: `
+ALTER TABLE svc_ingest.workers ADD COLUMN boot_id text;
+ALTER TABLE svc_ingest.workers ADD COLUMN process_start text;
+ALTER TABLE svc_ingest.workers ADD COLUMN pid_namespace text;
+ALTER TABLE svc_ingest.partitions ADD COLUMN rejects_through bigint NOT NULL DEFAULT 0;
+`,
+  },
+  {
+    // Tickets in the feed's own schema (before: one schema svc_ingest_tickets shared by every feed, created on first
+    // use). The default ledger takes over the events of that shared table, if any; a named feed starts empty.
+    version: 5,
+    name: 'tickets per feed',
+    sql: `
+CREATE TABLE svc_ingest.ticket_events (
+  seq              bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  source_ticket_id text NOT NULL,
+  kind             text NOT NULL,
+  update_key       text UNIQUE,
+  body             jsonb NOT NULL,
+  stored_at        timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX ticket_events_ticket ON svc_ingest.ticket_events (source_ticket_id, seq);
+DO $$
+BEGIN
+  -- 'svc_ingest.' below is rewritten to a named feed's schema like every table name: only the default ledger copies.
+  IF 'svc_ingest.ticket_events' = 'svc_' || 'ingest.ticket_events'
+     AND to_regclass('svc_ingest_tickets.events') IS NOT NULL THEN
+    INSERT INTO svc_ingest.ticket_events (source_ticket_id, kind, update_key, body, stored_at)
+    SELECT source_ticket_id, kind, update_key, body, stored_at FROM svc_ingest_tickets.events ORDER BY seq;
+  END IF;
+END $$;
+`,
+  },
 ];
 
 /** The schema version this build of the tool writes. */

@@ -70,6 +70,8 @@ export interface ClaimedPartition extends BackfillInput {
   takeovers: number;
   /** This claim took it from a worker whose lease had run out. */
   takeover: boolean;
+  /** The last line of the partition whose reject an earlier holder wrote (0: none): those are not written again. */
+  rejectsThrough: number;
 }
 
 const num = (v: unknown): number => Number(v ?? 0);
@@ -169,6 +171,7 @@ claimed AS (
   FROM next, svc_ingest.inputs i
   WHERE p.partition_no = next.partition_no AND i.input_no = p.input_no
   RETURNING p.partition_no, p.input_no, p.seq, p.start_byte, p.end_byte, p.first_line, p.claims, p.takeovers,
+            p.rejects_through,
             next.state = 'working' AS takeover,
             i.path, i.size, i.mtime_ms, i.format, i.gzip, i.delimiter, i.record_delimiter, i.columns, i.mapping,
             i.mapping_sha256
@@ -189,6 +192,7 @@ interface ClaimRow {
   claims: number;
   takeovers: number;
   takeover: boolean;
+  rejects_through: string;
   path: string;
   size: string;
   mtime_ms: string;
@@ -229,6 +233,7 @@ export async function claimPartition(session: PgSession): Promise<ClaimedPartiti
     claims: row.claims,
     takeovers: row.takeovers,
     takeover: row.takeover,
+    rejectsThrough: num(row.rejects_through),
     path: row.path,
     size: num(row.size),
     mtimeMs: num(row.mtime_ms),
@@ -250,13 +255,14 @@ export async function completePartition(
   session: PgSession,
   partitionNo: number,
   c: PartitionCounters,
+  rejectsThrough = 0,
 ): Promise<boolean> {
   const r = await session.db.query(
     'claim',
     `UPDATE svc_ingest.partitions SET state = 'done', done_at = now(), progress_bytes = end_byte - start_byte,
-       read = $3, sent = $4, skipped = $5, failed = $6, rejected = $7
+       read = $3, sent = $4, skipped = $5, failed = $6, rejected = $7, rejects_through = greatest(rejects_through, $8)
      WHERE partition_no = $1 AND worker_no = $2 AND state = 'working'`,
-    [partitionNo, session.workerNo, c.read, c.sent, c.skipped, c.failed, c.rejected],
+    [partitionNo, session.workerNo, c.read, c.sent, c.skipped, c.failed, c.rejected, rejectsThrough],
   );
   return (r.rowCount ?? 0) === 1;
 }
@@ -267,13 +273,14 @@ export async function reportProgress(
   partitionNo: number,
   bytes: number,
   c: PartitionCounters,
+  rejectsThrough = 0,
 ): Promise<boolean> {
   const r = await session.db.query(
     'claim',
     `UPDATE svc_ingest.partitions SET progress_bytes = least($3, end_byte - start_byte),
-       read = $4, sent = $5, skipped = $6, failed = $7, rejected = $8
+       read = $4, sent = $5, skipped = $6, failed = $7, rejected = $8, rejects_through = greatest(rejects_through, $9)
      WHERE partition_no = $1 AND worker_no = $2 AND state = 'working'`,
-    [partitionNo, session.workerNo, bytes, c.read, c.sent, c.skipped, c.failed, c.rejected],
+    [partitionNo, session.workerNo, bytes, c.read, c.sent, c.skipped, c.failed, c.rejected, rejectsThrough],
   );
   return (r.rowCount ?? 0) === 1;
 }

@@ -1,13 +1,15 @@
-// One worker's presence in the PostgreSQL ledger: connects, brings the schema up to date, registers the worker
-// with a lease and renews it on a heartbeat. Transaction claims and partition claims both hang on this one lease:
-// a claim is live while its worker's lease_until is in the future (the database's clock decides, never a host's).
+// One worker's presence in the PostgreSQL ledger: connects (a database without the schema gets it; an older one is
+// refused: schema-check.ts), registers the worker (identity.ts) with a lease and renews it on a heartbeat. Transaction
+// claims and partition claims both hang on this one lease: a claim is live while its worker's lease_until is in the
+// future (the database's clock decides, never a host's).
 import { hostname } from 'node:os';
-import { SvcIngestError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
-import { connectPg, type PgDb } from './db.ts';
+import type { PgDb } from './db.ts';
 import { runDestination } from './destinations.ts';
-import { LATEST_VERSION, migrate, newerSchemaMessage, schemaVersion } from './migrations.ts';
-import { resolvePgTarget } from './url.ts';
+import { registerWorker } from './identity.ts';
+import { connectLedgerDb } from './schema-check.ts';
+
+export { connectLedgerDb } from './schema-check.ts';
 
 /** Defaults of the lease: claims of a worker silent for 30 s may be taken over; renewed every 10 s. */
 export const DEFAULT_LEASE_MS = 30_000;
@@ -66,80 +68,48 @@ export interface PgSession {
   close(): Promise<void>;
 }
 
-/**
- * Connect and check the schema: a missing or older schema is migrated when `write` (the "first use" migration),
- * a newer one is refused. Returns the db and whether the schema exists (read mode on an empty database: false).
- */
-export async function connectLedgerDb(
-  url: string,
-  o: Pick<
-    PgSessionOptions,
-    'passwordFile' | 'waitMs' | 'poolMax' | 'allowPlaintext' | 'logger' | 'signal'
-  > & {
-    write: boolean;
-  },
-): Promise<{ db: PgDb; hasSchema: boolean }> {
-  const target = resolvePgTarget(url, { passwordFile: o.passwordFile });
-  const db = await connectPg(target, {
-    logger: o.logger,
-    waitMs: o.waitMs,
-    maxConnections: o.poolMax,
-    allowPlaintext: o.allowPlaintext,
-    signal: o.signal,
-  });
-  try {
-    const version = await schemaVersion(db);
-    if (version > LATEST_VERSION)
-      throw new SvcIngestError('LEDGER_READ', newerSchemaMessage(db.location, version));
-    if (version === LATEST_VERSION) return { db, hasSchema: true };
-    if (!o.write) {
-      if (version === 0) return { db, hasSchema: false };
-      throw new SvcIngestError(
-        'LEDGER_READ',
-        `the ledger database ${db.location} has schema version ${version}; run svc-ingest ledger migrate`,
-      );
-    }
-    const r = await migrate(db);
-    o.logger.info(
-      { event: 'ledger.pg.migrated', ledger: db.location, from: r.from, to: r.to },
-      'ledger schema migrated',
-    );
-    return { db, hasSchema: true };
-  } catch (err) {
-    await db.close().catch(() => {});
-    throw db.fail('LEDGER_WRITE', 'cannot prepare the ledger database', err);
-  }
-}
-
 /** A worker name that is unique among live processes: host:pid:runId. */
 export function defaultWorkerId(runId: string): string {
   return `${hostname()}:${process.pid}:${runId}`;
 }
 
-/** Register as a worker (or take over the row of a dead worker with the same id) and start the heartbeat. */
+/**
+ * Register as a worker and start the heartbeat. A worker id held by a process proven gone is taken back at once, with
+ * that process's claims and partitions; one held by a live process is refused (identity.ts).
+ */
 export async function openPgSession(url: string, o: PgSessionOptions): Promise<PgSession> {
   const leaseMs = o.leaseMs ?? DEFAULT_LEASE_MS;
   const heartbeatMs = o.heartbeatMs ?? Math.max(100, Math.floor(leaseMs / 3));
   const workerId = o.workerId ?? defaultWorkerId(o.runId);
   const { db } = await connectLedgerDb(url, { ...o, write: true });
-  let workerNo: number;
-  // Before the worker exists: a refused destination leaves no trace in the ledger.
-  const destinationNo = await runDestination(db, o, true);
   try {
-    const r = await db.query<{ worker_no: number }>(
-      'other',
-      `INSERT INTO svc_ingest.workers (worker_id, run_id, host, pid, lease_until)
-       VALUES ($1, $2, $3, $4, now() + $5 * interval '1 millisecond')
-       ON CONFLICT (worker_id) DO UPDATE SET run_id = EXCLUDED.run_id, host = EXCLUDED.host, pid = EXCLUDED.pid,
-         started_at = now(), heartbeat_at = now(), lease_until = EXCLUDED.lease_until, stopped_at = NULL
-       RETURNING worker_no`,
-      [workerId, o.runId, hostname(), process.pid, leaseMs],
-    );
-    workerNo = Number(r.rows[0]?.worker_no);
+    // Before the worker exists: a refused destination leaves no trace in the ledger.
+    const destinationNo = await runDestination(db, o, true);
+    const { workerNo, release } = await registerWorker(db, {
+      workerId,
+      runId: o.runId,
+      leaseMs,
+      logger: o.logger,
+    });
+    return startSession(db, o, { workerId, workerNo, destinationNo, leaseMs, heartbeatMs, release });
   } catch (err) {
     await db.close().catch(() => {});
     throw db.fail('LEDGER_WRITE', 'cannot register this worker in', err);
   }
+}
+
+interface Registered {
+  workerId: string;
+  workerNo: number;
+  destinationNo: number;
+  leaseMs: number;
+  heartbeatMs: number;
+  release: () => void;
+}
+
+/** The registered worker's heartbeat, lease checks and close. */
+function startSession(db: PgDb, o: PgSessionOptions, reg: Registered): PgSession {
+  const { workerId, workerNo, destinationNo, leaseMs, heartbeatMs } = reg;
   o.logger.debug({ event: 'ledger.pg.worker', workerId, workerNo, leaseMs }, 'worker registered');
 
   let lapses = 0;
@@ -161,8 +131,8 @@ export async function openPgSession(url: string, o: PgSessionOptions): Promise<P
       'heartbeat',
       `UPDATE svc_ingest.workers w SET lease_until = now() + $2 * interval '1 millisecond', heartbeat_at = now()
        FROM (SELECT lease_until AS old FROM svc_ingest.workers WHERE worker_no = $1) o
-       WHERE w.worker_no = $1 RETURNING o.old < now() AS lapsed`,
-      [workerNo, leaseMs],
+       WHERE w.worker_no = $1 AND w.run_id = $3 RETURNING o.old < now() AS lapsed`,
+      [workerNo, leaseMs, o.runId],
       'svc_heartbeat',
     );
     const lapsed = r.rows[0]?.lapsed ?? true;
@@ -218,8 +188,9 @@ export async function openPgSession(url: string, o: PgSessionOptions): Promise<P
         try {
           await db.query(
             'other',
-            `UPDATE svc_ingest.workers SET lease_until = least(lease_until, now()), stopped_at = now() WHERE worker_no = $1`,
-            [workerNo],
+            `UPDATE svc_ingest.workers SET lease_until = least(lease_until, now()), stopped_at = now()
+             WHERE worker_no = $1 AND run_id = $2`,
+            [workerNo, o.runId],
           );
         } catch (err) {
           o.logger.warn(
@@ -227,6 +198,7 @@ export async function openPgSession(url: string, o: PgSessionOptions): Promise<P
             'could not end the lease',
           );
         } finally {
+          reg.release();
           await db.close();
         }
       })();

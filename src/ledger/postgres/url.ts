@@ -81,6 +81,18 @@ function readPasswordFile(file: string): string {
 const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\]|::1)$/i;
 
 /**
+ * A Unix socket (`postgres://u@%2Fvar%2Frun%2Fpostgresql/db`, or `?host=/var/run/postgresql`): local to this host,
+ * like loopback, so never refused for want of TLS.
+ */
+function isSocketHost(host: string): boolean {
+  try {
+    return decodeURIComponent(host).startsWith('/');
+  } catch {
+    return false;
+  }
+}
+
+/**
  * Resolve a postgres:// URL into a target. The password is, first found: the URL's; the file named by
  * `passwordFile` (ledger.passwordFile, env SVC_LEDGER_PASSWORD_FILE; its whole content less one final newline);
  * env PGPASSWORD; the user's ~/.pgpass (or PGPASSFILE), both read by node-postgres itself.
@@ -121,7 +133,9 @@ export function resolvePgTarget(
   // node-postgres would pass an unknown parameter on as a server setting: the schema is ours, not the server's.
   u.searchParams.delete('schema');
   const sslmode = (u.searchParams.get('sslmode') ?? env.PGSSLMODE ?? '').toLowerCase();
+  // node-postgres connects to ?host= when given, else the URL's host.
+  const host = u.searchParams.get('host') ?? u.hostname;
   const plainRemote =
-    u.hostname !== '' && !LOOPBACK.test(u.hostname) && (sslmode === '' || sslmode === 'disable');
+    host !== '' && !LOOPBACK.test(host) && !isSocketHost(host) && (sslmode === '' || sslmode === 'disable');
   return { location, connectionString: u.toString(), secret, plainRemote, schema };
 }

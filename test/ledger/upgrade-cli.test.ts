@@ -1,0 +1,208 @@
+// An upgrade of the PostgreSQL ledger as an operator makes it, with real roles: a feed's schema made by the previous
+// schema version under its owner, a restricted nightly role with the grants of `ledger grant`; the new package's
+// `send` stops with one line naming `ledger migrate` and the owner (exit 1, nothing sent); the upgrade steps are
+// taken from docs/postgres.md and run as written (the URL and role names put in); then the nightly `send` runs.
+// Also: a role granted `--for backfill` plans, works and reads the status; the tickets of one feed unreadable by
+// another feed's role.
+import { readFileSync } from 'node:fs';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { connectPg } from '../../src/ledger/postgres/db.ts';
+import { grantStatements } from '../../src/ledger/postgres/grants.ts';
+import { LATEST_VERSION, MIGRATIONS, migrate } from '../../src/ledger/postgres/migrations.ts';
+import { resolvePgTarget } from '../../src/ledger/postgres/url.ts';
+import { createLogger } from '../../src/log.ts';
+import { FAST, STACK, summary } from '../faults/helpers.ts';
+import { dbName } from '../helpers/backfill.ts';
+import { ROOT, runCli } from '../helpers/cli.ts';
+import { shellWords } from '../helpers/doc-examples.ts';
+import { usePostgres } from '../helpers/postgres.ts';
+import { useSimulator } from '../helpers/simulator.ts';
+import { makeTx, ndjsonOf, range } from '../helpers/transactions.ts';
+
+const pgs = usePostgres();
+const sim = useSimulator({ seed: 35 }, 'reset');
+const logger = createLogger({ level: 'silent', pretty: false });
+
+/** The URL of `url`'s database as `role` (password `pw`), in the ledger `schema`. */
+function as(url: string, role: string, schema: string): string {
+  const u = new URL(url);
+  u.username = role;
+  u.password = `${role}-pw`;
+  return `${u.toString()}?schema=${schema}`;
+}
+
+/** A login role (its password `<role>-pw`), unique to this test's database. */
+async function role(db: string, name: string, extra = ''): Promise<string> {
+  const r = `${name}_${db}`.slice(0, 60);
+  await pgs.sql(db, `CREATE ROLE ${r} LOGIN PASSWORD '${r}-pw' ${extra}`);
+  return r;
+}
+
+/** A fresh database with an owner role allowed to create schemas in it, and the other roles named. */
+async function withRoles(owner: string, ...others: string[]) {
+  const url = await pgs.createDatabase();
+  const db = dbName(url);
+  const ownerRole = await role(db, owner);
+  await pgs.sql(db, `GRANT CREATE ON DATABASE ${db} TO ${ownerRole}`);
+  const roles: string[] = [];
+  for (const r of others) roles.push(await role(db, r));
+  return { url, db, owner: ownerRole, roles };
+}
+
+/** The `svc-ingest …` lines of the sh block under "### Upgrading svc-ingest" in docs/postgres.md. */
+function upgradeSteps(): string[] {
+  const doc = readFileSync(join(ROOT, 'docs/postgres.md'), 'utf8');
+  const section = doc.slice(doc.indexOf('### Upgrading svc-ingest'));
+  const block = /```sh\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
+  return block.split('\n').filter((l) => l.startsWith('svc-ingest '));
+}
+
+describe('upgrading the PostgreSQL ledger under restricted roles', () => {
+  it('a send before the migration stops with one line naming ledger migrate; the documented steps; then send runs', async () => {
+    const { url, db, owner, roles } = await withRoles('feed_owner', 'feed_sender');
+    const sender = roles[0] as string;
+    // The previous version's schema, made by the owner, and the nightly role's grants of that time.
+    const previous = MIGRATIONS.filter((m) => m.version < LATEST_VERSION);
+    const ownerDb = await connectPg(resolvePgTarget(as(url, owner, 'feed_a')), { logger });
+    try {
+      expect(await migrate(ownerDb, previous)).toMatchObject({ to: LATEST_VERSION - 1 });
+      for (const g of grantStatements('feed_a', sender, ['send'])) await ownerDb.query('other', g);
+    } finally {
+      await ownerDb.close();
+    }
+    const dir = await mkdtemp(join(tmpdir(), 'svc-upgrade-'));
+    const file = join(dir, 'night.ndjson');
+    const txs = range(120).map((i) => makeTx(i, 'up'));
+    await writeFile(file, ndjsonOf(txs));
+    const env = { SVC_BASE_URL: sim.url, SVC_REJECTS_PATH: join(dir, 'rejects.ndjson') };
+    const nightly = () => runCli(['send', ...FAST, '--ledger', as(url, sender, 'feed_a'), file], { env });
+
+    const before = await nightly();
+    expect(before.code).toBe(1);
+    expect(before.stderr).not.toMatch(STACK);
+    const lines = before.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain('LEDGER_MIGRATION_PENDING');
+    expect(lines[0]).toContain(
+      `schema version ${LATEST_VERSION - 1}, older than this svc-ingest's ${LATEST_VERSION}`,
+    );
+    expect(lines[0]).toMatch(
+      new RegExp(`run svc-ingest ledger migrate as the schema's owner \\(role ${owner}\\)`),
+    );
+    expect(sim.deliveries().size).toBe(0);
+
+    // The documented steps, as written, with this test's URL and role.
+    const steps = upgradeSteps();
+    expect(steps.map((s) => shellWords(s).slice(1, 3).join(' '))).toEqual(['ledger migrate', 'ledger grant']);
+    for (const step of steps) {
+      const line = step
+        .replaceAll('postgres://feed_a_owner@db.internal/ledger?schema=feed_a', as(url, owner, 'feed_a'))
+        .replaceAll('feed_a_sender', sender);
+      const r = await runCli(shellWords(line).slice(1));
+      expect(r.code, `${step}\n${r.stderr}`).toBe(0);
+    }
+
+    const after = await nightly();
+    expect(after.code, after.stderr).toBe(0);
+    expect(summary(after)).toMatchObject({ read: 120, sent: 120 });
+    expect(sim.deliveries().size).toBe(120);
+    // The read-only role's ledger status: a permission error is a read error (not LEDGER_WRITE).
+    const status = await runCli(['ledger', 'status', '--ledger', as(url, sender, 'feed_a')]);
+    expect(status.code, status.stderr).toBe(0);
+    const stranger = await role(db, 'stranger');
+    const denied = await runCli(['ledger', 'status', '--ledger', as(url, stranger, 'feed_a')]);
+    expect(denied.code).toBe(1);
+    expect(denied.stderr).toMatch(/LEDGER_READ: .*permission denied/);
+    expect(denied.stderr).not.toMatch(/LEDGER_WRITE/);
+  });
+
+  it('a role granted --for backfill plans, works and reads the backfill status', async () => {
+    const { url, owner, roles } = await withRoles('bf_owner', 'bf_worker');
+    const worker = roles[0] as string;
+    const ownerUrl = as(url, owner, 'feed_a');
+    expect((await runCli(['ledger', 'migrate', '--ledger', ownerUrl])).code).toBe(0);
+    const g = await runCli([
+      'ledger',
+      'grant',
+      '--ledger',
+      ownerUrl,
+      '--role',
+      worker,
+      '--for',
+      'backfill',
+      '--apply',
+    ]);
+    expect(g.code, g.stderr).toBe(0);
+    const dir = await mkdtemp(join(tmpdir(), 'svc-grant-backfill-'));
+    const file = join(dir, 'all.ndjson');
+    await writeFile(file, ndjsonOf(range(200).map((i) => makeTx(i, 'gb'))));
+    const ledger = as(url, worker, 'feed_a');
+    const planned = await runCli(
+      ['backfill', 'plan', '--ledger', ledger, '--partition-bytes', '8000', file],
+      {
+        env: { SVC_BASE_URL: sim.url },
+      },
+    );
+    expect(planned.code, planned.stderr).toBe(0);
+    const worked = await runCli(['backfill', 'work', '--ledger', ledger, '--json'], {
+      env: { SVC_BASE_URL: sim.url, SVC_REJECTS_PATH: join(dir, 'rejects.ndjson') },
+    });
+    expect(worked.code, worked.stderr).toBe(0);
+    const status = await runCli(['backfill', 'status', '--json', '--ledger', ledger]);
+    expect(status.code, status.stderr).toBe(0);
+    expect(JSON.parse(status.stdout)).toMatchObject({ done: true, records: { sent: 200 } });
+  });
+
+  it("feed B's role cannot read feed A's tickets; each feed's tickets role works in its own schema", async () => {
+    const made = await withRoles('tk_owner', 'tk_feed_a', 'tk_feed_b');
+    const { url, db, owner } = made;
+    const roles: Record<string, string> = {
+      feed_a: made.roles[0] as string,
+      feed_b: made.roles[1] as string,
+    };
+    for (const feed of ['feed_a', 'feed_b']) {
+      const m = await runCli(['ledger', 'migrate', '--ledger', as(url, owner, feed)]);
+      expect(m.code, m.stderr).toBe(0);
+      const g = await runCli([
+        'ledger',
+        'grant',
+        '--ledger',
+        as(url, owner, feed),
+        '--role',
+        roles[feed] as string,
+        '--for',
+        'tickets',
+        '--apply',
+      ]);
+      expect(g.code, g.stderr).toBe(0);
+    }
+    const ledgerOf = (feed: string, schema: string) => ['--ledger', as(url, roles[feed] as string, schema)];
+    const ticket =
+      '--ticket-id 7001 --customer cust-0001 --offer 100001 --transaction 7 --force --json'.split(' ');
+    const created = await runCli(
+      ['tickets', 'create', ...ledgerOf('feed_a', 'feed_a'), ...ticket, '--description', 'feed A complaint'],
+      { env: { SVC_BASE_URL: sim.url } },
+    );
+    expect(created.code, created.stderr).toBe(0);
+    const status = (feed: string, schema: string) =>
+      runCli(['tickets', 'status', '--json', ...ledgerOf(feed, schema)]);
+    const own = await status('feed_a', 'feed_a');
+    expect(own.code, own.stderr).toBe(0);
+    expect(own.stdout).toContain('7001');
+    // Feed B's role, pointed at feed A's tickets: permission denied, nothing shown.
+    const other = await status('feed_b', 'feed_a');
+    expect(other.code).toBe(1);
+    expect(other.stderr).toMatch(/LEDGER_READ: .*permission denied/);
+    expect(other.stdout).not.toContain('7001');
+    expect(other.stderr).not.toContain('complaint');
+    // And in its own schema it sees none of them.
+    const mine = await status('feed_b', 'feed_b');
+    expect(mine.code, mine.stderr).toBe(0);
+    expect(mine.stdout).not.toContain('7001');
+    const rows = await pgs.sql<{ n: number }>(db, 'SELECT count(*)::int AS n FROM feed_a.ticket_events');
+    expect(rows[0]?.n).toBeGreaterThan(0);
+  });
+});
