@@ -43,4 +43,7 @@ umoci tag --image "$layout:$tag" "$version"
 umoci gc --layout "$layout"
 archive=$out/svc-ingest-$tag.oci.tar
 tar -C "$layout" -cf "$archive" .
+# The CronJob naming this very build (deploy/ names the version's tag, which a release moves).
+sed "s#^\( *image: .*/svc-ingest:\).*#\1$tag#" "$(dirname "$0")/../deploy/kubernetes/svc-ingest-cronjob.yaml" \
+  > "$out/svc-ingest-cronjob.yaml"
 echo "$layout:$tag"
