@@ -110,7 +110,14 @@ copyFileSync(values.node ?? process.execPath, exe);
 chmodSync(exe, 0o755);
 // Stripped as Debian's dh_strip does (the symbol table and the comment; the dynamic symbols an addon links against
 // stay): 3 MB less, and lintian's unstripped-binary error gone. Before the blob goes in: a strip after would drop it.
-execFileSync('strip', ['--remove-section=.comment', '--strip-unneeded', exe], { stdio: 'ignore' });
+// Another architecture's binary needs that architecture's strip (binutils-aarch64-linux-gnu); without it, unstripped.
+const strip = arch === process.arch ? 'strip' : 'aarch64-linux-gnu-strip';
+try {
+  execFileSync(strip, ['--remove-section=.comment', '--strip-unneeded', exe], { stdio: 'ignore' });
+} catch (err) {
+  if (arch === process.arch) throw err;
+  process.stderr.write(`sea: no ${strip}: the ${arch} executable keeps its symbols\n`);
+}
 execFileSync(
   process.execPath,
   [
