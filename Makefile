@@ -3,7 +3,7 @@ SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 STAMP := node_modules/.installed
 
-.PHONY: setup build package dist dist-arm64 deb rpm image test-dist typecheck lint format test demo demo-cluster postgres bench clean
+.PHONY: setup build package dist dist-arm64 deb rpm image test-dist bench-install typecheck lint format test demo demo-cluster postgres bench clean
 
 setup: $(STAMP)
 
@@ -53,6 +53,12 @@ image: dist
 test-dist: dist deb rpm image
 	packaging/need.sh lintian:lintian rpmlint:rpmlint
 	[ -t 1 ] || export NO_COLOR=1; vitest run --config test/vitest.dist.config.ts $(VITEST_ARGS)
+
+# Sizes and start-up CPU/RSS of each install way (test/bench/install-ways.ts; docs/install.md has the figures).
+bench-install: dist deb rpm image
+	node packaging/sea.ts --no-code-cache --out $(DIST)/no-code-cache
+	rm -f $(DIST)/svc-ingest-*.tgz && npm pack --silent --pack-destination $(DIST) >/dev/null
+	node test/bench/install-ways.ts $(BENCH_ARGS)
 
 typecheck: $(STAMP)
 	tsc --noEmit -p tsconfig.json

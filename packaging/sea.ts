@@ -128,7 +128,8 @@ execFileSync(
     '--sentinel-fuse',
     'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2',
   ],
-  { stdio: ['ignore', 'ignore', 'inherit'] },
+  // postject's ELF library warns about Node's many notes ("Can't find string offset"): said only on a failure.
+  { stdio: ['ignore', 'ignore', 'pipe'] },
 );
 const mib = (f: string) => `${(statSync(f).size / 2 ** 20).toFixed(1)} MiB`;
 process.stdout.write(`${exe} (${mib(exe)}; bundle ${mib(path.join(work, 'main.cjs'))}; ${commit})\n`);
