@@ -8,7 +8,7 @@ import { chmodSync, copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, 
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { build, type Plugin } from 'esbuild';
-import { LOCK_ADDON_ASSET } from '../src/runtime/addon.ts';
+import { LOCK_ADDON_ASSET } from '../src/ledger/file/embedded-addon.ts';
 import { gitCommit, VERSION } from '../src/version.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -58,7 +58,7 @@ async function bundle(entry: string, outfile: string): Promise<void> {
     legalComments: 'none',
     logLevel: 'warning',
     plugins: [plainRequire],
-    // Loaded from the embedded asset instead (src/runtime/addon.ts); pg's optional native and Cloudflare clients are
+    // Loaded from the embedded asset instead (src/ledger/file/embedded-addon.ts); pg's optional native and Cloudflare clients are
     // never used.
     external: ['fs-native-extensions', 'pg-native', 'pg-cloudflare', 'cloudflare:sockets'],
     define: {

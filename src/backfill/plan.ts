@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { readFile, realpath, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
+import { builtinBytes } from '../config/builtin.ts';
 import { FILE_CAPS } from '../config/small-file.ts';
 import { SvcIngestError } from '../errors.ts';
 import { planDestination, plannedElsewhere } from '../ledger/postgres/destinations.ts';
@@ -15,7 +16,6 @@ import { checkRequiredColumns } from '../map/required-columns.ts';
 import { containsCardNumber, maskCardNumbers } from '../mask.ts';
 import type { InputFormat } from '../model/input.ts';
 import { DEFAULT_MAX_LINE_BYTES, readCsvHeader, readOnce, resolveInputs } from '../read/open.ts';
-import { builtinBytes } from '../runtime/builtin.ts';
 import { cutFile } from './cut.ts';
 import { DEFAULT_PARTITION_BYTES } from './partition-size.ts';
 

@@ -1,7 +1,7 @@
 // Loads the configuration in layers (defaults, config files, env SVC_*, flags) and validates it once.
 import { accessSync, constants } from 'node:fs';
 import { SvcIngestError } from '../errors.ts';
-import { builtinText } from '../runtime/builtin.ts';
+import { builtinText } from './builtin.ts';
 import { CONFIG_FILE_ENV, CONFIG_KEYS, type KeySpec, LOG_LEVELS, SESSION_PROVIDERS } from './schema.ts';
 import { isEnvName, shownPath } from './secret.ts';
 import { FILE_CAPS, readSmallFile } from './small-file.ts';

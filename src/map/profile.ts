@@ -8,15 +8,15 @@
 // of amount / timestamp / boolean / integer / currency / country / state / enum. `const`, `default` and
 // `else` are output values.
 import path from 'node:path';
+import { builtinFiles, builtinPath, builtinText } from '../config/builtin.ts';
 import { FILE_CAPS, readSmallFile, SmallFileError } from '../config/small-file.ts';
 import { SvcIngestError } from '../errors.ts';
 import type { InputFormat } from '../model/input.ts';
 import { REQUIRED_FIELDS, TRANSACTION_FIELDS, type TransactionField } from '../model/transaction.ts';
-import { builtinFiles, builtinPath, builtinText } from '../runtime/builtin.ts';
 import { buildProfile, canonicalStep, compileProfile } from './compile.ts';
 import type { CompiledProfile } from './types.ts';
 
-/** The shipped profiles' folder, relative to the package (runtime/builtin.ts): a bare name resolves here. */
+/** The shipped profiles' folder, relative to the package (config/builtin.ts): a bare name resolves here. */
 export const MAPPINGS = 'config/mappings';
 /** Where the shipped profiles are, as messages name it, whatever the working directory. */
 export const MAPPINGS_DIR = builtinPath(MAPPINGS);

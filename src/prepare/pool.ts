@@ -3,9 +3,9 @@
 // order with the line numbers a single reader would give. Same items as prepareInput, in the same order.
 import sea from 'node:sea';
 import { Worker } from 'node:worker_threads';
+import { IN_EXECUTABLE } from '../config/builtin.ts';
 import { type ErrorCode, SvcIngestError } from '../errors.ts';
 import { type InputSpec, inputBytes, readCsvHeader, sourceName } from '../read/open.ts';
-import { IN_EXECUTABLE } from '../runtime/builtin.ts';
 import type { PoolReply, PoolRequest, PoolWorkerData } from './pool-worker.ts';
 import type { PreparedChunks, PreparedItem } from './prepare.ts';
 import { createSplitter } from './split.ts';

@@ -7,9 +7,9 @@ import { createRequire } from 'node:module';
 import { createServer, type Server } from 'node:net';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { IN_EXECUTABLE } from '../../config/builtin.ts';
 import { SvcIngestError } from '../../errors.ts';
-import { embeddedLocks, type NativeLocks } from '../../runtime/addon.ts';
-import { IN_EXECUTABLE } from '../../runtime/builtin.ts';
+import { embeddedLocks, type NativeLocks } from './embedded-addon.ts';
 import { checkStateFile, openStateFile, type StateFile } from './files.ts';
 
 /**
@@ -45,7 +45,7 @@ interface LockOwner {
 let nativeLocks: NativeLocks | null | undefined;
 
 /**
- * fs-native-extensions, loaded once (in the single executable from its embedded copy, runtime/addon.ts); null where
+ * fs-native-extensions, loaded once (in the single executable from its embedded copy, embedded-addon.ts); null where
  * its prebuilt binary does not load on this platform.
  */
 function loadNativeLocks(): NativeLocks | null {

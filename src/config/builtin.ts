@@ -4,12 +4,12 @@
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import sea from 'node:sea';
-import { readSmallBytes, SmallFileError } from '../config/small-file.ts';
+import { readSmallBytes, SmallFileError } from './small-file.ts';
 
 /** True in the single executable (svc-ingest-<version>-linux-x64), false when Node runs the package or the clone. */
 export const IN_EXECUTABLE = sea.isSea();
 
-/** The package's (or the clone's) root folder: src/runtime/ or dist/runtime/ is two levels below it. */
+/** The package's (or the clone's) root folder: src/config/ or dist/config/ is two levels below it. */
 export const PACKAGE_ROOT = path.resolve(import.meta.dirname, '../..');
 
 /**
