@@ -1,7 +1,7 @@
 // The lock's native addon (fs-native-extensions) in the single executable: its prebuilt .node file is an embedded
 // asset (packaging/sea.ts), written to a private temporary folder (mode 0700, made for this process alone, so no
 // other user can have put a file there), loaded with process.dlopen, and the folder removed at once (the loaded
-// library stays mapped). ~1 ms and one 37 KB write, paid only by the commands that lock a ledger (docs/install.md).
+// library stays mapped). ~1.5 ms of CPU and one 37 KB write, paid only by the commands that lock a ledger (docs/install.md).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
