@@ -3,7 +3,7 @@ SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 STAMP := node_modules/.installed
 
-.PHONY: setup build package typecheck lint format test demo demo-cluster postgres bench clean
+.PHONY: setup build package dist dist-arm64 deb rpm image test-dist bench-install typecheck lint format test demo demo-cluster postgres bench clean
 
 setup: $(STAMP)
 
@@ -21,6 +21,44 @@ build: $(STAMP)
 # svc-ingest-<version>.tgz, what `npm install -g` takes (docs/install.md); npm pack builds first (prepack).
 package: $(STAMP)
 	npm pack --silent
+
+# The single executable, the .deb, the .rpm and the container image (docs/install.md), all in .out/dist/ (never
+# committed). Each target installs the Debian tools it uses (packaging/need.sh). The executable is built again each
+# time: the commit it carries may have changed.
+VERSION := $(shell sed -n 's/^  "version": "\(.*\)",$$/\1/p' package.json)
+DIST := .out/dist
+EXE := $(DIST)/svc-ingest-$(VERSION)-linux-x64
+
+dist: $(STAMP)
+	packaging/need.sh strip:binutils git:git
+	node packaging/sea.ts
+
+# linux-arm64: the same bundle injected into npm's linux-arm64 Node of the same version (not run here: no arm64).
+dist-arm64: $(STAMP)
+	packaging/need.sh strip:binutils git:git
+	node packaging/sea.ts --arch arm64 --node "$$(packaging/node-arm64.sh $(DIST))"
+
+deb: dist
+	packaging/deb.sh $(EXE) $(VERSION) $(DIST)
+
+rpm: dist
+	packaging/need.sh rpmbuild:rpm
+	packaging/rpm.sh $(EXE) $(VERSION) $(DIST)
+
+image: dist
+	packaging/need.sh umoci:umoci
+	packaging/image.sh $(EXE) $(VERSION) $(DIST)
+
+# The tests that build and run each of them (test/dist/, not part of `make test`: minutes, not seconds).
+test-dist: dist deb rpm image
+	packaging/need.sh lintian:lintian rpmlint:rpmlint
+	[ -t 1 ] || export NO_COLOR=1; vitest run --config test/vitest.dist.config.ts $(VITEST_ARGS)
+
+# Sizes and start-up CPU/RSS of each install way (test/bench/install-ways.ts; docs/install.md has the figures).
+bench-install: dist deb rpm image
+	node packaging/sea.ts --no-code-cache --out $(DIST)/no-code-cache
+	rm -f $(DIST)/svc-ingest-*.tgz && npm pack --silent --pack-destination $(DIST) >/dev/null
+	node test/bench/install-ways.ts $(BENCH_ARGS)
 
 typecheck: $(STAMP)
 	tsc --noEmit -p tsconfig.json

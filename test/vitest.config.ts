@@ -10,7 +10,8 @@ import LongestFirst from './helpers/sequencer.ts';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    exclude: ['test/bench/**', 'node_modules/**'],
+    // test/dist/: the single executable, the .deb, the .rpm and the image, built and run by `make test-dist`.
+    exclude: ['test/bench/**', 'test/dist/**', 'node_modules/**'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',

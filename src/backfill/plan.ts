@@ -4,12 +4,14 @@ import { createHash } from 'node:crypto';
 import { readFile, realpath, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
+import { builtinBytes } from '../config/builtin.ts';
+import { FILE_CAPS } from '../config/small-file.ts';
 import { SvcIngestError } from '../errors.ts';
 import { planDestination, plannedElsewhere } from '../ledger/postgres/destinations.ts';
 import { changedInput, recordPlan } from '../ledger/postgres/partitions.ts';
 import { connectLedgerDb } from '../ledger/postgres/session.ts';
 import type { Logger } from '../log.ts';
-import { loadProfile, MAPPINGS_DIR } from '../map/profile.ts';
+import { loadProfile, MAPPINGS, MAPPINGS_DIR } from '../map/profile.ts';
 import { checkRequiredColumns } from '../map/required-columns.ts';
 import { containsCardNumber, maskCardNumbers } from '../mask.ts';
 import type { InputFormat } from '../model/input.ts';
@@ -66,9 +68,10 @@ export async function mappingOf(mapping: string | undefined): Promise<{ mapping?
   if (mapping === undefined || mapping === 'canonical') return {};
   const isPath = /[\\/]/.test(mapping) || mapping.endsWith('.json');
   const file = isPath ? path.resolve(mapping) : path.join(MAPPINGS_DIR, `${mapping}.json`);
-  const sha256 = createHash('sha256')
-    .update(await readFile(file))
-    .digest('hex');
+  const bytes = isPath
+    ? await readFile(file)
+    : builtinBytes(`${MAPPINGS}/${mapping}.json`, FILE_CAPS.profile);
+  const sha256 = createHash('sha256').update(bytes).digest('hex');
   return { mapping: isPath ? file : mapping, sha256 };
 }
 

@@ -3,6 +3,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { type ErrorCode, ExitError, exitStatusOf, SvcIngestError } from '../errors.ts';
 import { LOG_FORMATS, type LogFormat, setLogFormat, stderrLine } from '../log.ts';
 import { maskCardNumbers } from '../mask.ts';
+import { VERSION, versionLine } from '../version.ts';
 import { addExamples } from './common.ts';
 
 // A closed pipe on stdout (`svc-ingest … | head`) ends the command quietly, as other Unix tools do.
@@ -18,7 +19,8 @@ const program = new Command('svc-ingest')
     'Feed card transactions into the card-linked-offer service, in acknowledged batches with a ledger,\n' +
       'and check what came back (redemptions, store locations, tickets).',
   )
-  .version('0.1.0')
+  // The commit is looked up only when asked (`--version`): in a clone it costs a `git` run.
+  .version(process.argv.includes('--version') || process.argv.includes('-V') ? versionLine() : VERSION)
   .addOption(
     new Option(
       '--log-format <format>',
@@ -121,15 +123,15 @@ function helpArgv(argv: string[]): string[] {
   return [...argv.slice(0, 2), ...words, '--help'];
 }
 
-await declareCommands(process.argv);
-const argv = helpArgv(process.argv);
-const end = argv.indexOf('--');
+// No top-level await from here on: the single executable's bundle is CommonJS (docs/install.md), so the commands are
+// declared and parsed in main() below.
+let argv = process.argv;
 /**
  * A `--json` (or `--ndjson`) run answers a failure to run with one JSON object on stdout too, so a pipeline step
  * can parse it.
  */
-const options = argv.slice(2, end === -1 ? undefined : end);
-const jsonMode = options.some((a) => a === '--json' || a === '--ndjson');
+let options: string[] = [];
+let jsonMode = false;
 
 /**
  * `--log-format` (or env SVC_LOG_FORMAT) decides stderr's form before commander parses, so that its own usage errors
@@ -177,20 +179,29 @@ function fail(code: ErrorCode | 'UNEXPECTED', message: string, status: number, h
   process.exitCode = status;
 }
 
-try {
-  chooseLogFormat();
-  await program.parseAsync(argv);
-} catch (err) {
-  if (err instanceof ExitError) {
-    process.exitCode = err.exitCode;
-  } else if (err instanceof CommanderError) {
-    // commander already printed the message (or the help); help and version end with 0.
-    if (err.exitCode === 0) process.exitCode = 0;
-    else fail('USAGE_INVALID', err.message.replace(/^error: /, ''), 1, true);
-  } else if (err instanceof SvcIngestError) {
-    fail(err.code, err.message, exitStatusOf(err));
-  } else {
-    fail('UNEXPECTED', err instanceof Error ? err.message : String(err), 1);
-    if (process.env.SVC_DEBUG) stderrLine('debug', 'cli.stack', (err as Error)?.stack ?? '');
+async function main(): Promise<void> {
+  await declareCommands(process.argv);
+  argv = helpArgv(process.argv);
+  const end = argv.indexOf('--');
+  options = argv.slice(2, end === -1 ? undefined : end);
+  jsonMode = options.some((a) => a === '--json' || a === '--ndjson');
+  try {
+    chooseLogFormat();
+    await program.parseAsync(argv);
+  } catch (err) {
+    if (err instanceof ExitError) {
+      process.exitCode = err.exitCode;
+    } else if (err instanceof CommanderError) {
+      // commander already printed the message (or the help); help and version end with 0.
+      if (err.exitCode === 0) process.exitCode = 0;
+      else fail('USAGE_INVALID', err.message.replace(/^error: /, ''), 1, true);
+    } else if (err instanceof SvcIngestError) {
+      fail(err.code, err.message, exitStatusOf(err));
+    } else {
+      fail('UNEXPECTED', err instanceof Error ? err.message : String(err), 1);
+      if (process.env.SVC_DEBUG) stderrLine('debug', 'cli.stack', (err as Error)?.stack ?? '');
+    }
   }
 }
+
+void main();

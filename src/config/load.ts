@@ -1,13 +1,12 @@
 // Loads the configuration in layers (defaults, config files, env SVC_*, flags) and validates it once.
 import { accessSync, constants } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { SvcIngestError } from '../errors.ts';
+import { builtinText } from './builtin.ts';
 import { CONFIG_FILE_ENV, CONFIG_KEYS, type KeySpec, LOG_LEVELS, SESSION_PROVIDERS } from './schema.ts';
 import { isEnvName, shownPath } from './secret.ts';
 import { FILE_CAPS, readSmallFile } from './small-file.ts';
 import type { Config, ConfigFlags } from './types.ts';
 
-const DEFAULT_FILE = fileURLToPath(new URL('../../config/default.json', import.meta.url));
 const DEFAULT_SOURCE = 'config/default.json';
 
 /** A value with where it came from, for error messages. */
@@ -33,10 +32,11 @@ function invalid(path: string, source: string, expected: string, got?: unknown):
   );
 }
 
-function readJsonFile(file: string, source: string): Record<string, unknown> {
+/** A config file's object; `builtin`: `file` is one the tool ships (config/default.json), not a path. */
+function readJsonFile(file: string, source: string, builtin = false): Record<string, unknown> {
   let text: string;
   try {
-    text = readSmallFile(file, FILE_CAPS.config);
+    text = builtin ? builtinText(file, FILE_CAPS.config) : readSmallFile(file, FILE_CAPS.config);
   } catch (err) {
     throw new SvcIngestError(
       'CONFIG_FILE_UNREADABLE',
@@ -229,7 +229,7 @@ export function loadConfig(
 ): Config {
   const env = opts.env ?? process.env;
   const layers = new Map<string, Sourced>();
-  flattenFile(readJsonFile(DEFAULT_FILE, DEFAULT_SOURCE), DEFAULT_SOURCE, layers);
+  flattenFile(readJsonFile(DEFAULT_SOURCE, DEFAULT_SOURCE, true), DEFAULT_SOURCE, layers);
   const envFile = env[CONFIG_FILE_ENV];
   if (envFile) flattenFile(readJsonFile(envFile, `env ${CONFIG_FILE_ENV}`), `file ${envFile}`, layers);
   if (opts.file) flattenFile(readJsonFile(opts.file, 'flag --config'), `file ${opts.file}`, layers);

@@ -7,8 +7,8 @@
 // default, else, trim, maxLength, case, zeroPad, slice, split, match, required, and a conversion is one
 // of amount / timestamp / boolean / integer / currency / country / state / enum. `const`, `default` and
 // `else` are output values.
-import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { builtinFiles, builtinPath, builtinText } from '../config/builtin.ts';
 import { FILE_CAPS, readSmallFile, SmallFileError } from '../config/small-file.ts';
 import { SvcIngestError } from '../errors.ts';
 import type { InputFormat } from '../model/input.ts';
@@ -16,8 +16,10 @@ import { REQUIRED_FIELDS, TRANSACTION_FIELDS, type TransactionField } from '../m
 import { buildProfile, canonicalStep, compileProfile } from './compile.ts';
 import type { CompiledProfile } from './types.ts';
 
-/** Folder of the shipped profiles: a bare name resolves here, whatever the working directory. */
-export const MAPPINGS_DIR = path.resolve(import.meta.dirname, '../../config/mappings');
+/** The shipped profiles' folder, relative to the package (config/builtin.ts): a bare name resolves here. */
+export const MAPPINGS = 'config/mappings';
+/** Where the shipped profiles are, as messages name it, whatever the working directory. */
+export const MAPPINGS_DIR = builtinPath(MAPPINGS);
 
 let canonical: CompiledProfile | undefined;
 
@@ -59,16 +61,12 @@ export interface ProfileListing {
 export async function listProfiles(): Promise<ProfileListing[]> {
   const c = canonicalProfile();
   const out: ProfileListing[] = [{ name: c.name, description: c.description ?? '' }];
-  let files: string[] = [];
-  try {
-    files = (await readdir(MAPPINGS_DIR)).filter((f) => f.endsWith('.json')).sort();
-  } catch {
-    // No folder: only the canonical profile exists.
-  }
+  // No folder: only the canonical profile exists.
+  const files = builtinFiles(MAPPINGS).filter((f) => f.endsWith('.json'));
   for (const f of files) {
     const name = path.basename(f, '.json');
     try {
-      const doc = JSON.parse(await readFile(path.join(MAPPINGS_DIR, f), 'utf8')) as Record<string, unknown>;
+      const doc = JSON.parse(builtinText(`${MAPPINGS}/${f}`, FILE_CAPS.profile)) as Record<string, unknown>;
       const format = doc.format === 'csv' || doc.format === 'ndjson' ? doc.format : undefined;
       out.push({
         name,
@@ -101,7 +99,9 @@ export async function loadProfile(pathOrName?: string): Promise<CompiledProfile>
   const file = isPath ? path.resolve(pathOrName) : path.join(MAPPINGS_DIR, `${pathOrName}.json`);
   let text: string;
   try {
-    text = readSmallFile(file, FILE_CAPS.profile);
+    text = isPath
+      ? readSmallFile(file, FILE_CAPS.profile)
+      : builtinText(`${MAPPINGS}/${pathOrName}.json`, FILE_CAPS.profile);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     const why =

@@ -101,30 +101,35 @@ if (port) {
     }
   };
 
-  const profile = await loadProfile(data.mapping);
-  for (;;) {
-    await waitFor(() => chunks.length > 0);
-    const c = chunks[0] as Chunk;
-    try {
-      const records =
-        data.format === 'csv'
-          ? readCsv(bytesOf(c), data.source, {
-              delimiter: data.delimiter,
-              maxLineBytes: data.maxLineBytes,
-              columns: c.open.columns,
-              firstLine: c.open.firstLine,
-              recordDelimiter: c.open.recordDelimiter,
-            })
-          : readNdjson(bytesOf(c), data.source, data.maxLineBytes, c.open.firstLine);
-      for await (const items of prepareRecords(records, profile)) await post(c.seq, items);
-      port.postMessage({ t: 'done', seq: c.seq } satisfies PoolReply);
-    } catch (err) {
-      const msg: PoolReply =
-        err instanceof SvcIngestError
-          ? { t: 'error', seq: c.seq, code: err.code, message: err.message, context: { ...err.context } }
-          : { t: 'error', seq: c.seq, message: err instanceof Error ? err.message : String(err) };
-      port.postMessage(msg);
+  // The loop, started without a top-level await: in the single executable the worker is a CommonJS bundle.
+  // A profile that does not load fails the worker (its 'error' event), as a top-level rejection would.
+  const serve = async (): Promise<void> => {
+    const profile = await loadProfile(data.mapping);
+    for (;;) {
+      await waitFor(() => chunks.length > 0);
+      const c = chunks[0] as Chunk;
+      try {
+        const records =
+          data.format === 'csv'
+            ? readCsv(bytesOf(c), data.source, {
+                delimiter: data.delimiter,
+                maxLineBytes: data.maxLineBytes,
+                columns: c.open.columns,
+                firstLine: c.open.firstLine,
+                recordDelimiter: c.open.recordDelimiter,
+              })
+            : readNdjson(bytesOf(c), data.source, data.maxLineBytes, c.open.firstLine);
+        for await (const items of prepareRecords(records, profile)) await post(c.seq, items);
+        port.postMessage({ t: 'done', seq: c.seq } satisfies PoolReply);
+      } catch (err) {
+        const msg: PoolReply =
+          err instanceof SvcIngestError
+            ? { t: 'error', seq: c.seq, code: err.code, message: err.message, context: { ...err.context } }
+            : { t: 'error', seq: c.seq, message: err instanceof Error ? err.message : String(err) };
+        port.postMessage(msg);
+      }
+      chunks.shift();
     }
-    chunks.shift();
-  }
+  };
+  void serve();
 }

@@ -1,18 +1,30 @@
 // Prepares one input file on a pool of worker threads: the main thread splits the bytes into chunks at record
 // boundaries (split.ts), each worker reads, maps and validates whole chunks, and the items come back in input
 // order with the line numbers a single reader would give. Same items as prepareInput, in the same order.
+import sea from 'node:sea';
 import { Worker } from 'node:worker_threads';
+import { IN_EXECUTABLE } from '../config/builtin.ts';
 import { type ErrorCode, SvcIngestError } from '../errors.ts';
 import { type InputSpec, inputBytes, readCsvHeader, sourceName } from '../read/open.ts';
 import type { PoolReply, PoolRequest, PoolWorkerData } from './pool-worker.ts';
 import type { PreparedChunks, PreparedItem } from './prepare.ts';
 import { createSplitter } from './split.ts';
 
-/** The worker module beside this one: `.ts` in the clone (type stripping), `.js` in the built package. */
+/**
+ * The worker module beside this one: `.ts` in the clone (type stripping), `.js` in the built package; in the single
+ * executable its bundle, an embedded asset (packaging/sea.ts), run as a script.
+ */
 const WORKER_URL = new URL(
   `./pool-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`,
   import.meta.url,
 );
+function workerScript(): { script: URL | string; eval: boolean } {
+  return IN_EXECUTABLE
+    ? { script: sea.getAsset(POOL_WORKER_ASSET, 'utf8'), eval: true }
+    : { script: WORKER_URL, eval: false };
+}
+/** The worker's bundle's asset name in the single executable. */
+export const POOL_WORKER_ASSET = 'pool-worker.js';
 
 /** Options of prepareInPool. */
 export interface PoolOptions {
@@ -85,7 +97,9 @@ export async function* prepareInPool(spec: InputSpec, o: PoolOptions): PreparedC
   let stopped = false;
   const lanes: Lane[] = [];
   for (let i = 0; i < o.threads; i++) {
-    const worker = new Worker(WORKER_URL, {
+    const { script, eval: evalScript } = workerScript();
+    const worker = new Worker(script, {
+      eval: evalScript,
       workerData: data,
       // As the launcher does for the main thread: a small young generation keeps RSS flat on long files.
       resourceLimits: { maxYoungGenerationSizeMb: 16, maxOldGenerationSizeMb: 96 },

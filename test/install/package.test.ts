@@ -175,7 +175,7 @@ describe('the installed package (npm pack, npm install -g --prefix, the README i
     expect(files).toContain('package/config/mappings/northwind-csv.json');
     const stray = files.filter(
       (f) =>
-        !/^package\/(dist\/.+\.js|src\/bin\/svc-ingest|config\/.+\.json|deploy\/.+|package\.json|README\.md|LICENSE)$/.test(
+        !/^package\/(dist\/.+\.js|dist\/build-info\.json|src\/bin\/svc-ingest|config\/.+\.json|deploy\/.+|package\.json|README\.md|LICENSE)$/.test(
           f,
         ),
     );
@@ -207,7 +207,8 @@ describe('the installed package (npm pack, npm install -g --prefix, the README i
     const why = `exit ${r.code}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`;
     expect(r.code, why).toBe(0);
     expect(r.stdout, why).toContain('Usage: svc-ingest');
-    expect(r.stdout, why).toMatch(/^0\.1\.0$/m);
+    // The version and the commit the package was built from (dist/build-info.json, written by the build).
+    expect(r.stdout, why).toMatch(/^0\.1\.0 \([0-9a-f]{7}(-dirty)?\)$/m);
     expect(r.stdout, why).toContain('northwind-csv');
 
     // The sends: 50 sent, the rerun skips all 50, the PostgreSQL ledger's send sends them again (its own state).
@@ -258,6 +259,7 @@ describe('the installed package (npm pack, npm install -g --prefix, the README i
     // What was installed: the built JavaScript and the runtime dependencies, none of the dev toolchain.
     const installed = join(prefix, 'lib/node_modules/svc-ingest');
     expect(existsSync(join(installed, 'dist/cli/main.js'))).toBe(true);
+    expect(existsSync(join(installed, 'dist/build-info.json'))).toBe(true);
     expect(existsSync(join(installed, 'src/cli'))).toBe(false);
     expect(existsSync(join(installed, 'test'))).toBe(false);
     const deps = await readdir(join(installed, 'node_modules'));

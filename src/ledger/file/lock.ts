@@ -7,7 +7,9 @@ import { createRequire } from 'node:module';
 import { createServer, type Server } from 'node:net';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { IN_EXECUTABLE } from '../../config/builtin.ts';
 import { SvcIngestError } from '../../errors.ts';
+import { embeddedLocks, type NativeLocks } from './embedded-addon.ts';
 import { checkStateFile, openStateFile, type StateFile } from './files.ts';
 
 /**
@@ -40,18 +42,18 @@ interface LockOwner {
   ino: number;
 }
 
-interface NativeLocks {
-  tryLock(fd: number, offset?: number, length?: number, opts?: { shared?: boolean }): boolean;
-  unlock(fd: number, offset?: number, length?: number): void;
-}
-
 let nativeLocks: NativeLocks | null | undefined;
 
-/** fs-native-extensions, loaded once; null where its prebuilt binary does not load on this platform. */
+/**
+ * fs-native-extensions, loaded once (in the single executable from its embedded copy, embedded-addon.ts); null where
+ * its prebuilt binary does not load on this platform.
+ */
 function loadNativeLocks(): NativeLocks | null {
   if (nativeLocks === undefined) {
     try {
-      nativeLocks = createRequire(import.meta.url)('fs-native-extensions') as NativeLocks;
+      nativeLocks = IN_EXECUTABLE
+        ? embeddedLocks()
+        : (createRequire(import.meta.url)('fs-native-extensions') as NativeLocks);
     } catch {
       nativeLocks = null;
     }
