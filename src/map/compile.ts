@@ -129,7 +129,7 @@ export function compileProfile(doc: unknown, source: string, defaultName: string
       });
     }
     // A column is needed when its field is required and has no default to fall back on.
-    const needed = required.has(f) && !compiled.hasDefault;
+    const needed = required.has(f) && !compiled.hasDefault && compiled.anyOf !== true;
     for (const c of compiled.columns) columns.push({ ...c, field: f, required: needed });
   }
   if (pan !== undefined)

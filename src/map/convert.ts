@@ -91,6 +91,8 @@ function compileAmount(env: Env, p: string, o: Record<string, Json>): Convert {
   const abs = o.abs ?? false;
   if (typeof abs !== 'boolean') bad(env.source, `${p}.abs`, 'true or false', abs);
   let fixed: number | undefined;
+  if (o.exponent !== undefined && o.currency !== undefined)
+    bad(env.source, `${p}.currency`, 'currency or exponent, not both (the exponent would win)', o.currency);
   if (o.exponent !== undefined) {
     const e = o.exponent;
     if (typeof e !== 'number' || !Number.isInteger(e) || e < 0 || e > 4)

@@ -16,6 +16,8 @@ export interface Step {
 }
 
 export const SOURCES = ['from', 'template', 'const', 'hash'] as const;
+/** Text options: they shape a text field's value and have no place beside a conversion. */
+export const TEXT_OPTIONS = ['maxLength', 'case', 'zeroPad'] as const;
 export const CONVERSIONS = [
   'amount',
   'timestamp',
@@ -38,7 +40,7 @@ const OPTIONS = [
   'match',
   'required',
 ] as const;
-export const RULE_KEYS = [...SOURCES, ...OPTIONS, ...CONVERSIONS, 'description'] as const;
+export const RULE_KEYS = [...SOURCES, 'first', ...OPTIONS, ...CONVERSIONS, 'description'] as const;
 
 export const FIELDS = Object.keys(TRANSACTION_FIELDS) as TransactionField[];
 export const FIELD_INDEX = new Map<string, number>(FIELDS.map((f, i) => [f, i]));
