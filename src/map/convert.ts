@@ -6,6 +6,7 @@ import { quote } from '../model/quote.ts';
 import { TRANSACTION_FIELDS, type TransactionField } from '../model/transaction.ts';
 import { toMinorUnits } from './amount.ts';
 import { MapFail } from './fail.ts';
+import { compileLocationZone } from './location-zone.ts';
 import { pathText } from './path.ts';
 import { recordZoneOffset, recordZonePath } from './record-zone.ts';
 import {
@@ -121,9 +122,20 @@ function compileTimestampRule(env: Env, p: string, o: Record<string, Json>): Con
   const format = o.format ?? 'auto';
   if (typeof format !== 'string' || format === '')
     bad(env.source, `${p}.format`, '"auto", "iso", "unix-s", "unix-ms" or a pattern', format);
+  if (isObject(o.zone)) {
+    // The merchant's location decides; a value with its own offset keeps it (the zone is looked up lazily).
+    const conv = compileTimestamp({ format });
+    const { zoneOf } = compileLocationZone(env, `${p}.zone`, o.zone);
+    return (v, _tx, rec) => conv(v, (utc) => zoneOf(rec)(utc));
+  }
   const zone = o.zone ?? env.timeZone;
   if (zone !== undefined && typeof zone !== 'string')
-    bad(env.source, `${p}.zone`, 'an IANA zone name, an offset, or "{column}"', zone);
+    bad(
+      env.source,
+      `${p}.zone`,
+      'an IANA zone name, an offset, "{column}", or {"country": …, "state": …}',
+      zone,
+    );
   // "{tz}": each record names its zone; the profile's timeZone (if any) stands in when that column is empty.
   const fromRecord = zone === undefined ? undefined : recordZonePath(zone);
   const fallback =
@@ -154,6 +166,7 @@ function compileTimestampRule(env: Env, p: string, o: Record<string, Json>): Con
 export function conversionColumns(env: Env, path: string, rule: Record<string, Json>): ColumnRef[] {
   if (rule.timestamp === undefined) return [];
   const own = isObject(rule.timestamp) ? rule.timestamp.zone : undefined;
+  if (isObject(own)) return compileLocationZone(env, `${path}.timestamp.zone`, own).columns;
   const zone = own ?? env.timeZone;
   const at = typeof zone === 'string' ? recordZonePath(zone) : undefined;
   if (at === undefined) return [];

@@ -2,7 +2,15 @@
 // first that yields a value.
 import type { TransactionField } from '../model/transaction.ts';
 import { MapFail } from './fail.ts';
-import { bad, checkOutputValue, type ColumnRef, type Env, isObject, type Json, type Step } from './rule-kit.ts';
+import {
+  bad,
+  type ColumnRef,
+  checkOutputValue,
+  type Env,
+  isObject,
+  type Json,
+  type Step,
+} from './rule-kit.ts';
 
 /** Keys that may stand beside `first` (everything else belongs to one of its sources). */
 const BESIDE_FIRST = new Set(['first', 'default', 'required', 'description']);

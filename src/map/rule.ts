@@ -74,7 +74,8 @@ export function compileRule(
   if ((required === false || requiredIn !== undefined) && field === 'transactionId')
     bad(env.source, `${path}.required`, 'true (every record needs its transactionId)', r.required);
   const own = requiredIn !== undefined ? { requiredIn } : required === undefined ? {} : { required };
-  if (r.first !== undefined) return { ...compileFirst(env, field, path, r, compileRule), ...own, anyOf: true };
+  if (r.first !== undefined)
+    return { ...compileFirst(env, field, path, r, compileRule), ...own, anyOf: true };
   checkNoOps(env, path, r, conversionKind(r, TRANSACTION_FIELDS[field]));
   const source = compileSource(env, path, r);
   const columns = source.columns;
