@@ -96,7 +96,9 @@ export async function driveChain(chunks: PreparedChunks, s: ChainStages): Promis
         // Checked before the next record is counted, so every record read is settled.
         if (rejecter.stopBefore(c.read)) break outer;
         const item = chunk[k] as PreparedItem;
-        c.read++;
+        // A notification `expand` added beyond its record's first is not a record read: counted apart.
+        if (item.expanded === true) c.expanded++;
+        else c.read++;
         if (item.kind === 'reject') rejecter.reject(item.source, item.line, item.errors, item.record);
         // The source record stayed with the thread that parsed it; the mapped one stands in.
         else if (!dedupe.offer(item))

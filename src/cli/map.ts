@@ -126,6 +126,7 @@ async function runMap(inputs: string[], flags: MapFlags): Promise<number> {
   // The same duplicate check as send, so map and send --dry-run agree record for record.
   const seen = createSpillingFingerprintSet();
   let read = 0;
+  let expanded = 0;
   let mapped = 0;
   let rejected = 0;
   try {
@@ -143,7 +144,8 @@ async function runMap(inputs: string[], flags: MapFlags): Promise<number> {
         let err = '';
         let stop = false;
         for (const item of chunk) {
-          read++;
+          if (item.expanded === true) expanded++;
+          else read++;
           if (item.kind === 'reject') {
             rejected++;
             err += rejectLine(item.source, item.line, item.errors);
@@ -192,8 +194,8 @@ async function runMap(inputs: string[], flags: MapFlags): Promise<number> {
   stderrLine(
     code === EXIT.OK ? 'info' : 'warn',
     'map.summary',
-    `svc-ingest map: ${read} read, ${mapped} mapped, ${rejected} rejected (mapping ${profile.name}${own})`,
-    { read, mapped, rejected, exitStatus: code },
+    `svc-ingest map: ${read} read${expanded > 0 ? ` (+${expanded} expanded)` : ''}, ${mapped} mapped, ${rejected} rejected (mapping ${profile.name}${own})`,
+    { read, ...(expanded > 0 ? { expanded } : {}), mapped, rejected, exitStatus: code },
   );
   return code;
 }

@@ -2,6 +2,7 @@
 import type { FieldError } from '../model/field-error.ts';
 import type { InputFormat } from '../model/input.ts';
 import type { TransactionField, TransactionNotification } from '../model/transaction.ts';
+import type { CompiledExpand } from './expand.ts';
 
 /**
  * A mapping profile compiled into closures: source record → TransactionNotification.
@@ -30,6 +31,8 @@ export interface CompiledProfile {
    * checked for card numbers. Logged at the start of every run and shown in the summary.
    */
   ownIds: readonly string[];
+  /** `expand`: each record becomes one notification per matching element of an array (prepare.ts applies it). */
+  expand?: CompiledExpand;
   /**
    * Source record → TransactionNotification (empty optional fields left out, never null), or the
    * conversion errors of every field. Pure. Run validateTransaction on an ok result before sending.

@@ -4,10 +4,15 @@ import type { CodeCounts } from '../model/code-lists.ts';
 
 /**
  * What a run did.
- * read = valid + rejected; valid = sent + skipped + failed (dry run: + batched).
+ * read + expanded = valid + rejected; valid = sent + skipped + failed (dry run: + batched).
  */
 export interface RunSummary {
   read: number;
+  /**
+   * Notifications a profile's `expand` made beyond one per source record (each settles in a bucket like a record
+   * read). Absent when nothing was expanded.
+   */
+  expanded?: number;
   valid: number;
   rejected: number;
   /** Rejects not in the rejects file before this run (rejected = rejectedNew + rejectedKnown). */
@@ -49,7 +54,7 @@ export interface RunSummary {
 }
 
 /** The counters a run moves as it goes. */
-export type Counters = Pick<
+export type Counters = { expanded: number } & Pick<
   RunSummary,
   | 'read'
   | 'rejected'
@@ -67,6 +72,7 @@ export type Counters = Pick<
 export function newCounters(): Counters {
   return {
     read: 0,
+    expanded: 0,
     rejected: 0,
     rejectedKnown: 0,
     skipped: 0,
@@ -93,12 +99,13 @@ export type RunProgress = Counters & {
 /** The summary of a finished run: its counters and how it ended. */
 export function summarize(
   c: Counters,
-  end: Omit<RunSummary, keyof Counters | 'valid' | 'rejectedNew'> & { tooManyRejects?: string | null },
+  end: Omit<RunSummary, keyof Counters | 'valid' | 'rejectedNew' | 'expanded'> & { tooManyRejects?: string | null },
 ): RunSummary {
   const { tooManyRejects, ...rest } = end;
   return {
     read: c.read,
-    valid: c.read - c.rejected,
+    ...(c.expanded > 0 ? { expanded: c.expanded } : {}),
+    valid: c.read + c.expanded - c.rejected,
     rejected: c.rejected,
     rejectedNew: c.rejected - c.rejectedKnown,
     rejectedKnown: c.rejectedKnown,
