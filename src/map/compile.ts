@@ -26,7 +26,16 @@ import { pathText } from './path.ts';
 import { recordZonePath } from './record-zone.ts';
 import { checkRequiredWhere, type RequiredWhere } from './required-where.ts';
 import { compileRule } from './rule.ts';
-import { bad, type Env, FIELD_INDEX, FIELDS, isObject, type Json, type Step } from './rule-kit.ts';
+import {
+  bad,
+  type Env,
+  FIELD_INDEX,
+  FIELDS,
+  isObject,
+  type Json,
+  type ProfileNotes,
+  type Step,
+} from './rule-kit.ts';
 import { compileTimestamp } from './timestamp.ts';
 import type { ColumnUse, CompiledProfile } from './types.ts';
 
@@ -69,7 +78,7 @@ const buildFullTx = new Function(
  * @example compileProfile({ fields: { transactionId: 'TXN_ID' } }, 'x.json', 'x') // throws MAPPING_INVALID: required fields have no rule
  */
 export function compileProfile(doc: unknown, source: string, defaultName: string): CompiledProfile {
-  const env: Env = { source };
+  const env: Env = { source, notes: { fixedZones: [], amountScales: [] } };
   checkDepth(source, doc);
   if (!isObject(doc)) bad(source, '(top)', 'a JSON object', doc);
   for (const k of Object.keys(doc))
@@ -165,6 +174,7 @@ export function compileProfile(doc: unknown, source: string, defaultName: string
     explicit,
     ownIds,
     expand,
+    notes: env.notes,
   });
 }
 
@@ -197,6 +207,7 @@ export function buildProfile(p: {
   explicit: Set<string>;
   ownIds?: readonly string[];
   expand?: CompiledExpand;
+  notes?: ProfileNotes;
 }): CompiledProfile {
   const { steps, pan, explicit } = p;
   const ownIds = p.ownIds ?? [];
@@ -259,6 +270,7 @@ export function buildProfile(p: {
     codeNotes: p.codeNotes ?? [],
     requiredWhere: requiredWhere.map((r) => ({ field: r.field, countries: [...r.countries] })),
     ...(p.expand ? { expand: p.expand } : {}),
+    notes: p.notes ?? { fixedZones: [], amountScales: [] },
     map(rec) {
       const vals = mapValues(rec);
       return Array.isArray(vals)

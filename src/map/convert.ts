@@ -104,6 +104,12 @@ function compileAmount(env: Env, p: string, o: Record<string, Json>): Convert {
     if (c === undefined) bad(env.source, `${p}.currency`, 'an ISO 4217 currency code', o.currency);
     fixed = currencyExponent(c);
   }
+  if (fixed !== undefined && units !== 'minor')
+    env.notes?.amountScales.push({
+      rule: o.exponent !== undefined ? `${p}.exponent` : `${p}.currency`,
+      ...(o.exponent === undefined ? { currency: toCurrencyAlpha3(o.currency as string) as string } : {}),
+      exponent: fixed,
+    });
   const opts = { units, abs } as const;
   if (units === 'minor') return (v) => toMinorUnits(v, 0, opts);
   if (fixed !== undefined) {
@@ -151,7 +157,11 @@ function compileTimestampRule(env: Env, p: string, o: Record<string, Json>): Con
       `${(err as Error).message}`,
     );
   }
-  if (fromRecord === undefined) return (v) => conv(v);
+  if (fromRecord === undefined) {
+    if (zone !== undefined)
+      env.notes?.fixedZones.push({ rule: o.zone === undefined ? 'timeZone' : `${p}.zone`, zone });
+    return (v) => conv(v);
+  }
   const get = getterAt(env, `${p}.zone`, fromRecord);
   return (v, _tx, rec) => {
     const z = get(rec);

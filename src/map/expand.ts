@@ -54,7 +54,11 @@ export function compileExpand(env: Env, o: Json): CompiledExpand {
   }
   const from = o.from;
   const filter =
-    o.where === undefined ? '' : ` whose ${Object.entries(o.where).map(([k, v]) => `${k} is ${JSON.stringify(v)}`).join(' and ')}`;
+    o.where === undefined
+      ? ''
+      : ` whose ${Object.entries(o.where)
+          .map(([k, v]) => `${k} is ${JSON.stringify(v)}`)
+          .join(' and ')}`;
   return {
     from,
     as,

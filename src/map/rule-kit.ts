@@ -78,9 +78,21 @@ export function scalarToString(v: unknown): string {
   throw new MapFail(`expected a text or number, got ${quote(v)}`);
 }
 
+/**
+ * What a profile fixes that the records may contradict, for the warnings of `mapping check` and `send`
+ * (src/map/silent-errors.ts): local times read in one fixed zone, amounts scaled by a fixed currency or exponent.
+ * @example { fixedZones: [{ rule: 'timeZone', zone: 'America/New_York' }], amountScales: [] }
+ */
+export interface ProfileNotes {
+  fixedZones: Array<{ rule: string; zone: string }>;
+  amountScales: Array<{ rule: string; currency?: string; exponent: number }>;
+}
+
 /** A profile's context while compiling. */
 export interface Env {
   source: string;
+  /** Collected while compiling (absent: not collected). */
+  notes?: ProfileNotes;
   timeZone?: string;
   /** Fields the profile declares as the bank's own numeric ids (`ownNumericIds`): not checked as card numbers. */
   ownIds?: ReadonlySet<string>;

@@ -3,6 +3,7 @@ import type { FieldError } from '../model/field-error.ts';
 import type { InputFormat } from '../model/input.ts';
 import type { TransactionField, TransactionNotification } from '../model/transaction.ts';
 import type { CompiledExpand } from './expand.ts';
+import type { ProfileNotes } from './rule-kit.ts';
 
 /**
  * A mapping profile compiled into closures: source record → TransactionNotification.
@@ -33,6 +34,8 @@ export interface CompiledProfile {
   ownIds: readonly string[];
   /** `expand`: each record becomes one notification per matching element of an array (prepare.ts applies it). */
   expand?: CompiledExpand;
+  /** What the profile fixes that records may contradict (a zone, an amount's currency): silent-errors.ts. */
+  notes: ProfileNotes;
   /**
    * Source record → TransactionNotification (empty optional fields left out, never null), or the
    * conversion errors of every field. Pure. Run validateTransaction on an ok result before sending.

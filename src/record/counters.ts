@@ -99,7 +99,9 @@ export type RunProgress = Counters & {
 /** The summary of a finished run: its counters and how it ended. */
 export function summarize(
   c: Counters,
-  end: Omit<RunSummary, keyof Counters | 'valid' | 'rejectedNew' | 'expanded'> & { tooManyRejects?: string | null },
+  end: Omit<RunSummary, keyof Counters | 'valid' | 'rejectedNew' | 'expanded'> & {
+    tooManyRejects?: string | null;
+  },
 ): RunSummary {
   const { tooManyRejects, ...rest } = end;
   return {
