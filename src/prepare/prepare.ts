@@ -6,6 +6,7 @@ import type { FieldError } from '../model/field-error.ts';
 import type { TransactionNotification } from '../model/transaction.ts';
 import { type InputSpec, type ReadOptions, readInput } from '../read/open.ts';
 import type { RecordChunks } from '../read/types.ts';
+import { checkForeign } from './foreign.ts';
 
 /**
  * One record after mapping and validation: a transaction ready for dedupe and batching, or a reject
@@ -52,7 +53,13 @@ export function prepareInput(spec: InputSpec, profile: CompiledProfile, opts: Re
  */
 export async function* prepareRecords(records: RecordChunks, profile: CompiledProfile): PreparedChunks {
   const relaxed = profile.relaxed;
+  let first = true;
   for await (const chunk of records) {
+    // Another processor's export under a built-in profile: one line from its first records, not a reject a record.
+    if (first) {
+      checkForeign(profile, chunk);
+      first = false;
+    }
     const out: PreparedItem[] = [];
     for (let k = 0; k < chunk.length; k++) {
       const item = chunk[k] as (typeof chunk)[number];
