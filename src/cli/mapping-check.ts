@@ -86,7 +86,7 @@ export async function runCheck(name: string, file: string | undefined, flags: Ch
         ? `${file}: the header has every column the profile names`
         : `${file}: the header has every required column; ${warnings} optional one${warnings === 1 ? ' is' : 's are'} missing (see the warnings)`,
     );
-  const out = report.finish(file, seen, sample);
+  const out = report.finish(file, seen, sample, Boolean(flags.strict));
   for (const w of out.warnings) warn(`${file}: ${w}`);
   lines.push(...out.lines);
   if (out.missing.length > 0) {
@@ -227,7 +227,7 @@ async function createReport(profile: CompiledProfile, ndjson: boolean) {
         one(v as Record<string, unknown>, rec.fields, rec.invalidUtf8 === true);
       }
     },
-    finish(file: string, seen: number, sample: number | undefined) {
+    finish(file: string, seen: number, sample: number | undefined, strict: boolean) {
       const n = sample === undefined ? seen : Math.min(seen, sample);
       const lines = [
         `${file}: ${sample === undefined ? `${seen} records read` : `${n} of ${seen} records read, spread over the file`}${expanded > 0 ? ` (+${expanded} expanded)` : ''}, ${valid} valid, ${rejected} rejected${this.unreadable > 0 ? `, ${this.unreadable} unreadable` : ''}`,
@@ -241,12 +241,12 @@ async function createReport(profile: CompiledProfile, ndjson: boolean) {
         // As for a CSV header: a required field's path (no default) that no record has is an error, any other a
         // warning (an error under --strict); a draft's "?" is never found.
         const absent = uses.filter((u) => u.found === 0);
-        for (const u of absent) if (u.use.required) missing.push(u.use);
+        for (const u of absent) if (u.use.required || strict) missing.push(u.use);
         const partial = uses.filter((u) => u.found > 0 && u.found < looked);
         lines.push(
           `  ${uses.length - absent.length} of ${uses.length} paths found in some record${partial.length > 0 ? `; in some of the ${looked} only: ${partial.map((u) => `${u.use.column} ${u.found}`).join(', ')}` : ''}`,
         );
-        this.absent = absent.filter((u) => !u.use.required).map((u) => u.use);
+        this.absent = absent.filter((u) => !u.use.required && !strict).map((u) => u.use);
       }
       lines.push('  per field (filled, missing, distinct values):');
       for (const f of Object.keys(Object.fromEntries(filled))) {
