@@ -145,11 +145,10 @@ async function stillToWrite(profile: CompiledProfile): Promise<string[]> {
 
 /** What the records of the file make of the profile, record by record. */
 async function createReport(profile: CompiledProfile, ndjson: boolean) {
-  const [{ compileGetter, PathError }, { createSilentErrors }, { TIME_READS }, codes, { unknownCodeLines }] =
+  const [{ compileGetter, PathError }, { createSilentErrors, silentWarnings }, codes, { unknownCodeLines }] =
     await Promise.all([
       import('../map/path.ts'),
       import('../map/silent-errors.ts'),
-      import('../map/timestamp.ts'),
       import('../model/code-lists.ts'),
       import('../map/code-notes.ts'),
     ]);
@@ -174,9 +173,8 @@ async function createReport(profile: CompiledProfile, ndjson: boolean) {
     looked++;
     for (const u of uses) if (u.get(fields) !== undefined) u.found++;
   };
-  const silent = createSilentErrors(profile);
+  const silent = createSilentErrors(profile, { ids: true });
   const tally = codes.createCodeTally();
-  const repeated0 = TIME_READS.repeatedHour;
   const filled = new Map<string, number>();
   const distinct = new Map<string, Set<unknown>>();
   const rejectedBy = new Map<string, number>();
@@ -254,14 +252,15 @@ async function createReport(profile: CompiledProfile, ndjson: boolean) {
         const k = filled.get(f) ?? 0;
         lines.push(`    ${f}: ${k}, ${valid - k}, ${d > DISTINCT_CAP ? `${DISTINCT_CAP}+` : d}`);
       }
-      const repeated = TIME_READS.repeatedHour - repeated0;
+      const state = silent.end();
+      const repeated = state.repeatedHour;
       if (repeated > 0)
         lines.push(
           `  ${repeated} local time${repeated === 1 ? '' : 's'} in a DST repeated hour, read as its first occurrence`,
         );
       const warnings = [
         ...unknownCodeLines(tally.counts(), valid),
-        ...silent.warnings(),
+        ...silentWarnings(profile, state),
         ...(this.absent ?? []).map(
           (u) => `no record has anything at ${JSON.stringify(u.column)} named by ${u.rule}`,
         ),

@@ -1,138 +1,215 @@
 // The warnings of a profile that is probably wrong without a reject to show it: local times read in one zone while
 // merchants span several, ids that repeat, amounts scaled by a currency other than the record's, posting before
-// transaction, a type that contradicts its amount's sign. Fed one mapped record at a time (mapping check, send).
+// transaction, a type that contradicts its amount's sign. Counted one mapped record at a time, into a state that
+// crosses threads (send's worker pool) and merges; `mapping check` and `send` say the same warnings from it.
 import { currencyExponent } from '../model/codes.ts';
 import type { TransactionNotification } from '../model/transaction.ts';
 import { locationZone, oneZone } from './location-zone.ts';
-import type { Getter } from './path.ts';
-import { compileGetter } from './path.ts';
+import { compileGetter, type Getter } from './path.ts';
 import { TIME_READS } from './timestamp.ts';
 import type { CompiledProfile } from './types.ts';
 
-/** A collector of one run's records: `add` each mapped one, then `warnings()`. */
-export interface SilentErrors {
-  /** A record mapped and valid: its transaction, and the source record it came from (for the amount's sign). */
-  add(tx: TransactionNotification, source?: Record<string, unknown>): void;
-  /** The warnings, one line each (none: the profile gave no sign of being wrong). */
-  warnings(): string[];
+/**
+ * What the records mapped so far showed (structured-cloneable, mergeable).
+ * @example { records: 3, locations: { 'US-NY': 2, GB: 1 }, fixedLocal: 3, postedBefore: 0, … }
+ */
+export interface SilentState {
+  records: number;
+  /** Merchant country (and state) → records. */
+  locations: Record<string, number>;
+  /** Local times read in the profile's one fixed zone. */
+  fixedLocal: number;
+  /** Local times in a DST repeated hour. */
+  repeatedHour: number;
+  /** Per amount scale of the profile (notes.amountScales): the records' other currencies → records. */
+  scales: Array<Record<string, number>>;
+  postedBefore: number;
+  firstPostedBefore?: string;
+  negatives: number;
+  negAuthorized: number;
+  posRefund: number;
+  repeatedIds: number;
+  firstRepeated?: string;
 }
 
-const top = (m: Map<string, number>, n = 5): string =>
-  [...m.entries()]
-    .sort((a, b) => b[1] - a[1])
-    .slice(0, n)
-    .map(([k, c]) => `${k} ${c}`)
-    .join(', ') + (m.size > n ? ', …' : '');
+export function newSilentState(profile: CompiledProfile): SilentState {
+  return {
+    records: 0,
+    locations: {},
+    fixedLocal: 0,
+    repeatedHour: 0,
+    scales: profile.notes.amountScales.map(() => ({})),
+    postedBefore: 0,
+    negatives: 0,
+    negAuthorized: 0,
+    posRefund: 0,
+    repeatedIds: 0,
+  };
+}
 
-const bump = (m: Map<string, number>, k: string): void => {
-  m.set(k, (m.get(k) ?? 0) + 1);
-};
+/** `from` added into `into` (one worker's chunk into the run's). */
+export function mergeSilentState(into: SilentState, from: SilentState): void {
+  into.records += from.records;
+  for (const [k, n] of Object.entries(from.locations)) into.locations[k] = (into.locations[k] ?? 0) + n;
+  into.fixedLocal += from.fixedLocal;
+  into.repeatedHour += from.repeatedHour;
+  for (const [i, m] of from.scales.entries()) {
+    const to = into.scales[i] ?? {};
+    into.scales[i] = to;
+    for (const [k, n] of Object.entries(m)) to[k] = (to[k] ?? 0) + n;
+  }
+  into.postedBefore += from.postedBefore;
+  into.firstPostedBefore ??= from.firstPostedBefore;
+  into.negatives += from.negatives;
+  into.negAuthorized += from.negAuthorized;
+  into.posRefund += from.posRefund;
+  into.repeatedIds += from.repeatedIds;
+  into.firstRepeated ??= from.firstRepeated;
+}
+
+/** A collector: `add` each mapped record; `end()` closes the time counts into the state. */
+export interface SilentErrors {
+  readonly state: SilentState;
+  /** A record mapped and valid: its transaction, and the source record it came from (for the amount's sign). */
+  add(tx: TransactionNotification, source: Record<string, unknown>): void;
+  /** Takes the time counts since the collector began (or last ended) into the state; returns the state. */
+  end(): SilentState;
+}
 
 /**
- * A collector for `profile`'s records. Reads TIME_READS as it stands now and at `warnings()`: create it just before
- * the records are mapped, on the thread that maps them.
- * @example const s = createSilentErrors(profile); for (const tx of txs) s.add(tx); s.warnings()
+ * A collector for `profile`'s records on this thread (the time counts are the thread's: create it just before
+ * the records are mapped). `ids`: also count repeated transactionIds (`mapping check`; send rejects duplicates).
+ * @example const s = createSilentErrors(profile, { ids: true }); s.add(tx, rec); silentWarnings(profile, s.end())
  */
 export function createSilentErrors(profile: CompiledProfile, opts: { ids?: boolean } = {}): SilentErrors {
-  const fixedLocal0 = TIME_READS.fixedZoneLocal;
-  const locations = new Map<string, number>();
-  const ids = opts.ids === false ? undefined : new Set<string>();
-  let repeatedIds = 0;
-  let firstRepeated: string | undefined;
-  const scaleMismatch = profile.notes.amountScales.map(() => new Map<string, number>());
-  let postedBefore = 0;
-  let firstPostedBefore: string | undefined;
-  let negAuthorized = 0;
-  let posRefund = 0;
-  let negatives = 0;
-  const amountUse = profile.columns.find((c) => c.field === 'postedAmount' && c.rule.endsWith('.from'));
-  let amountOf: Getter | undefined;
-  try {
-    amountOf = amountUse === undefined ? undefined : compileGetter(amountUse.column);
-  } catch {
-    amountOf = undefined;
-  }
+  const state = newSilentState(profile);
+  let fixed0 = TIME_READS.fixedZoneLocal;
+  let repeated0 = TIME_READS.repeatedHour;
+  const ids = opts.ids === true ? new Set<string>() : undefined;
+  const scales = profile.notes.amountScales;
+  const amountOf = amountGetter(profile);
   return {
+    state,
     add(tx, source) {
-      if (tx.paymentNetworkMerchantCountryCode !== undefined)
-        bump(
-          locations,
-          `${tx.paymentNetworkMerchantCountryCode}${tx.paymentNetworkMerchantState ? `-${tx.paymentNetworkMerchantState}` : ''}`,
-        );
+      state.records++;
+      const cc = tx.paymentNetworkMerchantCountryCode;
+      if (cc !== undefined) {
+        const key =
+          tx.paymentNetworkMerchantState === undefined ? cc : `${cc}-${tx.paymentNetworkMerchantState}`;
+        state.locations[key] = (state.locations[key] ?? 0) + 1;
+      }
       if (ids !== undefined) {
         if (ids.has(tx.transactionId)) {
-          repeatedIds++;
-          firstRepeated ??= tx.transactionId;
+          state.repeatedIds++;
+          state.firstRepeated ??= tx.transactionId;
         } else ids.add(tx.transactionId);
       }
-      for (const [i, s] of profile.notes.amountScales.entries()) {
+      for (let i = 0; i < scales.length; i++) {
+        const s = scales[i] as (typeof scales)[number];
         const cur = tx.currencyCode;
         if (cur === undefined) continue;
-        const differs = s.currency !== undefined ? cur !== s.currency : currencyExponent(cur) !== s.exponent;
-        if (differs) bump(scaleMismatch[i] as Map<string, number>, cur);
-      }
-      if (tx.transactionPostingTimestamp < tx.transactionTimestamp) {
-        postedBefore++;
-        firstPostedBefore ??= tx.transactionId;
-      }
-      if (amountOf !== undefined && source !== undefined) {
-        const raw = amountOf(source);
-        const neg = typeof raw === 'number' ? raw < 0 : typeof raw === 'string' && raw.trim().startsWith('-');
-        if (neg) negatives++;
-        if (neg && tx.transactionType === 'AUTHORIZED') negAuthorized++;
-        else if (!neg && tx.transactionType === 'REFUND') posRefund++;
-      }
-    },
-    warnings() {
-      const out: string[] = [];
-      const fixedLocal = TIME_READS.fixedZoneLocal - fixedLocal0;
-      const zones = [...new Set(profile.notes.fixedZones.map((z) => z.zone))];
-      if (fixedLocal > 0 && zones.length > 0) {
-        const spread = merchantZones(locations);
-        if (spread.zones.size > 1 || spread.undecided > 0) {
-          const rules = [...new Set(profile.notes.fixedZones.map((z) => z.rule))].join(', ');
-          out.push(
-            `${fixedLocal} local time${fixedLocal === 1 ? '' : 's'} read in the one zone ${zones.join(', ')} (${rules}) while the merchants are in ${spread.zones.size + spread.undecided > 1 ? `${spread.zones.size} zones` : 'several zones'} (${top(spread.countries)}): each is wrong by its merchant's offset from that zone; take the zone from the merchant ("zone": {"country": …, "state": …})`,
-          );
+        if (s.currency !== undefined ? cur !== s.currency : currencyExponent(cur) !== s.exponent) {
+          const m = state.scales[i] as Record<string, number>;
+          m[cur] = (m[cur] ?? 0) + 1;
         }
       }
-      if (repeatedIds > 0)
-        out.push(
-          `transactionId repeats: ${repeatedIds} record${repeatedIds === 1 ? '' : 's'} share an id with an earlier one (first: ${firstRepeated}); only the first is sent: is the id column unique?`,
-        );
-      for (const [i, s] of profile.notes.amountScales.entries()) {
-        const m = scaleMismatch[i] as Map<string, number>;
-        if (m.size === 0) continue;
-        const n = [...m.values()].reduce((a, b) => a + b, 0);
-        out.push(
-          `amounts scaled as ${s.currency ?? `exponent ${s.exponent}`} (${s.rule}) in ${n} record${n === 1 ? '' : 's'} whose currencyCode is another (${top(m)}): their amounts are off by a power of ten or in the wrong currency`,
-        );
+      if (tx.transactionPostingTimestamp < tx.transactionTimestamp) {
+        state.postedBefore++;
+        state.firstPostedBefore ??= tx.transactionId;
       }
-      if (postedBefore > 0)
-        out.push(
-          `transactionPostingTimestamp earlier than transactionTimestamp in ${postedBefore} record${postedBefore === 1 ? '' : 's'} (first: ${firstPostedBefore}): is the posting time read from the right event?`,
-        );
-      if (negatives > 0 && (negAuthorized > 0 || posRefund > 0))
-        out.push(
-          `transactionType contradicts the amount's sign: ${negAuthorized} AUTHORIZED with a negative amount, ${posRefund} REFUND with a positive one (${amountUse?.column}): is the type read from the right field?`,
-        );
-      return out;
+      if (amountOf !== undefined) {
+        const raw = amountOf(source);
+        const neg = typeof raw === 'number' ? raw < 0 : typeof raw === 'string' && raw.trim().startsWith('-');
+        if (neg) {
+          state.negatives++;
+          if (tx.transactionType === 'AUTHORIZED') state.negAuthorized++;
+        } else if (tx.transactionType === 'REFUND') state.posRefund++;
+      }
+    },
+    end() {
+      state.fixedLocal += TIME_READS.fixedZoneLocal - fixed0;
+      state.repeatedHour += TIME_READS.repeatedHour - repeated0;
+      fixed0 = TIME_READS.fixedZoneLocal;
+      repeated0 = TIME_READS.repeatedHour;
+      return state;
     },
   };
 }
 
+/** The source amount's getter (its sign against the type), when the amount is read from one path. */
+function amountGetter(profile: CompiledProfile): Getter | undefined {
+  const use = profile.columns.find((c) => c.field === 'postedAmount' && c.rule.endsWith('.from'));
+  if (use === undefined) return undefined;
+  try {
+    return compileGetter(use.column);
+  } catch {
+    return undefined;
+  }
+}
+
+const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
+
+function top(m: Record<string, number>, n = 5): string {
+  const e = Object.entries(m).sort((a, b) => b[1] - a[1]);
+  return (
+    e
+      .slice(0, n)
+      .map(([k, c]) => `${k} ${c}`)
+      .join(', ') + (e.length > n ? ', …' : '')
+  );
+}
+
+/**
+ * The warnings the state shows for `profile`, one line each (none: no sign of a wrong profile).
+ * @example silentWarnings(profile, state) // ['13 local times read in the one zone America/New_York (timeZone) while …']
+ */
+export function silentWarnings(profile: CompiledProfile, state: SilentState): string[] {
+  const out: string[] = [];
+  const zones = [...new Set(profile.notes.fixedZones.map((z) => z.zone))];
+  if (state.fixedLocal > 0 && zones.length > 0) {
+    const spread = merchantZones(state.locations);
+    if (spread.zones.size + spread.undecided > 1) {
+      const rules = [...new Set(profile.notes.fixedZones.map((z) => z.rule))].join(', ');
+      out.push(
+        `${plural(state.fixedLocal, 'local time')} read in the one zone ${zones.join(', ')} (${rules}) while the merchants are in ${spread.zones.size > 1 ? `${spread.zones.size} zones` : 'several zones'} (${top(spread.countries)}): each is wrong by its merchant's offset from that zone; take the zone from the merchant ("zone": {"country": …, "state": …})`,
+      );
+    }
+  }
+  if (state.repeatedIds > 0)
+    out.push(
+      `transactionId repeats: ${state.repeatedIds} record${state.repeatedIds === 1 ? '' : 's'} share an id with an earlier one (first: ${state.firstRepeated}); only the first is sent: is the id column unique?`,
+    );
+  for (const [i, s] of profile.notes.amountScales.entries()) {
+    const m = state.scales[i] ?? {};
+    const n = Object.values(m).reduce((a, b) => a + b, 0);
+    if (n === 0) continue;
+    out.push(
+      `amounts scaled as ${s.currency ?? `exponent ${s.exponent}`} (${s.rule}) in ${plural(n, 'record')} whose currencyCode is another (${top(m)}): their amounts are off by a power of ten or in the wrong currency`,
+    );
+  }
+  if (state.postedBefore > 0)
+    out.push(
+      `transactionPostingTimestamp earlier than transactionTimestamp in ${plural(state.postedBefore, 'record')} (first: ${state.firstPostedBefore}): is the posting time read from the right event?`,
+    );
+  if (state.negatives > 0 && (state.negAuthorized > 0 || state.posRefund > 0))
+    out.push(
+      `transactionType contradicts the amount's sign: ${state.negAuthorized} AUTHORIZED with a negative amount, ${state.posRefund} REFUND with a positive one: is the type read from the right field?`,
+    );
+  return out;
+}
+
 /** The zones the merchants seen are in (a location that cannot decide its zone counted apart), and the countries. */
-function merchantZones(locations: Map<string, number>): {
+function merchantZones(locations: Record<string, number>): {
   zones: Set<string>;
   undecided: number;
-  countries: Map<string, number>;
+  countries: Record<string, number>;
 } {
   const found: string[] = [];
   let undecided = 0;
-  const countries = new Map<string, number>();
-  for (const [loc, n] of locations) {
+  const countries: Record<string, number> = {};
+  for (const [loc, n] of Object.entries(locations)) {
     const [cc, state] = loc.split('-') as [string, string | undefined];
-    countries.set(cc, (countries.get(cc) ?? 0) + n);
+    countries[cc] = (countries[cc] ?? 0) + n;
     try {
       found.push(locationZone(cc, state, new Map(), undefined));
     } catch {

@@ -1,5 +1,6 @@
 // Prepare one input in order: read → map → validate, as chunks of sendable transactions and rejects.
 import { SvcIngestError } from '../errors.ts';
+import type { SilentErrors } from '../map/silent-errors.ts';
 import type { CompiledProfile } from '../map/types.ts';
 import { codeKey } from '../model/code-lists.ts';
 import type { FieldError } from '../model/field-error.ts';
@@ -43,15 +44,24 @@ export type PreparedChunks = AsyncIterable<PreparedItem[]>;
  * Read, map and validate one input on the calling thread.
  * @example for await (const items of prepareInput(spec, await loadProfile(), {})) …
  */
-export function prepareInput(spec: InputSpec, profile: CompiledProfile, opts: ReadOptions): PreparedChunks {
-  return prepareRecords(readInput(spec, opts), profile);
+export function prepareInput(
+  spec: InputSpec,
+  profile: CompiledProfile,
+  opts: ReadOptions,
+  silent?: SilentErrors,
+): PreparedChunks {
+  return prepareRecords(readInput(spec, opts), profile, silent);
 }
 
 /**
  * Map and validate records as a reader yields them (the part of prepareInput after reading).
  * @example for await (const items of prepareRecords(readCsv(bytes, 'a.csv', opts), profile)) …
  */
-export async function* prepareRecords(records: RecordChunks, profile: CompiledProfile): PreparedChunks {
+export async function* prepareRecords(
+  records: RecordChunks,
+  profile: CompiledProfile,
+  silent?: SilentErrors,
+): PreparedChunks {
   const relaxed = profile.relaxed;
   let first = true;
   for await (const chunk of records) {
@@ -77,7 +87,7 @@ export async function* prepareRecords(records: RecordChunks, profile: CompiledPr
       const rec = item.record;
       const expand = profile.expand;
       if (expand === undefined) {
-        out.push(prepareOne(profile, rec, rec.fields, relaxed));
+        out.push(prepareOne(profile, rec, rec.fields, relaxed, silent));
         continue;
       }
       const views = expand.expand(rec.fields);
@@ -92,7 +102,7 @@ export async function* prepareRecords(records: RecordChunks, profile: CompiledPr
         continue;
       }
       for (let v = 0; v < views.length; v++) {
-        const prepared = prepareOne(profile, rec, views[v] as Record<string, unknown>, relaxed);
+        const prepared = prepareOne(profile, rec, views[v] as Record<string, unknown>, relaxed, silent);
         if (v > 0) prepared.expanded = true;
         out.push(prepared);
       }
@@ -107,6 +117,7 @@ function prepareOne(
   rec: { source: string; line: number; invalidUtf8?: boolean },
   fields: Record<string, unknown>,
   relaxed: readonly string[],
+  silent: SilentErrors | undefined,
 ): PreparedItem {
   let tx: TransactionNotification;
   try {
@@ -120,6 +131,7 @@ function prepareOne(
         record: profile.maskRecord(fields),
       };
     tx = mapped.tx;
+    silent?.add(tx, fields);
   } catch (err) {
     // Anything unexpected rejects that record alone.
     if (err instanceof SvcIngestError) throw err;

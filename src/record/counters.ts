@@ -49,6 +49,11 @@ export interface RunSummary {
    * run: the records that would be sent), so `ECOM` beside `ECOMMERCE` shows at once.
    */
   codes?: CodeCounts;
+  /**
+   * Warnings of a probably wrong profile the run's records showed (local times in one zone for merchants in
+   * several, amounts in another currency, …: docs/mapping.md), each logged once at the end. Absent when none.
+   */
+  mappingWarnings?: number;
   /** Why the run stopped before the end of its input and exits 1 (too many rejects); absent otherwise. */
   error?: { code: string; message: string };
 }
@@ -129,6 +134,7 @@ export function summarize(
     ledgerBadLines: rest.ledgerBadLines,
     emptyInputs: rest.emptyInputs,
     ...(rest.ownNumericIds ? { ownNumericIds: rest.ownNumericIds } : {}),
+    ...(rest.mappingWarnings ? { mappingWarnings: rest.mappingWarnings } : {}),
     ...(rest.codes !== undefined ? { codes: rest.codes } : {}),
     ...(tooManyRejects
       ? {

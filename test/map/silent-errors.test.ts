@@ -203,6 +203,32 @@ describe('mapping check reads the whole export', () => {
     expect(ok.stderr).not.toContain('one zone');
   });
 
+  it('send logs the same warnings once at the end and counts them in the summary (inline and on the worker pool)', async () => {
+    for (const worker of ['off', 'on']) {
+      const r = await runCli(
+        [
+          'send',
+          '--dry-run',
+          '--json',
+          '--mapping',
+          ONE_ZONE,
+          '--ledger',
+          join(dir, `w-${worker}.ndjson`),
+          EXPORT,
+        ],
+        { env: { SVC_PREPARE_WORKER: worker } },
+      );
+      expect(r.code, r.stderr).toBe(2);
+      const summary = JSON.parse(r.stdout.trim().split('\n').at(-1) as string);
+      expect(summary).toMatchObject({ read: 12, expanded: 2, valid: 12, rejected: 2, mappingWarnings: 2 });
+      const warned = r.stderr.split('\n').filter((l) => l.includes('"mapping.warning"'));
+      expect(warned.map((l) => JSON.parse(l).msg.slice(0, 80))).toEqual([
+        'svc-ingest: warning: 13 local times read in the one zone America/New_York (timeZ',
+        'svc-ingest: warning: transactionPostingTimestamp earlier than transactionTimesta',
+      ]);
+    }
+  });
+
   it('an NDJSON export whose first record is unusual passes when send runs it', async () => {
     const lines = (await readFile('samples/lithic.ndjson', 'utf8')).trim().split('\n');
     // A declined authorisation (no CLEARING event, which the posting time reads) first.
