@@ -222,7 +222,7 @@ async function createReport(profile: CompiledProfile, ndjson: boolean) {
       expanded += views.length - 1;
       for (const v of views) {
         look(v as Record<string, unknown>);
-        one(v as Record<string, unknown>, rec.fields, rec.invalidUtf8 === true);
+        one(v as Record<string, unknown>, v as Record<string, unknown>, rec.invalidUtf8 === true);
       }
     },
     finish(file: string, seen: number, sample: number | undefined, strict: boolean) {
