@@ -101,33 +101,51 @@ export function define(program: Command): void {
   });
 }
 
-/** The first record of an input (with its format), or undefined when it holds none. */
+/** Records a draft reads (NDJSON: paths into arrays, first-of rules, ids that repeat). */
+const DRAFT_RECORDS = 1000;
+
+/** The first records of an input (up to `max`, with its format), or undefined when it holds none. */
 async function firstRecord(
   file: string,
   flags: CheckFlags,
-): Promise<{ format: 'csv' | 'ndjson'; fields: Record<string, unknown>; header?: string[] } | undefined> {
+  max = 1,
+): Promise<
+  | {
+      format: 'csv' | 'ndjson';
+      fields: Record<string, unknown>;
+      header?: string[];
+      records: Record<string, unknown>[];
+    }
+  | undefined
+> {
   const { resolveInputs, readInput } = await import('../read/open.ts');
   const [spec] = await resolveInputs([file], { format: flags.format });
   if (spec === undefined) return undefined;
   let header: string[] | undefined;
-  for await (const items of readInput(spec, {
+  const records: Record<string, unknown>[] = [];
+  outer: for await (const items of readInput(spec, {
     delimiter: flags.delimiter,
     stdin: process.stdin,
     onHeader: (c) => {
       header = c;
     },
   })) {
-    for (const item of items)
-      if (item.kind === 'record') return { format: spec.format, fields: item.record.fields, header };
+    for (const item of items) {
+      if (item.kind !== 'record') continue;
+      records.push(item.record.fields);
+      if (records.length >= max) break outer;
+    }
   }
+  if (records.length > 0)
+    return { format: spec.format, fields: records[0] as Record<string, unknown>, header, records };
   return header
-    ? { format: 'csv', fields: Object.fromEntries(header.map((h) => [h, ''])), header }
+    ? { format: 'csv', fields: Object.fromEntries(header.map((h) => [h, ''])), header, records }
     : undefined;
 }
 
 async function runDraft(file: string, flags: CheckFlags & { name?: string }): Promise<void> {
   const { draftProfile } = await import('../map/draft.ts');
-  const first = await firstRecord(file, flags);
+  const first = await firstRecord(file, flags, DRAFT_RECORDS);
   if (first === undefined)
     throw new SvcIngestError('INPUT_PARSE', `${file}: no header and no record to draft a profile from`, {
       source: file,
@@ -143,6 +161,17 @@ async function runDraft(file: string, flags: CheckFlags & { name?: string }): Pr
     );
   process.stdout.write(
     // Sample values and column names as every other command prints them: card numbers masked.
-    `${JSON.stringify(maskDeep(draftProfile({ name, format: first.format, record: first.fields })), null, 2)}\n`,
+    `${JSON.stringify(
+      maskDeep(
+        draftProfile({
+          name,
+          format: first.format,
+          record: first.fields,
+          ...(first.format === 'ndjson' ? { records: first.records } : {}),
+        }),
+      ),
+      null,
+      2,
+    )}\n`,
   );
 }

@@ -88,15 +88,21 @@ export function createSilentErrors(profile: CompiledProfile, opts: { ids?: boole
   const ids = opts.ids === true ? new Set<string>() : undefined;
   const scales = profile.notes.amountScales;
   const amountOf = amountGetter(profile);
+  // Country → state ('' for none) → records: two lookups a record, no string built.
+  const locations = new Map<string, Map<string, number>>();
   return {
     state,
     add(tx, source) {
       state.records++;
       const cc = tx.paymentNetworkMerchantCountryCode;
       if (cc !== undefined) {
-        const key =
-          tx.paymentNetworkMerchantState === undefined ? cc : `${cc}-${tx.paymentNetworkMerchantState}`;
-        state.locations[key] = (state.locations[key] ?? 0) + 1;
+        let byState = locations.get(cc);
+        if (byState === undefined) {
+          byState = new Map();
+          locations.set(cc, byState);
+        }
+        const st = tx.paymentNetworkMerchantState ?? '';
+        byState.set(st, (byState.get(st) ?? 0) + 1);
       }
       if (ids !== undefined) {
         if (ids.has(tx.transactionId)) {
@@ -119,7 +125,7 @@ export function createSilentErrors(profile: CompiledProfile, opts: { ids?: boole
       }
       if (amountOf !== undefined) {
         const raw = amountOf(source);
-        const neg = typeof raw === 'number' ? raw < 0 : typeof raw === 'string' && raw.trim().startsWith('-');
+        const neg = typeof raw === 'number' ? raw < 0 : typeof raw === 'string' && NEGATIVE.test(raw);
         if (neg) {
           state.negatives++;
           if (tx.transactionType === 'AUTHORIZED') state.negAuthorized++;
@@ -127,6 +133,12 @@ export function createSilentErrors(profile: CompiledProfile, opts: { ids?: boole
       }
     },
     end() {
+      for (const [cc, byState] of locations)
+        for (const [st, n] of byState) {
+          const key = st === '' ? cc : `${cc}-${st}`;
+          state.locations[key] = (state.locations[key] ?? 0) + n;
+        }
+      locations.clear();
       state.fixedLocal += TIME_READS.fixedZoneLocal - fixed0;
       state.repeatedHour += TIME_READS.repeatedHour - repeated0;
       fixed0 = TIME_READS.fixedZoneLocal;
@@ -135,6 +147,8 @@ export function createSilentErrors(profile: CompiledProfile, opts: { ids?: boole
     },
   };
 }
+
+const NEGATIVE = /^\s*-/;
 
 /** The source amount's getter (its sign against the type), when the amount is read from one path. */
 function amountGetter(profile: CompiledProfile): Getter | undefined {

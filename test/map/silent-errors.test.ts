@@ -300,3 +300,44 @@ describe('a built-in profile on another processor’s export', () => {
     expect(m.stderr).not.toContain('transactionType: unknown value');
   });
 });
+
+describe('mapping draft on nested NDJSON', () => {
+  it('reads paths into arrays by kind, proposes first-of where records differ, takes the zone from the merchant', async () => {
+    const r = await runCli(['mapping', 'draft', EXPORT]);
+    expect(r.code, r.stderr).toBe(0);
+    const d = JSON.parse(r.stdout) as { fields: Record<string, Record<string, unknown> | string> };
+    const posting = d.fields.transactionPostingTimestamp as { first: Array<{ from: string }> };
+    // Purchases hold it in their captured event, refunds in their refunded one: both, captured first.
+    expect(posting.first.map((s) => s.from).slice(0, 2)).toEqual([
+      'events[status=captured].at',
+      'events[status=refunded].at',
+    ]);
+    // Local times without a zone: the merchant's country and state, not a zone picked for it.
+    expect(r.stdout).not.toContain('America/New_York');
+    expect(JSON.stringify(d.fields.transactionTimestamp)).toContain(
+      '"zone":{"country":"merchant.country","state":"merchant.region"}',
+    );
+    expect(d.fields.paymentNetworkMerchantState).toBe('merchant.region');
+  });
+
+  it('says when it guessed a zone, and when the id it proposes repeats', async () => {
+    const file = join(dir, 'repeats.ndjson');
+    await writeFile(
+      file,
+      [
+        '{"id":"p1","time":"2026-03-01 10:00:00","amount":"1.00"}',
+        '{"id":"p1","time":"2026-03-01 11:00:00","amount":"2.00"}',
+      ]
+        .map((l) => `${l}\n`)
+        .join(''),
+    );
+    const r = await runCli(['mapping', 'draft', file]);
+    const d = JSON.parse(r.stdout) as { fields: Record<string, { description?: string }> };
+    expect(d.fields.transactionTimestamp?.description).toMatch(
+      /^TODO: GUESSED zone America\/New_York: the export gives none/,
+    );
+    expect(d.fields.transactionId?.description).toBe(
+      'TODO: NOT UNIQUE: id repeats in 1 of 2 records: derive an id ("hash") or expand an array ("expand")',
+    );
+  });
+});
