@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { compileProfile } from '../../src/map/compile.ts';
 import { runCli } from '../helpers/cli.ts';
+import { CONST_RULES } from '../helpers/profiles.ts';
 
 const EXPORT = 'test/fixtures/multi-event/export.ndjson';
 const ONE_ZONE = 'test/fixtures/multi-event/one-zone.json';
@@ -15,25 +16,14 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'svc-silent-'));
 });
 
+// The shared constants, with an id, times and an amount read from the record.
 const CONSTS = {
+  ...CONST_RULES,
   transactionId: 'ID',
-  transactionType: { const: 'AUTHORIZED' },
-  sourceCustomerId: { const: 'c' },
-  sourceAccountId: { const: 'a' },
-  paymentType: { const: 'DEBIT' },
-  paymentMethodEntryType: { const: 'CHIP' },
   transactionTimestamp: { from: 'T', timestamp: true },
   transactionPostingTimestamp: { from: 'T', timestamp: true },
-  paymentNetworkMCC: { const: '5411' },
-  paymentNetworkMerchantIdType: { const: 'MID' },
-  paymentNetworkMerchant: { const: 'M' },
-  paymentNetworkMerchantCity: { const: 'X' },
-  paymentNetworkMerchantState: { const: 'NY' },
-  paymentNetworkMerchantPostalCode: { const: '10001' },
-  paymentNetworkMerchantCountryCode: { const: 'US' },
-  paymentNetworkMerchantId: { const: 'm1' },
   postedAmount: { from: 'A', amount: true },
-  currencyCode: { const: 'USD' },
+  paymentNetworkMerchantState: { const: 'NY' },
 };
 const compile = (fields: Record<string, unknown>, top: Record<string, unknown> = {}) =>
   compileProfile({ ...top, fields: { ...CONSTS, ...fields } }, 'p.json', 'p');
