@@ -474,12 +474,12 @@ describe('authoring tools', () => {
 
     const nd = await runCli(['mapping', 'draft', 'samples/stripe-issuing.ndjson']);
     expect(JSON.parse(nd.stdout).fields).toMatchObject({
-      // The sample repeats one id on purpose (a duplicate it must reject): the draft reads every record and says so.
-      transactionId: { from: 'id', description: expect.stringMatching(/^TODO: NOT UNIQUE: id repeats in 1 of 13/) },
+      transactionId: { from: 'id' }, // the sample repeats one id on purpose: the draft says so (below)
       paymentNetworkMCC: 'merchant_data.category_code',
       postedAmount: { from: 'amount', amount: { units: 'minor', abs: true } },
       transactionTimestamp: { from: 'created', timestamp: { format: 'unix-s' } },
     });
+    expect(nd.stdout).toContain('TODO: NOT UNIQUE: id repeats in 1 of 13 records');
   });
 
   it('--help of map, mappings, mapping check and mapping draft has examples', async () => {
