@@ -92,6 +92,10 @@ function compileAmount(env: Env, p: string, o: Record<string, Json>): Convert {
   const abs = o.abs ?? false;
   if (typeof abs !== 'boolean') bad(env.source, `${p}.abs`, 'true or false', abs);
   let fixed: number | undefined;
+  // Minor units are not scaled: a currency or exponent for the scaling would do nothing.
+  for (const k of ['currency', 'exponent'] as const)
+    if (units === 'minor' && o[k] !== undefined)
+      bad(env.source, `${p}.${k}`, `no ${k} with "units": "minor" (minor units are not scaled)`, o[k]);
   if (o.exponent !== undefined && o.currency !== undefined)
     bad(env.source, `${p}.currency`, 'currency or exponent, not both (the exponent would win)', o.currency);
   if (o.exponent !== undefined) {
@@ -128,6 +132,9 @@ function compileTimestampRule(env: Env, p: string, o: Record<string, Json>): Con
   const format = o.format ?? 'auto';
   if (typeof format !== 'string' || format === '')
     bad(env.source, `${p}.format`, '"auto", "iso", "unix-s", "unix-ms" or a pattern', format);
+  // A Unix time is an instant: a zone beside it would do nothing.
+  if ((format === 'unix-s' || format === 'unix-ms') && o.zone !== undefined)
+    bad(env.source, `${p}.zone`, `no zone with "format": "${format}" (a Unix time is already UTC)`, o.zone);
   if (isObject(o.zone)) {
     // The merchant's location decides; a value with its own offset keeps it (the zone is looked up lazily).
     const conv = compileTimestamp({ format });

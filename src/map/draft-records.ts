@@ -102,3 +102,34 @@ export function eventTimePaths(paths: Iterable<string>, kinds: readonly string[]
   }
   return found.sort((a, b) => a[0] - b[0]).map(([, p]) => p);
 }
+
+type DraftRule = string | Record<string, unknown>;
+
+/**
+ * The amount's own currency: a posted amount read from `x.amount` beside an `x.currency` takes that currency for
+ * `currencyCode` (an amount in the merchant's or the cardholder's currency scaled by the other's exponent, or sent
+ * under the other's code, is silently wrong), and says so in a TODO.
+ * @example pairCurrency(fields, paths, ruleFor) // currencyCode: { from: 'amounts.cardholder.currency', … }
+ */
+export function pairCurrency(
+  fields: Record<string, DraftRule>,
+  paths: Map<string, unknown>,
+  ruleFor: (field: 'currencyCode', from: string, sample: unknown) => DraftRule,
+): void {
+  const amount = fields.postedAmount;
+  const from = typeof amount === 'string' ? amount : (amount?.from as string | undefined);
+  if (from === undefined || from === '?') return;
+  const m = /^(.*?)(amount|amt|value)$/i.exec(from);
+  if (m === null) return;
+  const sibling = ['currency', 'currency_code', 'currencyCode']
+    .map((c) => `${m[1]}${c}`)
+    .find((p) => paths.has(p));
+  const current = fields.currencyCode;
+  const now = typeof current === 'string' ? current : (current?.from as string | undefined);
+  if (sibling === undefined || sibling === now) return;
+  const rule = ruleFor('currencyCode', sibling, paths.get(sibling));
+  fields.currencyCode = {
+    ...(typeof rule === 'string' ? { from: rule } : rule),
+    description: `TODO: the currency beside the amount (${from})${now !== undefined && now !== '?' ? `, not ${now}` : ''}: check they are one`,
+  };
+}

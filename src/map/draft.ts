@@ -10,7 +10,14 @@ import {
   timeLayout,
   ZONE_COLUMNS,
 } from './draft-guess.ts';
-import { eventTimePaths, POSTING_KINDS, presence, recordPaths, TXN_KINDS } from './draft-records.ts';
+import {
+  eventTimePaths,
+  POSTING_KINDS,
+  pairCurrency,
+  presence,
+  recordPaths,
+  TXN_KINDS,
+} from './draft-records.ts';
 import { fieldNeeds } from './field-needs.ts';
 import { compileGetter } from './path.ts';
 
@@ -327,6 +334,7 @@ export function draftProfile(src: {
   }
   if (records.length > 1) fromRecords(fields, records, paths, byNorm, zone);
   settleZones(fields);
+  pairCurrency(fields, paths, ruleFor);
   const pan = PAN_NAMES.map((n) => byNorm.get(n)).find((p) => p !== undefined);
   return {
     name: src.name,

@@ -65,6 +65,14 @@ describe('an option that would do nothing fails at load, naming rule and option'
     expect(loadError({ paymentNetworkMCC: { first: [{ from: 'MCC', required: true }, 'X'] } })).toMatch(
       /^fields\.paymentNetworkMCC\.first\[0\]\.required: expected no required in a source of first/,
     );
+    expect(loadError({ postedAmount: { from: 'A', amount: { units: 'minor', currency: 'JPY' } } })).toMatch(
+      /^fields\.postedAmount\.amount\.currency: expected no currency with "units": "minor"/,
+    );
+    expect(
+      loadError({
+        transactionTimestamp: { from: 'T', timestamp: { format: 'unix-s', zone: 'America/Denver' } },
+      }),
+    ).toMatch(/^fields\.transactionTimestamp\.timestamp\.zone: expected no zone with "format": "unix-s"/);
     // The same options where they work still load.
     expect(loadError({ paymentNetworkMCC: { from: 'MCC', zeroPad: 4 } })).toBe('loaded');
   });
@@ -329,5 +337,21 @@ describe('mapping draft on nested NDJSON', () => {
     expect(d.fields.transactionId?.description).toBe(
       'TODO: NOT UNIQUE: id repeats in 1 of 2 records: derive an id ("hash") or expand an array ("expand")',
     );
+  });
+});
+
+describe('mapping draft pairs an amount with its own currency', () => {
+  it('transaction.amount beside transaction.currency takes that currency, not the record-level one', async () => {
+    const { draftProfile } = await import('../../src/map/draft.ts');
+    const record = { id: 'p1', currency: 'USD', transaction: { amount: '10.00', currency: 'EUR' } };
+    const d = draftProfile({ name: 'x', format: 'ndjson', record, records: [record] }) as {
+      fields: Record<string, unknown>;
+    };
+    expect(d.fields.postedAmount).toEqual({ from: 'transaction.amount', amount: true });
+    expect(d.fields.currencyCode).toEqual({
+      from: 'transaction.currency',
+      description:
+        'TODO: the currency beside the amount (transaction.amount), not currency: check they are one',
+    });
   });
 });
