@@ -145,13 +145,19 @@ async function stillToWrite(profile: CompiledProfile): Promise<string[]> {
 
 /** What the records of the file make of the profile, record by record. */
 async function createReport(profile: CompiledProfile, ndjson: boolean) {
-  const [{ compileGetter, PathError }, { createSilentErrors, silentWarnings }, codes, { unknownCodeLines }] =
-    await Promise.all([
-      import('../map/path.ts'),
-      import('../map/silent-errors.ts'),
-      import('../model/code-lists.ts'),
-      import('../map/code-notes.ts'),
-    ]);
+  const [
+    { compileGetter, PathError },
+    { createSilentErrors, silentWarnings },
+    codes,
+    { unknownCodeLines },
+    { TIME_READS },
+  ] = await Promise.all([
+    import('../map/path.ts'),
+    import('../map/silent-errors.ts'),
+    import('../model/code-lists.ts'),
+    import('../map/code-notes.ts'),
+    import('../map/timestamp.ts'),
+  ]);
   // A column's text has its escapes removed: one that no longer parses as a path is a key as it is.
   const readPath = (text: string) => {
     try {
@@ -174,6 +180,7 @@ async function createReport(profile: CompiledProfile, ndjson: boolean) {
     for (const u of uses) if (u.get(fields) !== undefined) u.found++;
   };
   const silent = createSilentErrors(profile, { ids: true });
+  const repeated0 = { ...TIME_READS.repeatedByField };
   const tally = codes.createCodeTally();
   const filled = new Map<string, number>();
   const distinct = new Map<string, Set<unknown>>();
@@ -254,9 +261,12 @@ async function createReport(profile: CompiledProfile, ndjson: boolean) {
       }
       const state = silent.end();
       const repeated = state.repeatedHour;
+      const byField = Object.entries(TIME_READS.repeatedByField)
+        .map(([f, c]) => `${f} ${c - (repeated0[f] ?? 0)}`)
+        .filter((t) => !t.endsWith(' 0'));
       if (repeated > 0)
         lines.push(
-          `  ${repeated} local time${repeated === 1 ? '' : 's'} in a DST repeated hour, read as its first occurrence`,
+          `  ${repeated} local time${repeated === 1 ? '' : 's'} in a DST repeated hour, read as its first occurrence${byField.length > 0 ? ` (${byField.join(', ')})` : ''}`,
         );
       const warnings = [
         ...unknownCodeLines(tally.counts(), valid),

@@ -22,7 +22,7 @@ import {
   type Json,
   scalarToString,
 } from './rule-kit.ts';
-import { compileTimestamp, type TimestampConverter } from './timestamp.ts';
+import { compileTimestamp, TIME_READS, type TimestampConverter } from './timestamp.ts';
 
 const FREE_TEXT = new Set<string>([
   'paymentNetworkMerchant',
@@ -67,8 +67,17 @@ export function compileConversion(
       return compileString(env, path, field, rule);
     case 'amount':
       return compileAmount(env, p, optionsOf(env, p, opt, ['units', 'abs', 'currency', 'exponent']));
-    case 'timestamp':
-      return compileTimestampRule(env, p, optionsOf(env, p, opt, ['format', 'zone']));
+    case 'timestamp': {
+      const conv = compileTimestampRule(env, p, optionsOf(env, p, opt, ['format', 'zone']));
+      // Which field read a local time in a DST repeated hour (mapping check counts them per field).
+      return (v, tx, rec) => {
+        const before = TIME_READS.repeatedHour;
+        const out = conv(v, tx, rec);
+        if (TIME_READS.repeatedHour !== before)
+          TIME_READS.repeatedByField[field] = (TIME_READS.repeatedByField[field] ?? 0) + 1;
+        return out;
+      };
+    }
     case 'boolean':
       optionsOf(env, p, opt, []);
       return toBoolean;

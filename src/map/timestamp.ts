@@ -119,7 +119,12 @@ export function zoneOffset(zone: ZoneSpec): OffsetFn {
  * hour, and local times read in a profile's one fixed zone. `mapping check` and `send` read them.
  * @example const before = TIME_READS.repeatedHour; … ; TIME_READS.repeatedHour - before
  */
-export const TIME_READS = { repeatedHour: 0, fixedZoneLocal: 0 };
+export const TIME_READS = {
+  repeatedHour: 0,
+  fixedZoneLocal: 0,
+  /** The repeated-hour reads by field (a rule's conversion counts its own). */
+  repeatedByField: {} as Record<string, number>,
+};
 
 export function localToUtc(wallMs: number, offsetAt: OffsetFn): number {
   const before = offsetAt(wallMs - 86_400_000);
