@@ -119,7 +119,8 @@ if (port) {
           : readNdjson(bytesOf(c), data.source, data.maxLineBytes, c.open.firstLine);
       // What the chunk's records showed of a probably wrong profile, merged on the main thread.
       const silent = createSilentErrors(profile);
-      for await (const items of prepareRecords(records, profile, silent)) await post(c.seq, items);
+      for await (const items of prepareRecords(records, profile, silent, c.seq === 0))
+        await post(c.seq, items);
       port.postMessage({ t: 'done', seq: c.seq, silent: silent.end() } satisfies PoolReply);
     } catch (err) {
       const msg: PoolReply =

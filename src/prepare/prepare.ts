@@ -61,9 +61,11 @@ export async function* prepareRecords(
   records: RecordChunks,
   profile: CompiledProfile,
   silent?: SilentErrors,
+  /** These records start the input (the pool's later chunks do not): a foreign export is told from them. */
+  inputStart = true,
 ): PreparedChunks {
   const relaxed = profile.relaxed;
-  let first = true;
+  let first = inputStart;
   for await (const chunk of records) {
     // Another processor's export under a built-in profile: one line from its first records, not a reject a record.
     if (first) {
