@@ -25,6 +25,9 @@ const CONSTS = {
   postedAmount: { from: 'A', amount: true },
   paymentNetworkMerchantState: { const: 'NY' },
 };
+/** `send --dry-run` of one file with a profile and a ledger of its own. */
+const dryRun = (mapping: string, ledger: string, file: string) =>
+  runCli(['send', '--dry-run', '--mapping', mapping, '--ledger', join(dir, ledger), file]);
 const compile = (fields: Record<string, unknown>, top: Record<string, unknown> = {}) =>
   compileProfile({ ...top, fields: { ...CONSTS, ...fields } }, 'p.json', 'p');
 const loadError = (fields: Record<string, unknown>, top: Record<string, unknown> = {}): string => {
@@ -250,15 +253,7 @@ describe('mapping check reads the whole export', () => {
     const c = await runCli(['mapping', 'check', 'lithic', file]);
     expect(c.code, c.stderr).toBe(0);
     expect(c.stdout).toContain(`${file}: 12 records read, 10 valid, 2 rejected`);
-    const s = await runCli([
-      'send',
-      '--dry-run',
-      '--mapping',
-      'lithic',
-      '--ledger',
-      join(dir, 'l.ndjson'),
-      file,
-    ]);
+    const s = await dryRun('lithic', 'l.ndjson', file);
     expect(s.code, s.stderr).toBe(2);
   });
 
@@ -292,15 +287,7 @@ describe('mapping check reads the whole export', () => {
 
 describe('a built-in profile on another processor’s export', () => {
   it('stops at its first records with one line naming what it lacks (send, map)', async () => {
-    const s = await runCli([
-      'send',
-      '--dry-run',
-      '--mapping',
-      'lithic',
-      '--ledger',
-      join(dir, 'f.ndjson'),
-      'samples/stripe-issuing.ndjson',
-    ]);
+    const s = await dryRun('lithic', 'f.ndjson', 'samples/stripe-issuing.ndjson');
     expect(s.code).toBe(1);
     const errors = s.stderr.split('\n').filter((l) => l.includes('INPUT_'));
     expect(errors).toHaveLength(1);
