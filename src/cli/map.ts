@@ -144,6 +144,11 @@ async function runMap(inputs: string[], flags: MapFlags): Promise<number> {
         let err = '';
         let stop = false;
         for (const item of chunk) {
+          // --limit counts records: the notifications the last one expands into are printed with it.
+          if (limit !== undefined && read >= limit && item.expanded !== true) {
+            stop = true;
+            break;
+          }
           if (item.expanded === true) expanded++;
           else read++;
           if (item.kind === 'reject') {
@@ -172,11 +177,9 @@ async function runMap(inputs: string[], flags: MapFlags): Promise<number> {
             // A transactionId may legally be a 16-digit number; what this prints never holds a card number.
             out += `${maskCardNumbers(item.json)}\n`;
           }
-          if (limit !== undefined && read >= limit) {
-            stop = true;
-            break;
-          }
         }
+        // A record's expanded notifications share its chunk: at the chunk's end the limit is met whole.
+        if (limit !== undefined && read >= limit) stop = true;
         // Every line this command prints goes through the mask (column names, the profile's name, paths).
         await write(process.stderr, maskCardNumbers(err));
         await write(process.stdout, out);
