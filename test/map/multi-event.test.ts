@@ -116,3 +116,18 @@ describe('one profile, one pass: first-of, zones from the merchant, one record t
     ]);
   });
 });
+
+describe('map with an expanding profile', () => {
+  it('--limit counts records: the last record’s refund is printed with its settlement; the last line counts both', async () => {
+    const r = await runCli(['map', '--mapping', PROFILE, '--limit', '5', EXPORT]);
+    expect(r.code, r.stderr).toBe(0);
+    const ids = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l).transactionId);
+    expect(ids).toEqual(['pay_001:0', 'pay_002:0', 'ref_003:0', 'pay_004:0', 'pay_005:0', 'pay_005:2']);
+    expect(r.stderr).toContain(
+      'svc-ingest map: 5 read (+1 expanded), 6 mapped, 0 rejected (mapping tessera)',
+    );
+  });
+});
