@@ -1,11 +1,9 @@
 // `svc-ingest mappings` (the built-in profiles) and `svc-ingest mapping check|draft` (authoring a profile).
 import path from 'node:path';
 import { type Command, Option } from 'commander';
-import { EXIT, SvcIngestError } from '../errors.ts';
-import type { CompiledProfile } from '../map/types.ts';
+import { SvcIngestError } from '../errors.ts';
 import { maskCardNumbers, maskDeep } from '../mask.ts';
-import { addExamples, printJson, printText, printWarning } from './common.ts';
-
+import { addExamples, printJson, printText } from './common.ts';
 import type { CheckFlags } from './mapping-check.ts';
 
 export function define(program: Command): void {
