@@ -10,6 +10,7 @@ import { checkStateFile } from './ledger/file/files.ts';
 import { openLedgerStore } from './ledger/open.ts';
 import type { LedgerStore } from './ledger/store.ts';
 import { loadProfile } from './map/profile.ts';
+import { silentWarnings } from './map/silent-errors.ts';
 import { createCodeTally } from './model/code-lists.ts';
 import { openInputs } from './prepare/inputs.ts';
 import { prepareSource } from './prepare/source.ts';
@@ -124,8 +125,12 @@ async function runSend(o: SendOptions, c: Counters, live: Live): Promise<RunSumm
         { pollMs: settlePollMs(o.leaseMs ?? 30_000) },
       );
     }
+    // The warnings of a probably wrong profile, once, at the end (mapping check prints the same).
+    const warnings = interrupted ? [] : silentWarnings(profile, source.silent.end());
+    for (const w of warnings) log.warn({ event: 'mapping.warning' }, `svc-ingest: warning: ${w}`);
     return summarize(c, {
       ...end,
+      ...(warnings.length > 0 ? { mappingWarnings: warnings.length } : {}),
       codes: codes.counts(),
       durationMs: Math.round(performance.now() - started),
       dryRun: o.dryRun,

@@ -96,11 +96,20 @@ export async function driveChain(chunks: PreparedChunks, s: ChainStages): Promis
         // Checked before the next record is counted, so every record read is settled.
         if (rejecter.stopBefore(c.read)) break outer;
         const item = chunk[k] as PreparedItem;
-        c.read++;
-        if (item.kind === 'reject') rejecter.reject(item.source, item.line, item.errors, item.record);
+        // A notification `expand` added beyond its record's first is not a record read: counted apart.
+        if (item.expanded === true) c.expanded++;
+        else c.read++;
+        if (item.kind === 'reject')
+          rejecter.reject(item.source, item.line, item.errors, item.record, item.expanded === true);
         // The source record stayed with the thread that parsed it; the mapped one stands in.
         else if (!dedupe.offer(item))
-          rejecter.reject(item.source, item.line, [DUPLICATE], maskDeep(JSON.parse(item.json)));
+          rejecter.reject(
+            item.source,
+            item.line,
+            [DUPLICATE],
+            maskDeep(JSON.parse(item.json)),
+            item.expanded === true,
+          );
         else if (dedupe.full) await pass();
       }
       interrupted = s.stopRequested();

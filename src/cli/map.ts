@@ -126,6 +126,7 @@ async function runMap(inputs: string[], flags: MapFlags): Promise<number> {
   // The same duplicate check as send, so map and send --dry-run agree record for record.
   const seen = createSpillingFingerprintSet();
   let read = 0;
+  let expanded = 0;
   let mapped = 0;
   let rejected = 0;
   try {
@@ -143,7 +144,13 @@ async function runMap(inputs: string[], flags: MapFlags): Promise<number> {
         let err = '';
         let stop = false;
         for (const item of chunk) {
-          read++;
+          // --limit counts records: the notifications the last one expands into are printed with it.
+          if (limit !== undefined && read >= limit && item.expanded !== true) {
+            stop = true;
+            break;
+          }
+          if (item.expanded === true) expanded++;
+          else read++;
           if (item.kind === 'reject') {
             rejected++;
             err += rejectLine(item.source, item.line, item.errors);
@@ -170,11 +177,9 @@ async function runMap(inputs: string[], flags: MapFlags): Promise<number> {
             // A transactionId may legally be a 16-digit number; what this prints never holds a card number.
             out += `${maskCardNumbers(item.json)}\n`;
           }
-          if (limit !== undefined && read >= limit) {
-            stop = true;
-            break;
-          }
         }
+        // A record's expanded notifications share its chunk: at the chunk's end the limit is met whole.
+        if (limit !== undefined && read >= limit) stop = true;
         // Every line this command prints goes through the mask (column names, the profile's name, paths).
         await write(process.stderr, maskCardNumbers(err));
         await write(process.stdout, out);
@@ -192,8 +197,8 @@ async function runMap(inputs: string[], flags: MapFlags): Promise<number> {
   stderrLine(
     code === EXIT.OK ? 'info' : 'warn',
     'map.summary',
-    `svc-ingest map: ${read} read, ${mapped} mapped, ${rejected} rejected (mapping ${profile.name}${own})`,
-    { read, mapped, rejected, exitStatus: code },
+    `svc-ingest map: ${read} read${expanded > 0 ? ` (+${expanded} expanded)` : ''}, ${mapped} mapped, ${rejected} rejected (mapping ${profile.name}${own})`,
+    { read, ...(expanded > 0 ? { expanded } : {}), mapped, rejected, exitStatus: code },
   );
   return code;
 }

@@ -119,8 +119,8 @@ export function formatSummary(s: RunSummary, allowEmpty = false): string {
   const secs = (s.durationMs / 1000).toFixed(1);
   const lines = [
     s.dryRun
-      ? `dry run: read ${s.read}, valid ${s.valid}, rejected ${s.rejected}, would skip ${s.skipped}, would send ${s.batched} in ${s.batches} batches (${secs} s)`
-      : `read ${s.read}, valid ${s.valid}, rejected ${s.rejected}, skipped ${s.skipped}, sent ${s.sent}, failed ${s.failed} ` +
+      ? `dry run: read ${s.read}${expandedText(s)}, valid ${s.valid}, rejected ${s.rejected}, would skip ${s.skipped}, would send ${s.batched} in ${s.batches} batches (${secs} s)`
+      : `read ${s.read}${expandedText(s)}, valid ${s.valid}, rejected ${s.rejected}, skipped ${s.skipped}, sent ${s.sent}, failed ${s.failed} ` +
         `(${s.batches} batches, ${s.failedBatches} failed, ${s.retries} retries) in ${secs} s`,
   ];
   if (s.emptyInputs.length > 0 && s.read > 0)
@@ -151,4 +151,9 @@ export function formatSummary(s: RunSummary, allowEmpty = false): string {
       `${s.failed} ${s.failed === 1 ? 'record' : 'records'} failed after retries; rerun the same command to resend them`,
     );
   return `${lines.join('\n')}\n`;
+}
+
+/** `, expanded N`: notifications a profile's `expand` made beyond one per record (nothing when none). */
+function expandedText(s: RunSummary): string {
+  return s.expanded ? ` (+${s.expanded} expanded)` : '';
 }

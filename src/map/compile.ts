@@ -19,13 +19,23 @@ import {
 } from '../validate/validate.ts';
 import { profileCodeNotes } from './code-notes.ts';
 import { checkDepth } from './depth.ts';
+import { type CompiledExpand, compileExpand, ELEMENT_INDEX } from './expand.ts';
 import { MapFail } from './fail.ts';
 import { applyPan, compilePan, type PanRule, setPath } from './pan.ts';
 import { pathText } from './path.ts';
 import { recordZonePath } from './record-zone.ts';
 import { checkRequiredWhere, type RequiredWhere } from './required-where.ts';
 import { compileRule } from './rule.ts';
-import { bad, type Env, FIELD_INDEX, FIELDS, isObject, type Json, type Step } from './rule-kit.ts';
+import {
+  bad,
+  type Env,
+  FIELD_INDEX,
+  FIELDS,
+  isObject,
+  type Json,
+  type ProfileNotes,
+  type Step,
+} from './rule-kit.ts';
 import { compileTimestamp } from './timestamp.ts';
 import type { ColumnUse, CompiledProfile } from './types.ts';
 
@@ -38,10 +48,12 @@ const PROFILE_KEYS = [
   'timeZone',
   'pan',
   'ownNumericIds',
+  'expand',
   'fields',
 ];
 
 const CURRENCY_INDEX = FIELD_INDEX.get('currencyCode') as number;
+const ID_INDEX = FIELD_INDEX.get('transactionId') as number;
 /**
  * values (in TRANSACTION_FIELDS order) → TransactionNotification, leaving out undefined ones. Generated
  * once from the fixed field names (never from profile text) because named stores keep V8's fast
@@ -66,7 +78,7 @@ const buildFullTx = new Function(
  * @example compileProfile({ fields: { transactionId: 'TXN_ID' } }, 'x.json', 'x') // throws MAPPING_INVALID: required fields have no rule
  */
 export function compileProfile(doc: unknown, source: string, defaultName: string): CompiledProfile {
-  const env: Env = { source };
+  const env: Env = { source, notes: { fixedZones: [], amountScales: [] } };
   checkDepth(source, doc);
   if (!isObject(doc)) bad(source, '(top)', 'a JSON object', doc);
   for (const k of Object.keys(doc))
@@ -100,6 +112,7 @@ export function compileProfile(doc: unknown, source: string, defaultName: string
   }
   const pan = doc.pan === undefined ? undefined : compilePan(env, doc.pan);
   const ownIds = compileOwnIds(source, doc.ownNumericIds);
+  const expand = doc.expand === undefined ? undefined : compileExpand(env, doc.expand);
   env.ownIds = new Set(ownIds);
   const fields = doc.fields;
   if (!isObject(fields)) bad(source, 'fields', 'an object of TransactionNotification field → rule', fields);
@@ -129,7 +142,7 @@ export function compileProfile(doc: unknown, source: string, defaultName: string
       });
     }
     // A column is needed when its field is required and has no default to fall back on.
-    const needed = required.has(f) && !compiled.hasDefault;
+    const needed = required.has(f) && !compiled.hasDefault && compiled.anyOf !== true;
     for (const c of compiled.columns) columns.push({ ...c, field: f, required: needed });
   }
   if (pan !== undefined)
@@ -160,6 +173,8 @@ export function compileProfile(doc: unknown, source: string, defaultName: string
     pan,
     explicit,
     ownIds,
+    expand,
+    notes: env.notes,
   });
 }
 
@@ -191,6 +206,8 @@ export function buildProfile(p: {
   pan?: PanRule;
   explicit: Set<string>;
   ownIds?: readonly string[];
+  expand?: CompiledExpand;
+  notes?: ProfileNotes;
 }): CompiledProfile {
   const { steps, pan, explicit } = p;
   const ownIds = p.ownIds ?? [];
@@ -206,6 +223,7 @@ export function buildProfile(p: {
   const vals: unknown[] = new Array(width).fill(undefined);
   // What converters may read of the record being built: the currency scales amounts.
   const ctx = { currencyCode: undefined as unknown };
+  const suffixIds = p.expand?.id === 'suffix';
   /**
    * The record's values in TRANSACTION_FIELDS order (absent: undefined), or the conversion errors of every field.
    * The array is reused by the next call: read it before mapping another record.
@@ -232,6 +250,11 @@ export function buildProfile(p: {
       const e = applyPan(pan, rec, vals, explicit);
       if (e) errors = addError(errors, e);
     }
+    // An element of an expanded record: its id is the record's, suffixed with the element's position.
+    if (suffixIds) {
+      const at = (rec as Record<symbol, unknown>)[ELEMENT_INDEX];
+      if (at !== undefined && typeof vals[ID_INDEX] === 'string') vals[ID_INDEX] = `${vals[ID_INDEX]}:${at}`;
+    }
     return errors ? { errors } : vals;
   };
   return {
@@ -246,6 +269,8 @@ export function buildProfile(p: {
     ownIds,
     codeNotes: p.codeNotes ?? [],
     requiredWhere: requiredWhere.map((r) => ({ field: r.field, countries: [...r.countries] })),
+    ...(p.expand ? { expand: p.expand } : {}),
+    notes: p.notes ?? { fixedZones: [], amountScales: [] },
     map(rec) {
       const vals = mapValues(rec);
       return Array.isArray(vals)

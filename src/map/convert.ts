@@ -6,6 +6,7 @@ import { quote } from '../model/quote.ts';
 import { TRANSACTION_FIELDS, type TransactionField } from '../model/transaction.ts';
 import { toMinorUnits } from './amount.ts';
 import { MapFail } from './fail.ts';
+import { compileLocationZone } from './location-zone.ts';
 import { pathText } from './path.ts';
 import { recordZoneOffset, recordZonePath } from './record-zone.ts';
 import {
@@ -21,7 +22,7 @@ import {
   type Json,
   scalarToString,
 } from './rule-kit.ts';
-import { compileTimestamp, type TimestampConverter } from './timestamp.ts';
+import { compileTimestamp, TIME_READS, type TimestampConverter } from './timestamp.ts';
 
 const FREE_TEXT = new Set<string>([
   'paymentNetworkMerchant',
@@ -66,8 +67,17 @@ export function compileConversion(
       return compileString(env, path, field, rule);
     case 'amount':
       return compileAmount(env, p, optionsOf(env, p, opt, ['units', 'abs', 'currency', 'exponent']));
-    case 'timestamp':
-      return compileTimestampRule(env, p, optionsOf(env, p, opt, ['format', 'zone']));
+    case 'timestamp': {
+      const conv = compileTimestampRule(env, p, optionsOf(env, p, opt, ['format', 'zone']));
+      // Which field read a local time in a DST repeated hour (mapping check counts them per field).
+      return (v, tx, rec) => {
+        const before = TIME_READS.repeatedHour;
+        const out = conv(v, tx, rec);
+        if (TIME_READS.repeatedHour !== before)
+          TIME_READS.repeatedByField[field] = (TIME_READS.repeatedByField[field] ?? 0) + 1;
+        return out;
+      };
+    }
     case 'boolean':
       optionsOf(env, p, opt, []);
       return toBoolean;
@@ -91,6 +101,12 @@ function compileAmount(env: Env, p: string, o: Record<string, Json>): Convert {
   const abs = o.abs ?? false;
   if (typeof abs !== 'boolean') bad(env.source, `${p}.abs`, 'true or false', abs);
   let fixed: number | undefined;
+  // Minor units are not scaled: a currency or exponent for the scaling would do nothing.
+  for (const k of ['currency', 'exponent'] as const)
+    if (units === 'minor' && o[k] !== undefined)
+      bad(env.source, `${p}.${k}`, `no ${k} with "units": "minor" (minor units are not scaled)`, o[k]);
+  if (o.exponent !== undefined && o.currency !== undefined)
+    bad(env.source, `${p}.currency`, 'currency or exponent, not both (the exponent would win)', o.currency);
   if (o.exponent !== undefined) {
     const e = o.exponent;
     if (typeof e !== 'number' || !Number.isInteger(e) || e < 0 || e > 4)
@@ -101,6 +117,12 @@ function compileAmount(env: Env, p: string, o: Record<string, Json>): Convert {
     if (c === undefined) bad(env.source, `${p}.currency`, 'an ISO 4217 currency code', o.currency);
     fixed = currencyExponent(c);
   }
+  if (fixed !== undefined && units !== 'minor')
+    env.notes?.amountScales.push({
+      rule: o.exponent !== undefined ? `${p}.exponent` : `${p}.currency`,
+      ...(o.exponent === undefined ? { currency: toCurrencyAlpha3(o.currency as string) as string } : {}),
+      exponent: fixed,
+    });
   const opts = { units, abs } as const;
   if (units === 'minor') return (v) => toMinorUnits(v, 0, opts);
   if (fixed !== undefined) {
@@ -119,9 +141,23 @@ function compileTimestampRule(env: Env, p: string, o: Record<string, Json>): Con
   const format = o.format ?? 'auto';
   if (typeof format !== 'string' || format === '')
     bad(env.source, `${p}.format`, '"auto", "iso", "unix-s", "unix-ms" or a pattern', format);
+  // A Unix time is an instant: a zone beside it would do nothing.
+  if ((format === 'unix-s' || format === 'unix-ms') && o.zone !== undefined)
+    bad(env.source, `${p}.zone`, `no zone with "format": "${format}" (a Unix time is already UTC)`, o.zone);
+  if (isObject(o.zone)) {
+    // The merchant's location decides; a value with its own offset keeps it (the zone is looked up lazily).
+    const conv = compileTimestamp({ format });
+    const { zoneOf } = compileLocationZone(env, `${p}.zone`, o.zone);
+    return (v, _tx, rec) => conv(v, (utc) => zoneOf(rec)(utc));
+  }
   const zone = o.zone ?? env.timeZone;
   if (zone !== undefined && typeof zone !== 'string')
-    bad(env.source, `${p}.zone`, 'an IANA zone name, an offset, or "{column}"', zone);
+    bad(
+      env.source,
+      `${p}.zone`,
+      'an IANA zone name, an offset, "{column}", or {"country": …, "state": …}',
+      zone,
+    );
   // "{tz}": each record names its zone; the profile's timeZone (if any) stands in when that column is empty.
   const fromRecord = zone === undefined ? undefined : recordZonePath(zone);
   const fallback =
@@ -137,7 +173,11 @@ function compileTimestampRule(env: Env, p: string, o: Record<string, Json>): Con
       `${(err as Error).message}`,
     );
   }
-  if (fromRecord === undefined) return (v) => conv(v);
+  if (fromRecord === undefined) {
+    if (zone !== undefined)
+      env.notes?.fixedZones.push({ rule: o.zone === undefined ? 'timeZone' : `${p}.zone`, zone });
+    return (v) => conv(v);
+  }
   const get = getterAt(env, `${p}.zone`, fromRecord);
   return (v, _tx, rec) => {
     const z = get(rec);
@@ -152,6 +192,7 @@ function compileTimestampRule(env: Env, p: string, o: Record<string, Json>): Con
 export function conversionColumns(env: Env, path: string, rule: Record<string, Json>): ColumnRef[] {
   if (rule.timestamp === undefined) return [];
   const own = isObject(rule.timestamp) ? rule.timestamp.zone : undefined;
+  if (isObject(own)) return compileLocationZone(env, `${path}.timestamp.zone`, own).columns;
   const zone = own ?? env.timeZone;
   const at = typeof zone === 'string' ? recordZonePath(zone) : undefined;
   if (at === undefined) return [];

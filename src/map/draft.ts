@@ -10,7 +10,16 @@ import {
   timeLayout,
   ZONE_COLUMNS,
 } from './draft-guess.ts';
+import {
+  eventTimePaths,
+  POSTING_KINDS,
+  pairCurrency,
+  presence,
+  recordPaths,
+  TXN_KINDS,
+} from './draft-records.ts';
 import { fieldNeeds } from './field-needs.ts';
+import { compileGetter } from './path.ts';
 
 /** Names seen in processors' exports, lower case without punctuation (`merchant_data.city` → `merchantdatacity`). */
 const KNOWN: Partial<Record<TransactionField, string[]>> = {
@@ -77,13 +86,23 @@ const KNOWN: Partial<Record<TransactionField, string[]>> = {
     'merchantstreetaddress',
   ],
   paymentNetworkMerchantCity: ['merchantcity', 'merchantdatacity', 'city'],
-  paymentNetworkMerchantState: ['merchantstate', 'merchantdatastate', 'state'],
+  paymentNetworkMerchantState: [
+    'merchantstate',
+    'merchantdatastate',
+    'state',
+    'merchantregion',
+    'merchantprovince',
+    'region',
+    'province',
+  ],
   paymentNetworkMerchantPostalCode: [
     'merchantzip',
     'merchantpostalcode',
     'merchantdatapostalcode',
     'zip',
     'postalcode',
+    'merchantpostal',
+    'postal',
   ],
   paymentNetworkMerchantCountryCode: [
     'merchantcountry',
@@ -97,6 +116,7 @@ const KNOWN: Partial<Record<TransactionField, string[]>> = {
     'cardacceptormid',
     'merchantacceptorid',
     'merchantdatanetworkid',
+    'merchantmid',
   ],
   mobileIndicator: ['mobileflag', 'mobile'],
   iin: ['bin', 'cardbin'],
@@ -129,6 +149,8 @@ const DATE_TIME: Partial<Record<TransactionField, Array<[string, string]>>> = {
     ['posteddate', 'postedtime'],
   ],
 };
+/** The zone a draft writes for local times nothing else names, marked GUESSED in its TODO. */
+const GUESSED_ZONE = 'America/New_York';
 const AMOUNTS = new Set<string>(['postedAmount', 'authorizationAmount', 'cashBackAtPointOfSaleAmount']);
 const TIMES = new Set<string>(['transactionTimestamp', 'transactionPostingTimestamp']);
 
@@ -188,8 +210,8 @@ function timeRule(from: string, s: string, zone: string | undefined): Rule {
   if (zone !== undefined) return { from, timestamp: { ...format, zone: `{${zone}}` } };
   return {
     from,
-    timestamp: { ...format, zone: 'America/New_York' },
-    description: `TODO: local times (sample ${shown(s)}): give their zone, or "{column}" of a zone column`,
+    timestamp: { ...format, zone: GUESSED_ZONE },
+    description: `TODO: GUESSED zone ${GUESSED_ZONE}: the export gives none for its local times (sample ${shown(s)}): give their zone, "{column}" of a zone column, or {"country": …, "state": …} of the merchant`,
   };
 }
 
@@ -245,7 +267,10 @@ function byValue(
     const dollars = [...paths.keys()].find((p) => /^[+-]?\$/.test(sampleOf(p).trim()));
     return dollars === undefined
       ? undefined
-      : { const: 'USD', description: `TODO: no currency column; ${dollars} is written in dollars ($)` };
+      : {
+          const: 'USD',
+          description: `TODO: GUESSED USD: no currency column; ${dollars} is written in dollars ($)`,
+        };
   }
   const loc = [...paths.keys()].find((p) => locationShape(sampleOf(p)) !== undefined);
   if (loc === undefined) return undefined;
@@ -275,8 +300,16 @@ export function draftProfile(src: {
   name: string;
   format: 'csv' | 'ndjson';
   record: Record<string, unknown>;
+  /** More records (the first is `record`): NDJSON paths into arrays, first-of rules, ids that repeat. */
+  records?: Record<string, unknown>[];
 }): Record<string, unknown> {
-  const paths = src.format === 'csv' ? new Map(Object.entries(src.record)) : leaves(src.record);
+  const records = src.records ?? [src.record];
+  const paths =
+    src.format === 'csv'
+      ? new Map(Object.entries(src.record))
+      : src.records !== undefined
+        ? recordPaths(records)
+        : leaves(src.record);
   const byNorm = new Map<string, string>();
   for (const p of paths.keys()) if (!byNorm.has(norm(p))) byNorm.set(norm(p), p);
   const fields: Record<string, Rule> = {};
@@ -299,6 +332,9 @@ export function draftProfile(src: {
     else if (REQUIRED_FIELDS.includes(field))
       fields[field] = byValue(field, paths, fields, zone) ?? unknown(field);
   }
+  if (records.length > 1) fromRecords(fields, records, paths, byNorm, zone);
+  settleZones(fields);
+  pairCurrency(fields, paths, ruleFor);
   const pan = PAN_NAMES.map((n) => byNorm.get(n)).find((p) => p !== undefined);
   return {
     name: src.name,
@@ -307,4 +343,108 @@ export function draftProfile(src: {
     ...(pan !== undefined ? { pan: { from: pan, iinLength: 6 } } : {}),
     fields,
   };
+}
+
+const fromOf = (r: Rule | undefined): string | undefined =>
+  r === undefined ? undefined : typeof r === 'string' ? r : typeof r.from === 'string' ? r.from : undefined;
+
+/**
+ * What many records tell: a field whose path some records lack gets a first-of rule over the paths that hold the
+ * same thing in the others (names of KNOWN, event times by kind); an id whose values repeat says so.
+ */
+function fromRecords(
+  fields: Record<string, Rule>,
+  records: Record<string, unknown>[],
+  paths: Map<string, unknown>,
+  byNorm: Map<string, string>,
+  zone: string | undefined,
+): void {
+  const getters = new Map<string, (r: Record<string, unknown>) => unknown>();
+  const get = (p: string) => {
+    let g = getters.get(p);
+    if (g === undefined) {
+      try {
+        g = compileGetter(p);
+      } catch {
+        g = (r) => r[p];
+      }
+      getters.set(p, g);
+    }
+    return g;
+  };
+  const n = records.length;
+  for (const field of Object.keys(TRANSACTION_FIELDS) as TransactionField[]) {
+    const chosen = fromOf(fields[field]);
+    const named = [norm(field), ...(KNOWN[field] ?? [])]
+      .map((k) => byNorm.get(k))
+      .filter((p): p is string => p !== undefined);
+    const events = TIMES.has(field)
+      ? eventTimePaths(paths.keys(), field === 'transactionPostingTimestamp' ? POSTING_KINDS : TXN_KINDS)
+      : [];
+    // A time column found by its values alone comes after those the names and the events' kinds say.
+    const picked = chosen && chosen !== '?' ? [chosen] : [];
+    const candidates = [
+      ...new Set(TIMES.has(field) ? [...named, ...events, ...picked] : [...picked, ...named, ...events]),
+    ];
+    if (candidates.length === 0) continue;
+    const seen = presence(records, candidates, get);
+    if (field === 'transactionId' && chosen !== undefined && chosen !== '?') {
+      const s = seen.get(chosen);
+      if (s !== undefined && s.repeats > 0) {
+        const unique = candidates.find((c) => seen.get(c)?.present === n && seen.get(c)?.repeats === 0);
+        fields[field] =
+          unique !== undefined
+            ? {
+                from: unique,
+                description: `TODO: ${chosen} repeats in ${s.repeats} of ${n} records; ${unique} does not`,
+              }
+            : {
+                from: chosen,
+                description: `TODO: NOT UNIQUE: ${chosen} repeats in ${s.repeats} of ${n} records: derive an id ("hash") or expand an array ("expand")`,
+              };
+      }
+      continue;
+    }
+    // Sources in order, each covering records the ones before it miss.
+    const order = candidates.filter((c) => (seen.get(c)?.present ?? 0) > 0);
+    const uncovered = new Set(records.keys());
+    const used: string[] = [];
+    for (const c of order) {
+      const s = seen.get(c) as { absentIn: Set<number> };
+      const adds = [...uncovered].some((i) => !s.absentIn.has(i));
+      if (!adds) continue;
+      used.push(c);
+      for (const i of [...uncovered]) if (!s.absentIn.has(i)) uncovered.delete(i);
+    }
+    if (used.length < 2) {
+      if ((chosen === undefined || chosen === '?') && used.length === 1 && REQUIRED_FIELDS.includes(field))
+        fields[field] = ruleFor(field, used[0] as string, paths.get(used[0] as string), zone);
+      continue;
+    }
+    fields[field] = {
+      first: used.map((c) => ruleFor(field, c, paths.get(c), zone)),
+      description: `TODO: first of ${used.join(', ')}: each holds ${field} in records the ones before it lack (${n - uncovered.size} of ${n} covered); check the order`,
+    };
+  }
+}
+
+/** A local time left in the GUESSED zone takes the merchant's country (and state) instead, when the draft reads one. */
+function settleZones(fields: Record<string, Rule>): void {
+  const country = fromOf(fields.paymentNetworkMerchantCountryCode);
+  if (country === undefined || country === '?') return;
+  const read = fromOf(fields.paymentNetworkMerchantState);
+  const state = read !== undefined && read !== '?' ? read : undefined;
+  const zone = { country, ...(state !== undefined ? { state } : {}) };
+  const settle = (r: Rule): Rule => {
+    if (typeof r === 'string') return r;
+    if (Array.isArray(r.first)) return { ...r, first: (r.first as Rule[]).map(settle) };
+    const ts = r.timestamp as Record<string, unknown> | undefined;
+    if (typeof ts !== 'object' || ts === null || ts.zone !== GUESSED_ZONE) return r;
+    return {
+      ...r,
+      timestamp: { ...ts, zone },
+      description: `TODO: local times read in the merchant's zone (${country}${state ? `, ${state}` : ''}): check`,
+    };
+  };
+  for (const f of TIMES) if (fields[f] !== undefined) fields[f] = settle(fields[f] as Rule);
 }

@@ -137,7 +137,9 @@ export async function loadProfile(pathOrName?: string): Promise<CompiledProfile>
     });
   }
   try {
-    return compileProfile(doc, file, path.basename(file, '.json'));
+    const profile = compileProfile(doc, file, path.basename(file, '.json'));
+    if (!isPath) profile.builtIn = true;
+    return profile;
   } catch (err) {
     if (err instanceof SvcIngestError) {
       throw new SvcIngestError(err.code, `${path.basename(file)}: ${err.message}`, err.context);

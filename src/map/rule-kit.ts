@@ -16,6 +16,8 @@ export interface Step {
 }
 
 export const SOURCES = ['from', 'template', 'const', 'hash'] as const;
+/** Text options: they shape a text field's value and have no place beside a conversion. */
+export const TEXT_OPTIONS = ['maxLength', 'case', 'zeroPad'] as const;
 export const CONVERSIONS = [
   'amount',
   'timestamp',
@@ -38,7 +40,7 @@ const OPTIONS = [
   'match',
   'required',
 ] as const;
-export const RULE_KEYS = [...SOURCES, ...OPTIONS, ...CONVERSIONS, 'description'] as const;
+export const RULE_KEYS = [...SOURCES, 'first', ...OPTIONS, ...CONVERSIONS, 'description'] as const;
 
 export const FIELDS = Object.keys(TRANSACTION_FIELDS) as TransactionField[];
 export const FIELD_INDEX = new Map<string, number>(FIELDS.map((f, i) => [f, i]));
@@ -76,9 +78,21 @@ export function scalarToString(v: unknown): string {
   throw new MapFail(`expected a text or number, got ${quote(v)}`);
 }
 
+/**
+ * What a profile fixes that the records may contradict, for the warnings of `mapping check` and `send`
+ * (src/map/silent-errors.ts): local times read in one fixed zone, amounts scaled by a fixed currency or exponent.
+ * @example { fixedZones: [{ rule: 'timeZone', zone: 'America/New_York' }], amountScales: [] }
+ */
+export interface ProfileNotes {
+  fixedZones: Array<{ rule: string; zone: string }>;
+  amountScales: Array<{ rule: string; currency?: string; exponent: number }>;
+}
+
 /** A profile's context while compiling. */
 export interface Env {
   source: string;
+  /** Collected while compiling (absent: not collected). */
+  notes?: ProfileNotes;
   timeZone?: string;
   /** Fields the profile declares as the bank's own numeric ids (`ownNumericIds`): not checked as card numbers. */
   ownIds?: ReadonlySet<string>;

@@ -1,7 +1,9 @@
 // One field's rule: its source, options and conversion, compiled into one step.
-import type { TransactionField } from '../model/transaction.ts';
+import { TRANSACTION_FIELDS, type TransactionField } from '../model/transaction.ts';
 import { compileConversion, conversionColumns } from './convert.ts';
 import { compileExtract } from './extract.ts';
+import { compileFirst } from './first-of.ts';
+import { checkNoOps, conversionKind } from './no-ops.ts';
 import { requiredCountries } from './required-where.ts';
 import {
   bad,
@@ -27,10 +29,16 @@ export interface CompiledRule {
   required?: boolean;
   /** Required only for merchants in these countries (`"required": "where-states"` or `{countries}`). */
   requiredIn?: string[];
+  /** The columns are alternatives (`first`): none of them is needed on its own. */
+  anyOf?: boolean;
 }
 
-export function compileRule(env: Env, field: TransactionField, rule: Json): CompiledRule {
-  const path = `fields.${field}`;
+export function compileRule(
+  env: Env,
+  field: TransactionField,
+  rule: Json,
+  path = `fields.${field}`,
+): CompiledRule {
   const r: Record<string, Json> =
     typeof rule === 'string'
       ? { from: rule }
@@ -66,6 +74,9 @@ export function compileRule(env: Env, field: TransactionField, rule: Json): Comp
   if ((required === false || requiredIn !== undefined) && field === 'transactionId')
     bad(env.source, `${path}.required`, 'true (every record needs its transactionId)', r.required);
   const own = requiredIn !== undefined ? { requiredIn } : required === undefined ? {} : { required };
+  if (r.first !== undefined)
+    return { ...compileFirst(env, field, path, r, compileRule), ...own, anyOf: true };
+  checkNoOps(env, path, r, conversionKind(r, TRANSACTION_FIELDS[field]));
   const source = compileSource(env, path, r);
   const columns = source.columns;
   let get = source.get;

@@ -40,18 +40,24 @@ export function compileSource(
     if (typeof t !== 'string') bad(env.source, `${path}.template`, 'a string like "{DATE} {TIME}"', t);
     const literals: string[] = [];
     const getters: Getter[] = [];
+    const optional: boolean[] = [];
     const columns: ColumnRef[] = [];
     const re = /\{([^{}]+)\}/g;
     let last = 0;
     for (let m = re.exec(t); m !== null; m = re.exec(t)) {
       literals.push(t.slice(last, m.index));
-      const col = m[1] as string;
+      // `{A?}`: an optional part, left out with the text before it when empty.
+      const opt = (m[1] as string).endsWith('?');
+      const col = opt ? (m[1] as string).slice(0, -1) : (m[1] as string);
+      if (col === '') bad(env.source, `${path}.template`, 'a column name in every {…}', t);
+      optional.push(opt);
       columns.push({ column: pathText(col), rule: `${path}.template` });
       getters.push(getterAt(env, `${path}.template`, col));
       last = m.index + m[0].length;
     }
     if (getters.length === 0) bad(env.source, `${path}.template`, 'at least one {column}', t);
     const tail = t.slice(last);
+    if (optional.includes(true)) return { columns, get: optionalTemplate(literals, getters, optional, tail) };
     return {
       columns,
       get: (rec) => {
@@ -129,4 +135,29 @@ export function compileSource(
     };
   }
   return { get: () => undefined, columns: [] };
+}
+
+/**
+ * A template with optional parts (`{A?}`): an empty optional part is left out with the text before it (the text
+ * between it and the part before); the text before a part is written only once some part stands before it, so
+ * `{A?}-{B}` with A empty is `B`, not `-B`. The text before the first part and after the last are always
+ * kept; a required part empty, or every part empty, makes the value missing.
+ */
+function optionalTemplate(literals: string[], getters: Getter[], optional: boolean[], tail: string): Getter {
+  const n = getters.length;
+  return (rec) => {
+    let out = literals[0] as string;
+    let any = false;
+    for (let i = 0; i < n; i++) {
+      const v = (getters[i] as Getter)(rec);
+      if (isEmpty(v)) {
+        if (optional[i]) continue;
+        return undefined;
+      }
+      if (any) out += literals[i] as string;
+      out += scalarToString(v).trim();
+      any = true;
+    }
+    return any ? out + tail : undefined;
+  };
 }

@@ -114,6 +114,18 @@ export function zoneOffset(zone: ZoneSpec): OffsetFn {
  * before the change (02:30 that does not exist becomes 03:30 new time); in a DST overlap the first
  * (earlier) occurrence wins.
  */
+/**
+ * Counts of timestamp reads worth a warning, kept by the converters (a thread's own): local times in a DST repeated
+ * hour, and local times read in a profile's one fixed zone. `mapping check` and `send` read them.
+ * @example const before = TIME_READS.repeatedHour; … ; TIME_READS.repeatedHour - before
+ */
+export const TIME_READS = {
+  repeatedHour: 0,
+  fixedZoneLocal: 0,
+  /** The repeated-hour reads by field (a rule's conversion counts its own). */
+  repeatedByField: {} as Record<string, number>,
+};
+
 export function localToUtc(wallMs: number, offsetAt: OffsetFn): number {
   const before = offsetAt(wallMs - 86_400_000);
   const after = offsetAt(wallMs + 86_400_000);
@@ -123,7 +135,11 @@ export function localToUtc(wallMs: number, offsetAt: OffsetFn): number {
   const b = wallMs - after * 60000;
   const aOk = offsetAt(a) === before;
   const bOk = offsetAt(b) === after;
-  if (aOk && bOk) return Math.min(a, b);
+  if (aOk && bOk) {
+    // The repeated hour: the first occurrence wins (counted for mapping check).
+    if (a !== b) TIME_READS.repeatedHour++;
+    return Math.min(a, b);
+  }
   if (aOk) return a;
   if (bOk) return b;
   return a;
@@ -361,13 +377,19 @@ export function compileTimestamp(opts: TimestampOptions): TimestampConverter {
       if (typeof v !== 'string') throw new MapFail(`expected a time, got ${quote(v)}`);
       const s = v.trim();
       if (auto && UNIX.test(s)) return toIso(unixToMs(s, 'auto'), v);
-      return toIso(partsToUtc(parseIso(s, v), zone ?? offsetAt, v), v);
+      const parts = parseIso(s, v);
+      if (zone === undefined && parts.offset === undefined && offsetAt !== undefined)
+        TIME_READS.fixedZoneLocal++;
+      return toIso(partsToUtc(parts, zone ?? offsetAt, v), v);
     };
   }
   const parse = compilePattern(format);
   return (v, zone) => {
     const s = typeof v === 'string' ? v.trim() : typeof v === 'number' ? String(v) : undefined;
     if (s === undefined) throw new MapFail(`expected a time string, got ${quote(v)}`);
-    return toIso(partsToUtc(parse(s, v), zone ?? offsetAt, v), v);
+    const parts = parse(s, v);
+    if (zone === undefined && parts.offset === undefined && offsetAt !== undefined)
+      TIME_READS.fixedZoneLocal++;
+    return toIso(partsToUtc(parts, zone ?? offsetAt, v), v);
   };
 }

@@ -2,6 +2,8 @@
 import type { FieldError } from '../model/field-error.ts';
 import type { InputFormat } from '../model/input.ts';
 import type { TransactionField, TransactionNotification } from '../model/transaction.ts';
+import type { CompiledExpand } from './expand.ts';
+import type { ProfileNotes } from './rule-kit.ts';
 
 /**
  * A mapping profile compiled into closures: source record → TransactionNotification.
@@ -30,6 +32,12 @@ export interface CompiledProfile {
    * checked for card numbers. Logged at the start of every run and shown in the summary.
    */
   ownIds: readonly string[];
+  /** `expand`: each record becomes one notification per matching element of an array (prepare.ts applies it). */
+  expand?: CompiledExpand;
+  /** A profile shipped in config/mappings/ (loaded by name): run on another processor's export, it says so at once. */
+  builtIn?: boolean;
+  /** What the profile fixes that records may contradict (a zone, an amount's currency): silent-errors.ts. */
+  notes: ProfileNotes;
   /**
    * Source record → TransactionNotification (empty optional fields left out, never null), or the
    * conversion errors of every field. Pure. Run validateTransaction on an ok result before sending.

@@ -126,6 +126,15 @@ const SUBDIVISIONS: Record<string, string> = {
   'northwest territories': 'NT',
   nunavut: 'NU',
   yukon: 'YT',
+  // Australia's states and territories (their zones: src/map/state-zones.ts).
+  'new south wales': 'NSW',
+  victoria: 'VIC',
+  queensland: 'QLD',
+  'south australia': 'SA',
+  'western australia': 'WA',
+  tasmania: 'TAS',
+  'australian capital territory': 'ACT',
+  'northern territory': 'NT',
 };
 
 /**

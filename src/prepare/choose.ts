@@ -1,6 +1,7 @@
 // Chooses where one input is prepared: on a pool of worker threads (a large file) or inline.
 import { statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import type { SilentErrors } from '../map/silent-errors.ts';
 import type { CompiledProfile } from '../map/types.ts';
 import { BUSY_SLICE_BYTES, DEFAULT_MAX_LINE_BYTES, type InputSpec, readOnce } from '../read/open.ts';
 import { prepareInPool } from './pool.ts';
@@ -95,7 +96,12 @@ function useWorkers(spec: InputSpec, pool: PoolChoice): boolean {
  * Prepared chunks of one input (read → map → validate), in order, from worker threads or inline.
  * @example for await (const items of prepareChunks(spec, profile, { mapping: undefined, delimiter: ',', pool })) …
  */
-export function prepareChunks(spec: InputSpec, profile: CompiledProfile, o: PrepareOptions): PreparedChunks {
+export function prepareChunks(
+  spec: InputSpec,
+  profile: CompiledProfile,
+  o: PrepareOptions,
+  silent?: SilentErrors,
+): PreparedChunks {
   const delimiter = o.delimiter ?? ',';
   const maxLineBytes = o.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
   if (useWorkers(spec, o.pool)) {
@@ -107,14 +113,20 @@ export function prepareChunks(spec: InputSpec, profile: CompiledProfile, o: Prep
       columns: o.columns,
       chunkBytes: o.pool.chunkBytes,
       onBytes: o.onBytes,
+      ...(silent !== undefined ? { silent: silent.state } : {}),
     });
   }
-  return prepareInput(spec, profile, {
-    delimiter,
-    maxLineBytes,
-    stdin: o.stdin,
-    onHeader: o.onHeader,
-    onBytes: o.onBytes,
-    ...(o.pool.sliceBytes !== undefined ? { sliceBytes: o.pool.sliceBytes } : {}),
-  });
+  return prepareInput(
+    spec,
+    profile,
+    {
+      delimiter,
+      maxLineBytes,
+      stdin: o.stdin,
+      onHeader: o.onHeader,
+      onBytes: o.onBytes,
+      ...(o.pool.sliceBytes !== undefined ? { sliceBytes: o.pool.sliceBytes } : {}),
+    },
+    silent,
+  );
 }

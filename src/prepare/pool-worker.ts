@@ -3,6 +3,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { SvcIngestError } from '../errors.ts';
 import { loadProfile } from '../map/profile.ts';
+import { createSilentErrors, type SilentState } from '../map/silent-errors.ts';
 import { readCsv } from '../read/csv.ts';
 import { readNdjson } from '../read/ndjson.ts';
 import type { PreparedItem } from './prepare.ts';
@@ -30,7 +31,7 @@ export type PoolRequest =
 export type PoolReply =
   | { t: 'items'; seq: number; items: PreparedItem[] }
   | { t: 'ack'; bytes: number }
-  | { t: 'done'; seq: number }
+  | { t: 'done'; seq: number; silent?: SilentState }
   | { t: 'error'; seq: number; code?: string; message: string; context?: Record<string, unknown> };
 
 /** Items per message: the main thread deserialises each in one go (~0.2 ms), between its sockets' events. */
@@ -119,8 +120,11 @@ if (port) {
                 recordDelimiter: c.open.recordDelimiter,
               })
             : readNdjson(bytesOf(c), data.source, data.maxLineBytes, c.open.firstLine);
-        for await (const items of prepareRecords(records, profile)) await post(c.seq, items);
-        port.postMessage({ t: 'done', seq: c.seq } satisfies PoolReply);
+        // What the chunk's records showed of a probably wrong profile, merged on the main thread.
+        const silent = createSilentErrors(profile);
+        for await (const items of prepareRecords(records, profile, silent, c.seq === 0))
+          await post(c.seq, items);
+        port.postMessage({ t: 'done', seq: c.seq, silent: silent.end() } satisfies PoolReply);
       } catch (err) {
         const msg: PoolReply =
           err instanceof SvcIngestError

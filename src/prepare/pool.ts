@@ -5,6 +5,7 @@ import sea from 'node:sea';
 import { Worker } from 'node:worker_threads';
 import { IN_EXECUTABLE } from '../config/builtin.ts';
 import { type ErrorCode, SvcIngestError } from '../errors.ts';
+import { mergeSilentState, type SilentState } from '../map/silent-errors.ts';
 import { type InputSpec, inputBytes, readCsvHeader, sourceName } from '../read/open.ts';
 import type { PoolReply, PoolRequest, PoolWorkerData } from './pool-worker.ts';
 import type { PreparedChunks, PreparedItem } from './prepare.ts';
@@ -39,6 +40,8 @@ export interface PoolOptions {
   columns?: string[];
   /** Told how many input bytes the feeder consumed (it runs at most a few chunks ahead of the consumer). */
   onBytes?: (n: number) => void;
+  /** Where the workers' counts of a probably wrong profile are merged (silent-errors.ts). */
+  silent?: SilentState;
 }
 
 /** Chunks handed out and not yet taken by the consumer, per worker: how far reading runs ahead. */
@@ -114,8 +117,10 @@ export async function* prepareInPool(spec: InputSpec, o: PoolOptions): PreparedC
       }
       const r = outcome(m.seq);
       if (m.t === 'items') r.items.push(m.items);
-      else if (m.t === 'done') r.done = true;
-      else r.error = m;
+      else if (m.t === 'done') {
+        r.done = true;
+        if (m.silent !== undefined && o.silent !== undefined) mergeSilentState(o.silent, m.silent);
+      } else r.error = m;
       poke();
     });
     worker.on('error', (err) => {

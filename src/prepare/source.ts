@@ -3,6 +3,7 @@
 import { fstatSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { Logger } from '../log.ts';
+import { createSilentErrors, type SilentErrors } from '../map/silent-errors.ts';
 import type { CompiledProfile } from '../map/types.ts';
 import { type InputSpec, readOnce, sourceName } from '../read/open.ts';
 import { type PoolChoice, type PreparedChunks, prepareChunks } from './choose.ts';
@@ -28,6 +29,8 @@ export interface SourceOptions {
 /** A run's prepared input: the chunks, the bytes consumed, and the inputs found to hold no record. */
 export interface PreparedSource {
   chunks: PreparedChunks;
+  /** What the records showed of a probably wrong profile (silent-errors.ts): warned of at the end of the run. */
+  silent: SilentErrors;
   bytes: InputBytes;
   emptyInputs: string[];
 }
@@ -64,6 +67,7 @@ export async function prepareSource(
     total: known.every((n) => n !== null) ? known.reduce<number>((a, n) => a + (n ?? 0), 0) : null,
   };
   const emptyInputs: string[] = [];
+  const silent = createSilentErrors(profile);
   const noRecords = (spec: InputSpec, why: string) => {
     const source = sourceName(spec);
     emptyInputs.push(source);
@@ -77,17 +81,22 @@ export async function prepareSource(
       }
       const bytesBefore = bytes.read;
       let records = 0;
-      for await (const chunk of prepareChunks(spec, profile, {
-        mapping: o.mapping,
-        delimiter: inputs.delimiter,
-        stdin: o.stdin,
-        onHeader: readOnce(spec) ? inputs.onHeader : undefined,
-        columns: inputs.headers.get(spec),
-        pool: o.pool,
-        onBytes: (n) => {
-          bytes.read += n;
+      for await (const chunk of prepareChunks(
+        spec,
+        profile,
+        {
+          mapping: o.mapping,
+          delimiter: inputs.delimiter,
+          stdin: o.stdin,
+          onHeader: readOnce(spec) ? inputs.onHeader : undefined,
+          columns: inputs.headers.get(spec),
+          pool: o.pool,
+          onBytes: (n) => {
+            bytes.read += n;
+          },
         },
-      })) {
+        silent,
+      )) {
         records += chunk.length;
         yield chunk;
       }
@@ -104,5 +113,5 @@ export async function prepareSource(
       );
     }
   }
-  return { chunks: chunks(), bytes, emptyInputs };
+  return { chunks: chunks(), silent, bytes, emptyInputs };
 }

@@ -4,10 +4,15 @@ import type { CodeCounts } from '../model/code-lists.ts';
 
 /**
  * What a run did.
- * read = valid + rejected; valid = sent + skipped + failed (dry run: + batched).
+ * read + expanded = valid + rejected; valid = sent + skipped + failed (dry run: + batched).
  */
 export interface RunSummary {
   read: number;
+  /**
+   * Notifications a profile's `expand` made beyond one per source record (each settles in a bucket like a record
+   * read). Absent when nothing was expanded.
+   */
+  expanded?: number;
   valid: number;
   rejected: number;
   /** Rejects not in the rejects file before this run (rejected = rejectedNew + rejectedKnown). */
@@ -49,12 +54,17 @@ export interface RunSummary {
    * says why; the run went on and its exit status is its own). Absent when no metrics file was asked for.
    */
   metricsWritten?: boolean;
+  /**
+   * Warnings of a probably wrong profile the run's records showed (local times in one zone for merchants in
+   * several, amounts in another currency, …: docs/mapping.md), each logged once at the end. Absent when none.
+   */
+  mappingWarnings?: number;
   /** Why the run stopped before the end of its input and exits 1 (too many rejects); absent otherwise. */
   error?: { code: string; message: string };
 }
 
 /** The counters a run moves as it goes. */
-export type Counters = Pick<
+export type Counters = { expanded: number } & Pick<
   RunSummary,
   | 'read'
   | 'rejected'
@@ -72,6 +82,7 @@ export type Counters = Pick<
 export function newCounters(): Counters {
   return {
     read: 0,
+    expanded: 0,
     rejected: 0,
     rejectedKnown: 0,
     skipped: 0,
@@ -98,12 +109,15 @@ export type RunProgress = Counters & {
 /** The summary of a finished run: its counters and how it ended. */
 export function summarize(
   c: Counters,
-  end: Omit<RunSummary, keyof Counters | 'valid' | 'rejectedNew'> & { tooManyRejects?: string | null },
+  end: Omit<RunSummary, keyof Counters | 'valid' | 'rejectedNew' | 'expanded'> & {
+    tooManyRejects?: string | null;
+  },
 ): RunSummary {
   const { tooManyRejects, ...rest } = end;
   return {
     read: c.read,
-    valid: c.read - c.rejected,
+    ...(c.expanded > 0 ? { expanded: c.expanded } : {}),
+    valid: c.read + c.expanded - c.rejected,
     rejected: c.rejected,
     rejectedNew: c.rejected - c.rejectedKnown,
     rejectedKnown: c.rejectedKnown,
@@ -125,6 +139,7 @@ export function summarize(
     ledgerBadLines: rest.ledgerBadLines,
     emptyInputs: rest.emptyInputs,
     ...(rest.ownNumericIds ? { ownNumericIds: rest.ownNumericIds } : {}),
+    ...(rest.mappingWarnings ? { mappingWarnings: rest.mappingWarnings } : {}),
     ...(rest.codes !== undefined ? { codes: rest.codes } : {}),
     ...(tooManyRejects
       ? {

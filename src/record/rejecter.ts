@@ -16,7 +16,8 @@ export interface RejectCaps {
 }
 
 export interface Rejecter {
-  reject(source: string, line: number, errors: FieldError[], record: unknown): void;
+  /** `expanded`: a notification `expand` made beyond its record's first (counted in `expanded`, not `read`). */
+  reject(source: string, line: number, errors: FieldError[], record: unknown, expanded?: boolean): void;
   /**
    * Checked before the next record is counted: true once a cap is reached (the run stops reading). The ratio
    * is looked at once, when `read` reaches the sample.
@@ -36,12 +37,13 @@ export function createRejecter(
   const percent = caps.maxRejectPercent ?? 0;
   let tooMany: string | null = null;
   return {
-    reject(source, line, errors, record) {
+    reject(source, line, errors, record, expanded) {
       const wrote = writer.write({ source, line, errors, record, runId });
       if (wrote === 'dropped') {
         // Past a cap the line cannot be written: the run stops before this record, which stays unread (a rerun
         // reads it), so every reject counted is a line in the rejects file.
-        c.read--;
+        if (expanded === true) c.expanded--;
+        else c.read--;
       } else {
         c.rejected++;
         if (wrote === 'known') c.rejectedKnown++;

@@ -2,7 +2,7 @@
 // Row i is a pure function of i (no running state), so any range can be generated on its own.
 // As a script: `node test/bench/gen.ts <kind> <rows> [start]` streams the rows to stdout.
 
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, readFileSync } from 'node:fs';
 import { mkdir, rename } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Writable } from 'node:stream';
@@ -12,8 +12,13 @@ import { TRANSACTION_FIELDS } from '../../src/client/models.ts';
  * What to generate.
  * @example 'canonical-csv'
  */
-export type DataKind = 'canonical-csv' | 'canonical-ndjson' | 'northwind-csv';
-export const DATA_KINDS: readonly DataKind[] = ['canonical-csv', 'canonical-ndjson', 'northwind-csv'];
+export type DataKind = 'canonical-csv' | 'canonical-ndjson' | 'northwind-csv' | 'multi-event-ndjson';
+export const DATA_KINDS: readonly DataKind[] = [
+  'canonical-csv',
+  'canonical-ndjson',
+  'northwind-csv',
+  'multi-event-ndjson',
+];
 
 /** All 34 fields, in the interface's order. */
 const CANONICAL_FIELDS = Object.keys(TRANSACTION_FIELDS) as Array<keyof typeof TRANSACTION_FIELDS>;
@@ -257,10 +262,26 @@ export function header(kind: DataKind): string {
   return '';
 }
 
+/**
+ * The valid payments of test/fixtures/multi-event/export.ndjson (its first 10 lines: first-of posting times, zones
+ * from the merchant, settlements and refunds expanded), row i being payment i % 10 under the id `<id>-<i>`: what
+ * the new constructs of mapping profiles cost (dry-multi-event-ndjson, with test/fixtures/multi-event/profile.json).
+ */
+let payments: Array<Record<string, unknown>> | undefined;
+function multiEventRow(i: number): string {
+  payments ??= readFileSync(new URL('../fixtures/multi-event/export.ndjson', import.meta.url), 'utf8')
+    .split('\n')
+    .slice(0, 10)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+  const p = payments[i % payments.length] as Record<string, unknown>;
+  return `${JSON.stringify({ ...p, id: `${p.id}-${i}` })}\n`;
+}
+
 /** Row i of a kind, with its newline. */
 export function row(kind: DataKind, i: number): string {
   if (kind === 'canonical-csv') return canonicalCsvRow(i);
   if (kind === 'canonical-ndjson') return canonicalNdjsonRow(i);
+  if (kind === 'multi-event-ndjson') return multiEventRow(i);
   return northwindCsvRow(i);
 }
 

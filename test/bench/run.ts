@@ -148,6 +148,7 @@ const SCENARIOS = [
   'dry-canonical-csv',
   'dry-canonical-ndjson',
   'dry-northwind-csv',
+  'dry-multi-event-ndjson',
   'miller-canonical-csv',
   'miller-northwind-csv',
   'e2e-c8',
@@ -181,6 +182,8 @@ async function main(): Promise<void> {
     if (s === 'dry-canonical-csv') results.push(await dryRun(a, s, 'canonical-csv', null));
     else if (s === 'dry-canonical-ndjson') results.push(await dryRun(a, s, 'canonical-ndjson', null));
     else if (s === 'dry-northwind-csv') results.push(await dryRun(a, s, 'northwind-csv', 'northwind-csv'));
+    else if (s === 'dry-multi-event-ndjson')
+      results.push(await dryRun(a, s, 'multi-event-ndjson', 'test/fixtures/multi-event/profile.json'));
     else if (s === 'miller-canonical-csv') {
       const r = await miller(a, s, 'canonical-csv');
       if (r) results.push(r);

@@ -235,7 +235,7 @@ describe('errors stay one line', () => {
 });
 
 describe('mapping check on NDJSON', () => {
-  it('a required field\'s path absent from the first object is an error (a draft\'s "?"); --strict makes any absent path one', async () => {
+  it('a required field\'s path no record has is an error (a draft\'s "?"); a path only some records have is not, even under --strict', async () => {
     const w = await workdir('acc-check-ndjson');
     const draft = await runCli(['mapping', 'draft', 'samples/lithic.ndjson']);
     expect(draft.code, draft.stderr).toBe(0);
@@ -245,17 +245,16 @@ describe('mapping check on NDJSON', () => {
     expect(r.code).toBe(1);
     const line = r.stderr.trim().split('\n').at(-1) as string;
     expect(line).toMatch(
-      /^svc-ingest: INPUT_HEADER_MISSING_COLUMN: samples\/lithic\.ndjson: the first record has nothing at "\?" \(fields\.transactionType\.from\)/,
+      /^svc-ingest: INPUT_HEADER_MISSING_COLUMN: samples\/lithic\.ndjson: no record has anything at "\?" \(fields\.transactionType\.from\)/,
     );
     expect(r.stderr).not.toMatch(STACK);
 
-    // The built-in profile finds every required path; its one optional path absent is a warning, an error under --strict.
+    // The built-in profile finds every path in some record (token_info.wallet_type in 2 of 12: counted, not judged
+    // by the first record, which lacks it): exit 0, under --strict too.
     const ok = await runCli(['mapping', 'check', 'lithic', 'samples/lithic.ndjson']);
     expect(ok.code, ok.stderr).toBe(0);
+    expect(ok.stdout).toContain('in some of the 12 only: token_info.wallet_type 2');
     const strict = await runCli(['mapping', 'check', '--strict', 'lithic', 'samples/lithic.ndjson']);
-    expect(strict.code).toBe(1);
-    expect(strict.stderr.trim().split('\n').at(-1)).toBe(
-      'svc-ingest: INPUT_HEADER_MISSING_COLUMN: samples/lithic.ndjson: the first record has nothing at "token_info.wallet_type" (fields.mobileIndicator.from), needed by mapping lithic (--strict wants every path a rule names)',
-    );
+    expect(strict.code, strict.stderr).toBe(0);
   });
 });

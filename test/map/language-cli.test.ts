@@ -442,11 +442,12 @@ describe('authoring tools', () => {
     const good = await runCli(['mapping', 'check', 'lithic', 'samples/lithic.ndjson']);
     expect(good.code, good.stderr).toBe(0);
     expect(good.stdout).toContain('mapping lithic: valid');
-    // Its first object has no token_info (no wallet): that optional path is named, nothing else.
-    expect(good.stdout).toContain('samples/lithic.ndjson: 25 of 26 paths found in the first record');
-    expect(good.stderr.trim()).toBe(
-      'svc-ingest: warning: samples/lithic.ndjson: the first record has nothing at "token_info.wallet_type" named by fields.mobileIndicator.from',
+    // Every record is read, not the first alone: its first object has no token_info (no wallet), two others have.
+    expect(good.stdout).toContain('samples/lithic.ndjson: 12 records read, 10 valid, 2 rejected');
+    expect(good.stdout).toContain(
+      '25 of 25 paths found in some record; in some of the 12 only: token_info.wallet_type 2',
     );
+    expect(good.stderr.trim()).toBe('');
   });
 
   it('mapping draft proposes a profile that loads, from a CSV header or a first NDJSON object', async () => {
@@ -473,11 +474,12 @@ describe('authoring tools', () => {
 
     const nd = await runCli(['mapping', 'draft', 'samples/stripe-issuing.ndjson']);
     expect(JSON.parse(nd.stdout).fields).toMatchObject({
-      transactionId: 'id',
+      transactionId: { from: 'id' }, // the sample repeats one id on purpose: the draft says so (below)
       paymentNetworkMCC: 'merchant_data.category_code',
       postedAmount: { from: 'amount', amount: { units: 'minor', abs: true } },
       transactionTimestamp: { from: 'created', timestamp: { format: 'unix-s' } },
     });
+    expect(nd.stdout).toContain('TODO: NOT UNIQUE: id repeats in 1 of 13 records');
   });
 
   it('--help of map, mappings, mapping check and mapping draft has examples', async () => {

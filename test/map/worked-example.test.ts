@@ -136,8 +136,8 @@ describe('the worked example of docs/mapping.md', () => {
     const c = await runCli(['mapping', 'check', upper, EXPORT]);
     expect(c.code, c.stderr).toBe(0);
     expect(lines(c.stderr)).toEqual([
-      `svc-ingest: warning: ${EXPORT}: transactionType: "PURCHASE" is not a known transactionType (known: AUTHORIZED, REFUND) (7 of 8 records), among the first 8 read`,
-      `svc-ingest: warning: ${EXPORT}: paymentMethodEntryType: "ECOM" is not a known paymentMethodEntryType (known: APPLE_PAY, GOOGLE_PAY, SAMSUNG_PAY, CHIP, CONTACTLESS, MAGNETIC_STRIPE, MANUAL, ECOMMERCE, CREDENTIAL_ON_FILE, CARD, OTHER) (2 of 8 records), among the first 8 read`,
+      `svc-ingest: warning: ${EXPORT}: transactionType: "PURCHASE" is not a known transactionType (known: AUTHORIZED, REFUND) (7 of 8 records)`,
+      `svc-ingest: warning: ${EXPORT}: paymentMethodEntryType: "ECOM" is not a known paymentMethodEntryType (known: APPLE_PAY, GOOGLE_PAY, SAMSUNG_PAY, CHIP, CONTACTLESS, MAGNETIC_STRIPE, MANUAL, ECOMMERCE, CREDENTIAL_ON_FILE, CARD, OTHER) (2 of 8 records)`,
     ]);
     const m = await runCli(['map', '--mapping', upper, EXPORT]);
     expect(m.stderr).toContain('svc-ingest: warning: paymentMethodEntryType: "ECOM" is not a known');

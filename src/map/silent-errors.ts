@@ -1,0 +1,237 @@
+// The warnings of a profile that is probably wrong without a reject to show it: local times read in one zone while
+// merchants span several, ids that repeat, amounts scaled by a currency other than the record's, posting before
+// transaction, a type that contradicts its amount's sign. Counted one mapped record at a time, into a state that
+// crosses threads (send's worker pool) and merges; `mapping check` and `send` say the same warnings from it.
+import { currencyExponent } from '../model/codes.ts';
+import type { TransactionNotification } from '../model/transaction.ts';
+import { locationZone, oneZone } from './location-zone.ts';
+import { compileGetter, type Getter } from './path.ts';
+import { TIME_READS } from './timestamp.ts';
+import type { CompiledProfile } from './types.ts';
+
+/**
+ * What the records mapped so far showed (structured-cloneable, mergeable).
+ * @example { records: 3, locations: { 'US-NY': 2, GB: 1 }, fixedLocal: 3, postedBefore: 0, … }
+ */
+export interface SilentState {
+  records: number;
+  /** Merchant country (and state) → records. */
+  locations: Record<string, number>;
+  /** Local times read in the profile's one fixed zone. */
+  fixedLocal: number;
+  /** Local times in a DST repeated hour. */
+  repeatedHour: number;
+  /** Per amount scale of the profile (notes.amountScales): the records' other currencies → records. */
+  scales: Array<Record<string, number>>;
+  postedBefore: number;
+  firstPostedBefore?: string;
+  negatives: number;
+  negAuthorized: number;
+  posRefund: number;
+  repeatedIds: number;
+  firstRepeated?: string;
+}
+
+export function newSilentState(profile: CompiledProfile): SilentState {
+  return {
+    records: 0,
+    locations: {},
+    fixedLocal: 0,
+    repeatedHour: 0,
+    scales: profile.notes.amountScales.map(() => ({})),
+    postedBefore: 0,
+    negatives: 0,
+    negAuthorized: 0,
+    posRefund: 0,
+    repeatedIds: 0,
+  };
+}
+
+/** `from` added into `into` (one worker's chunk into the run's). */
+export function mergeSilentState(into: SilentState, from: SilentState): void {
+  into.records += from.records;
+  for (const [k, n] of Object.entries(from.locations)) into.locations[k] = (into.locations[k] ?? 0) + n;
+  into.fixedLocal += from.fixedLocal;
+  into.repeatedHour += from.repeatedHour;
+  for (const [i, m] of from.scales.entries()) {
+    const to = into.scales[i] ?? {};
+    into.scales[i] = to;
+    for (const [k, n] of Object.entries(m)) to[k] = (to[k] ?? 0) + n;
+  }
+  into.postedBefore += from.postedBefore;
+  into.firstPostedBefore ??= from.firstPostedBefore;
+  into.negatives += from.negatives;
+  into.negAuthorized += from.negAuthorized;
+  into.posRefund += from.posRefund;
+  into.repeatedIds += from.repeatedIds;
+  into.firstRepeated ??= from.firstRepeated;
+}
+
+/** A collector: `add` each mapped record; `end()` closes the time counts into the state. */
+export interface SilentErrors {
+  readonly state: SilentState;
+  /** A record mapped and valid: its transaction, and the source record it came from (for the amount's sign). */
+  add(tx: TransactionNotification, source: Record<string, unknown>): void;
+  /** Takes the time counts since the collector began (or last ended) into the state; returns the state. */
+  end(): SilentState;
+}
+
+/**
+ * A collector for `profile`'s records on this thread (the time counts are the thread's: create it just before
+ * the records are mapped). `ids`: also count repeated transactionIds (`mapping check`; send rejects duplicates).
+ * @example const s = createSilentErrors(profile, { ids: true }); s.add(tx, rec); silentWarnings(profile, s.end())
+ */
+export function createSilentErrors(profile: CompiledProfile, opts: { ids?: boolean } = {}): SilentErrors {
+  const state = newSilentState(profile);
+  let fixed0 = TIME_READS.fixedZoneLocal;
+  let repeated0 = TIME_READS.repeatedHour;
+  const ids = opts.ids === true ? new Set<string>() : undefined;
+  const scales = profile.notes.amountScales;
+  const amountOf = amountGetter(profile);
+  // Country → state ('' for none) → records: two lookups a record, no string built.
+  const locations = new Map<string, Map<string, number>>();
+  return {
+    state,
+    add(tx, source) {
+      state.records++;
+      const cc = tx.paymentNetworkMerchantCountryCode;
+      if (cc !== undefined) {
+        let byState = locations.get(cc);
+        if (byState === undefined) {
+          byState = new Map();
+          locations.set(cc, byState);
+        }
+        const st = tx.paymentNetworkMerchantState ?? '';
+        byState.set(st, (byState.get(st) ?? 0) + 1);
+      }
+      if (ids !== undefined) {
+        if (ids.has(tx.transactionId)) {
+          state.repeatedIds++;
+          state.firstRepeated ??= tx.transactionId;
+        } else ids.add(tx.transactionId);
+      }
+      for (let i = 0; i < scales.length; i++) {
+        const s = scales[i] as (typeof scales)[number];
+        const cur = tx.currencyCode;
+        if (cur === undefined) continue;
+        if (s.currency !== undefined ? cur !== s.currency : currencyExponent(cur) !== s.exponent) {
+          const m = state.scales[i] as Record<string, number>;
+          m[cur] = (m[cur] ?? 0) + 1;
+        }
+      }
+      if (tx.transactionPostingTimestamp < tx.transactionTimestamp) {
+        state.postedBefore++;
+        state.firstPostedBefore ??= tx.transactionId;
+      }
+      if (amountOf !== undefined) {
+        const raw = amountOf(source);
+        const neg = typeof raw === 'number' ? raw < 0 : typeof raw === 'string' && NEGATIVE.test(raw);
+        if (neg) {
+          state.negatives++;
+          if (tx.transactionType === 'AUTHORIZED') state.negAuthorized++;
+        } else if (tx.transactionType === 'REFUND') state.posRefund++;
+      }
+    },
+    end() {
+      for (const [cc, byState] of locations)
+        for (const [st, n] of byState) {
+          const key = st === '' ? cc : `${cc}-${st}`;
+          state.locations[key] = (state.locations[key] ?? 0) + n;
+        }
+      locations.clear();
+      state.fixedLocal += TIME_READS.fixedZoneLocal - fixed0;
+      state.repeatedHour += TIME_READS.repeatedHour - repeated0;
+      fixed0 = TIME_READS.fixedZoneLocal;
+      repeated0 = TIME_READS.repeatedHour;
+      return state;
+    },
+  };
+}
+
+const NEGATIVE = /^\s*-/;
+
+/** The source amount's getter (its sign against the type), when the amount is read from one path. */
+function amountGetter(profile: CompiledProfile): Getter | undefined {
+  const use = profile.columns.find((c) => c.field === 'postedAmount' && c.rule.endsWith('.from'));
+  if (use === undefined) return undefined;
+  try {
+    return compileGetter(use.column);
+  } catch {
+    return undefined;
+  }
+}
+
+const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
+
+function top(m: Record<string, number>, n = 5): string {
+  const e = Object.entries(m).sort((a, b) => b[1] - a[1]);
+  return (
+    e
+      .slice(0, n)
+      .map(([k, c]) => `${k} ${c}`)
+      .join(', ') + (e.length > n ? ', …' : '')
+  );
+}
+
+/**
+ * The warnings the state shows for `profile`, one line each (none: no sign of a wrong profile).
+ * @example silentWarnings(profile, state) // ['13 local times read in the one zone America/New_York (timeZone) while …']
+ */
+export function silentWarnings(profile: CompiledProfile, state: SilentState): string[] {
+  const out: string[] = [];
+  const zones = [...new Set(profile.notes.fixedZones.map((z) => z.zone))];
+  if (state.fixedLocal > 0 && zones.length > 0) {
+    const spread = merchantZones(state.locations);
+    if (spread.zones.size + spread.undecided > 1) {
+      const rules = [...new Set(profile.notes.fixedZones.map((z) => z.rule))].join(', ');
+      out.push(
+        `${plural(state.fixedLocal, 'local time')} read in the one zone ${zones.join(', ')} (${rules}) while the merchants are in ${spread.zones.size > 1 ? `${spread.zones.size} zones` : 'several zones'} (${top(spread.countries)}): each is wrong by its merchant's offset from that zone; take the zone from the merchant ("zone": {"country": …, "state": …})`,
+      );
+    }
+  }
+  if (state.repeatedIds > 0)
+    out.push(
+      `transactionId repeats: ${state.repeatedIds} record${state.repeatedIds === 1 ? '' : 's'} share an id with an earlier one (first: ${state.firstRepeated}); only the first is sent: is the id column unique?`,
+    );
+  for (const [i, s] of profile.notes.amountScales.entries()) {
+    const m = state.scales[i] ?? {};
+    const n = Object.values(m).reduce((a, b) => a + b, 0);
+    if (n === 0) continue;
+    out.push(
+      `amounts scaled as ${s.currency ?? `exponent ${s.exponent}`} (${s.rule}) in ${plural(n, 'record')} whose currencyCode is another (${top(m)}): their amounts are off by a power of ten or in the wrong currency`,
+    );
+  }
+  if (state.postedBefore > 0)
+    out.push(
+      `transactionPostingTimestamp earlier than transactionTimestamp in ${plural(state.postedBefore, 'record')} (first: ${state.firstPostedBefore}): is the posting time read from the right event?`,
+    );
+  if (state.negatives > 0 && (state.negAuthorized > 0 || state.posRefund > 0))
+    out.push(
+      `transactionType contradicts the amount's sign: ${state.negAuthorized} AUTHORIZED with a negative amount, ${state.posRefund} REFUND with a positive one: is the type read from the right field?`,
+    );
+  return out;
+}
+
+/** The zones the merchants seen are in (a location that cannot decide its zone counted apart), and the countries. */
+function merchantZones(locations: Record<string, number>): {
+  zones: Set<string>;
+  undecided: number;
+  countries: Record<string, number>;
+} {
+  const found: string[] = [];
+  let undecided = 0;
+  const countries: Record<string, number> = {};
+  for (const [loc, n] of Object.entries(locations)) {
+    const [cc, state] = loc.split('-') as [string, string | undefined];
+    countries[cc] = (countries[cc] ?? 0) + n;
+    try {
+      found.push(locationZone(cc, state, new Map(), undefined));
+    } catch {
+      undecided++;
+    }
+  }
+  // Zones that keep the same time (Berlin and Paris) are one.
+  const zones = new Set<string>();
+  for (const z of found) if (![...zones].some((k) => oneZone([k, z]) !== null)) zones.add(z);
+  return { zones, undecided, countries };
+}
