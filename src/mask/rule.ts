@@ -114,7 +114,8 @@ function findCards(text: string, first: number, end: number, any: boolean): bool
     while (sig < count && digits.charCodeAt(a + sig) === 48) sig++;
     const len = count - sig;
     if (len < MIN || len > MAX) continue;
-    if (g === 0 && len <= 15 && sig === 0 && text.charCodeAt((view.from[first] as number) - 1) === 43) continue;
+    if (g === 0 && len <= 15 && sig === 0 && text.charCodeAt((view.from[first] as number) - 1) === 43)
+      continue;
     if ((g === 0 && mixedLeft) || (g === groups - 1 && mixedRight)) continue;
     if (brandAt(digits, a + sig, len) && luhnAt(digits, a + sig, a + count)) {
       spans.push(a + sig, a + count);
@@ -163,7 +164,8 @@ function maskedRun(text: string, first: number, end: number): string {
   // Each card number hides its own middle, whatever the others hide: none is left readable in part.
   const hidden = new Uint8Array(m);
   for (let s = 0; s < spans.length; s += 2)
-    for (let k = (spans[s] as number) + KEEP_HEAD; k < (spans[s + 1] as number) - KEEP_TAIL; k++) hidden[k] = 1;
+    for (let k = (spans[s] as number) + KEEP_HEAD; k < (spans[s + 1] as number) - KEEP_TAIL; k++)
+      hidden[k] = 1;
   const { cls, from, to } = view;
   let out = '';
   let pos = from[first] as number;
@@ -211,7 +213,8 @@ export function holdsCard(text: string): boolean {
     const c = text.charCodeAt(i);
     if (c < 48 || c > 57) break;
   }
-  if (i === n) return n - zeros >= MIN && n - zeros <= MAX && brandAt(text, zeros, n - zeros) && luhnAt(text, zeros, n);
+  if (i === n)
+    return n - zeros >= MIN && n - zeros <= MAX && brandAt(text, zeros, n - zeros) && luhnAt(text, zeros, n);
   buildView(text);
   const { cls, length } = view;
   for (let u = 0; u < length; u++) {

@@ -46,12 +46,18 @@ function percentAt(text: string, i: number): void {
   const b0 = hexAt(text, i + 1, 2);
   if (b0 < 0) return;
   const more = b0 < 0x80 ? 0 : b0 >= 0xf0 ? 3 : b0 >= 0xe0 ? 2 : b0 >= 0xc0 ? 1 : -1;
-  if (more < 0) return setDecoded(0xfffd, 3);
+  if (more < 0) {
+    setDecoded(0xfffd, 3);
+    return;
+  }
   let cp = more === 0 ? b0 : b0 & (0x3f >> more);
   for (let k = 1; k <= more; k++) {
     const at = i + 3 * k;
     const b = text.charCodeAt(at) === 37 ? hexAt(text, at + 1, 2) : -1;
-    if (b < 0x80 || b > 0xbf) return setDecoded(0xfffd, 3 * k);
+    if (b < 0x80 || b > 0xbf) {
+      setDecoded(0xfffd, 3 * k);
+      return;
+    }
     cp = cp * 64 + (b & 0x3f);
   }
   setDecoded(cp > 0x10ffff ? 0xfffd : cp, 3 * (more + 1));
@@ -71,7 +77,8 @@ function entityAt(text: string, i: number): void {
   if (/^#[0-9]{1,7}$/.test(body)) cp = Number(body.slice(1));
   else if (/^#[xX][0-9a-fA-F]{1,6}$/.test(body)) cp = Number.parseInt(body.slice(2), 16);
   else if (/^[A-Za-z][A-Za-z0-9]{1,10}$/.test(body)) {
-    return setDecoded(UNSEEN_ENTITIES.has(body.toLowerCase()) ? -3 : -2, end - i + 1);
+    setDecoded(UNSEEN_ENTITIES.has(body.toLowerCase()) ? -3 : -2, end - i + 1);
+    return;
   } else return;
   setDecoded(cp > 0x10ffff ? 0xfffd : cp, end - i + 1);
 }
@@ -91,9 +98,13 @@ function backslashAt(text: string, i: number): void {
     // A surrogate pair written as two escapes.
     if (hi >= 0xd800 && hi <= 0xdbff && text.charCodeAt(i + 6) === 92 && text.charCodeAt(i + 7) === 117) {
       const lo = hexAt(text, i + 8, 4);
-      if (lo >= 0xdc00 && lo <= 0xdfff) return setDecoded((hi - 0xd800) * 0x400 + (lo - 0xdc00) + 0x10000, 12);
+      if (lo >= 0xdc00 && lo <= 0xdfff) {
+        setDecoded((hi - 0xd800) * 0x400 + (lo - 0xdc00) + 0x10000, 12);
+        return;
+      }
     }
-    return setDecoded(hi, 6);
+    setDecoded(hi, 6);
+    return;
   }
   if (c === 120 /* x */) {
     const v = hexAt(text, i + 2, 2);
@@ -101,8 +112,14 @@ function backslashAt(text: string, i: number): void {
     return;
   }
   // \t \n \r \f \v \b \0 \/ \\ …: a separator (\0 unseen).
-  if (c === 48) return setDecoded(0, 2);
-  if (c === 116 || c === 110 || c === 114 || c === 102 || c === 118 || c === 98) return setDecoded(32, 2);
+  if (c === 48) {
+    setDecoded(0, 2);
+    return;
+  }
+  if (c === 116 || c === 110 || c === 114 || c === 102 || c === 118 || c === 98) {
+    setDecoded(32, 2);
+    return;
+  }
 }
 
 function grow(need: number): void {
