@@ -1,5 +1,6 @@
 // The leak corpus of the card-number rule: the brands' public test card numbers, each written the ways an export,
 // a spreadsheet or an attacker writes them (test/faults/leak-corpus.test.ts drives them through every path).
+import { leakForms } from './leak-forms.ts';
 import { withCheckDigit } from './pans.ts';
 
 /** The brands' published test numbers (Stripe, Adyen, Braintree documentation), one or two a brand. */
@@ -87,5 +88,6 @@ export function writings(pan: string): string[] {
     inScript(pan, 0x1d7ce),
     `REF${pan}X`,
     `paid with card ${grouped(pan, ' ')} today`,
+    ...leakForms(pan).map(([, text]) => text),
   ];
 }
