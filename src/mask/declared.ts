@@ -30,7 +30,7 @@ export function ownIdMatcher(d: OwnIdShape): (v: string) => boolean {
   return (v) =>
     (prefix === undefined || v.startsWith(prefix)) &&
     (width === undefined || v.length === width) &&
-    (re === undefined || re.exec(v) !== null);
+    (re === undefined || re.test(v));
 }
 
 /**
