@@ -63,7 +63,7 @@ export const KINDS: readonly Kind[] = [
     field: 'acquirerReferenceNumber',
     make: (next) => {
       const zeros = next() % 3 === 0 ? 1 + (next() % 3) : 0;
-      return '0'.repeat(zeros) + digits(next, 23 - zeros);
+      return '0'.repeat(zeros) + String(1 + (next() % 9)) + digits(next, 22 - zeros);
     },
   },
   {
