@@ -109,7 +109,12 @@ function hostileNdjson(): Expected {
   delete keyed.postedAmount;
   add(keyed, false);
   // Lines that are not JSON, quoting card numbers the way V8's messages would.
-  for (const bad of [`@${visa}`, `{"transactionId":"${visa}`, `${visa} ${mastercard}`, `123456789 ${amex}x`]) {
+  for (const bad of [
+    `@${visa}`,
+    `{"transactionId":"${visa}`,
+    `${visa} ${mastercard}`,
+    `123456789 ${amex}x`,
+  ]) {
     lines.push(bad);
     rejected++;
   }

@@ -3,8 +3,8 @@
 // (`ownNumericIds` with the kind's shape); free text and error text through the masking every output uses. The
 // rates are published in docs/security.md and checked against it by test/mask/fp-kinds.test.ts.
 import { FIELDS } from '../../src/map/rule-kit.ts';
-import { maskCardNumbers } from '../../src/mask.ts';
 import type { OwnIdShape } from '../../src/mask/declared.ts';
+import { maskCardNumbers } from '../../src/mask.ts';
 import { rulesWithOwnIds, validateValues } from '../../src/validate/validate.ts';
 import { rng } from './false-positives.ts';
 
@@ -112,7 +112,11 @@ export const ID_KINDS: readonly IdKind[] = [
 ];
 
 /** How many of `n` values of an id kind the validator refuses, undeclared and declared (each value checked both ways). */
-export function idRefusals(kind: IdKind, n: number, seed = 30): { undeclared: number; declared: number; examples: string[] } {
+export function idRefusals(
+  kind: IdKind,
+  n: number,
+  seed = 30,
+): { undeclared: number; declared: number; examples: string[] } {
   const next = rng(seed);
   const at = FIELDS.indexOf(kind.field as (typeof FIELDS)[number]);
   if (at < 0) throw new Error(`no field ${kind.field}`);
@@ -132,7 +136,22 @@ export function idRefusals(kind: IdKind, n: number, seed = 30): { undeclared: nu
   return out;
 }
 
-const CHAINS = ['WAL-MART SC', 'TARGET T-', 'SHELL OIL', 'CVS/PHARMACY', 'KROGER', 'MCDONALD\'S F', 'HOME DEPOT', 'SAFEWAY', '7-ELEVEN', 'CHEVRON', 'WALGREENS', 'COSTCO WHSE', 'SQ *BLUE BOTTLE', 'TST* JOES PIZZA'];
+const CHAINS = [
+  'WAL-MART SC',
+  'TARGET T-',
+  'SHELL OIL',
+  'CVS/PHARMACY',
+  'KROGER',
+  "MCDONALD'S F",
+  'HOME DEPOT',
+  'SAFEWAY',
+  '7-ELEVEN',
+  'CHEVRON',
+  'WALGREENS',
+  'COSTCO WHSE',
+  'SQ *BLUE BOTTLE',
+  'TST* JOES PIZZA',
+];
 const CITIES = ['BENTONVILLE AR', 'AUSTIN TX', 'SAN FRANCISCO CA', 'NEW YORK NY', 'CHICAGO IL', 'SEATTLE WA'];
 
 /** A free-text or error-text kind: a generator; mangled = masking changed it. */
@@ -166,7 +185,8 @@ export const TEXT_KINDS: readonly TextKind[] = [
   },
   {
     name: 'merchant city with postal code and phone',
-    make: (next) => `${pick(next, CITIES)} ${digits(next, 5)}-${digits(next, 4)} ${digits(next, 3)}-${digits(next, 3)}-${digits(next, 4)}`,
+    make: (next) =>
+      `${pick(next, CITIES)} ${digits(next, 5)}-${digits(next, 4)} ${digits(next, 3)}-${digits(next, 3)}-${digits(next, 4)}`,
   },
   {
     // Error text from PostgreSQL and the operating system (issue 35): paths of OIDs, a disk-full message.

@@ -111,7 +111,7 @@ const DINGBAT_ZEROS: Array<[number, number, number]> = [
 /**
  * A text as a person reads it: escapes decoded (`%xx`, HTML entities, `\uXXXX`, `\t`), NFKC, dingbat digits as
  * digits, unseen characters (format, default-ignorable, combining marks, controls) removed, and every run of what is
- * neither a letter nor a digit left out — so the digits of a written number stand in a row.
+ * neither a letter, a digit nor the mask `*` left out — so the digits of a written number stand in a row.
  */
 export function readAsPerson(text: string): string {
   let t = text
@@ -142,5 +142,6 @@ export function readAsPerson(text: string): string {
     cp = (cp - k) % 10;
     return String(cp);
   });
-  return t.replace(/[^\p{L}0-9]+/gu, '');
+  // A mask character stays: digits on either side of a hidden stretch are not in a row.
+  return t.replace(/[^\p{L}0-9*]+/gu, '');
 }

@@ -30,7 +30,11 @@ describe('false positives, third pass: rates published in docs/security.md', () 
   for (const kind of ID_KINDS) {
     it(`${kind.name} (${kind.field}): 0 refused declared; undeclared at the published rate`, () => {
       const r = idRefusals(kind, N);
-      report(`pan false positives: ${kind.name}`, { values: N, undeclared: r.undeclared, declared: r.declared });
+      report(`pan false positives: ${kind.name}`, {
+        values: N,
+        undeclared: r.undeclared,
+        declared: r.declared,
+      });
       expect(r.examples).toEqual([]);
       expect(r.declared).toBe(0);
       expect(rows.get(kind.name), `docs/security.md has no row for ${kind.name}`).toEqual([
