@@ -2,7 +2,6 @@
 // the profile's top level here, one field's rule in rule.ts (source.ts, extract.ts, convert.ts), the card
 // number column in pan.ts.
 
-import { describeOwnId, type OwnIdShape, ownIdMatcher } from '../mask/declared.ts';
 import { maskDeep, maskPan } from '../mask.ts';
 import type { FieldError } from '../model/field-error.ts';
 import type { InputFormat } from '../model/input.ts';
@@ -22,6 +21,7 @@ import {
 import { profileCodeNotes } from './code-notes.ts';
 import { checkDepth } from './depth.ts';
 import { MapFail } from './fail.ts';
+import { describeOwnId, type OwnIdShape, ownIdMatcher } from './own-ids.ts';
 import { applyPan, compilePan, type PanRule, setPath } from './pan.ts';
 import { pathText } from './path.ts';
 import { recordZonePath } from './record-zone.ts';
@@ -231,7 +231,7 @@ export function buildProfile(p: {
 }): CompiledProfile {
   const { steps, pan, explicit } = p;
   const ownIds = (p.ownIds ?? []).map(describeOwnId);
-  const rules = rulesWithOwnIds(p.ownIds ?? []);
+  const rules = rulesWithOwnIds((p.ownIds ?? []).map((d) => ({ field: d.field, matches: ownIdMatcher(d) })));
   const n = steps.length;
   const index = steps.map((s) => FIELD_INDEX.get(s.field) as number);
   const width = FIELDS.length;

@@ -1,6 +1,5 @@
 // Validation of one TransactionNotification against the interface's types and our enforced formats.
 
-import { type OwnIdShape, ownIdMatcher } from '../mask/declared.ts';
 import { containsCardNumber, FIXED_WIDTHS, holdsCardNumberId } from '../mask.ts';
 import { isCountryAlpha2, isCurrencyCode } from '../model/codes.ts';
 import type { FieldError } from '../model/field-error.ts';
@@ -249,20 +248,28 @@ const RULE_AT: readonly Rule[] = FIELD_NAMES.map((f) => ({
 export const OWN_ID_FIELDS: readonly string[] = FIELD_NAMES.filter((f) => CARD_CHECK[f] === 'id');
 
 /**
- * The rules (validateValues' `rules`) of a profile declaring some id fields the bank's own numeric ids: a value of
- * those fields that is all ASCII digits is sent as it is, whatever the card-number rule says of it.
+ * The rules (validateValues' `rules`) of a profile declaring some id fields the bank's own ids: a value of those
+ * fields that is all ASCII digits (a name alone) or that `matches` the declared shape (src/map/own-ids.ts) is sent
+ * as it is, whatever the card-number rule says of it.
  * @example validateValues(values, requiredAt, false, rulesWithOwnIds(['transactionId']))
  */
-export function rulesWithOwnIds(declared: ReadonlyArray<string | OwnIdShape>): readonly Rule[] {
+export function rulesWithOwnIds(
+  declared: ReadonlyArray<string | { field: string; matches: (v: string) => boolean }>,
+): readonly Rule[] {
   if (declared.length === 0) return RULE_AT;
-  const shapes = new Map(
-    declared.map((d) => (typeof d === 'string' ? { field: d } : d)).map((d) => [d.field, d]),
+  const own = new Map(
+    declared.map((d) =>
+      typeof d === 'string' ? [d, (v: string) => ASCII_DIGITS.test(v)] : [d.field, d.matches],
+    ),
   );
   return RULE_AT.map((r, i) => {
-    const d = shapes.get(FIELD_NAMES[i] as string);
-    return d === undefined ? r : { ...r, card: 'own' as const, own: ownIdMatcher(d) };
+    const matches = own.get(FIELD_NAMES[i] as string);
+    return matches === undefined ? r : { ...r, card: 'own' as const, own: matches };
   });
 }
+
+const ASCII_DIGITS = /^[0-9]+$/;
+
 /** One lookup per field name. */
 const RULES = new Map<string, Rule>(FIELD_NAMES.map((f, i) => [f, RULE_AT[i] as Rule]));
 

@@ -2,8 +2,9 @@
 // seeded values a kind. Ids are run through the validator as the field they belong to, undeclared and declared
 // (`ownNumericIds` with the kind's shape); free text and error text through the masking every output uses. The
 // rates are published in docs/security.md and checked against it by test/mask/fp-kinds.test.ts.
+
+import { type OwnIdShape, ownIdMatcher } from '../../src/map/own-ids.ts';
 import { FIELDS } from '../../src/map/rule-kit.ts';
-import type { OwnIdShape } from '../../src/mask/declared.ts';
 import { maskCardNumbers } from '../../src/mask.ts';
 import { rulesWithOwnIds, validateValues } from '../../src/validate/validate.ts';
 import { rng } from './false-positives.ts';
@@ -122,7 +123,9 @@ export function idRefusals(
   if (at < 0) throw new Error(`no field ${kind.field}`);
   const values: unknown[] = new Array(FIELDS.length).fill(undefined);
   const plain = rulesWithOwnIds([]);
-  const declared = rulesWithOwnIds([{ field: kind.field, ...kind.declare }]);
+  const declared = rulesWithOwnIds([
+    { field: kind.field, matches: ownIdMatcher({ field: kind.field, ...kind.declare }) },
+  ]);
   const out = { undeclared: 0, declared: 0, examples: [] as string[] };
   for (let i = 0; i < n; i++) {
     const v = kind.make(next);

@@ -1,8 +1,8 @@
-// Declared context for the card-number rule: a profile declares an id field the bank's own identifier, which never
+// Declared context for the card-number rule (src/mask.ts): a profile declares an id field the bank's own identifier, which never
 // holds a card number (`ownNumericIds`). Declared by name alone, its all-digit values are the bank's; declared with
 // a shape (`prefix`, `pattern`, `width`), every value of that shape is, letters and separators included
 // (`ORD-` + 16 digits, a branch and account number). A value of another shape is checked as any id.
-import { compilePattern } from '../map/pattern.ts';
+import { compilePattern } from './pattern.ts';
 
 /** One declaration: a field name alone, or the field and the shape of its values. */
 export interface OwnIdShape {
