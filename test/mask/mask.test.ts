@@ -96,6 +96,19 @@ describe('masking text: card numbers where the digits stand as a card is written
     expect(maskCardNumbers(once)).toBe(once);
   });
 
+  it('error text and ids a person reads as no card number stay as written (issues 29, 33, 35)', () => {
+    for (const text of [
+      'could not extend file "pg_tblspc/34531/PG_18_202506291/34532/34700": No space left on device',
+      'could not write to file "base/16384/34532.1": No space left on device (OID 3453278763)',
+      'HTTP 500 [requestId c2643914-6029-4123-8183-0242ac120002]',
+      'arn 74618130000000000000007',
+      'WAL-MART SC #6512 355-1870472',
+    ]) {
+      expect(maskCardNumbers(text)).toBe(text);
+      expect(containsCardNumber(text)).toBe(false);
+    }
+  });
+
   it('a number glued to other digits is one longer number, not a card number (as send reads an id)', () => {
     for (const text of [`${visa}${mastercard}`, `1234${visa}`, `ref ${visa}99`]) {
       expect(maskCardNumbers(text)).toBe(text);
