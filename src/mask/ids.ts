@@ -34,6 +34,8 @@ const SCIENTIFIC = /^[+-]?([0-9])[.,]([0-9]+)[eE]\+?([0-9]{1,2})$/;
  * a brand's IIN at that length, and its mantissa shows 12 digits or more of it (Luhn where it shows them all).
  */
 function scientificCard(text: string): boolean {
+  // Cheap first: an exponent needs an E.
+  if (text.length > 32 || (text.indexOf('E') < 0 && text.indexOf('e') < 0)) return false;
   const m = SCIENTIFIC.exec(text.trim());
   if (m === null) return false;
   const shown = (m[1] as string) + (m[2] as string);
