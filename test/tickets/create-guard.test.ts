@@ -90,4 +90,21 @@ describe('text a person types is refused when it holds a card number, before any
     }
     expect(capture.all).toEqual([]);
   });
+
+  it('redemptions, reconcile, trace --customer and stores --postal-code', async () => {
+    const env = { SVC_LEDGER_PATH: join(mkdtempSync(join(tmpdir(), 'svc-guard-')), 'l.ndjson') };
+    const b = ['--base-url', capture.url];
+    const runs = await Promise.all([
+      runCli(['redemptions', '--customer', `c ${lrm}`, ...b], { env }),
+      runCli(['reconcile', '--customer', visa, ...b], { env }),
+      runCli(['trace', '1', '--customer', visa, ...b], { env }),
+      runCli(['stores', '--ad', '1', '--postal-code', visa, '--radius', '10', ...b], { env }),
+    ]);
+    for (const r of runs) {
+      expect(r.code, r.stderr).toBe(1);
+      expect(r.stderr).toMatch(/--(customer|postal-code) holds a card number/);
+      expect(panPiecesIn(r.stderr + r.stdout, [visa])).toEqual([]);
+    }
+    expect(capture.all).toEqual([]);
+  });
 });
