@@ -311,9 +311,12 @@ function crossCheck(cfg: Config, sourceOf: (path: string) => string): void {
       cfg.baseUrl,
     );
   }
-  // The URL is stored (the ledger's `destination`) and sent: a card number in its path is refused.
+  // The URL and the institution are stored (the ledger's `destination`) and sent: a card number in them is refused.
   refuseTypedCardNumbers(
-    [[`baseUrl (${sourceOf('baseUrl')})`, decodeURIComponentSafe(url.pathname)]],
+    [
+      [`baseUrl (${sourceOf('baseUrl')})`, decodeURIComponentSafe(url.pathname)],
+      [`institutionId (${sourceOf('institutionId')})`, cfg.institutionId],
+    ],
     'CONFIG_INVALID',
   );
   // A trailing slash would double up with the endpoint paths.
