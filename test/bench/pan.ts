@@ -27,8 +27,14 @@ export async function panCorpus(perKind: number): Promise<ScenarioResult> {
   // The digit-context fuzz at bench size (the suite runs 100,000): no 12 digits of a card number in a row.
   const fuzzCases = perKind / 10;
   let fuzzLeaks = 0;
-  for (const c of digitFuzz(fuzzCases)) if (piecesLeft(maskCardNumbers(c.text), c.cards).length > 0) fuzzLeaks++;
-  runs.push({ kind: 'digit-context fuzz', values: fuzzCases, refused: fuzzLeaks, rate: fuzzLeaks / fuzzCases });
+  for (const c of digitFuzz(fuzzCases))
+    if (piecesLeft(maskCardNumbers(c.text), c.cards).length > 0) fuzzLeaks++;
+  runs.push({
+    kind: 'digit-context fuzz',
+    values: fuzzCases,
+    refused: fuzzLeaks,
+    rate: fuzzLeaks / fuzzCases,
+  });
   log(`  digit-context fuzz: ${fuzzLeaks} of ${fuzzCases} cases left 12 digits of a card number in a row`);
   const wallMs = performance.now() - t0;
   const values = perKind * (KINDS.length + 1);

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { listenTickets, useCapture } from '../helpers/capture.ts';
 import { runCli } from '../helpers/cli.ts';
-import { grouped, LEAK_PANS, writings } from '../helpers/leak-corpus.ts';
+import { grouped, LEAK_PANS, writingsFor } from '../helpers/leak-corpus.ts';
 import { cardWindows, panPiecesIn } from '../helpers/pans.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { CANONICAL_COLUMNS, makeTx } from '../helpers/transactions.ts';
@@ -54,8 +54,8 @@ function corpusNdjson(prefix: string): { lines: string[]; valid: number; ids: st
   const ids: string[] = [];
   let i = 0;
   let valid = 0;
-  for (const pan of PANS) {
-    for (const [k, w] of writings(pan).entries()) {
+  for (const [p, pan] of PANS.entries()) {
+    for (const [k, w] of writingsFor(pan, p).entries()) {
       // In free text, the writings that fit its 50 characters (a longer one cut here would hold a part of the
       // number the rule cannot know for one; test/mask/mask.test.ts and the tickets case take them whole).
       if (w.length <= 50) {
@@ -240,7 +240,7 @@ describe('the leak corpus: no card number, and no 12 digits of one, by any path'
     }
     report('leak corpus: send + ledger commands', {
       pans: PANS.length,
-      writings: writings(PANS[0] as string).length,
+      writings: writingsFor(PANS[0] as string, 0).length,
       records: corpus.lines.length + tpl.lines.length + nw.rows,
       leaks: Object.keys(found).length,
     });
@@ -255,7 +255,7 @@ describe('the leak corpus: no card number, and no 12 digits of one, by any path'
     const nwFile = join(w.dir, `nw ${LEAK_PANS.unionpay}.csv`);
     await writeFile(nwFile, northwindCsv().text);
     // A CSV whose column names and first values are card numbers, for the draft and the check.
-    const names = PANS.slice(0, 5).map((p, k) => writings(p)[k + 5] as string);
+    const names = PANS.slice(0, 5).map((p, k) => writingsFor(p, k)[k + 5] as string);
     const draftCsv = join(w.dir, `draft ${LEAK_PANS.visa2}.csv`);
     await writeFile(
       draftCsv,
@@ -355,8 +355,8 @@ describe('the leak corpus: no card number, and no 12 digits of one, by any path'
   it('tickets listen: webhook bodies carrying the corpus, under our own ids’ key names too', async () => {
     const listener = await listenTickets({ SVC_LOG_LEVEL: 'debug' });
     let posted = 0;
-    for (const pan of PANS) {
-      const ws = writings(pan);
+    for (const [p, pan] of PANS.entries()) {
+      const ws = writingsFor(pan, p);
       // Nearly a UUID's shape, the card number (a 16-digit one) in its printed groups, under our own id's key
       // name. (A true UUID, 8-4-4-4-12, is never read as a card number, even where its 8-4-4 digits pass.)
       const uuidLike =

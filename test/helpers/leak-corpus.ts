@@ -91,3 +91,14 @@ export function writings(pan: string): string[] {
     ...leakForms(pan).map(([, text]) => text),
   ];
 }
+
+/**
+ * The writings the end-to-end corpus takes of the k-th number: every writing of the first two passes, and a third
+ * of the third pass's forms, a different third for each k — so across the 13 numbers every form goes through every
+ * path, at half the lines (test/mask/mask.test.ts takes every writing of every number).
+ */
+export function writingsFor(pan: string, k: number): string[] {
+  const all = writings(pan);
+  const old = all.length - leakForms(pan).length;
+  return all.filter((_, i) => i < old || (i - old + k) % 3 === 0);
+}
