@@ -27,41 +27,39 @@ for (let n = MIN; n <= MAX; n++) {
 }
 
 /**
- * The cheap pre-check every caller starts with: does the text hold 13 digits at all (an escape's hex digits
- * counting as digits)? One pass of charCodeAt, stopping at the 13th digit.
- * @example hasThirteenDigits('tx-000123') // false
+ * Do 13 digits stand in the text (an escape's hex digits counting as digits)? With `letterEnds`, only in one run:
+ * a letter starts the count again (a separator or an unseen character does not), and an escape's first character
+ * (`%`, `&`, `\\`) leaves the answer to the count without it. One pass of charCodeAt, ASCII through the class table.
  */
-export function hasThirteenDigits(text: string): boolean {
+function thirteenDigits(text: string, letterEnds: boolean): boolean {
   const n = text.length;
   if (n < MIN) return false;
   let count = 0;
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i);
-    if (c <= 57) {
-      if (c >= 48 && ++count === MIN) return true;
-    } else if (c > 127 && classAt(text, i) >= DIGIT && ++count === MIN) return true;
+    if (letterEnds && (c === 37 || c === 38 || c === 92)) return thirteenDigits(text, false);
+    const k = c < 128 ? (BMP[c] as number) : classAt(text, i);
+    if (k >= DIGIT) {
+      if (++count === MIN) return true;
+    } else if (letterEnds && k === LETTER) count = 0;
   }
   return false;
 }
 
 /**
- * The pre-check of maskText and holdsCard: may a digit run of the text reach 13 digits? One pass over ASCII through
- * the class table (a letter ends a run, a separator does not); any other character or an escape's first character
- * (`%`, `&`, `\\`) leaves the answer to the view.
+ * The cheap pre-check: does the text hold 13 digits at all? Stops at the 13th digit.
+ * @example hasThirteenDigits('tx-000123') // false
+ */
+export function hasThirteenDigits(text: string): boolean {
+  return thirteenDigits(text, false);
+}
+
+/**
+ * The pre-check of maskText and holdsCard: may a digit run of the text reach 13 digits? Most values (names, codes,
+ * UUIDs, hex ids) end it at once.
  */
 export function mayHoldCard(text: string): boolean {
-  const n = text.length;
-  if (n < MIN) return false;
-  let count = 0;
-  for (let i = 0; i < n; i++) {
-    const c = text.charCodeAt(i);
-    if (c >= 128 || c === 37 || c === 38 || c === 92) return hasThirteenDigits(text);
-    const k = BMP[c] as number;
-    if (k >= DIGIT) {
-      if (++count === MIN) return true;
-    } else if (k === LETTER) count = 0;
-  }
-  return false;
+  return thirteenDigits(text, true);
 }
 
 /** The run under way: its digits as ASCII, each digit's unit, each group's first digit and digit count. */
