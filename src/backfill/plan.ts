@@ -110,6 +110,15 @@ export async function planBackfill(o: PlanOptions): Promise<PlanResult> {
       );
     const columns = spec.format === 'csv' ? await readCsvHeader(spec, { delimiter }) : undefined;
     if (columns) checkRequiredColumns(profile, columns, spec.path);
+    // The header is stored too (workers read the later partitions by it): a column named with a card number is refused.
+    const carded = columns?.findIndex((c) => containsCardNumber(c)) ?? -1;
+    if (carded >= 0)
+      throw new SvcIngestError(
+        'USAGE_INVALID',
+        `${maskCardNumbers(abs)}: header column ${carded + 1} (${JSON.stringify(maskCardNumbers(columns?.[carded] ?? ''))}) ` +
+          "holds a card number, and a backfill stores its inputs' headers; fix the header",
+        { source: maskCardNumbers(abs) },
+      );
     specs.push({ spec: { ...spec, path: abs }, columns });
   }
   const mapping = await mappingOf(o.mapping);

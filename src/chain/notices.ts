@@ -32,7 +32,7 @@ export function columnMissing(log: Logger): (message: string, use: ColumnUse, so
 export function ownIdsNotice(log: Logger, profileName: string, fields: readonly string[]): void {
   log.warn(
     { event: 'mapping.own_numeric_ids', mapping: profileName, fields },
-    `mapping ${profileName} declares ${fields.join(', ')} the bank's own numeric ids: their all-digit values are sent without the card-number check`,
+    `mapping ${profileName} declares ${fields.join(', ')} the bank's own numeric ids: their values (all digits, or of the declared shape) are sent without the card-number check`,
   );
 }
 

@@ -1,8 +1,10 @@
 // `svc-ingest reconcile`: matches customers' redemptions against the transactions our ledgers show as acked.
+
 import { type Command, Option } from 'commander';
 import { EXIT, ExitError, SvcIngestError } from '../errors.ts';
 import type { FoundLine } from '../ledger/file/find.ts';
 import { type Logger, stderrLine } from '../log.ts';
+import { refuseTypedCardNumbers } from '../mask/typed.ts';
 import type { ExportTransaction } from '../reconcile/customers.ts';
 import type { CustomerReconciliation, FetchedCustomer, ReconcileReport } from '../reconcile/reconcile.ts';
 import type { TicketRecord } from '../tickets/state.ts';
@@ -154,6 +156,7 @@ export async function runReconcile(opts: ReconcileOptions): Promise<number> {
   const sources =
     (opts.customer ?? []).length + (opts.customersFrom ?? []).length + (opts.fromExport ?? []).length;
   if (sources === 0) throw usage('no customers: give --customer, --customers-from or --from-export');
+  refuseTypedCardNumbers((opts.customer ?? []).map((c) => ['--customer', c] as const));
   if (byTransaction && opts.ndjson) throw usage('--ndjson: reconcile by transaction prints --json or text');
   // The ledgers are checked before anything is read or asked of the service.
   const ledgers = await ledgerPaths(opts.ledger, loadCommandConfig(opts));

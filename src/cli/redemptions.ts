@@ -1,6 +1,8 @@
 // `svc-ingest redemptions`: one customer's redeemed ads (GET getCustomerAdRedemptions, with a session token).
+
 import type { Command } from 'commander';
 import type { RedemptionsResponse } from '../client/models.ts';
+import { refuseTypedCardNumbers } from '../mask/typed.ts';
 import {
   addConnectionOptions,
   addExamples,
@@ -29,6 +31,7 @@ export function formatRedemptions(customer: string, res: RedemptionsResponse): s
 }
 
 export async function runRedemptions(opts: RedemptionsOptions): Promise<void> {
+  refuseTypedCardNumbers([['--customer', opts.customer]]);
   const lookback =
     opts.lookbackDays === undefined ? undefined : parseIntOption(opts.lookbackDays, '--lookback-days');
   await withContext(opts, async ({ client }) => {

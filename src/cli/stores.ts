@@ -1,8 +1,10 @@
 // `svc-ingest stores`: store locations near a customer for one or more ads (POST getstorelocations).
+
 import type { Command } from 'commander';
 import type { CustomerLocation, StoreLocationsResponse } from '../client/models.ts';
 import { SvcIngestError } from '../errors.ts';
 import { stderrLine } from '../log.ts';
+import { refuseTypedCardNumbers } from '../mask/typed.ts';
 import {
   addConnectionOptions,
   addExamples,
@@ -36,6 +38,7 @@ function customerLocation(opts: StoresOptions): CustomerLocation {
       },
     };
   }
+  refuseTypedCardNumbers([['--postal-code', opts.postalCode]]);
   if (opts.postalCode !== undefined) return { postalCode: opts.postalCode };
   throw new SvcIngestError('USAGE_INVALID', 'give --lat and --lon, or --postal-code', { field: '--lat' });
 }

@@ -8,6 +8,7 @@ import type { CreateTicketRequest, Ticket, TicketWebhookUpdate } from '../client
 import { readWebhookSecret } from '../config/secret.ts';
 import { EXIT, ExitError, SvcIngestError } from '../errors.ts';
 import { createLogger, stderrLine } from '../log.ts';
+import { refuseTypedCardNumbers } from '../mask/typed.ts';
 import { maskDeep } from '../mask.ts';
 import { classifyFailure } from '../send/classify.ts';
 import { fetchedEvent } from '../tickets/state.ts';
@@ -125,6 +126,17 @@ function printAccepted(
 export async function runCreate(opts: CreateOptions): Promise<void> {
   const { ticketNumbers } = await import('../tickets/ids.ts');
   const ids = opts.transaction.map((t) => t.trim());
+  // A card number typed into any field (a support agent pasting the customer's card) is refused before anything
+  // is stored or sent. A transaction id is checked here with --force; without it, it must be one the ledger shows
+  // acknowledged (sent, so it passed the rule or is a declared own id).
+  refuseTypedCardNumbers([
+    ['--ticket-id', opts.ticketId],
+    ['--customer', opts.customer],
+    ['--offer', opts.offer],
+    ['--description', opts.description],
+    ['--author', opts.author],
+    ...(opts.force ? ids.map((id) => ['--transaction', id] as const) : []),
+  ]);
   const req: CreateTicketRequest = {
     sourceTicketId: opts.ticketId,
     sourceCustomerId: opts.customer,

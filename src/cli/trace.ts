@@ -1,9 +1,11 @@
 // `svc-ingest trace ID...`: one verdict per transaction — never read, rejected, failed, or acknowledged and then
 // its reward (paid, pending, none yet) or a ticket about it — from the ledgers and the rejects file, asking the
 // service only for the customer's redemptions and the tickets that name the ids.
+
 import type { Command } from 'commander';
 import type { ConfigFlags } from '../config/index.ts';
 import { EXIT, ExitError, SvcIngestError } from '../errors.ts';
+import { refuseTypedCardNumbers } from '../mask/typed.ts';
 import type { TicketRecord } from '../tickets/state.ts';
 import type { CustomerRedemptions, TransactionTrace } from '../trace/trace.ts';
 import {
@@ -60,6 +62,7 @@ async function askService(
 }
 
 export async function runTrace(ids: string[], opts: TraceOptions): Promise<number> {
+  refuseTypedCardNumbers([['--customer', opts.customer]]);
   const extra: ConfigFlags =
     opts.ledgerUrl === undefined ? {} : { 'ledger.url': { value: opts.ledgerUrl, flag: '--ledger-url' } };
   const config = loadCommandConfig(opts, extra);

@@ -1,7 +1,9 @@
 // Loads the configuration in layers (defaults, config files, env SVC_*, flags) and validates it once.
+
 import { accessSync, constants } from 'node:fs';
 import { SvcIngestError } from '../errors.ts';
 import { builtinText } from './builtin.ts';
+import { refuseTypedCardNumbers } from '../mask/typed.ts';
 import { CONFIG_FILE_ENV, CONFIG_KEYS, type KeySpec, LOG_LEVELS, SESSION_PROVIDERS } from './schema.ts';
 import { isEnvName, shownPath } from './secret.ts';
 import { FILE_CAPS, readSmallFile } from './small-file.ts';
@@ -265,6 +267,15 @@ function missing(): Sourced {
   return { value: undefined, source: DEFAULT_SOURCE, text: false };
 }
 
+/** A path with its %-escapes decoded where they are valid (the rule reads them too; this is belt and braces). */
+function decodeURIComponentSafe(path: string): string {
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
+}
+
 /** Checks that involve more than one key. */
 function crossCheck(cfg: Config, sourceOf: (path: string) => string): void {
   let url: URL;
@@ -300,6 +311,14 @@ function crossCheck(cfg: Config, sourceOf: (path: string) => string): void {
       cfg.baseUrl,
     );
   }
+  // The URL and the institution are stored (the ledger's `destination`) and sent: a card number in them is refused.
+  refuseTypedCardNumbers(
+    [
+      [`baseUrl (${sourceOf('baseUrl')})`, decodeURIComponentSafe(url.pathname)],
+      [`institutionId (${sourceOf('institutionId')})`, cfg.institutionId],
+    ],
+    'CONFIG_INVALID',
+  );
   // A trailing slash would double up with the endpoint paths.
   cfg.baseUrl = cfg.baseUrl.replace(/\/+$/, '');
   if (cfg.auth.tokenEnv && cfg.auth.tokenFile) {

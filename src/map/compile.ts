@@ -1,6 +1,7 @@
 // Compiles a checked mapping-profile document into one fast closure per field (no per-record interpretation):
 // the profile's top level here, one field's rule in rule.ts (source.ts, extract.ts, convert.ts), the card
 // number column in pan.ts.
+
 import { maskDeep, maskPan } from '../mask.ts';
 import type { FieldError } from '../model/field-error.ts';
 import type { InputFormat } from '../model/input.ts';
@@ -21,6 +22,7 @@ import { profileCodeNotes } from './code-notes.ts';
 import { checkDepth } from './depth.ts';
 import { type CompiledExpand, compileExpand, ELEMENT_INDEX } from './expand.ts';
 import { MapFail } from './fail.ts';
+import { describeOwnId, type OwnIdShape, ownIdMatcher } from './own-ids.ts';
 import { applyPan, compilePan, type PanRule, setPath } from './pan.ts';
 import { pathText } from './path.ts';
 import { recordZonePath } from './record-zone.ts';
@@ -113,7 +115,7 @@ export function compileProfile(doc: unknown, source: string, defaultName: string
   const pan = doc.pan === undefined ? undefined : compilePan(env, doc.pan);
   const ownIds = compileOwnIds(source, doc.ownNumericIds);
   const expand = doc.expand === undefined ? undefined : compileExpand(env, doc.expand);
-  env.ownIds = new Set(ownIds);
+  env.ownIds = new Map(ownIds.map((d) => [d.field, ownIdMatcher(d)]));
   const fields = doc.fields;
   if (!isObject(fields)) bad(source, 'fields', 'an object of TransactionNotification field → rule', fields);
   const steps: Step[] = [];
@@ -179,16 +181,51 @@ export function compileProfile(doc: unknown, source: string, defaultName: string
 }
 
 /**
- * `ownNumericIds`: id fields whose values are the bank's own numeric identifiers, sent unchanged when all digits
- * even where the card-number rule would see a card number in them (src/mask.ts).
+ * `ownNumericIds`: id fields whose values are the bank's own identifiers, sent unchanged even where the card-number
+ * rule would see a card number in them (src/mask.ts): a field name (its all-digit values), or
+ * `{"field", "prefix", "pattern", "width"}` (its values of that shape, src/mask/declared.ts).
  */
-function compileOwnIds(source: string, v: Json | undefined): string[] {
+function compileOwnIds(source: string, v: Json | undefined): OwnIdShape[] {
   if (v === undefined) return [];
-  const expected = `a list of id fields (${OWN_ID_FIELDS.join(', ')})`;
+  const expected = `a list of id fields (${OWN_ID_FIELDS.join(', ')}), each a name or {"field", "prefix", "pattern", "width"}`;
   if (!Array.isArray(v)) bad(source, 'ownNumericIds', expected, v);
-  for (const f of v)
-    if (typeof f !== 'string' || !OWN_ID_FIELDS.includes(f)) bad(source, 'ownNumericIds', expected, f);
-  return [...new Set(v as string[])];
+  const out = new Map<string, OwnIdShape>();
+  for (const f of v) {
+    const d = typeof f === 'string' ? { field: f } : isObject(f) ? ownShape(source, f) : undefined;
+    if (d === undefined || !OWN_ID_FIELDS.includes(d.field)) bad(source, 'ownNumericIds', expected, f);
+    out.set(d.field, d);
+  }
+  return [...out.values()];
+}
+
+function ownShape(source: string, f: Record<string, Json>): OwnIdShape {
+  const at = 'ownNumericIds[]';
+  for (const k of Object.keys(f))
+    if (!['field', 'prefix', 'pattern', 'width'].includes(k))
+      bad(source, `${at}.${k}`, 'field, prefix, pattern or width', k);
+  const { field, prefix, pattern, width } = f;
+  if (typeof field !== 'string') bad(source, `${at}.field`, 'an id field name', field);
+  if (prefix !== undefined && (typeof prefix !== 'string' || prefix === ''))
+    bad(source, `${at}.prefix`, 'a non-empty string', prefix);
+  if (
+    width !== undefined &&
+    (typeof width !== 'number' || !Number.isInteger(width) || width < 1 || width > 256)
+  )
+    bad(source, `${at}.width`, 'an integer 1..256', width);
+  if (pattern !== undefined) {
+    if (typeof pattern !== 'string') bad(source, `${at}.pattern`, 'a regular expression (RE2)', pattern);
+    try {
+      ownIdMatcher({ field, pattern });
+    } catch (err) {
+      bad(source, `${at}.pattern`, 'a regular expression (RE2)', (err as Error).message);
+    }
+  }
+  return {
+    field,
+    ...(prefix !== undefined ? { prefix: prefix as string } : {}),
+    ...(pattern !== undefined ? { pattern: pattern as string } : {}),
+    ...(width !== undefined ? { width: width as number } : {}),
+  };
 }
 
 /** Assemble the CompiledProfile around compiled steps (shared by files and the canonical profile). */
@@ -205,13 +242,13 @@ export function buildProfile(p: {
   steps: Step[];
   pan?: PanRule;
   explicit: Set<string>;
-  ownIds?: readonly string[];
+  ownIds?: readonly OwnIdShape[];
   expand?: CompiledExpand;
   notes?: ProfileNotes;
 }): CompiledProfile {
   const { steps, pan, explicit } = p;
-  const ownIds = p.ownIds ?? [];
-  const rules = rulesWithOwnIds(ownIds);
+  const ownIds = (p.ownIds ?? []).map(describeOwnId);
+  const rules = rulesWithOwnIds((p.ownIds ?? []).map((d) => ({ field: d.field, matches: ownIdMatcher(d) })));
   const n = steps.length;
   const index = steps.map((s) => FIELD_INDEX.get(s.field) as number);
   const width = FIELDS.length;

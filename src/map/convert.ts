@@ -261,7 +261,6 @@ function compileEnum(
   };
 }
 
-const ASCII_DIGITS = /^[0-9]+$/;
 const CUT_CARD = (max: number, s: string): string =>
   `holds a card number (before maxLength ${max} would cut it); it is never sent, got ${quote(s)}`;
 
@@ -286,7 +285,7 @@ function compileString(env: Env, path: string, field: TransactionField, rule: Re
     bad(env.source, `${path}.zeroPad`, 'integer 1..32', zeroPad);
   }
   const mask = FREE_TEXT.has(field);
-  const own = env.ownIds?.has(field) === true;
+  const own = env.ownIds?.get(field);
   const width = FIXED_WIDTHS[field];
   if (TRANSACTION_FIELDS[field] !== 'string')
     bad(
@@ -308,7 +307,7 @@ function compileString(env: Env, path: string, field: TransactionField, rule: Re
     // not recognisable as one any more, yet 15 of its 16 digits give it back.
     if (mask) s = maskCardNumbers(s);
     if (maxLength !== undefined && s.length > maxLength) {
-      if (!mask && !(own && ASCII_DIGITS.test(s)) && holdsCardNumberId(s, width))
+      if (!mask && own?.(s) !== true && holdsCardNumberId(s, width))
         throw new MapFail(CUT_CARD(maxLength, s));
       s = trim ? s.slice(0, maxLength).trimEnd() : s.slice(0, maxLength);
     }

@@ -191,9 +191,9 @@ function ruleFor(field: TransactionField, from: string, sample: unknown, zone?: 
   return from;
 }
 
-/** A sample quoted in a TODO, any card number in it masked. */
+/** A sample quoted in a TODO, any card number in it masked before it is quoted (JSON writes a tab as `\t`). */
 function shown(s: string): string {
-  return maskCardNumbers(JSON.stringify(s));
+  return JSON.stringify(maskCardNumbers(s));
 }
 
 /** A timestamp rule from a sample's layout; a local time takes its zone from the zone column, if there is one. */
@@ -203,7 +203,7 @@ function timeRule(from: string, s: string, zone: string | undefined): Rule {
     return {
       from,
       timestamp: true,
-      description: `TODO: give the time's "format" and zone (sample ${JSON.stringify(s)})`,
+      description: `TODO: give the time's "format" and zone (sample ${shown(s)})`,
     };
   const format = layout.format === 'auto' ? {} : { format: layout.format };
   if (layout.zoned) return { from, timestamp: Object.keys(format).length > 0 ? format : true };
@@ -326,7 +326,7 @@ export function draftProfile(src: {
       fields[field] = {
         template: `{${pair[0]}} {${pair[1]}}`,
         timestamp: true,
-        description: `TODO: give the pattern ("format") and the zone of ${JSON.stringify(sample)}`,
+        description: `TODO: give the pattern ("format") and the zone of ${shown(sample)}`,
       };
     } else if (field === 'paymentNetworkMerchantIdType') fields[field] = { const: 'MID' };
     else if (REQUIRED_FIELDS.includes(field))

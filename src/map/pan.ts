@@ -29,6 +29,14 @@ export function compilePan(env: Env, v: Json): PanRule {
   return { from: v.from, get: getterAt(env, 'pan.from', v.from), iinLength };
 }
 
+/**
+ * The IIN digits sent of a card number of `n` digits: `iinLength` (8) only for 16 digits or more, as PCI DSS allows
+ * first 8 + last 4 only there; first 6 below (8 + 4 of a 12- or 13-digit number is the number, or one Luhn guess).
+ */
+function iinKept(pan: PanRule, n: number): number {
+  return n >= 16 ? pan.iinLength : 6;
+}
+
 export function applyPan(
   pan: PanRule,
   rec: Record<string, unknown>,
@@ -43,17 +51,17 @@ export function applyPan(
   if (/^\d{12,19}$/.test(s)) {
     if (!luhnValid(s))
       return { field: 'iin', message: `card number in ${pan.from} fails the Luhn check (${maskPan(s)})` };
-    iin = s.slice(0, pan.iinLength);
+    iin = s.slice(0, iinKept(pan, s.length));
     last4 = s.slice(-4);
   } else {
     const m = MASKED_PAN.exec(s);
-    if (m === null || (m[1] as string).length < pan.iinLength) {
+    if (m === null || (m[1] as string).length < iinKept(pan, s.length)) {
       return {
         field: 'iin',
         message: `expected a card number of 12-19 digits in ${pan.from}, got ${quote(s.length > 4 ? maskPan(s) : s)}`,
       };
     }
-    iin = (m[1] as string).slice(0, pan.iinLength);
+    iin = (m[1] as string).slice(0, iinKept(pan, s.length));
     last4 = m[2] as string;
   }
   if (!explicit.has('iin') && vals[IIN_INDEX] === undefined) vals[IIN_INDEX] = iin;

@@ -19,6 +19,8 @@ export interface LinearPattern {
   exec(
     s: string,
   ): { [group: number]: string | undefined; groups?: Record<string, string | undefined> } | null;
+  /** Does the pattern match somewhere in s (no groups built: faster than exec)? */
+  test(s: string): boolean;
   /** Number of capture groups. */
   groups: number;
   /** Names of the named groups. */
@@ -50,6 +52,7 @@ export function compilePattern(pattern: string, flags: string): LinearPattern {
   }
   return {
     exec: (s) => re.exec(s),
+    test: (s) => re.test(s),
     groups: re.groupCount(),
     names: Object.keys(re.namedGroups()),
   };

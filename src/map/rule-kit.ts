@@ -94,8 +94,8 @@ export interface Env {
   /** Collected while compiling (absent: not collected). */
   notes?: ProfileNotes;
   timeZone?: string;
-  /** Fields the profile declares as the bank's own numeric ids (`ownNumericIds`): not checked as card numbers. */
-  ownIds?: ReadonlySet<string>;
+  /** Fields the profile declares the bank's own ids (`ownNumericIds`): their values of the declared shape. */
+  ownIds?: ReadonlyMap<string, (v: string) => boolean>;
 }
 
 export function checkOutputValue(env: Env, path: string, field: TransactionField, value: unknown): void {

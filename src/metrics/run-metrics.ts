@@ -1,7 +1,9 @@
 // The Prometheus metrics of one send run (prom-client): records, batches, retries, splits from the pipeline's
 // counters; per-attempt request latency and requests in flight from around the client's post function.
+
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { SvcIngestError } from '../errors.ts';
+import { refuseTypedCardNumbers } from '../mask/typed.ts';
 import type { RunProgress } from '../record/counters.ts';
 
 /** Prefix of every metric name. */
@@ -66,6 +68,7 @@ export function parseMetricLabels(pairs: readonly string[]): Record<string, stri
     if (OWN_LABELS.has(name)) throw bad(`the metrics use the label ${name} themselves`);
     if (value === '') throw bad('the value is empty (Prometheus takes an empty label as no label)');
     if (/[\u0000-\u001f\u007f]/.test(value)) throw bad('the value holds a control character');
+    refuseTypedCardNumbers([[`--metrics-label ${name}`, value]], 'CONFIG_INVALID');
     if (name in labels) throw bad(`label ${name} given twice`);
     labels[name] = value;
   }

@@ -1,8 +1,10 @@
 // Input resolution and reading: paths + --format → specs; one spec → chunks of records or rejects, in order.
+
 import { createReadStream } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 import { pipeline, Readable } from 'node:stream';
 import { SvcIngestError } from '../errors.ts';
+import { refuseTypedCardNumbers } from '../mask/typed.ts';
 import { maskCardNumbers } from '../mask.ts';
 import type { InputFormat } from '../model/input.ts';
 import { readNdjson } from './ndjson.ts';
@@ -100,6 +102,7 @@ function nameTheStream(specs: InputSpec[], name: string): InputSpec[] {
       'USAGE_INVALID',
       '--source-name: expected a non-empty name without control characters',
     );
+  refuseTypedCardNumbers([['--source-name', name]]);
   if (specs.length === 1) return [{ ...specs[0]!, name }];
   const streams = specs.filter(readOnce);
   if (streams.length !== 1)

@@ -231,6 +231,8 @@ export interface Rule {
   card: CardCheck | undefined;
   /** A fixed width the field's numbers have (FIXED_WIDTHS): a value of that many digits is no card number. */
   width: number | undefined;
+  /** A declared own id: does a value have the declared shape (sent without the check)? */
+  own?: (v: string) => boolean;
 }
 
 /** Every field in TRANSACTION_FIELDS order: its JSON type, its format check and its card-number check. */
@@ -246,27 +248,37 @@ const RULE_AT: readonly Rule[] = FIELD_NAMES.map((f) => ({
 export const OWN_ID_FIELDS: readonly string[] = FIELD_NAMES.filter((f) => CARD_CHECK[f] === 'id');
 
 /**
- * The rules (validateValues' `rules`) of a profile declaring some id fields the bank's own numeric ids: a value of
- * those fields that is all ASCII digits is sent as it is, whatever the card-number rule says of it.
+ * The rules (validateValues' `rules`) of a profile declaring some id fields the bank's own ids: a value of those
+ * fields that is all ASCII digits (a name alone) or that `matches` the declared shape (src/map/own-ids.ts) is sent
+ * as it is, whatever the card-number rule says of it.
  * @example validateValues(values, requiredAt, false, rulesWithOwnIds(['transactionId']))
  */
-export function rulesWithOwnIds(fields: readonly string[]): readonly Rule[] {
-  if (fields.length === 0) return RULE_AT;
-  return RULE_AT.map((r, i) =>
-    fields.includes(FIELD_NAMES[i] as string) ? { ...r, card: 'own' as const } : r,
+export function rulesWithOwnIds(
+  declared: ReadonlyArray<string | { field: string; matches: (v: string) => boolean }>,
+): readonly Rule[] {
+  if (declared.length === 0) return RULE_AT;
+  const own = new Map(
+    declared.map((d) =>
+      typeof d === 'string' ? [d, (v: string) => ASCII_DIGITS.test(v)] : [d.field, d.matches],
+    ),
   );
+  return RULE_AT.map((r, i) => {
+    const matches = own.get(FIELD_NAMES[i] as string);
+    return matches === undefined ? r : { ...r, card: 'own' as const, own: matches };
+  });
 }
-/** One lookup per field name. */
-const RULES = new Map<string, Rule>(FIELD_NAMES.map((f, i) => [f, RULE_AT[i] as Rule]));
 
 const ASCII_DIGITS = /^[0-9]+$/;
+
+/** One lookup per field name. */
+const RULES = new Map<string, Rule>(FIELD_NAMES.map((f, i) => [f, RULE_AT[i] as Rule]));
 
 /** The card-number problem of a string field, if any. The pre-check makes the common case one short loop. */
 function cardProblem(rule: Rule, v: string): string | undefined {
   const card = rule.card;
   // Both checks start with the pre-check (13 digits at all?); values shorter than that skip even it.
   if (card === undefined || v.length < 13 || v.length > CARD_CHECK_MAX) return undefined;
-  if (card === 'own' && ASCII_DIGITS.test(v)) return undefined;
+  if (card === 'own' && rule.own?.(v) === true) return undefined;
   if (card !== 'text')
     return holdsCardNumberId(v, rule.width) ? `${HOLDS_CARD_NUMBER}, got ${show(v)}` : undefined;
   return containsCardNumber(v) ? `${TEXT_HOLDS_CARD_NUMBER}, got ${show(v)}` : undefined;

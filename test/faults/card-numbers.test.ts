@@ -109,7 +109,12 @@ function hostileNdjson(): Expected {
   delete keyed.postedAmount;
   add(keyed, false);
   // Lines that are not JSON, quoting card numbers the way V8's messages would.
-  for (const bad of [`@${visa}`, `{"transactionId":"${visa}`, `${visa} ${mastercard}`, `123456789${amex}x`]) {
+  for (const bad of [
+    `@${visa}`,
+    `{"transactionId":"${visa}`,
+    `${visa} ${mastercard}`,
+    `123456789 ${amex}x`,
+  ]) {
     lines.push(bad);
     rejected++;
   }
@@ -280,7 +285,9 @@ describe('no card number leaves: the service, files and streams, on hostile inpu
     const profile = join(w.dir, 'own.json');
     const fields = canonicalFields();
     fields.transactionId = { from: 'transactionId', maxLength: 16 };
-    await writeFile(profile, JSON.stringify({ name: 'core-ids', ownNumericIds: ['transactionId'], fields }));
+    // transactionId by name (its all-digit values); sourceAccountId with a shape (issue 30): `BR-` + 16 characters.
+    const own = ['transactionId', { field: 'sourceAccountId', prefix: 'BR-', width: 19 }];
+    await writeFile(profile, JSON.stringify({ name: 'core-ids', ownNumericIds: own, fields }));
     // 16-digit core-system ids that are Visa numbers by the rule; one written with letters is still checked, and
     // one longer than maxLength is checked whole before the cut.
     const rows = [
@@ -288,30 +295,33 @@ describe('no card number leaves: the service, files and streams, on hostile inpu
       { ...base(2, 'ow'), transactionId: TEST_PANS.visa2 },
       { ...base(3, 'ow'), transactionId: `TX${mastercard}` },
       { ...base(4, 'ow'), sourceAccountId: visa },
+      { ...base(5, 'ow'), sourceAccountId: `BR-${mastercard}` },
     ];
     const file = join(w.dir, 'own.ndjson');
     await writeFile(file, `${rows.map((x) => JSON.stringify(x)).join('\n')}\n`);
     const r = await runCli(['send', ...FAST, '--mapping', profile, file], { env: env(w) });
     expect(r.code, r.stderr).toBe(2);
     const s = summary(r) as unknown as { sent: number; rejected: number; ownNumericIds: string[] };
-    expect(s.sent).toBe(2);
+    expect(s.sent).toBe(3);
     expect(s.rejected).toBe(2);
-    expect(s.ownNumericIds).toEqual(['transactionId']);
+    const shown = ['transactionId', 'sourceAccountId (prefix "BR-", width 19)'];
+    expect(s.ownNumericIds).toEqual(shown);
     const got = capture.bodies.flatMap((b) => (JSON.parse(b) as { transactions: Row[] }).transactions);
-    expect(got.map((t) => t.transactionId).sort()).toEqual([TEST_PANS.visa2, visa].sort());
+    expect(got.map((t) => t.transactionId).sort()).toEqual([TEST_PANS.visa2, visa, 'ow-00000005'].sort());
+    expect(got.map((t) => t.sourceAccountId)).toContain(`BR-${mastercard}`);
     const notice = r.stderr
       .split('\n')
       .filter((l) => l.includes('mapping.own_numeric_ids'))
       .map((l) => JSON.parse(l) as { fields: string[]; mapping: string });
     expect(notice).toHaveLength(1);
-    expect(notice[0]).toMatchObject({ fields: ['transactionId'], mapping: 'core-ids' });
+    expect(notice[0]).toMatchObject({ fields: shown, mapping: 'core-ids' });
     // The authoring commands name the declaration too.
     const check = await runCli(['mapping', 'check', profile]);
     expect(check.stdout).toContain(
-      "the bank's own numeric ids, sent unchecked for card numbers: transactionId",
+      `the bank's own numeric ids, sent unchecked for card numbers: ${shown.join(', ')}`,
     );
     const mapped = await runCli(['map', '--mapping', profile, file]);
-    expect(mapped.stderr).toContain('own numeric ids sent unchecked: transactionId');
+    expect(mapped.stderr).toContain(`own numeric ids sent unchecked: ${shown.join(', ')}`);
     expect(pansIn(mapped.stdout + mapped.stderr)).toEqual([]);
     // The declaration names id fields only.
     await writeFile(

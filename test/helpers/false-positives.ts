@@ -57,12 +57,13 @@ export const KINDS: readonly Kind[] = [
   // A hash or token in hex without hyphens: about 1 in 2,300 holds 13+ digits in a row, glued to letters.
   { name: '32-character hex id', field: 'transactionId', make: (next) => chars(next, HEX, 32) },
   {
-    // 23 digits, a third of them with 1-6 leading zeros.
+    // 23 digits, a third of them with 1-3 leading zeros. (A real ARN starts with its format digit, never 0; four
+    // zeros or more then a card number is a card number padded to the width, refused.)
     name: 'ARN (23 digits, leading zeros)',
     field: 'acquirerReferenceNumber',
     make: (next) => {
-      const zeros = next() % 3 === 0 ? 1 + (next() % 6) : 0;
-      return '0'.repeat(zeros) + digits(next, 23 - zeros);
+      const zeros = next() % 3 === 0 ? 1 + (next() % 3) : 0;
+      return '0'.repeat(zeros) + String(1 + (next() % 9)) + digits(next, 22 - zeros);
     },
   },
   {

@@ -1,5 +1,6 @@
 // The leak corpus of the card-number rule: the brands' public test card numbers, each written the ways an export,
 // a spreadsheet or an attacker writes them (test/faults/leak-corpus.test.ts drives them through every path).
+import { leakForms } from './leak-forms.ts';
 import { withCheckDigit } from './pans.ts';
 
 /** The brands' published test numbers (Stripe, Adyen, Braintree documentation), one or two a brand. */
@@ -87,5 +88,17 @@ export function writings(pan: string): string[] {
     inScript(pan, 0x1d7ce),
     `REF${pan}X`,
     `paid with card ${grouped(pan, ' ')} today`,
+    ...leakForms(pan).map(([, text]) => text),
   ];
+}
+
+/**
+ * The writings the end-to-end corpus takes of the k-th number: every writing of the first two passes, and a third
+ * of the third pass's forms, a different third for each k — so across the 13 numbers every form goes through every
+ * path, at half the lines (test/mask/mask.test.ts takes every writing of every number).
+ */
+export function writingsFor(pan: string, k: number): string[] {
+  const all = writings(pan);
+  const old = all.length - leakForms(pan).length;
+  return all.filter((_, i) => i < old || (i - old + k) % 3 === 0);
 }

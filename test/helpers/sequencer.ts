@@ -17,6 +17,7 @@ const LONGEST_FIRST = [
   'simulator/tickets',
   'ledger/prune-cli',
   'mask/false-positives',
+  'mask/fp-kinds',
   'backfill/work-cli',
   'demo/demo',
   'tickets/lifecycle',

@@ -12,7 +12,6 @@ import {
 } from '../../src/mask.ts';
 import { LEAK_PANS, writings } from '../helpers/leak-corpus.ts';
 import {
-  cardWindows,
   isBrandCard,
   luhn,
   luhnWindows,
@@ -36,7 +35,7 @@ function digitsFrom(seed: number, n: number): string {
   return s;
 }
 
-describe('masking text: every 13-19-digit window of digit runs joined by " -./"', () => {
+describe('masking text: card numbers where the digits stand as a card is written', () => {
   it('masks every test card number, bare and written with spaces, dashes, dots or slashes', () => {
     for (const pan of PANS) {
       const spaced = pan.replace(/(\d{4})(?=\d)/g, '$1 ');
@@ -59,7 +58,6 @@ describe('masking text: every 13-19-digit window of digit runs joined by " -./"'
       `7-ELEVEN 1234 ${visa}`,
       '4111 1111 1111 1111 123',
       `${visa} ${mastercard}`,
-      `${visa}${mastercard}`,
       `ref 99 ${amex} 42`,
       `0000${visa}`,
       `${visa}.00`,
@@ -98,28 +96,24 @@ describe('masking text: every 13-19-digit window of digit runs joined by " -./"'
     expect(maskCardNumbers(once)).toBe(once);
   });
 
-  it('in 2,000 random digit strings every card-number window keeps as much hidden as masking it alone would', () => {
-    let masked = 0;
-    for (let k = 0; k < 2000; k++) {
-      const raw = digitsFrom(k + 1, 10 + (k % 51));
-      const text = raw.replace(/(\d{1,5})/g, (g, _x, at: number) => (at % 3 === 0 ? `${g} ` : g));
-      const out = maskCardNumbers(text);
-      if (out !== text) masked++;
-      expect(cardWindows(out), text).toEqual([]);
-      expect(out.length).toBeLessThanOrEqual(text.length);
-      if (out.length !== text.length) continue; // one card number, masked whole
-      // Each window: at least min(its length - 10, 6) of its digits hidden (a masked 16-digit number hides 6).
-      const at = [...text].flatMap((c, i) => (/\d/.test(c) ? [i] : []));
-      const digits = at.map((i) => text[i]).join('');
-      for (let a = 0; a < digits.length; a++)
-        for (let len = 13; len <= 19 && a + len <= digits.length; len++) {
-          const joined = text.slice(at[a], (at[a + len - 1] as number) + 1);
-          if (!/^[\d ]+$/.test(joined) || !isBrandCard(digits.slice(a, a + len))) continue;
-          const hidden = at.slice(a, a + len).filter((i) => out[i] === '*').length;
-          expect(hidden, `${text} → ${out}`).toBeGreaterThanOrEqual(Math.min(len - 10, 6));
-        }
+  it('error text and ids a person reads as no card number stay as written (issues 29, 33, 35)', () => {
+    for (const text of [
+      'could not extend file "pg_tblspc/34531/PG_18_202506291/34532/34700": No space left on device',
+      'could not write to file "base/16384/34532.1": No space left on device (OID 3453278763)',
+      'HTTP 500 [requestId c2643914-6029-4123-8183-0242ac120002]',
+      'arn 74618130000000000000007',
+      'WAL-MART SC #6512 355-1870472',
+    ]) {
+      expect(maskCardNumbers(text)).toBe(text);
+      expect(containsCardNumber(text)).toBe(false);
     }
-    expect(masked).toBeGreaterThan(150);
+  });
+
+  it('a number glued to other digits is one longer number, not a card number (as send reads an id)', () => {
+    for (const text of [`${visa}${mastercard}`, `1234${visa}`, `ref ${visa}99`]) {
+      expect(maskCardNumbers(text)).toBe(text);
+      expect(holdsCardNumberId(text.replace('ref ', ''))).toBe(false);
+    }
   });
 
   it('stays linear on a hostile megabyte of digits', () => {
@@ -127,7 +121,13 @@ describe('masking text: every 13-19-digit window of digit runs joined by " -./"'
     const t0 = performance.now();
     const out = maskCardNumbers(text);
     expect(performance.now() - t0).toBeLessThan(5000);
-    expect(cardWindows(out.slice(0, 20_000))).toEqual([]);
+    expect(out).toBe(text);
+    const grouped = text.slice(0, 400_000).replace(/(\d{4})/g, '$1 ');
+    const t1 = performance.now();
+    const masked = maskCardNumbers(grouped);
+    expect(performance.now() - t1).toBeLessThan(5000);
+    expect(masked.length).toBe(grouped.length);
+    expect(masked).not.toBe(grouped);
   });
 
   it('the pre-check: 13 digits (of any script) or not', () => {
@@ -239,7 +239,9 @@ describe('ids: whole digit groups and sequences of groups, never a window inside
       '9f3c4539578763621486ab0e',
     ])
       expect(holdsCardNumberId(id), id).toBe(false);
-    expect(holdsCardNumberId('00004539578763621486123', 23)).toBe(false);
+    // A fixed width keeps a number of that width, but not a card number padded with 4 zeros or more.
+    expect(holdsCardNumberId('70004539578763621486123', 23)).toBe(false);
+    expect(holdsCardNumberId(`0000000${'4539578763621486'}`, 23)).toBe(true);
     expect(holdsCardNumberId('00004539578763621486123')).toBe(true);
     expect(holdsCardNumberId(TEST_PANS.amex, 15)).toBe(false);
     expect(holdsCardNumberId(TEST_PANS.amex)).toBe(true);
@@ -278,23 +280,24 @@ describe('maskDeep: values, keys and numbers', () => {
   });
 
   it('maskOwnRecord keeps our own ids (top level, own shape) whole; maskDeep never does, whatever the key', () => {
-    // 23961213-3822-4639: its 16 digits are a Mastercard 2-series number, so in free text the rule hides part of them.
+    // 23961213-3822-4639: its 16 digits are a Mastercard 2-series number, but 8-4-4 is no grouping cards are
+    // printed in: a UUID is no card number, in free text as in an id. A batch id of 16 digits is one.
     const uuid = '23961213-3822-4639-94a8-0c6f2e1b7d55';
-    expect(maskCardNumbers(uuid)).not.toBe(uuid);
+    expect(maskCardNumbers(uuid)).toBe(uuid);
     const own = maskOwnRecord({
       requestId: uuid,
       nested: [{ clientRequestId: uuid }],
       error: `HTTP 500 [requestId ${uuid}]`,
     }) as Record<string, unknown>;
     expect(own.requestId).toBe(uuid);
-    expect(own.nested).not.toEqual([{ clientRequestId: uuid }]);
-    expect(own.error).not.toContain(uuid);
+    expect(own.nested).toEqual([{ clientRequestId: uuid }]);
+    expect(own.error).toContain(uuid);
     expect(maskOwnRecord({ requestId: `${visa}` })).toEqual({ requestId: '411111******1111' });
     // Input data naming its keys like ours gets no exemption.
     for (const [k, v] of [
-      ['requestId', uuid],
+      ['requestId', `${visa}`],
       ['batchId', 'deadbeef-4539578763621486'],
-      ['clientRequestId', uuid],
+      ['clientRequestId', `x-${visa}`],
     ] as const) {
       expect((maskDeep({ [k]: v }) as Record<string, string>)[k]).not.toBe(v);
     }
@@ -318,12 +321,13 @@ describe('maskExcerpt', () => {
   });
 
   it('keeps a batch id in its own shape under batchId whole (maskOwnRecord); elsewhere, or in another shape there, it is masked', () => {
-    // A run id of decimal digits and a halving path whose digits form a Visa-13 window.
+    // A run id of decimal digits and a halving path whose digits form a Visa-13 window: 8-1-1-1-1-1 is no grouping
+    // cards are printed in, so it is kept everywhere.
     const batchId = '41234563-1.1.1.2.1';
-    expect(maskCardNumbers(batchId)).not.toBe(batchId);
+    expect(maskCardNumbers(batchId)).toBe(batchId);
     for (const id of [batchId, '2d000640-p3-12.1', '2d000640-w1-4'])
       expect(maskOwnRecord({ batchId: id })).toEqual({ batchId: id });
-    expect((maskOwnRecord({ note: batchId }) as { note: string }).note).not.toBe(batchId);
+    expect((maskOwnRecord({ note: `41234563-${visa}` }) as { note: string }).note).not.toContain(visa);
     expect(maskOwnRecord({ batchId: visa })).toEqual({ batchId: '411111******1111' });
   });
 });

@@ -307,7 +307,8 @@ describe('what readers report never holds a card number; invalid UTF-8 is flagge
   }
 
   it('JSON parse errors say what and where, never quote the line', async () => {
-    const lines = [`@${pan}`, `{"a":"${pan}`, `${pan}222333 x`, `123456789${pan}x`, 'abc', `{"a":1,}`];
+    // (A card number glued to other digits is one longer number, not a card number: written apart here.)
+    const lines = [`@${pan}`, `{"a":"${pan}`, `${pan} 222333 x`, `123456789 ${pan}x`, 'abc', `{"a":1,}`];
     const { rejects } = await readFile('parse.ndjson', `${lines.join('\n')}\n`);
     expect(rejects).toHaveLength(lines.length);
     for (const r of rejects) {
