@@ -73,25 +73,33 @@ describe('ledger writer', () => {
     expect((await readFile(path, 'utf8')).trim().split('\n')).toHaveLength(1);
   });
 
-  it('groups the syncs of a busy sender (16+ requests in flight) and syncs a quiet one at once', async () => {
-    // Outcomes arriving every 0.5 ms, as at concurrency 32 against a fast service: busy, they share syncs.
-    const appendSpaced = async (inFlight: number) => {
-      const w = await openLedgerWriter(join(await tmp(), 'ledger.ndjson'), { inFlight: () => inFlight });
+  it('groups the syncs while other requests are out, at 8 as at 32; syncs at once with nothing else out', async () => {
+    // Outcomes arriving every ~1 ms while `inFlight` requests are out: they share syncs at any concurrency.
+    const appendSpaced = async (inFlight: (queued: number) => number) => {
+      let queued = 0;
+      const w = await openLedgerWriter(join(await tmp(), 'ledger.ndjson'), {
+        inFlight: () => inFlight(queued),
+      });
       const done: Array<Promise<void>> = [];
       for (let i = 0; i < 40; i++) {
-        done.push(w.append(line(`b${i}`, 'acked', [`t${i}`])));
+        queued++;
+        done.push(w.append(line(`b${i}`, 'acked', [`t${i}`])).finally(() => queued--));
         await new Promise((r) => setTimeout(r, 0.5));
       }
       await Promise.all(done);
       await w.close();
       return { ...w.groups };
     };
-    const busy = await appendSpaced(32);
-    expect(busy.delayed).toBe(busy.synced);
-    expect(busy.synced).toBeLessThanOrEqual(20);
-    const quiet = await appendSpaced(8);
-    expect(quiet.delayed).toBe(0);
-    expect(quiet.synced).toBeGreaterThan(0);
+    for (const concurrency of [32, 8]) {
+      const busy = await appendSpaced(() => concurrency);
+      expect(busy.lines).toBe(40);
+      expect(busy.delayed).toBeGreaterThan(0);
+      expect(busy.synced).toBeLessThanOrEqual(20);
+    }
+    // Only the outcomes already appended are in flight (concurrency 1): nothing else can come, no wait.
+    const alone = await appendSpaced((queued) => queued);
+    expect(alone.delayed).toBe(0);
+    expect(alone.lines).toBe(40);
   });
 
   it('refuses a path it cannot write with LEDGER_WRITE', async () => {
