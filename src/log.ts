@@ -2,7 +2,7 @@
 // Owns stderr's live line (the progress line on a TTY): a log line clears it first and redraws it after.
 import { createRequire } from 'node:module';
 import { Writable } from 'node:stream';
-import type { Logger as PinoLogger, pino as Pino } from 'pino';
+import type { pino as Pino, Logger as PinoLogger } from 'pino';
 import { maskCardNumbers, maskDeep } from './mask.ts';
 
 /**

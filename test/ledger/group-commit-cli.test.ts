@@ -27,7 +27,10 @@ describe('file ledger group commit', () => {
     });
     expect(r.code, r.stderr).toBe(0);
     expect(summaryOf(r)).toMatchObject({ sent: 2000, batches: 40, failed: 0 });
-    const lines = (await readFile(ledger, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+    const lines = (await readFile(ledger, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     const batches = lines.filter((l) => l.batchId !== undefined);
     expect(batches).toHaveLength(40);
     expect(batches.every((l) => l.status === 'acked')).toBe(true);

@@ -5,9 +5,9 @@
 import type { BatchItem } from '../../batch/batcher.ts';
 import { SvcIngestError } from '../../errors.ts';
 import type { Admission, LedgerStore, OpenLedgerOptions, RecordedOutcome } from '../store.ts';
+import { CoalescedAdmits } from './coalesced-admits.ts';
 import type { PgDb } from './db.ts';
 import { FIRST_DESTINATION, runDestination } from './destinations.ts';
-import { CoalescedAdmits } from './coalesced-admits.ts';
 import { claimsTakenOver, HeldClaims } from './held-claims.ts';
 import { connectLedgerDb, openPgSession, type PgSession, type PgSessionOptions } from './session.ts';
 
