@@ -34,7 +34,7 @@ describe('file ledger group commit', () => {
     const batches = lines.filter((l) => l.batchId !== undefined);
     expect(batches).toHaveLength(40);
     expect(batches.every((l) => l.status === 'acked')).toBe(true);
-    const closed = r.rawStderr
+    const closed = (r.rawStderr ?? '')
       .split('\n')
       .filter((l) => l.includes('"event":"ledger.file.closed"'))
       .map((l) => JSON.parse(l));
