@@ -43,19 +43,21 @@ export interface LedgerWriterOptions {
 }
 
 /**
- * Group commit at every concurrency, adaptive to the rate (as PostgreSQL's commit_delay, with the wait sized by
- * what arrives): when a group's first outcome is queued while other requests are still out, the group waits a
- * window for their outcomes before its sync. The window is twice the recent gap between outcomes (an average
- * of the gaps, each counted at most COMMIT_DELAY_MS), between 1 ms and COMMIT_DELAY_MS, and it ends early once
- * every request in flight has its outcome queued (nothing else can arrive). A sync costs ~100 µs of CPU (the
- * syscall and the thread pool's round trip). Outcomes released together send their next batches together, so
- * their answers come back close together and the next window is short: the groups keep themselves together.
- * With nothing else in flight (concurrency 1, the end of a run) a group syncs at once.
+ * Group commit at every concurrency, adaptive to what waiting catches (as PostgreSQL's commit_delay, sized by
+ * the run): when a group's first outcome is queued while other requests are still out, the group may wait up to
+ * COMMIT_DELAY_MS for their outcomes before its sync, ended early once every request in flight has its outcome
+ * queued (nothing else can arrive). It waits while waiting pays: while at least half of the recent waits caught
+ * another outcome (an average over ~8 waits); below that only every PROBE_EVERY-th group waits, to see whether
+ * it pays again. So a busy sender (concurrency 32 against a 50 ms service: an outcome every ~1.6 ms, ~70 % of
+ * waits catch one) shares its syncs, and one whose outcomes come spread out (concurrency 8: one every ~6.5 ms,
+ * ~25 %) does not lengthen each slot's cycle for nothing; outcomes that come in bursts are caught at any
+ * concurrency. A sync costs ~100 µs of CPU (the syscall and the thread pool's round trip). With nothing else in
+ * flight (concurrency 1, the end of a run) a group syncs at once.
  * A slot is still freed only once its outcome is durable: the kill -9 bound is unchanged.
  */
 export const COMMIT_DELAY_MS = 2;
-/** Shortest window (Node's timers count whole milliseconds). */
-export const COMMIT_DELAY_MIN_MS = 1;
+/** While waits seldom pay, every this many groups one waits anyway (and so measures whether they pay again). */
+export const PROBE_EVERY = 8;
 
 /**
  * Write every byte of `buf`, or throw: a write(2) may write only part (a nearly full disk writes what fits and
@@ -137,28 +139,32 @@ export async function openLedgerWriter(
   let idle: Promise<void> = Promise.resolve();
   let markIdle: () => void = () => {};
   const groups = { synced: 0, delayed: 0, lines: 0 };
-  // The average gap between appends (each counted at most COMMIT_DELAY_MS), and the gathering group's wake-up.
-  let gapMs = COMMIT_DELAY_MS;
-  let lastAppend = 0;
+  // The share of recent waits that caught another outcome, groups since the last probe, the gathering group's wake-up.
+  let paying = 1;
+  let sinceProbe = 0;
   let wake: (() => void) | null = null;
   const outstanding = () => (opts.inFlight ? opts.inFlight() - queue.length : 0);
 
-  /** Waits for the outcomes still out, up to the window; true if it waited at all. */
-  function gather(): Promise<boolean> | false {
+  /** Waits for the outcomes still out, up to COMMIT_DELAY_MS, when that pays; false if it did not wait. */
+  async function gather(): Promise<boolean> {
     if (outstanding() <= 0) return false;
-    const windowMs = Math.min(COMMIT_DELAY_MS, Math.max(COMMIT_DELAY_MIN_MS, Math.round(2 * gapMs)));
-    return new Promise((resolve) => {
+    if (paying < 0.5 && ++sinceProbe < PROBE_EVERY) return false;
+    sinceProbe = 0;
+    const before = queue.length;
+    await new Promise<void>((resolve) => {
       const timer = setTimeout(() => {
         wake = null;
-        resolve(true);
-      }, windowMs);
+        resolve();
+      }, COMMIT_DELAY_MS);
       wake = () => {
         if (outstanding() > 0) return;
         clearTimeout(timer);
         wake = null;
-        resolve(true);
+        resolve();
       };
     });
+    paying += ((queue.length > before ? 1 : 0) - paying) / 8;
+    return true;
   }
 
   async function drain(): Promise<void> {
@@ -203,9 +209,6 @@ export async function openLedgerWriter(
     groups,
     append(line: LedgerLine | LedgerMark): Promise<void> {
       if (broken) return Promise.reject(broken);
-      const now = performance.now();
-      if (lastAppend > 0) gapMs += (Math.min(COMMIT_DELAY_MS, now - lastAppend) - gapMs) / 8;
-      lastAppend = now;
       return new Promise<void>((resolve, reject) => {
         queue.push({ text: `${JSON.stringify(line)}\n`, resolve, reject });
         if (!writing) void drain();
