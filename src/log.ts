@@ -2,8 +2,18 @@
 // Owns stderr's live line (the progress line on a TTY): a log line clears it first and redraws it after.
 import { createRequire } from 'node:module';
 import { Writable } from 'node:stream';
-import { type Logger as PinoLogger, pino } from 'pino';
+import type { pino as Pino, Logger as PinoLogger } from 'pino';
 import { maskCardNumbers, maskDeep } from './mask.ts';
+
+/**
+ * pino (and what it loads: its transports' worker machinery, SonicBoom, the serialisers; ~29 modules), loaded on the
+ * first logger or stderr line: a command that writes nothing on stderr (`--version`, `--help`) never loads it.
+ */
+let pinoModule: typeof Pino | undefined;
+const loadPino = (): typeof Pino => {
+  pinoModule ??= (createRequire(import.meta.url)('pino') as { pino: typeof Pino }).pino;
+  return pinoModule;
+};
 
 /**
  * The logger every module takes.
@@ -59,13 +69,13 @@ function scrub(value: unknown, depth: number, inHeaders = false): unknown {
 }
 
 /** fd 2, written synchronously (SonicBoom retries EAGAIN on a non-blocking pipe); one for the process. */
-let stderrSink: ReturnType<typeof pino.destination> | undefined;
+let stderrSink: ReturnType<typeof Pino.destination> | undefined;
 /** The live line's text, '' when none is shown. */
 let liveText = '';
 const CLEAR_LINE = '\r\x1b[K';
 
-function rawStderr(): ReturnType<typeof pino.destination> {
-  stderrSink ??= pino.destination({ dest: 2, sync: true });
+function rawStderr(): ReturnType<typeof Pino.destination> {
+  stderrSink ??= loadPino().destination({ dest: 2, sync: true });
   return stderrSink;
 }
 
@@ -159,6 +169,7 @@ export function formatStderrLine(
  * loaded only then (a JSON run, and a command that logs nothing, never load it).
  */
 export function createLogger(opts: { level?: string; pretty?: boolean } = {}): Logger {
+  const pino = loadPino();
   const usePretty = opts.pretty ?? logFormat() === 'text';
   const destination = usePretty
     ? (createRequire(import.meta.url)('pino-pretty') as typeof import('pino-pretty'))({

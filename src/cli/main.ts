@@ -92,6 +92,8 @@ function commandNamed(args: string[]): string | undefined {
 
 async function declareCommands(args: string[]): Promise<void> {
   const name = commandNamed(args);
+  // `--version` (the program's own option, first) prints and exits: no command's module is needed.
+  if (name === '--version' || name === '-V') return;
   const named = COMMANDS.filter(([names]) => name !== undefined && names.includes(name));
   const modules = await Promise.all((named.length > 0 ? named : COMMANDS).flatMap(([, load]) => load()));
   for (const mod of modules) mod.define(program);

@@ -45,8 +45,8 @@ export interface PoolChoice {
 }
 
 /**
- * What `prepare.workers: auto` means for a run: the pool for large files in a dry run (nothing else for the main
- * thread to do) or when sending at WORKER_MIN_CONCURRENCY or more on SEND_POOL_MIN_CORES cores or more; worker threads: one per core (at most 4) in a
+ * What `prepare.workers: auto` means for a run: the pool for large files in a dry run on SEND_POOL_MIN_CORES cores
+ * or more (on 2 cores the worker and the main thread compete; inline costs less CPU and half the memory) or when sending at WORKER_MIN_CONCURRENCY or more on SEND_POOL_MIN_CORES cores or more; worker threads: one per core (at most 4) in a
  * dry run, one for a send (the main thread needs a core of its own for the answers: test/bench e2e-c32 on 2
  * cores: ratio 0.67 with one worker, 0.62 with two, and 80 MB less).
  * @example choosePool({ workers: 'auto' }, { dryRun: false, concurrency: 4 }) // { use: 'off', threads: 1 }
@@ -57,7 +57,10 @@ export function choosePool(
   cores: number = availableParallelism(),
 ): PoolChoice {
   const sendPool = run.concurrency >= WORKER_MIN_CONCURRENCY && cores >= SEND_POOL_MIN_CORES;
-  const auto = run.dryRun || sendPool ? 'large' : 'off';
+  // A dry run too: on 2 cores inline measured 1.3–1.4× the rows per CPU-second of the pool at half its memory
+  // (docs/performance.md, "Dry run: inline or workers").
+  const dryPool = run.dryRun && cores >= SEND_POOL_MIN_CORES;
+  const auto = dryPool || sendPool ? 'large' : 'off';
   return {
     use: s.workers === 'auto' ? auto : s.workers,
     threads: s.threads ?? (run.dryRun ? Math.max(1, Math.min(4, availableParallelism())) : 1),

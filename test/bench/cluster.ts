@@ -182,7 +182,9 @@ export async function pgVsFile(a: ClusterArgs): Promise<ClusterResult> {
           if (kind === 'pg')
             command = `${BIN} ${args.join(' ').replace(sim.url, '$SIM').replace(ledger, '$PG_URL')}`;
           const l = load1();
+          const db0 = postgresCpuMs(pg.port);
           const r = await runCli(args);
+          const dbMs = postgresCpuMs(pg.port) - db0;
           const s = lastJson(r) as { sent: number; durationMs: number; batches: number };
           if (s.sent !== rows) throw new Error(`${kind}: sent ${s.sent} of ${rows}: ${r.stderr.slice(-500)}`);
           const closed = event(r, 'ledger.pg.closed') as { trips?: Record<string, number> } | undefined;
@@ -195,6 +197,9 @@ export async function pgVsFile(a: ClusterArgs): Promise<ClusterResult> {
             load1: l,
             tripsPerBatch: trips ? ((trips.admit ?? 0) + (trips.record ?? 0)) / s.batches : Number.NaN,
             heartbeats: trips?.heartbeat ?? Number.NaN,
+            // The database's CPU over the run (the file ledger's figure is what the server did meanwhile: ~0).
+            dbUsPerTx: (dbMs * 1000) / s.sent,
+            clientUsPerTx: (r.cpuMs * 1000) / s.sent,
           };
         };
         const f = await one('file');
@@ -205,6 +210,9 @@ export async function pgVsFile(a: ClusterArgs): Promise<ClusterResult> {
           pgTxPerSec: Math.round(p.txPerSec),
           ratio: round(p.txPerSec / f.txPerSec, 3),
           tripsPerBatch: round(p.tripsPerBatch, 3),
+          pgDbUsPerTx: round(p.dbUsPerTx, 1),
+          pgClientUsPerTx: round(p.clientUsPerTx, 1),
+          fileClientUsPerTx: round(f.clientUsPerTx, 1),
           fileCpuMs: f.cpuMs,
           pgCpuMs: p.cpuMs,
           fileRssMb: Math.round(f.rssMb),
@@ -233,7 +241,7 @@ export async function pgVsFile(a: ClusterArgs): Promise<ClusterResult> {
     met: ratio >= 0.9 && m.tripsPerBatch! <= 2,
     display: {
       extra: `ratio ${ratio.toFixed(3)} (pg ${Math.round(m.pgTxPerSec!)} / file ${Math.round(m.fileTxPerSec!)} tx/s)`,
-      other: `${m.tripsPerBatch!.toFixed(2)} trips/batch; load ${m.loadFile!.toFixed(1)}/${m.loadPg!.toFixed(1)}`,
+      other: `${m.tripsPerBatch!.toFixed(2)} trips/batch; database ${m.pgDbUsPerTx!.toFixed(1)} µs/tx, client ${m.pgClientUsPerTx!.toFixed(1)} (file ${m.fileClientUsPerTx!.toFixed(1)}); load ${m.loadFile!.toFixed(1)}/${m.loadPg!.toFixed(1)}`,
     },
   };
 }

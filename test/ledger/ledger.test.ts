@@ -73,25 +73,44 @@ describe('ledger writer', () => {
     expect((await readFile(path, 'utf8')).trim().split('\n')).toHaveLength(1);
   });
 
-  it('groups the syncs of a busy sender (16+ requests in flight) and syncs a quiet one at once', async () => {
-    // Outcomes arriving every 0.5 ms, as at concurrency 32 against a fast service: busy, they share syncs.
-    const appendSpaced = async (inFlight: number) => {
-      const w = await openLedgerWriter(join(await tmp(), 'ledger.ndjson'), { inFlight: () => inFlight });
+  it('groups the syncs while other requests are out and waiting pays; not when it does not, nor with nothing else out', async () => {
+    // Outcomes arriving every ~1 ms while `inFlight` requests are out: they share syncs at any concurrency.
+    const appendSpaced = async (inFlight: (queued: number) => number) => {
+      let queued = 0;
+      const w = await openLedgerWriter(join(await tmp(), 'ledger.ndjson'), {
+        inFlight: () => inFlight(queued),
+      });
       const done: Array<Promise<void>> = [];
       for (let i = 0; i < 40; i++) {
-        done.push(w.append(line(`b${i}`, 'acked', [`t${i}`])));
+        queued++;
+        done.push(w.append(line(`b${i}`, 'acked', [`t${i}`])).finally(() => queued--));
         await new Promise((r) => setTimeout(r, 0.5));
       }
       await Promise.all(done);
       await w.close();
       return { ...w.groups };
     };
-    const busy = await appendSpaced(32);
-    expect(busy.delayed).toBe(busy.synced);
-    expect(busy.synced).toBeLessThanOrEqual(20);
-    const quiet = await appendSpaced(8);
-    expect(quiet.delayed).toBe(0);
-    expect(quiet.synced).toBeGreaterThan(0);
+    for (const concurrency of [32, 8]) {
+      const busy = await appendSpaced(() => concurrency);
+      expect(busy.lines).toBe(40);
+      expect(busy.delayed).toBeGreaterThan(0);
+      expect(busy.synced).toBeLessThanOrEqual(20);
+    }
+    // Outcomes ~6 ms apart (concurrency 8 against a 50 ms service): a 2 ms wait seldom catches one, so it stops.
+    const spread = await openLedgerWriter(join(await tmp(), 'ledger.ndjson'), { inFlight: () => 8 });
+    const spreadDone: Array<Promise<void>> = [];
+    for (let i = 0; i < 40; i++) {
+      spreadDone.push(spread.append(line(`s${i}`, 'acked', [`s${i}`])));
+      await new Promise((r) => setTimeout(r, 6));
+    }
+    await Promise.all(spreadDone);
+    await spread.close();
+    expect(spread.groups.lines).toBe(40);
+    expect(spread.groups.delayed).toBeLessThan(spread.groups.synced / 2);
+    // Only the outcomes already appended are in flight (concurrency 1): nothing else can come, no wait.
+    const alone = await appendSpaced((queued) => queued);
+    expect(alone.delayed).toBe(0);
+    expect(alone.lines).toBe(40);
   });
 
   it('refuses a path it cannot write with LEDGER_WRITE', async () => {

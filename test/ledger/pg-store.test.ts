@@ -467,7 +467,8 @@ describe('PostgreSQL ledger store: round trips per batch', () => {
         `pg store: ${perBatch.toFixed(2)} round trips per batch (admit ${st.admitTrips}, record ${st.recordTrips} for ${batches} batches); ` +
           `admit+record per batch p50 ${lat[Math.floor(batches / 2)]!.toFixed(1)} ms, p95 ${lat[Math.floor(batches * 0.95)]!.toFixed(1)} ms`,
       );
-      expect(st.admitTrips).toBe(batches);
+      // Admits that arrive while one is under way share the next statement: at most one trip per batch.
+      expect(st.admitTrips).toBeLessThan(batches);
       expect(perBatch).toBeLessThanOrEqual(2);
     } finally {
       await a.close();

@@ -28,8 +28,9 @@ describe('choosePool (auto)', () => {
     expect(choosePool(auto, { dryRun: false, concurrency: WORKER_MIN_CONCURRENCY - 1 }, 8).use).toBe('off');
   });
 
-  it('keeps the pool for a dry run on any machine, and on/off decide alone', () => {
-    expect(choosePool(auto, { dryRun: true, concurrency: 0 }, 2).use).toBe('large');
+  it('a dry run prepares inline on 2 cores and on the pool with more; on/off decide alone', () => {
+    expect(choosePool(auto, { dryRun: true, concurrency: 0 }, 2).use).toBe('off');
+    expect(choosePool(auto, { dryRun: true, concurrency: 0 }, SEND_POOL_MIN_CORES).use).toBe('large');
     expect(choosePool({ workers: 'on' }, { dryRun: false, concurrency: 32 }, 2).use).toBe('on');
     expect(choosePool({ workers: 'off' }, { dryRun: true, concurrency: 0 }, 8).use).toBe('off');
   });

@@ -132,6 +132,12 @@ export async function openFileLedgerStore(path: string, o: FileLedgerStoreOption
       closed = true;
       await loading?.catch(() => {});
       await writer?.close();
+      if (writer)
+        // Syncs against lines: how well the group commit (writer.ts) shared its fdatasyncs in this run.
+        log.info(
+          { event: 'ledger.file.closed', ledger: writer.path, groups: { ...writer.groups } },
+          'ledger file closed',
+        );
       await lock?.release();
     },
   };

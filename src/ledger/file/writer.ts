@@ -13,8 +13,9 @@ export interface LedgerWriter {
   /** Resolves once the line is written and synced; rejects with LEDGER_WRITE, after which every append rejects. */
   append(line: LedgerLine | LedgerMark): Promise<void>;
   close(): Promise<void>;
-  /** Groups synced so far, and how many of them waited COMMIT_DELAY_MS first. */
-  readonly groups: { readonly synced: number; readonly delayed: number };
+  /** Groups synced so far (one write and one fdatasync each), how many waited for more outcomes first, and the
+   *  lines they held. */
+  readonly groups: { readonly synced: number; readonly delayed: number; readonly lines: number };
 }
 
 interface Pending {
@@ -36,20 +37,27 @@ export interface LedgerHandle extends WriteTarget {
 export interface LedgerWriterOptions {
   /** Wraps the file's handle for every append (tests: a write error after N lines); never set in production. */
   wrapHandle?: (handle: LedgerHandle) => LedgerHandle;
-  /** Requests in flight now (the send's slots): a busy sender's outcomes are synced in groups (COMMIT_DELAY_MS). */
+  /** Requests in flight now, their outcomes' appends included (the send's slots): outcomes still to come are
+   *  waited for before a sync (see COMMIT_DELAY_MS). Without it every group syncs at once. */
   inFlight?: () => number;
 }
 
 /**
- * Group commit under load, as PostgreSQL's commit_delay/commit_siblings: when at least COMMIT_SIBLINGS requests
- * are in flight, a group waits COMMIT_DELAY_MS before its sync, so the outcomes that arrive meanwhile share it.
- * A sync costs ~100 µs of CPU (the syscall and the thread pool's round trip); at concurrency 32 against a 50 ms
- * service an outcome arrives every ~1.7 ms, so without the wait nearly every outcome had a sync of its own.
- * Below COMMIT_SIBLINGS (concurrency 8, say) outcomes are rarer and the wait would only lengthen each slot's cycle.
- * The slot is still freed only once its outcome is durable: the kill -9 bound is unchanged.
+ * Group commit at every concurrency, adaptive to what waiting catches (as PostgreSQL's commit_delay, sized by
+ * the run): when a group's first outcome is queued while other requests are still out, the group may wait up to
+ * COMMIT_DELAY_MS for their outcomes before its sync, ended early once every request in flight has its outcome
+ * queued (nothing else can arrive). It waits while waiting pays: while at least half of the recent waits caught
+ * another outcome (an average over ~8 waits); below that only every PROBE_EVERY-th group waits, to see whether
+ * it pays again. So a busy sender (concurrency 32 against a 50 ms service: an outcome every ~1.6 ms, ~70 % of
+ * waits catch one) shares its syncs, and one whose outcomes come spread out (concurrency 8: one every ~6.5 ms,
+ * ~25 %) does not lengthen each slot's cycle for nothing; outcomes that come in bursts are caught at any
+ * concurrency. A sync costs ~100 µs of CPU (the syscall and the thread pool's round trip). With nothing else in
+ * flight (concurrency 1, the end of a run) a group syncs at once.
+ * A slot is still freed only once its outcome is durable: the kill -9 bound is unchanged.
  */
 export const COMMIT_DELAY_MS = 2;
-export const COMMIT_SIBLINGS = 16;
+/** While waits seldom pay, every this many groups one waits anyway (and so measures whether they pay again). */
+export const PROBE_EVERY = 8;
 
 /**
  * Write every byte of `buf`, or throw: a write(2) may write only part (a nearly full disk writes what fits and
@@ -130,18 +138,46 @@ export async function openLedgerWriter(
   let broken: Error | null = null;
   let idle: Promise<void> = Promise.resolve();
   let markIdle: () => void = () => {};
-  const groups = { synced: 0, delayed: 0 };
+  const groups = { synced: 0, delayed: 0, lines: 0 };
+  // The share of recent waits that caught another outcome, groups since the last probe, the gathering group's wake-up.
+  let paying = 1;
+  let sinceProbe = 0;
+  let wake: (() => void) | null = null;
+  const outstanding = () => (opts.inFlight ? opts.inFlight() - queue.length : 0);
+
+  /** Waits for the outcomes still out, up to COMMIT_DELAY_MS, when that pays; false if it did not wait. */
+  async function gather(): Promise<boolean> {
+    if (outstanding() <= 0) return false;
+    if (paying < 0.5 && ++sinceProbe < PROBE_EVERY) return false;
+    sinceProbe = 0;
+    const before = queue.length;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        wake = null;
+        resolve();
+      }, COMMIT_DELAY_MS);
+      wake = () => {
+        if (outstanding() > 0) return;
+        clearTimeout(timer);
+        wake = null;
+        resolve();
+      };
+    });
+    paying += ((queue.length > before ? 1 : 0) - paying) / 8;
+    return true;
+  }
 
   async function drain(): Promise<void> {
     writing = true;
     idle = new Promise((r) => {
       markIdle = r;
     });
+    let first = true;
     while (queue.length > 0) {
-      if (opts.inFlight !== undefined && opts.inFlight() >= COMMIT_SIBLINGS) {
-        groups.delayed++;
-        await new Promise((r) => setTimeout(r, COMMIT_DELAY_MS));
-      }
+      // After a group, its slots free themselves a few promise hops later: counted once they have.
+      if (!first && opts.inFlight) await new Promise((r) => setImmediate(r));
+      first = false;
+      if (!broken && (await gather())) groups.delayed++;
       const group = queue;
       queue = [];
       try {
@@ -151,6 +187,7 @@ export async function openLedgerWriter(
         await writeAll(out, Buffer.from(text, 'utf8'));
         await out.datasync();
         groups.synced++;
+        groups.lines += group.length;
         for (const p of group) p.resolve();
       } catch (err) {
         broken ??=
@@ -175,6 +212,7 @@ export async function openLedgerWriter(
       return new Promise<void>((resolve, reject) => {
         queue.push({ text: `${JSON.stringify(line)}\n`, resolve, reject });
         if (!writing) void drain();
+        else wake?.();
       });
     },
     async close() {

@@ -5,6 +5,7 @@
 import type { BatchItem } from '../../batch/batcher.ts';
 import { SvcIngestError } from '../../errors.ts';
 import type { Admission, LedgerStore, OpenLedgerOptions, RecordedOutcome } from '../store.ts';
+import { CoalescedAdmits } from './coalesced-admits.ts';
 import type { PgDb } from './db.ts';
 import { FIRST_DESTINATION, runDestination } from './destinations.ts';
 import { claimsTakenOver, HeldClaims } from './held-claims.ts';
@@ -76,8 +77,8 @@ b AS (
   INSERT INTO svc_ingest.batches (seq, batch_id, run_id, worker_no, status, request_id, client_request_id, attempts,
     http_status, error, source, first_line, last_line, transaction_ids, destination_no)
   SELECT o.seq, o.batch_id, o.run_id, $15, o.status, o.request_id, o.client_request_id, o.attempts, o.http_status,
-    o.error, o.source, o.first_line, o.last_line, ARRAY(SELECT ids.id FROM ids WHERE ids.k = o.k ORDER BY ids.n), $20
-  FROM o ORDER BY o.k
+    o.error, o.source, o.first_line, o.last_line, coalesce(a.ids, '{}'), $20
+  FROM o LEFT JOIN (SELECT k, array_agg(id ORDER BY n) AS ids FROM ids GROUP BY k) a ON a.k = o.k ORDER BY o.k
 ),
 tx AS (
   INSERT INTO svc_ingest.transactions AS t (transaction_id, destination_no, acked_seq, claim_worker, updated_at)
@@ -214,17 +215,23 @@ export async function openPgLedgerStore(url: string, o: PgLedgerStoreOptions): P
       );
   };
 
-  const admitWrite = async (items: readonly BatchItem[]): Promise<Map<string, boolean>> => {
+  /** One ADMIT_SQL for the ids of several groups: each id claimed or skipped, as for each group alone. */
+  const admitWriteNow = async (ids: string[]): Promise<Map<string, boolean>> => {
     const r = await db.query<{ id: string; acked: boolean }>(
       'admit',
       ADMIT_SQL,
-      [items.map((i) => i.id), workerNo, o.resume, destinationNo],
+      [ids, workerNo, o.resume, destinationNo],
       'svc_admit',
     );
-    const skip = new Map(r.rows.map((row) => [row.id, row.acked]));
-    held.add(items.filter((i) => !skip.has(i.id)).map((i) => i.id));
+    const skip = new Map<string, boolean>();
+    for (const row of r.rows) skip.set(row.id, row.acked);
+    held.add(ids.filter((id) => !skip.has(id)));
     return skip;
   };
+  // Admits that arrive while one is under way (the chain admits up to LOOKAHEAD groups ahead) wait and go
+  // together in the next statement: one round trip per group of batches.
+  const admits = new CoalescedAdmits(admitWriteNow);
+  const admitWrite = (items: readonly BatchItem[]): Promise<Map<string, boolean>> => admits.admit(items);
   const admitRead = async (items: readonly BatchItem[]): Promise<Map<string, boolean>> => {
     const skip = new Map<string, boolean>();
     if (!hasSchema) return skip;
