@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { connectPg } from '../../src/ledger/postgres/db.ts';
 import { LEDGER_RELATIONS } from '../../src/ledger/postgres/grants.ts';
+import { connectLedgerDb } from '../../src/ledger/postgres/schema-check.ts';
 import {
   LATEST_VERSION,
   MIGRATIONS,
@@ -158,5 +159,29 @@ describe('ledger schema migrations', () => {
       code: 'LEDGER_READ',
       message: expect.stringMatching(/newer than this svc-ingest knows .*upgrade svc-ingest/),
     });
+  });
+  it('a run starting while another creates the schema waits for it, instead of refusing a version in between', async () => {
+    const url = await pgs.createDatabase();
+    // A first run part-way through creating the schema: two migrations committed, the migrators' lock held.
+    const first = await connectPg(resolvePgTarget(url), { logger, maxConnections: 1 });
+    try {
+      await migrate(first, MIGRATIONS.slice(0, 2));
+      await first.query('other', 'SELECT pg_advisory_lock(1937138537, 1835624306)');
+      let settled = false;
+      const second = connectLedgerDb(url, { logger, write: true }).finally(() => {
+        settled = true;
+      });
+      await new Promise((r) => setTimeout(r, 300));
+      expect(settled).toBe(false);
+      // The first run finishes (the lock is its session's: taken again by its own migrate) and lets go.
+      await migrate(first);
+      await first.query('other', 'SELECT pg_advisory_unlock(1937138537, 1835624306)');
+      const { db, hasSchema } = await second;
+      expect(hasSchema).toBe(true);
+      expect(await schemaVersion(db)).toBe(LATEST_VERSION);
+      await db.close();
+    } finally {
+      await first.close();
+    }
   });
 });

@@ -241,14 +241,28 @@ export function newerSchemaMessage(location: string, version: number): string {
   return `the ledger database ${location} has schema version ${version}, newer than this svc-ingest knows (${LATEST_VERSION}); upgrade svc-ingest`;
 }
 
+/** The advisory lock that serialises migrators: two int4 keys, 'svci' and 'migr' in ASCII. */
+const MIGRATION_LOCK = '1937138537, 1835624306';
+
+/**
+ * The schema version once no migrator is at work: each migration commits on its own, so a process starting while
+ * another creates or migrates the schema reads a version in between. Waiting for the migrators' advisory lock (it
+ * needs no privilege) and reading again gives the version they leave.
+ * @example await settledSchemaVersion(db) // 5, where schemaVersion read 2 while a first run created the schema
+ */
+export async function settledSchemaVersion(db: PgDb): Promise<number> {
+  await db.withClient(async (c) => {
+    await c.query(`SELECT pg_advisory_lock(${MIGRATION_LOCK})`);
+    await c.query(`SELECT pg_advisory_unlock(${MIGRATION_LOCK})`);
+  });
+  return schemaVersion(db);
+}
+
 /**
  * Bring the schema up to LATEST_VERSION. Safe to run by several processes at once (advisory lock) and again
  * (a no-op at the latest version). Throws a plain Error when the database is newer than this tool.
  * @example const { from, to, applied } = await migrate(db)
  */
-/** The advisory lock that serialises migrators: two int4 keys, 'svci' and 'migr' in ASCII. */
-const MIGRATION_LOCK = '1937138537, 1835624306';
-
 export async function migrate(
   db: PgDb,
   migrations: readonly Migration[] = MIGRATIONS,

@@ -5,7 +5,13 @@
 import { SvcIngestError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
 import { connectPg, type PgDb } from './db.ts';
-import { LATEST_VERSION, migrate, newerSchemaMessage, schemaVersion } from './migrations.ts';
+import {
+  LATEST_VERSION,
+  migrate,
+  newerSchemaMessage,
+  schemaVersion,
+  settledSchemaVersion,
+} from './migrations.ts';
 import { resolvePgTarget } from './url.ts';
 
 export interface ConnectLedgerOptions {
@@ -68,9 +74,14 @@ export async function connectLedgerDb(
     signal: o.signal,
   });
   try {
-    const version = await schemaVersion(db).catch((err: unknown) => {
-      throw db.fail('LEDGER_READ', 'cannot read the schema version of', err);
-    });
+    const readVersion = (read: (d: PgDb) => Promise<number>) =>
+      read(db).catch((err: unknown) => {
+        throw db.fail('LEDGER_READ', 'cannot read the schema version of', err);
+      });
+    let version = await readVersion(schemaVersion);
+    // Older than this build: unless another process is creating or migrating it right now (workers starting together
+    // on an empty database), which is waited for.
+    if (version > 0 && version < LATEST_VERSION) version = await readVersion(settledSchemaVersion);
     if (version > LATEST_VERSION)
       throw new SvcIngestError('LEDGER_READ', newerSchemaMessage(db.location, version));
     if (version === LATEST_VERSION) return { db, hasSchema: true };
