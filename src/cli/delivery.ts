@@ -1,10 +1,12 @@
 // What `send` and `backfill work` share: the delivery, rejects and progress options and their config keys, the
 // dispatch settings, signal handling (SIGINT/SIGTERM drain, a second one exits), the run's metrics (file, port) and
 // the exit status a summary means.
+
 import type { Command } from 'commander';
 import type { ChainRunEnd } from '../chain/run.ts';
 import type { Config, ConfigFlags } from '../config/index.ts';
 import { EXIT, exitStatusOf, SvcIngestError } from '../errors.ts';
+import { cliIo } from '../io.ts';
 import { destinationOf, NEW_DESTINATION_FLAG } from '../ledger/destination.ts';
 import type { Logger } from '../log.ts';
 import { maskDeep } from '../mask.ts';
@@ -202,30 +204,24 @@ export function rejectCaps(config: Config) {
  */
 export function stopOnSignals(readsStdin: boolean, logger: Logger): { signal: AbortSignal; off(): void } {
   const stop = new AbortController();
+  const io = cliIo();
   const onSignal = (sig: NodeJS.Signals) => {
     if (stop.signal.aborted) {
       logger.error(
         { event: 'run.abort', signal: sig },
         'second signal: exiting without waiting for requests in flight',
       );
-      process.exit(sig === 'SIGINT' ? EXIT.SIGINT : EXIT.SIGTERM);
+      io.exit(sig === 'SIGINT' ? EXIT.SIGINT : EXIT.SIGTERM);
     }
     logger.warn(
       { event: 'run.stopping', signal: sig },
       'stopping: no more input is read; waiting for batches in flight',
     );
     stop.abort(sig);
-    if (readsStdin) process.stdin.destroy();
+    if (readsStdin) io.stdin.destroy?.();
   };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  return {
-    signal: stop.signal,
-    off() {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-    },
-  };
+  const off = io.onSignal(onSignal);
+  return { signal: stop.signal, off };
 }
 
 /**
@@ -351,7 +347,7 @@ export async function followRun<S extends object>(
     o.progress === false
       ? () => {}
       : startProgress(run.progress, {
-          tty: Boolean(process.stderr.isTTY) && logFormat() === 'text',
+          tty: Boolean(cliIo().stderr.isTTY) && logFormat() === 'text',
           intervalMs: o.config.send.progressIntervalMs,
           logger: o.logger,
         });
@@ -367,10 +363,10 @@ export async function followRun<S extends object>(
   const metricsWritten = o.exposure?.written();
   if (metricsWritten !== undefined) Object.assign(summary, { metricsWritten });
   const level = runEndLevel(exitStatus);
-  if (o.json) process.stdout.write(`${JSON.stringify(maskDeep({ ...summary, exitStatus }))}\n`);
+  if (o.json) cliIo().stdout.write(`${JSON.stringify(maskDeep({ ...summary, exitStatus }))}\n`);
   else stderrLine(level, 'run.summary', o.text(summary), { exitStatus });
   // On a terminal the readable summary above says it all; elsewhere the log line is for log collectors.
-  const endLevel = logFormat() === 'text' && process.stderr.isTTY && !o.json ? 'debug' : level;
+  const endLevel = logFormat() === 'text' && cliIo().stderr.isTTY && !o.json ? 'debug' : level;
   o.logger[endLevel](
     { event: 'run.end', ...(summary as Record<string, unknown>), exitStatus },
     'run finished',

@@ -1,7 +1,9 @@
 // `svc-ingest mappings` (the built-in profiles) and `svc-ingest mapping check|draft` (authoring a profile).
+
 import path from 'node:path';
 import { type Command, Option } from 'commander';
 import { EXIT, SvcIngestError } from '../errors.ts';
+import { cliIo } from '../io.ts';
 import type { CompiledProfile } from '../map/types.ts';
 import { maskCardNumbers, maskDeep } from '../mask.ts';
 import { addExamples, printJson, printText, printWarning } from './common.ts';
@@ -68,7 +70,7 @@ export function define(program: Command): void {
       'every column a rule names must exist',
     ],
   ]).action(async (profile: string, file: string | undefined, flags: CheckFlags) => {
-    process.exitCode = await runCheck(profile, file, flags);
+    cliIo().exitCode = await runCheck(profile, file, flags);
   });
 
   const draft = mapping
@@ -106,7 +108,7 @@ async function firstRecord(
   let header: string[] | undefined;
   for await (const items of readInput(spec, {
     delimiter: flags.delimiter,
-    stdin: process.stdin,
+    stdin: cliIo().stdin,
     onHeader: (c) => {
       header = c;
     },
@@ -241,7 +243,7 @@ async function sampleCodes(file: string, profile: CompiledProfile, flags: CheckF
   let mapped = 0;
   outer: for await (const items of prepareInput(spec, profile, {
     delimiter: flags.delimiter ?? profile.delimiter,
-    stdin: process.stdin,
+    stdin: cliIo().stdin,
   })) {
     for (const item of items) {
       if (item.kind === 'tx') {
@@ -270,7 +272,7 @@ async function runDraft(file: string, flags: CheckFlags & { name?: string }): Pr
         .replace(/\.gz$/, '')
         .replace(/\.(csv|ndjson|jsonl)$/, ''),
     );
-  process.stdout.write(
+  cliIo().stdout.write(
     // Sample values and column names as every other command prints them: card numbers masked.
     `${JSON.stringify(maskDeep(draftProfile({ name, format: first.format, record: first.fields })), null, 2)}\n`,
   );

@@ -1,5 +1,6 @@
 // `svc-ingest tickets create|get|listen|status`: open a customer-issue ticket (stored, resubmitted until acknowledged),
 // read it back, receive its webhook updates (each stored before it is answered), and list where the tickets stand.
+
 import type { Command } from 'commander';
 import { checkTicket } from '../client/checks.ts';
 import { createEnumWarner, warnTicketEnums } from '../client/enums.ts';
@@ -7,6 +8,7 @@ import { SvcNetworkError, unavailableError } from '../client/errors.ts';
 import type { CreateTicketRequest, Ticket, TicketWebhookUpdate } from '../client/models.ts';
 import { readWebhookSecret } from '../config/secret.ts';
 import { EXIT, ExitError, SvcIngestError } from '../errors.ts';
+import { cliIo } from '../io.ts';
 import { createLogger, stderrLine } from '../log.ts';
 import { maskDeep } from '../mask.ts';
 import { classifyFailure } from '../send/classify.ts';
@@ -297,8 +299,7 @@ export async function runListen(opts: ListenOptions): Promise<void> {
   const onSignal = (signal: NodeJS.Signals) => {
     settle(opts.untilClosed === undefined ? EXIT.OK : signal === 'SIGINT' ? EXIT.SIGINT : EXIT.SIGTERM);
   };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  const offSignals = cliIo().onSignal(onSignal);
   const receiver = await startWebhookReceiver({
     port,
     host: opts.host,
@@ -350,6 +351,7 @@ export async function runListen(opts: ListenOptions): Promise<void> {
     { url: receiver.url, signed: secret !== undefined },
   );
   const code = await done;
+  offSignals();
   await receiver.close();
   await store.close();
   if (code !== EXIT.OK) throw new ExitError(code);

@@ -1,6 +1,8 @@
 // Loads the configuration in layers (defaults, config files, env SVC_*, flags) and validates it once.
+
 import { accessSync, constants } from 'node:fs';
 import { SvcIngestError } from '../errors.ts';
+import { cliIo } from '../io.ts';
 import { builtinText } from './builtin.ts';
 import { CONFIG_FILE_ENV, CONFIG_KEYS, type KeySpec, LOG_LEVELS, SESSION_PROVIDERS } from './schema.ts';
 import { isEnvName, shownPath } from './secret.ts';
@@ -227,7 +229,7 @@ function setPath(target: Record<string, unknown>, path: string, value: unknown):
 export function loadConfig(
   opts: { file?: string; env?: NodeJS.ProcessEnv; flags?: ConfigFlags } = {},
 ): Config {
-  const env = opts.env ?? process.env;
+  const env = opts.env ?? cliIo().env;
   const layers = new Map<string, Sourced>();
   flattenFile(readJsonFile(DEFAULT_SOURCE, DEFAULT_SOURCE, true), DEFAULT_SOURCE, layers);
   const envFile = env[CONFIG_FILE_ENV];
