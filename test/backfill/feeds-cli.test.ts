@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import type { Simulator } from '../../src/simulator/index.ts';
 import { deliveryCounts, FAST, summary } from '../faults/helpers.ts';
 import { dbName, plan, startWorker, workerSummary } from '../helpers/backfill.ts';
-import { runCli } from '../helpers/cli.ts';
+import { runCliHere } from '../helpers/cli.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import { makeTx, ndjsonOf, range } from '../helpers/transactions.ts';
@@ -46,7 +46,7 @@ describe('two feeds in one PostgreSQL database', () => {
     } as const;
     for (const f of order as Array<'A' | 'B'>) {
       const feed = feeds[f];
-      const r = await runCli(['send', ...FAST, ...feed.args], {
+      const r = await runCliHere(['send', ...FAST, ...feed.args], {
         env: {
           SVC_BASE_URL: feed.sim.url,
           SVC_REJECTS_PATH: join(dir, `rejects-${f}.ndjson`),
@@ -102,10 +102,10 @@ describe('two feeds in one PostgreSQL database', () => {
     const db = dbName(url);
     const { a, idsA } = await inputs(dir);
     for (const feed of ['feed_a', 'feed_b'])
-      expect((await runCli(['ledger', 'migrate', '--ledger', feedUrl(url, feed)])).code).toBe(0);
+      expect((await runCliHere(['ledger', 'migrate', '--ledger', feedUrl(url, feed)])).code).toBe(0);
     const role = `sender_${db}`.slice(0, 60);
     await pgs.sql(db, `CREATE ROLE ${role} LOGIN PASSWORD 'feed-a-secret'`);
-    const granted = await runCli([
+    const granted = await runCliHere([
       'ledger',
       'grant',
       '--ledger',
@@ -123,13 +123,21 @@ describe('two feeds in one PostgreSQL database', () => {
     u.username = role;
     u.password = 'feed-a-secret';
     const env = { SVC_BASE_URL: simA.url, SVC_REJECTS_PATH: join(dir, 'rejects.ndjson') };
-    const sent = await runCli(['send', ...FAST, '--ledger', feedUrl(u.toString(), 'feed_a'), a], { env });
+    const sent = await runCliHere(['send', ...FAST, '--ledger', feedUrl(u.toString(), 'feed_a'), a], { env });
     expect(sent.code, sent.stderr).toBe(0);
     expect(summary(sent)).toMatchObject({ sent: 300 });
     expect(deliveryCounts(simA, idsA)).toMatchObject({ missing: 0, duplicated: 0 });
-    const status = await runCli(['ledger', 'status', '--json', '--ledger', feedUrl(u.toString(), 'feed_a')]);
+    const status = await runCliHere([
+      'ledger',
+      'status',
+      '--json',
+      '--ledger',
+      feedUrl(u.toString(), 'feed_a'),
+    ]);
     expect(status.code, status.stderr).toBe(0);
-    const other = await runCli(['send', ...FAST, '--ledger', feedUrl(u.toString(), 'feed_b'), a], { env });
+    const other = await runCliHere(['send', ...FAST, '--ledger', feedUrl(u.toString(), 'feed_b'), a], {
+      env,
+    });
     expect(other.code).toBe(1);
     expect(other.stderr).toMatch(/permission denied/);
     expect(simA.deliveries().size).toBe(300);
@@ -148,7 +156,7 @@ describe('two feeds in one PostgreSQL database', () => {
     // Now A has acknowledged: a plan for yet another destination is refused without the option.
     const c = join(dir, 'c.ndjson');
     await writeFile(c, ndjsonOf(range(10).map((i) => makeTx(i, 'fc'))));
-    const refused = await runCli([
+    const refused = await runCliHere([
       'backfill',
       'plan',
       '--ledger',

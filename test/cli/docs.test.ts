@@ -4,7 +4,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ROOT, runCli } from '../helpers/cli.ts';
+import { ROOT, runCliHere } from '../helpers/cli.ts';
 
 const read = (rel: string): string => readFileSync(join(ROOT, rel), 'utf8');
 const DOCS = ['README.md', ...readdirSync(join(ROOT, 'docs')).map((f) => `docs/${f}`)].filter((f) =>
@@ -84,11 +84,11 @@ describe('README and docs/', () => {
     expect(calls.size).toBeGreaterThan(15);
     for (const [command, opts] of calls) {
       // A word after the command that is not a sub-command (an id, a file) is not a command: drop it.
-      let help = await runCli([...command.split(' '), '--help']);
+      let help = await runCliHere([...command.split(' '), '--help']);
       let name = command;
       if (help.code !== 0 || !help.stdout.startsWith(`Usage: svc-ingest ${command} `)) {
         name = command.split(' ')[0]!;
-        help = await runCli([name, '--help']);
+        help = await runCliHere([name, '--help']);
       }
       expect(help.code, `${name} --help: ${help.stderr}`).toBe(0);
       for (const opt of opts) expect(help.stdout, `${name}: ${opt}`).toMatch(new RegExp(`^ +${opt}\\b`, 'm'));

@@ -2,7 +2,7 @@
 // own rejects files and short leases), read the status, and look at one worker's row in the ledger database.
 import { join } from 'node:path';
 import type { Simulator } from '../../src/simulator/index.ts';
-import { type CliResult, type CliRun, runCli, startCli } from './cli.ts';
+import { type CliResult, type CliRun, runCliHere, startCli } from './cli.ts';
 import type { TestPostgres } from './postgres.ts';
 
 /** The database name of a test database's URL. */
@@ -12,7 +12,7 @@ export function dbName(url: string): string {
 
 /** `backfill plan` of the files; throws with stderr when it does not exit 0. */
 export async function plan(url: string, files: string[], partitionBytes: number, args: string[] = []) {
-  const r = await runCli([
+  const r = await runCliHere([
     'backfill',
     'plan',
     '--ledger',
@@ -99,7 +99,7 @@ export function workerSummary(r: CliResult): WorkerSummary {
 
 /** `backfill status --json`. */
 export async function statusOf(url: string): Promise<Record<string, unknown> & { done: boolean }> {
-  const r = await runCli(['backfill', 'status', '--ledger', url, '--json']);
+  const r = await runCliHere(['backfill', 'status', '--ledger', url, '--json']);
   if (r.code !== 0) throw new Error(`backfill status exited ${r.code}: ${r.stderr}`);
   return JSON.parse(r.stdout);
 }
