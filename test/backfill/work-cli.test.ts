@@ -17,7 +17,7 @@ import {
   until,
   workerSummary,
 } from '../helpers/backfill.ts';
-import { ROOT, runCli } from '../helpers/cli.ts';
+import { ROOT, runCliHere } from '../helpers/cli.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import { csvOf, makeTx, ndjsonOf, range } from '../helpers/transactions.ts';
@@ -103,7 +103,7 @@ describe('backfill work', () => {
     expect(st.records).toEqual({ read: 5001, sent: 4998, skipped: 0, failed: 0, rejected: 3 });
     expect(st.acked.records).toBe(4998);
     expect(st.workers.map((w) => w.records.rejected)).toEqual([s1.rejected, s2.rejected]);
-    const text = await runCli(['backfill', 'status', '--ledger', url]);
+    const text = await runCliHere(['backfill', 'status', '--ledger', url]);
     expect(text.stdout).toMatch(/: done$/m);
     expect(text.stdout).toContain('rejected 3');
 
