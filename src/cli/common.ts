@@ -167,11 +167,11 @@ export function useLedgerUrl(config: Config, flagGiven: boolean): void {
   config.send.ledgerPath = url;
 }
 
-/** Adds a repeatable `--ledger PATH` (read-only commands read every ledger given). */
+/** Adds a repeatable `--ledger PATH|URL` (read-only commands read every ledger file given, or one PostgreSQL ledger). */
 export function addLedgerOption(cmd: Command): Command {
   return cmd.option(
-    '--ledger <path>',
-    'ledger to read; repeat to read several (default: send.ledgerPath, env SVC_LEDGER_PATH)',
+    '--ledger <path|url>',
+    'ledger to read: files (repeat to read several) or one postgres:// URL (default: ledger.url, env SVC_LEDGER_URL, else send.ledgerPath, env SVC_LEDGER_PATH)',
     collect,
   );
 }
