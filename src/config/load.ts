@@ -366,3 +366,15 @@ export function withLedgerName(url: string, name: string): string {
     return url;
   }
 }
+
+let defaults: Record<string, unknown> | undefined;
+/**
+ * A key's value in config/default.json (undefined when it has none): the default a flag's help shows.
+ * @example defaultValue('send.batchSize') // 50
+ */
+export function defaultValue(path: string): unknown {
+  defaults ??= readJsonFile(DEFAULT_SOURCE, DEFAULT_SOURCE, true);
+  let v: unknown = defaults;
+  for (const part of path.split('.')) v = (v as Record<string, unknown> | undefined)?.[part];
+  return v;
+}
