@@ -120,7 +120,8 @@ export async function runChainSettled(r: ChainRun, o: SettleOptions): Promise<Ch
         t.splits += c.splits;
         pending = again.take();
       }
-      if (pending.length > 0 && !stopped()) throw new StillElsewhere(`${pending.length} record(s) in flight elsewhere`);
+      if (pending.length > 0 && !stopped())
+        throw new StillElsewhere(`${pending.length} record(s) in flight elsewhere`);
     },
     {
       retries: Number.POSITIVE_INFINITY,
