@@ -165,7 +165,7 @@ async function sendAndReport(
   exposure: import('../metrics/expose.ts').MetricsExposure | null,
 ): Promise<number> {
   const [{ startSend }, { formatSummary }, { choosePool }] = await Promise.all([
-    import('../pipeline.ts'),
+    import('../send-run.ts'),
     import('./send-output.ts'),
     import('../prepare/choose.ts'),
   ]);

@@ -289,7 +289,7 @@ export async function runListen(opts: ListenOptions): Promise<void> {
     );
   }
   // node:http is loaded only here: its ESM import evaluates all of its exports, Node's fetch among them (~12 ms).
-  const { startWebhookReceiver } = await import('../client/webhook.ts');
+  const { startWebhookReceiver } = await import('../tickets/webhook.ts');
   let settle: (code: number) => void = () => {};
   const done = new Promise<number>((resolve) => {
     settle = resolve;

@@ -28,7 +28,7 @@ const LAYERS: readonly string[][] = [
   ['record/'],
   ['chain/'],
   ['metrics/'],
-  ['pipeline.ts'],
+  ['send-run.ts'],
   ['backfill/', 'reconcile/', 'simulator/', 'tickets/', 'trace/'],
   ['cli/'],
 ];

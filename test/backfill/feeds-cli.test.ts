@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Simulator } from '../../src/simulator/index.ts';
 import { deliveryCounts, FAST, summary } from '../faults/helpers.ts';
-import { dbName, plan, startWorker, workerSummary } from '../helpers/backfill.ts';
+import { dbName, plan, runWorker, workerSummary } from '../helpers/backfill.ts';
 import { runCliHere } from '../helpers/cli.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { useSimulator } from '../helpers/simulator.ts';
@@ -84,7 +84,7 @@ describe('two feeds in one PostgreSQL database', () => {
     for (const f of ['A', 'B'] as const)
       await plan(feeds[f].url, [feeds[f].file], 4000, ['--base-url', feeds[f].sim.url]);
     for (const f of order as Array<'A' | 'B'>) {
-      const r = await startWorker(feeds[f].url, `w-${f}`, { sim: feeds[f].sim, dir }).done;
+      const r = await runWorker(feeds[f].url, `w-${f}`, { sim: feeds[f].sim, dir });
       expect(r.code, r.stderr).toBe(0);
       const s = workerSummary(r);
       expect(s).toMatchObject({ read: 300, sent: 300, skipped: 0 });
@@ -150,7 +150,7 @@ describe('two feeds in one PostgreSQL database', () => {
     await plan(url, [a], 4000, ['--base-url', simA.url]);
     // Nothing acknowledged yet: nobody holds the ledger, B's plan needs no option.
     await plan(url, [b], 4000, ['--base-url', simB.url]);
-    const wa = await startWorker(url, 'w-a', { sim: simA, dir }).done;
+    const wa = await runWorker(url, 'w-a', { sim: simA, dir });
     expect(wa.code, wa.stderr).toBe(0);
     expect(workerSummary(wa)).toMatchObject({ read: 300, sent: 300 });
     // Now A has acknowledged: a plan for yet another destination is refused without the option.
@@ -167,7 +167,7 @@ describe('two feeds in one PostgreSQL database', () => {
     ]);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('LEDGER_DESTINATION');
-    const wb = await startWorker(url, 'w-b', { sim: simB, dir }).done;
+    const wb = await runWorker(url, 'w-b', { sim: simB, dir });
     expect(wb.code, wb.stderr).toBe(0);
     expect(workerSummary(wb)).toMatchObject({ read: 300, sent: 300, skipped: 0 });
     expect(deliveryCounts(simA, idsA)).toMatchObject({ missing: 0, duplicated: 0 });
@@ -182,7 +182,7 @@ describe('two feeds in one PostgreSQL database', () => {
     const { a } = await inputs(dir);
     await plan(url, [a], 4000, ['--base-url', simA.url]);
     for (const extra of [[], ['--new-destination']]) {
-      const r = await startWorker(url, 'w-b', { sim: simB, dir, args: extra }).done;
+      const r = await runWorker(url, 'w-b', { sim: simB, dir, args: extra });
       expect(r.code, r.stderr).toBe(1);
       const last = r.stderr.trim().split('\n').pop() ?? '';
       expect(last).toContain('LEDGER_DESTINATION');
@@ -196,7 +196,7 @@ describe('two feeds in one PostgreSQL database', () => {
     );
     expect((open[0] as { n: number }).n).toBeGreaterThan(1);
     // A's own worker then does it all.
-    const r = await startWorker(url, 'w-a', { sim: simA, dir }).done;
+    const r = await runWorker(url, 'w-a', { sim: simA, dir });
     expect(r.code, r.stderr).toBe(0);
     expect(simA.deliveries().size).toBe(300);
   });

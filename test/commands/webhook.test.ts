@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
-import { SIGNATURE_HEADER, signWebhook, TIMESTAMP_HEADER } from '../../src/client/webhook.ts';
+import { SIGNATURE_HEADER, signWebhook, TIMESTAMP_HEADER } from '../../src/tickets/webhook.ts';
 import { type CliRun, runCliHere, startCli, waitFor } from '../helpers/cli.ts';
 
 const SECRET = 'whsec-test-0123456789abcdef';

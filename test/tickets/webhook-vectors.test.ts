@@ -3,7 +3,7 @@
 // (the dot, the order, the encoding) fails here even when signing and verifying change together. The header
 // names and the `v1=` form are the ones docs/commands.md documents for senders.
 import { describe, expect, it } from 'vitest';
-import { SIGNATURE_HEADER, signWebhook, TIMESTAMP_HEADER, verifyWebhook } from '../../src/client/webhook.ts';
+import { SIGNATURE_HEADER, signWebhook, TIMESTAMP_HEADER, verifyWebhook } from '../../src/tickets/webhook.ts';
 
 const SECRET = 'a-shared-secret-of-16+';
 const TS = 1795300000;
