@@ -7,10 +7,10 @@ import { EXIT, ExitError, SvcIngestError } from '../errors.ts';
 import { cliIo } from '../io.ts';
 import { destinationOf } from '../ledger/destination.ts';
 import type { FoundLine } from '../ledger/file/find.ts';
-import type { LedgerRun, LedgerStatus, OutstandingFailure } from '../ledger/file/query.ts';
 import type { LedgerReadStats } from '../ledger/file/read.ts';
 import type { PgDb } from '../ledger/postgres/db.ts';
 import { isPostgresUrl } from '../ledger/postgres/url.ts';
+import type { LedgerRun, LedgerStatus, OutstandingFailure } from '../ledger/status.ts';
 import { maskCardNumbers, maskOwnRecord } from '../mask.ts';
 import {
   addExamples,
