@@ -76,8 +76,9 @@ test: $(STAMP)
 
 # The suite with coverage of src/ (@vitest/coverage-v8; the CLI's child processes are not measured): a summary, and
 # the floor in test/vitest.config.ts checked (docs/testing.md has the figure). Not part of `make test`.
+# The false-positive scan's time bounds (test/mask/false-positives.test.ts) do not hold under V8's counters: left out.
 coverage: $(STAMP)
-	[ -t 1 ] || export NO_COLOR=1; vitest run --config test/vitest.config.ts --coverage $(VITEST_ARGS)
+	[ -t 1 ] || export NO_COLOR=1; vitest run --config test/vitest.config.ts --coverage --exclude test/mask/false-positives.test.ts $(VITEST_ARGS)
 
 demo: $(STAMP)
 	node src/cli/demo.ts

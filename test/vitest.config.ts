@@ -36,6 +36,7 @@ export default defineConfig({
       include: ['src/**/*.ts'],
       reporter: ['text-summary'],
       reportsDirectory: '.out/coverage',
+      reportOnFailure: true,
       thresholds: {
         lines: COVERAGE_FLOOR.lines,
         branches: COVERAGE_FLOOR.branches,
