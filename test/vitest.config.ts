@@ -8,7 +8,7 @@ import LongestFirst from './helpers/sequencer.ts';
 // Every file under test/ named *.test.ts is picked up; the longest run first (vitest keeps their durations, and
 // on a fresh clone starts the largest files first).
 /** Coverage today (`make coverage`, docs/testing.md), rounded down: a change that lowers it fails the target. */
-const COVERAGE_FLOOR = { lines: 0, branches: 0, functions: 0 };
+const COVERAGE_FLOOR = { lines: 90, branches: 80, functions: 88, statements: 88 };
 
 export default defineConfig({
   test: {
