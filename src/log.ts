@@ -3,6 +3,7 @@
 import { createRequire } from 'node:module';
 import { Writable } from 'node:stream';
 import type { pino as Pino, Logger as PinoLogger } from 'pino';
+import { type CliIo, cliIo, isProcessIo } from './io.ts';
 import { maskCardNumbers, maskDeep } from './mask.ts';
 
 /**
@@ -70,18 +71,19 @@ function scrub(value: unknown, depth: number, inHeaders = false): unknown {
 
 /** fd 2, written synchronously (SonicBoom retries EAGAIN on a non-blocking pipe); one for the process. */
 let stderrSink: ReturnType<typeof Pino.destination> | undefined;
-/** The live line's text, '' when none is shown. */
-let liveText = '';
 const CLEAR_LINE = '\r\x1b[K';
 
-function rawStderr(): ReturnType<typeof Pino.destination> {
+/** The run's stderr: the process's is fd 2 written synchronously, a test run's is its own stream. */
+function rawStderr(io: CliIo): { write(text: string): unknown } {
+  if (!isProcessIo(io)) return io.stderr;
   stderrSink ??= loadPino().destination({ dest: 2, sync: true });
   return stderrSink;
 }
 
 /** Writes a piece of stderr output (a log line, a summary) so that it never lands on the live line. */
-export function writeStderr(text: string): void {
-  const out = rawStderr();
+export function writeStderr(text: string, io: CliIo = cliIo()): void {
+  const out = rawStderr(io);
+  const liveText = io.liveText ?? '';
   if (liveText === '') {
     out.write(text);
     return;
@@ -98,32 +100,33 @@ export function writeStderr(text: string): void {
  */
 export const liveLine = {
   show(text: string): void {
-    liveText = text;
-    rawStderr().write(`${CLEAR_LINE}${text}`);
+    const io = cliIo();
+    io.liveText = text;
+    rawStderr(io).write(`${CLEAR_LINE}${text}`);
   },
   clear(): void {
-    if (liveText === '') return;
-    liveText = '';
-    rawStderr().write(CLEAR_LINE);
+    const io = cliIo();
+    if ((io.liveText ?? '') === '') return;
+    io.liveText = '';
+    rawStderr(io).write(CLEAR_LINE);
   },
 };
 
 /** How stderr reads: `text` for a person (a terminal), `json` for a log collector (one JSON object a line). */
 export type LogFormat = 'text' | 'json';
 export const LOG_FORMATS: readonly LogFormat[] = ['text', 'json'];
-let chosenFormat: LogFormat | undefined;
 
-/** Sets the format for the process (`--log-format`); undefined goes back to env SVC_LOG_FORMAT, else the TTY rule. */
+/** Sets the format for the run (`--log-format`); undefined goes back to env SVC_LOG_FORMAT, else the TTY rule. */
 export function setLogFormat(format: LogFormat | undefined): void {
-  chosenFormat = format;
+  cliIo().logFormat = format;
 }
 
 /** The format in force: `--log-format`, else env SVC_LOG_FORMAT, else text on a TTY and json elsewhere. */
-export function logFormat(): LogFormat {
-  if (chosenFormat) return chosenFormat;
-  const env = process.env.SVC_LOG_FORMAT;
+export function logFormat(io: CliIo = cliIo()): LogFormat {
+  if (io.logFormat) return io.logFormat;
+  const env = io.env.SVC_LOG_FORMAT;
   if (env === 'text' || env === 'json') return env;
-  return process.stderr.isTTY ? 'text' : 'json';
+  return io.stderr.isTTY ? 'text' : 'json';
 }
 
 const LEVEL_NUMBER = { debug: 20, info: 30, warn: 40, error: 50 } as const;
@@ -170,19 +173,21 @@ export function formatStderrLine(
  */
 export function createLogger(opts: { level?: string; pretty?: boolean } = {}): Logger {
   const pino = loadPino();
-  const usePretty = opts.pretty ?? logFormat() === 'text';
+  // The run's io, taken now: pino-pretty writes later, from its own stream.
+  const io = cliIo();
+  const usePretty = opts.pretty ?? logFormat(io) === 'text';
   const destination = usePretty
     ? (createRequire(import.meta.url)('pino-pretty') as typeof import('pino-pretty'))({
         destination: new Writable({
           write(chunk: Buffer | string, _enc, cb) {
-            writeStderr(typeof chunk === 'string' ? chunk : chunk.toString('utf8'));
+            writeStderr(typeof chunk === 'string' ? chunk : chunk.toString('utf8'), io);
             cb();
           },
         }),
-        colorize: Boolean(process.stderr.isTTY),
+        colorize: Boolean(io.stderr.isTTY),
         translateTime: 'SYS:HH:MM:ss.l',
       })
-    : { write: writeStderr };
+    : { write: (text: string) => writeStderr(text, io) };
   return pino(
     {
       level: opts.level ?? 'info',

@@ -7,6 +7,9 @@ import LongestFirst from './helpers/sequencer.ts';
 // (docs/testing.md): 4 workers. VITEST_MAX_WORKERS=N overrides it (vitest reads it), e.g. 1 to debug one file.
 // Every file under test/ named *.test.ts is picked up; the longest run first (vitest keeps their durations, and
 // on a fresh clone starts the largest files first).
+/** Coverage today (`make coverage`, docs/testing.md), rounded down: a change that lowers it fails the target. */
+const COVERAGE_FLOOR = { lines: 90, branches: 80, functions: 88, statements: 88 };
+
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
@@ -26,5 +29,19 @@ export default defineConfig({
     // The longest files first on a fresh clone too, where vitest has no times yet (test/helpers/sequencer.ts).
     sequence: { sequencer: LongestFirst },
     maxWorkers: 4,
+    // `make coverage` (--coverage): src/ as the suite's own processes run it (in-process CLI runs included; the
+    // CLI's child processes are not measured), a summary, and the floor below checked (docs/testing.md).
+    coverage: {
+      provider: 'v8',
+      include: ['src/**/*.ts'],
+      reporter: ['text-summary'],
+      reportsDirectory: '.out/coverage',
+      reportOnFailure: true,
+      thresholds: {
+        lines: COVERAGE_FLOOR.lines,
+        branches: COVERAGE_FLOOR.branches,
+        functions: COVERAGE_FLOOR.functions,
+      },
+    },
   },
 });

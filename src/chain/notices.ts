@@ -1,6 +1,5 @@
 // What a send run says along the way that belongs to no one stage: the run's start, a missing optional column,
-// the first record without a field the profile relaxed; and the ledger store made ready before reading.
-import type { LedgerStore } from '../ledger/store.ts';
+// the first record without a field the profile relaxed.
 import type { Logger } from '../log.ts';
 import type { ColumnUse } from '../map/types.ts';
 import type { PreparedTx } from './drive.ts';
@@ -49,22 +48,4 @@ export function relaxedNotice(log: Logger, profileName: string): (item: Prepared
       );
     }
   };
-}
-
-/**
- * Makes the store ready for the first record (the file store loads its resume index: admit([])). A signal
- * meanwhile: the signal's name (nothing is read, nothing is sent); else null.
- */
-export async function readyStore(
-  store: LedgerStore,
-  stopRequested: () => string | null,
-): Promise<string | null> {
-  try {
-    await store.admit([]);
-    return null;
-  } catch (err) {
-    const stop = stopRequested();
-    if (stop) return stop;
-    throw err;
-  }
 }

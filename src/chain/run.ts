@@ -1,6 +1,6 @@
 // One run of the chain over prepared chunks, its stages assembled: dedupe (a fresh within-run set) → batch →
 // sink (the service, or a dry run's when no dispatch settings are given) → recorder, with the rejecter on the side.
-// send (pipeline.ts) runs it over its inputs; a backfill worker runs it over one partition with its own counters.
+// send (send-run.ts) runs it over its inputs; a backfill worker runs it over one partition with its own counters.
 import { createBatcher } from '../batch/batcher.ts';
 import { createDedupe } from '../dedupe/dedupe.ts';
 import type { LedgerStore } from '../ledger/store.ts';
@@ -21,7 +21,7 @@ import type { DispatchSettings } from './options.ts';
 
 export interface ChainRun {
   chunks: PreparedChunks;
-  /** Ready (admit([]) done: see notices.ts readyStore). */
+  /** Ready (admit([]) done: see ledger/ready.ts). */
   store: LedgerStore;
   runId: string;
   /** Batch ids are `<batchPrefix>-<n>` (default the run id; a backfill worker adds the partition). */

@@ -7,6 +7,7 @@ import type { BatchItem } from '../batch/batcher.ts';
 import type { LedgerStore } from '../ledger/store.ts';
 import type { PreparedItem } from '../prepare/prepare.ts';
 import { newCounters } from '../record/counters.ts';
+import { retried } from '../send/retried.ts';
 import { type ChainRun, type ChainRunEnd, runChain } from './run.ts';
 
 /** The store as the chain sees it, remembering what it skipped as in flight elsewhere. */
@@ -61,6 +62,9 @@ export function sleep(ms: number, signal: AbortSignal | undefined): Promise<void
   });
 }
 
+/** Records still in flight at another worker: the poll goes on. */
+class StillElsewhere extends Error {}
+
 async function* oneChunk(items: BatchItem[]): AsyncGenerator<PreparedItem[]> {
   yield items.map((i) => ({
     kind: 'tx',
@@ -89,29 +93,47 @@ export async function runChainSettled(r: ChainRun, o: SettleOptions): Promise<Ch
       { event: 'ledger.elsewhere', records: pending.length },
       'records in flight at another worker: waiting for their outcome (acknowledged there, or sent here if it lets go)',
     );
-  for (let round = 1; pending.length > 0 && r.dispatch; round++) {
-    if (end.interrupted || end.outage || end.tooManyRejects || r.signal?.aborted) break;
-    await sleep(o.pollMs, r.signal);
-    if (r.signal?.aborted) break;
-    const again = deferring(r.store);
-    const c = newCounters();
-    end = await runChain({
-      ...r,
-      store: again.store,
-      counters: c,
-      chunks: oneChunk(pending),
-      batchPrefix: `${r.batchPrefix ?? r.runId}-w${round}`,
-    });
-    // They were counted skipped (elsewhere) by the first pass: now as this pass found them.
-    const t = r.counters;
-    t.skipped += c.skipped - c.read;
-    t.sent += c.sent;
-    t.failed += c.failed;
-    t.batches += c.batches;
-    t.failedBatches += c.failedBatches;
-    t.retries += c.retries;
-    t.splits += c.splits;
-    pending = again.take();
-  }
+  if (pending.length === 0 || !r.dispatch) return end;
+  const stopped = () => end.interrupted || end.outage || end.tooManyRejects || r.signal?.aborted;
+  // Offered again every pollMs (the retry loop, constant waits: the policy of a poll) until none is left in flight
+  // elsewhere, or the run stops; a signal ends the wait at once.
+  await retried(
+    async (attempt) => {
+      if (attempt > 1 && !stopped()) {
+        const again = deferring(r.store);
+        const c = newCounters();
+        end = await runChain({
+          ...r,
+          store: again.store,
+          counters: c,
+          chunks: oneChunk(pending),
+          batchPrefix: `${r.batchPrefix ?? r.runId}-w${attempt - 1}`,
+        });
+        // They were counted skipped (elsewhere) by the first pass: now as this pass found them.
+        const t = r.counters;
+        t.skipped += c.skipped - c.read;
+        t.sent += c.sent;
+        t.failed += c.failed;
+        t.batches += c.batches;
+        t.failedBatches += c.failedBatches;
+        t.retries += c.retries;
+        t.splits += c.splits;
+        pending = again.take();
+      }
+      if (pending.length > 0 && !stopped())
+        throw new StillElsewhere(`${pending.length} record(s) in flight elsewhere`);
+    },
+    {
+      retries: Number.POSITIVE_INFINITY,
+      retryBaseMs: o.pollMs,
+      retryMaxMs: o.pollMs,
+      jitter: false,
+      retryable: (err) => err instanceof StillElsewhere,
+      signal: r.signal,
+    },
+  ).catch((err: unknown) => {
+    // A stop while waiting leaves the rest skipped (see above); anything else is the chain's own failure.
+    if (!(err instanceof StillElsewhere)) throw err;
+  });
   return end;
 }

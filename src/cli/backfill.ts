@@ -1,10 +1,12 @@
 // `svc-ingest backfill plan|status`: a backfill split into partitions that workers on several hosts claim from the
 // shared PostgreSQL ledger.
+
 import { type Command, Option } from 'commander';
 import { DEFAULT_PARTITION_BYTES } from '../backfill/partition-size.ts';
 import type { PlanResult } from '../backfill/plan.ts';
 import { formatBytes, formatStatus } from '../backfill/status.ts';
 import { SvcIngestError } from '../errors.ts';
+import { cliIo } from '../io.ts';
 import type { InputFormat } from '../model/input.ts';
 import type { WorkCliOptions } from './backfill-work.ts';
 import { addExamples, parseIntOption, printJson, printText } from './common.ts';
@@ -176,7 +178,7 @@ export function define(program: Command): void {
     )
     .action(async (opts: WorkCliOptions) => {
       const { runWorkCommand } = await import('./backfill-work.ts');
-      process.exitCode = await runWorkCommand(opts);
+      cliIo().exitCode = await runWorkCommand(opts);
     });
   addExamples(work, [
     [

@@ -1,8 +1,10 @@
 // Shared by every command: the common connection flags, config loading from them, logger and client set-up.
+
 import type { Command } from 'commander';
 import type { SvcClient } from '../client/index.ts';
 import { type Config, type ConfigFlags, isLoopbackHost, loadConfig } from '../config/index.ts';
 import { SvcIngestError } from '../errors.ts';
+import { cliIo } from '../io.ts';
 import { createLogger, type Logger, stderrLine } from '../log.ts';
 import { maskCardNumbers, maskDeep, maskOwnRecord } from '../mask.ts';
 
@@ -48,7 +50,7 @@ export function commonFlags(opts: CommonOptions): ConfigFlags {
 }
 
 /** Loads the config for a command: defaults < files < env < the common flags < `extra` (command flags). */
-export function loadCommandConfig(opts: CommonOptions, extra: ConfigFlags = {}, env = process.env): Config {
+export function loadCommandConfig(opts: CommonOptions, extra: ConfigFlags = {}, env = cliIo().env): Config {
   return loadConfig({
     ...(opts.config ? { file: opts.config } : {}),
     env,
@@ -99,7 +101,7 @@ export async function withContext<T>(
 
 /** Writes one JSON document (one line) on stdout, every card number in it masked (values and keys). */
 export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(maskDeep(value))}\n`);
+  cliIo().stdout.write(`${JSON.stringify(maskDeep(value))}\n`);
 }
 
 /**
@@ -107,7 +109,7 @@ export function printJson(value: unknown): void {
  * ids at the top level are printed whole (src/mask.ts maskOwnRecord), everything else masked as by printJson.
  */
 export function printOwnJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(maskOwnRecord(value))}\n`);
+  cliIo().stdout.write(`${JSON.stringify(maskOwnRecord(value))}\n`);
 }
 
 /** One `svc-ingest: warning: …` line on stderr (the text commands: map, mapping check), card numbers masked. */
@@ -118,7 +120,7 @@ export function printWarning(message: string): void {
 
 /** Writes human-readable text on stdout, every card number in it masked. */
 export function printText(lines: string[]): void {
-  if (lines.length > 0) process.stdout.write(`${maskCardNumbers(lines.join('\n'))}\n`);
+  if (lines.length > 0) cliIo().stdout.write(`${maskCardNumbers(lines.join('\n'))}\n`);
 }
 
 /** Parses an integer option value; a usage error names the flag. */
@@ -165,11 +167,11 @@ export function useLedgerUrl(config: Config, flagGiven: boolean): void {
   config.send.ledgerPath = url;
 }
 
-/** Adds a repeatable `--ledger PATH` (read-only commands read every ledger given). */
+/** Adds a repeatable `--ledger PATH|URL` (read-only commands read every ledger file given, or one PostgreSQL ledger). */
 export function addLedgerOption(cmd: Command): Command {
   return cmd.option(
-    '--ledger <path>',
-    'ledger to read; repeat to read several (default: send.ledgerPath, env SVC_LEDGER_PATH)',
+    '--ledger <path|url>',
+    'ledger to read: files (repeat to read several) or one postgres:// URL (default: ledger.url, env SVC_LEDGER_URL, else send.ledgerPath, env SVC_LEDGER_PATH)',
     collect,
   );
 }

@@ -1,68 +1,41 @@
 // What `send` and `backfill work` share: the delivery, rejects and progress options and their config keys, the
 // dispatch settings, signal handling (SIGINT/SIGTERM drain, a second one exits), the run's metrics (file, port) and
 // the exit status a summary means.
+
 import type { Command } from 'commander';
 import type { ChainRunEnd } from '../chain/run.ts';
 import type { Config, ConfigFlags } from '../config/index.ts';
-import { EXIT, exitStatusOf, SvcIngestError } from '../errors.ts';
+import { EXIT, exitStatusOf } from '../errors.ts';
+import { cliIo } from '../io.ts';
 import { destinationOf, NEW_DESTINATION_FLAG } from '../ledger/destination.ts';
 import type { Logger } from '../log.ts';
 import { maskDeep } from '../mask.ts';
 import type { MetricsExposure } from '../metrics/expose.ts';
 import type { RunMetrics } from '../metrics/run-metrics.ts';
 import type { RunProgress, RunSummary } from '../record/counters.ts';
+import type { RejectCaps } from '../record/rejecter.ts';
 import type { PostTransactions } from '../send/attempt.ts';
 import { retriedHealthCheck } from '../send/health-check.ts';
+import { addSettingOptions, groupValues, settingFlags } from './settings.ts';
 
-/** The delivery, rejects and progress flags as commander parses them. */
+/**
+ * The delivery, rejects and progress flags as commander parses them: those that are settings are read by the
+ * table (src/cli/settings.ts settingFlags); these are the others.
+ */
 export interface DeliveryFlags {
   /** --new-destination */
   newDestination?: boolean;
-  concurrency?: string;
-  batchSize?: string;
-  maxRetries?: string;
-  retryBaseMs?: string;
-  retryMaxMs?: string;
-  splitRetries?: string;
-  outageMaxMs?: string;
-  healthCheckWindowMs?: string;
   rejects?: string;
-  maxRejects?: string;
-  maxRejectBytes?: string;
-  maxRejectPercent?: string;
-  rejectSample?: string;
   progress?: boolean;
-  progressInterval?: string;
-  metricsFile?: string;
-  metricsLabel?: string[];
-  metricsPort?: string;
 }
 
-/** --concurrency … --outage-max-ms: how batches are sent. */
+/** The table's dispatch settings (--concurrency, …) and --new-destination. */
 export function addDispatchOptions(cmd: Command): Command {
-  return cmd
-    .option('--concurrency <n>', 'batches in flight at once (default 4)')
-    .option('--batch-size <n>', 'records per request, 1..50 (default 50)')
-    .option('--max-retries <n>', 'retries of one batch before it is marked failed (default 5)')
-    .option(
-      '--retry-base-ms <ms>',
-      'wait before the first retry; doubles each retry, with jitter (default 500)',
-    )
-    .option('--retry-max-ms <ms>', 'cap on one retry wait (default 30000)')
-    .option('--split-retries <n>', 'retries of each half when a failing batch is split (default 1)')
-    .option(
-      '--outage-max-ms <ms>',
-      'how long the service may keep failing (from its first failure) before giving up, exit 5 (default 120000)',
-    )
-    .option(
-      '--health-check-window-ms <ms>',
-      'how long the check that the service answers, before reading, is retried with backoff before exit 5 (default 60000)',
-    )
-    .option(
-      NEW_DESTINATION_FLAG,
-      'start sending to a destination (base URL, institution) this ledger has no acknowledgements from; ' +
-        'without it such a run is refused (exit 1): acknowledgements count only for the destination that gave them',
-    );
+  return addSettingOptions(cmd, 'dispatch').option(
+    NEW_DESTINATION_FLAG,
+    'start sending to a destination (base URL, institution) this ledger has no acknowledgements from; ' +
+      'without it such a run is refused (exit 1): acknowledgements count only for the destination that gave them',
+  );
 }
 
 /**
@@ -81,99 +54,29 @@ export function ledgerDestination(
 
 /** --max-rejects … --reject-sample: the reject caps (the rejects file itself is each command's own option). */
 export function addRejectCapOptions(cmd: Command): Command {
-  return cmd
-    .option(
-      '--max-rejects <n>',
-      'stop (exit 1) past this many new rejects in one run; 0 = no limit (default 100000)',
-    )
-    .option(
-      '--max-reject-bytes <n>',
-      'stop (exit 1) before one run adds more than this to the rejects file; 0 = no limit (default 67108864 = 64 MiB)',
-    )
-    .option(
-      '--max-reject-percent <p>',
-      'stop (exit 1) when at least p% of the first --reject-sample records are rejected; 0 = off (default 90)',
-    )
-    .option('--reject-sample <n>', 'records the --max-reject-percent check looks at (default 1000)');
+  return addSettingOptions(cmd, 'rejectCaps');
 }
 
-/** --progress-interval, --no-progress, --metrics-file, --metrics-port. */
+/** --progress-interval, --metrics-file, --metrics-port, --metrics-label (the table's), and --no-progress. */
 export function addProgressOptions(cmd: Command): Command {
-  return cmd
-    .option(
-      '--progress-interval <seconds>',
-      'when stderr is not a TTY, log a progress line this often; 0 = never (default 30)',
-    )
-    .option('--no-progress', 'no live progress line on a TTY and no progress log lines')
-    .option(
-      '--metrics-file <path>',
-      'write Prometheus metrics to this file (textfile collector: temp file + rename, every 5 s and at the end)',
-    )
-    .option(
-      '--metrics-port <n>',
-      'serve Prometheus metrics at http://127.0.0.1:<n>/metrics while the run lasts',
-    )
-    .option(
-      '--metrics-label <key=value>',
-      'a label on every metric (repeatable; env SVC_METRICS_LABELS, comma-separated): feeds sharing a textfile folder',
-      (value: string, previous: string[] = []) => [...previous, value],
-    );
-}
-
-/** A flag in seconds (decimals allowed) as whole milliseconds, for a config key in ms. */
-function secondsToMs(value: string | undefined, flag: string): string | undefined {
-  if (value === undefined) return undefined;
-  const n = /^\s*(\d+(\.\d*)?|\.\d+)\s*$/.test(value) ? Number(value) : Number.NaN;
-  if (!Number.isFinite(n)) {
-    throw new SvcIngestError('USAGE_INVALID', `${flag}: expected a number of seconds, got "${value}"`, {
-      field: flag,
-    });
-  }
-  return String(Math.round(n * 1000));
+  return addSettingOptions(cmd, 'progress').option(
+    '--no-progress',
+    'no live progress line on a TTY and no progress log lines',
+  );
 }
 
 /** The delivery flags that are configuration keys. */
 export function deliveryFlags(f: DeliveryFlags): ConfigFlags {
-  const out: ConfigFlags = {};
-  const put = (key: string, value: unknown, flag: string) => {
-    if (value !== undefined) out[key] = { value, flag };
+  return {
+    ...settingFlags(f, 'dispatch', 'rejectCaps', 'progress'),
+    ...(f.rejects === undefined ? {} : { 'send.rejectsPath': { value: f.rejects, flag: '--rejects' } }),
   };
-  put('send.concurrency', f.concurrency, '--concurrency');
-  put('send.batchSize', f.batchSize, '--batch-size');
-  put('send.maxRetries', f.maxRetries, '--max-retries');
-  put('send.retryBaseMs', f.retryBaseMs, '--retry-base-ms');
-  put('send.retryMaxMs', f.retryMaxMs, '--retry-max-ms');
-  put('send.splitRetries', f.splitRetries, '--split-retries');
-  put('send.outageMaxMs', f.outageMaxMs, '--outage-max-ms');
-  put('send.healthCheckWindowMs', f.healthCheckWindowMs, '--health-check-window-ms');
-  put('send.rejectsPath', f.rejects, '--rejects');
-  put('send.maxRejects', f.maxRejects, '--max-rejects');
-  put('send.maxRejectBytes', f.maxRejectBytes, '--max-reject-bytes');
-  put('send.maxRejectPercent', f.maxRejectPercent, '--max-reject-percent');
-  put('send.rejectSample', f.rejectSample, '--reject-sample');
-  put(
-    'send.progressIntervalMs',
-    secondsToMs(f.progressInterval, '--progress-interval'),
-    '--progress-interval',
-  );
-  put('metrics.file', f.metricsFile, '--metrics-file');
-  put('metrics.port', f.metricsPort, '--metrics-port');
-  put('metrics.labels', f.metricsLabel, '--metrics-label');
-  return out;
 }
 
 /** The service sink's settings from the configuration, posting through `post`. */
 export function dispatchSettings(config: Config, post: PostTransactions) {
-  const s = config.send;
-  return {
-    post,
-    concurrency: s.concurrency,
-    maxRetries: s.maxRetries,
-    retryBaseMs: s.retryBaseMs,
-    retryMaxMs: s.retryMaxMs,
-    splitRetries: s.splitRetries,
-    outageMaxMs: s.outageMaxMs,
-  };
+  // The dispatcher's options are send.* settings of the same names.
+  return { post, ...config.send };
 }
 
 /** The check before reading that the service answers, retried for send.healthCheckWindowMs (each try logged). */
@@ -187,13 +90,8 @@ export function healthCheck(
 
 /** The reject caps from the configuration. */
 export function rejectCaps(config: Config) {
-  const s = config.send;
-  return {
-    maxRejects: s.maxRejects,
-    maxRejectBytes: s.maxRejectBytes,
-    maxRejectPercent: s.maxRejectPercent,
-    rejectSample: s.rejectSample,
-  };
+  // The table's reject-cap settings, by the names the rejecter takes.
+  return groupValues(config, 'rejectCaps') as RejectCaps;
 }
 
 /**
@@ -202,30 +100,24 @@ export function rejectCaps(config: Config) {
  */
 export function stopOnSignals(readsStdin: boolean, logger: Logger): { signal: AbortSignal; off(): void } {
   const stop = new AbortController();
+  const io = cliIo();
   const onSignal = (sig: NodeJS.Signals) => {
     if (stop.signal.aborted) {
       logger.error(
         { event: 'run.abort', signal: sig },
         'second signal: exiting without waiting for requests in flight',
       );
-      process.exit(sig === 'SIGINT' ? EXIT.SIGINT : EXIT.SIGTERM);
+      io.exit(sig === 'SIGINT' ? EXIT.SIGINT : EXIT.SIGTERM);
     }
     logger.warn(
       { event: 'run.stopping', signal: sig },
       'stopping: no more input is read; waiting for batches in flight',
     );
     stop.abort(sig);
-    if (readsStdin) process.stdin.destroy();
+    if (readsStdin) io.stdin.destroy?.();
   };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  return {
-    signal: stop.signal,
-    off() {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-    },
-  };
+  const off = io.onSignal(onSignal);
+  return { signal: stop.signal, off };
 }
 
 /**
@@ -351,7 +243,7 @@ export async function followRun<S extends object>(
     o.progress === false
       ? () => {}
       : startProgress(run.progress, {
-          tty: Boolean(process.stderr.isTTY) && logFormat() === 'text',
+          tty: Boolean(cliIo().stderr.isTTY) && logFormat() === 'text',
           intervalMs: o.config.send.progressIntervalMs,
           logger: o.logger,
         });
@@ -367,10 +259,10 @@ export async function followRun<S extends object>(
   const metricsWritten = o.exposure?.written();
   if (metricsWritten !== undefined) Object.assign(summary, { metricsWritten });
   const level = runEndLevel(exitStatus);
-  if (o.json) process.stdout.write(`${JSON.stringify(maskDeep({ ...summary, exitStatus }))}\n`);
+  if (o.json) cliIo().stdout.write(`${JSON.stringify(maskDeep({ ...summary, exitStatus }))}\n`);
   else stderrLine(level, 'run.summary', o.text(summary), { exitStatus });
   // On a terminal the readable summary above says it all; elsewhere the log line is for log collectors.
-  const endLevel = logFormat() === 'text' && process.stderr.isTTY && !o.json ? 'debug' : level;
+  const endLevel = logFormat() === 'text' && cliIo().stderr.isTTY && !o.json ? 'debug' : level;
   o.logger[endLevel](
     { event: 'run.end', ...(summary as Record<string, unknown>), exitStatus },
     'run finished',

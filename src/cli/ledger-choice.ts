@@ -1,16 +1,22 @@
 // The ledger a support command reads — ledger files, or one PostgreSQL ledger — and the few things it asks of it:
-// the lines naming some ids, and the ticket store that goes with it.
+// a reader of it (src/ledger/reader.ts), and the ticket store that goes with it.
 import type { Config } from '../config/index.ts';
 import { SvcIngestError } from '../errors.ts';
 import type { FoundLine } from '../ledger/file/find.ts';
 import { isPostgresUrl } from '../ledger/postgres/url.ts';
+import {
+  type LedgerConnection,
+  type LedgerReader,
+  type LedgerRef,
+  openLedgerReader,
+} from '../ledger/reader.ts';
 import type { Logger } from '../log.ts';
 import type { TicketRecord } from '../tickets/state.ts';
 import type { TicketStore } from '../tickets/store.ts';
 import { ledgerPaths } from './common.ts';
 
 /** The ledger(s) to read: files, or one PostgreSQL ledger. */
-export type LedgerChoice = { pg: string } | { files: string[] };
+export type LedgerChoice = LedgerRef;
 
 /**
  * `--ledger` (files, or one postgres:// URL on its own), else `--ledger-url` / SVC_LEDGER_URL, else send.ledgerPath.
@@ -30,39 +36,37 @@ export async function chooseLedger(given: string[] | undefined, config: Config):
   return { files: await ledgerPaths(list, config) };
 }
 
+/** How the configuration says a PostgreSQL ledger is reached (the ledger.* settings), with the run's logger. */
+export function ledgerConnection(config: Config, logger: Logger): LedgerConnection {
+  const l = config.ledger;
+  return {
+    passwordFile: l.passwordFile,
+    waitMs: l.waitMs,
+    poolMax: l.poolMax,
+    allowPlaintext: l.allowPlaintext,
+    logger,
+  };
+}
+
+/** Runs `fn` with a reader of the chosen ledger, closed after. */
+export async function withLedgerReader<T>(
+  choice: LedgerChoice,
+  config: Config,
+  logger: Logger,
+  fn: (reader: LedgerReader) => Promise<T>,
+  warnBadLines = true,
+): Promise<T> {
+  const reader = await openLedgerReader(choice, { ...ledgerConnection(config, logger), warnBadLines });
+  try {
+    return await fn(reader);
+  } finally {
+    await reader.close();
+  }
+}
+
 export async function findHits(choice: LedgerChoice, ids: Set<string>, config: Config, logger: Logger) {
   const hits: FoundLine[] = [];
-  if ('files' in choice) {
-    const { findInLedgers } = await import('../ledger/file/find.ts');
-    const read = await findInLedgers(choice.files, ids, (h) => hits.push(h));
-    for (const r of read)
-      if (r.stats.bad > 0)
-        logger.warn(
-          { event: 'ledger.bad_lines', ledger: r.path, count: r.stats.bad },
-          'unreadable ledger lines skipped',
-        );
-    return hits;
-  }
-  const [{ connectLedgerDb }, { pgFind }] = await Promise.all([
-    import('../ledger/postgres/session.ts'),
-    import('../ledger/postgres/query.ts'),
-  ]);
-  const { db, hasSchema } = await connectLedgerDb(choice.pg, {
-    passwordFile: config.ledger.passwordFile,
-    waitMs: config.ledger.waitMs,
-    poolMax: config.ledger.poolMax,
-    allowPlaintext: config.ledger.allowPlaintext,
-    logger,
-    write: false,
-  });
-  try {
-    if (hasSchema)
-      await pgFind(db, ids, (h) => hits.push(h)).catch((err: unknown) => {
-        throw db.fail('LEDGER_READ', 'cannot read the ledger', err);
-      });
-  } finally {
-    await db.close();
-  }
+  await withLedgerReader(choice, config, logger, (r) => r.find(ids, (h) => hits.push(h)));
   return hits;
 }
 
@@ -73,12 +77,8 @@ export async function storedTickets(
 ): Promise<TicketRecord[]> {
   const { openTicketStore, loadTickets } = await import('../tickets/store.ts');
   const store = await openTicketStore('pg' in choice ? choice.pg : (choice.files[0] as string), {
-    logger,
+    ...ledgerConnection(config, logger),
     readOnly: true,
-    passwordFile: config.ledger.passwordFile,
-    waitMs: config.ledger.waitMs,
-    poolMax: config.ledger.poolMax,
-    allowPlaintext: config.ledger.allowPlaintext,
   });
   try {
     return [...(await loadTickets(store)).values()];
@@ -96,11 +96,7 @@ export async function openStoreOf(
 ): Promise<TicketStore> {
   const { openTicketStore } = await import('../tickets/store.ts');
   return openTicketStore('pg' in choice ? choice.pg : (choice.files[0] as string), {
-    logger,
+    ...ledgerConnection(config, logger),
     readOnly,
-    passwordFile: config.ledger.passwordFile,
-    waitMs: config.ledger.waitMs,
-    poolMax: config.ledger.poolMax,
-    allowPlaintext: config.ledger.allowPlaintext,
   });
 }

@@ -1,14 +1,16 @@
 // `svc-ingest ledger status|failed|find`: what the ledgers say, for operators and support (read-only, no service).
+
 import { once } from 'node:events';
 import type { Command } from 'commander';
 import type { Config } from '../config/index.ts';
 import { EXIT, ExitError, SvcIngestError } from '../errors.ts';
+import { cliIo } from '../io.ts';
 import { destinationOf } from '../ledger/destination.ts';
 import type { FoundLine } from '../ledger/file/find.ts';
-import type { LedgerRun, LedgerStatus, OutstandingFailure } from '../ledger/file/query.ts';
 import type { LedgerReadStats } from '../ledger/file/read.ts';
 import type { PgDb } from '../ledger/postgres/db.ts';
 import { isPostgresUrl } from '../ledger/postgres/url.ts';
+import type { LedgerRun, LedgerStatus, OutstandingFailure } from '../ledger/status.ts';
 import { maskCardNumbers, maskOwnRecord } from '../mask.ts';
 import {
   addExamples,
@@ -161,8 +163,11 @@ async function withPgLedger<T>(url: string, config: Config, fn: (db: PgDb) => Pr
 
 async function setUp(opts: LedgerOptions) {
   // A signal ends the command through process.exit, so the indexes' temp folders are removed ('exit' handlers).
-  process.once('SIGINT', () => process.exit(EXIT.SIGINT));
-  process.once('SIGTERM', () => process.exit(EXIT.SIGTERM));
+  const io = cliIo();
+  const off = io.onSignal((sig) => {
+    off();
+    io.exit(sig === 'SIGINT' ? EXIT.SIGINT : EXIT.SIGTERM);
+  });
   const config = loadCommandConfig(opts);
   useLedgerUrl(config, (opts.ledger ?? []).length > 0);
   const pg = pgLedgerOf(opts, config);
@@ -210,9 +215,10 @@ function createStdoutLines() {
   let buf = '';
   const flush = async (): Promise<void> => {
     if (buf === '') return;
-    const ok = process.stdout.write(buf);
+    const out = cliIo().stdout;
+    const ok = out.write(buf);
     buf = '';
-    if (!ok) await once(process.stdout, 'drain');
+    if (!ok) await once(out, 'drain');
   };
   return {
     async push(line: string): Promise<void> {

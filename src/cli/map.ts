@@ -1,8 +1,10 @@
 // `svc-ingest map`: try a mapping profile on an export. Mapped TransactionNotifications go to stdout as NDJSON
 // (card numbers masked), each reject to stderr with its line and reasons; nothing is sent, no ledger is touched.
+
 import { once } from 'node:events';
 import { type Command, Option } from 'commander';
 import { EXIT, SvcIngestError } from '../errors.ts';
+import { cliIo } from '../io.ts';
 import { formatStderrLine, stderrLine } from '../log.ts';
 import { addExamples, printWarning } from './common.ts';
 
@@ -54,7 +56,7 @@ export function define(program: Command): void {
       'only the rejects',
     ],
   ]).action(async (inputs: string[], flags: MapFlags) => {
-    process.exitCode = await runMap(inputs, flags);
+    cliIo().exitCode = await runMap(inputs, flags);
   });
 }
 
@@ -102,7 +104,7 @@ async function runMap(inputs: string[], flags: MapFlags): Promise<number> {
   const limit = positiveInt(flags.limit, '--limit');
   // With --limit only the first records matter: read them inline rather than start a pool.
   const pool = choosePool(loadConfig().prepare, { dryRun: limit === undefined, concurrency: 0 });
-  if (inputs.length === 0 && process.stdin.isTTY) {
+  if (inputs.length === 0 && cliIo().stdin.isTTY) {
     throw new SvcIngestError(
       'USAGE_INVALID',
       "no input: name export files, or pipe records into standard input ('-' reads the terminal); see --help",
@@ -134,7 +136,7 @@ async function runMap(inputs: string[], flags: MapFlags): Promise<number> {
       const chunks = prepareChunks(spec, profile, {
         mapping,
         delimiter,
-        stdin: process.stdin,
+        stdin: cliIo().stdin,
         onHeader: spec.path === '-' ? onHeader : undefined,
         columns: headers.get(spec),
         pool,
@@ -181,8 +183,8 @@ async function runMap(inputs: string[], flags: MapFlags): Promise<number> {
         // A record's expanded notifications share its chunk: at the chunk's end the limit is met whole.
         if (limit !== undefined && read >= limit) stop = true;
         // Every line this command prints goes through the mask (column names, the profile's name, paths).
-        await write(process.stderr, maskCardNumbers(err));
-        await write(process.stdout, out);
+        await write(cliIo().stderr, maskCardNumbers(err));
+        await write(cliIo().stdout, out);
         if (stop) break outer;
       }
     }

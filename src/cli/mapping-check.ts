@@ -1,7 +1,9 @@
 // `svc-ingest mapping check PROFILE [FILE]`: the profile, its columns against the export, and with FILE every record
 // (or --sample N spread over the file) mapped: per field how many are filled, missing, distinct, outside the code
 // lists, the timestamps in a DST repeated hour, and the warnings of a profile that is probably wrong.
+
 import { EXIT, SvcIngestError } from '../errors.ts';
+import { cliIo } from '../io.ts';
 import type { CompiledProfile } from '../map/types.ts';
 import type { TransactionNotification } from '../model/transaction.ts';
 import type { RawRecord } from '../read/types.ts';
@@ -64,7 +66,7 @@ export async function runCheck(name: string, file: string | undefined, flags: Ch
     seed ^= seed << 5;
     return (seed >>> 0) / 0x100000000;
   };
-  for await (const items of readInput(spec, { delimiter, stdin: process.stdin })) {
+  for await (const items of readInput(spec, { delimiter, stdin: cliIo().stdin })) {
     for (const item of items) {
       if (item.kind !== 'record') {
         report.unreadable++;

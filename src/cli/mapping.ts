@@ -2,6 +2,7 @@
 import path from 'node:path';
 import { type Command, Option } from 'commander';
 import { SvcIngestError } from '../errors.ts';
+import { cliIo } from '../io.ts';
 import { maskCardNumbers, maskDeep } from '../mask.ts';
 import { addExamples, printJson, printText } from './common.ts';
 import type { CheckFlags } from './mapping-check.ts';
@@ -72,7 +73,7 @@ export function define(program: Command): void {
     ],
   ]).action(async (profile: string, file: string | undefined, flags: CheckFlags) => {
     const { runCheck } = await import('./mapping-check.ts');
-    process.exitCode = await runCheck(profile, file, flags);
+    cliIo().exitCode = await runCheck(profile, file, flags);
   });
 
   const draft = mapping
@@ -123,7 +124,7 @@ async function firstRecord(
   const records: Record<string, unknown>[] = [];
   outer: for await (const items of readInput(spec, {
     delimiter: flags.delimiter,
-    stdin: process.stdin,
+    stdin: cliIo().stdin,
     onHeader: (c) => {
       header = c;
     },
@@ -157,7 +158,7 @@ async function runDraft(file: string, flags: CheckFlags & { name?: string }): Pr
         .replace(/\.gz$/, '')
         .replace(/\.(csv|ndjson|jsonl)$/, ''),
     );
-  process.stdout.write(
+  cliIo().stdout.write(
     // Sample values and column names as every other command prints them: card numbers masked.
     `${JSON.stringify(
       maskDeep(

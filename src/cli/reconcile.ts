@@ -3,6 +3,7 @@
 import { type Command, Option } from 'commander';
 import { EXIT, ExitError, SvcIngestError } from '../errors.ts';
 import type { FoundLine } from '../ledger/file/find.ts';
+import type { LedgerReader } from '../ledger/reader.ts';
 import { type Logger, stderrLine } from '../log.ts';
 import { refuseTypedCardNumbers } from '../mask/typed.ts';
 import type { ExportTransaction } from '../reconcile/customers.ts';
@@ -15,13 +16,13 @@ import {
   addLedgerOption,
   type CommonOptions,
   collect,
-  ledgerPaths,
   loadCommandConfig,
   parseIntOption,
   printJson,
   printText,
   withContext,
 } from './common.ts';
+import { chooseLedger, storedTickets, withLedgerReader } from './ledger-choice.ts';
 
 interface ReconcileOptions extends CommonOptions {
   customer?: string[];
@@ -158,8 +159,9 @@ export async function runReconcile(opts: ReconcileOptions): Promise<number> {
   if (sources === 0) throw usage('no customers: give --customer, --customers-from or --from-export');
   refuseTypedCardNumbers((opts.customer ?? []).map((c) => ['--customer', c] as const));
   if (byTransaction && opts.ndjson) throw usage('--ndjson: reconcile by transaction prints --json or text');
-  // The ledgers are checked before anything is read or asked of the service.
-  const ledgers = await ledgerPaths(opts.ledger, loadCommandConfig(opts));
+  // The ledger is checked before anything is read or asked of the service: files, or one PostgreSQL ledger.
+  const config = loadCommandConfig(opts);
+  const choice = await chooseLedger(opts.ledger, config);
   const [{ collectCustomers }, { fetchRedemptions, matchRedemptions }] = await Promise.all([
     import('../reconcile/customers.ts'),
     import('../reconcile/reconcile.ts'),
@@ -198,52 +200,60 @@ export async function runReconcile(opts: ReconcileOptions): Promise<number> {
     });
     // SEND_UNAVAILABLE: exit 5, one line (and with --json / --ndjson the error object on stdout) from main.ts.
     if (unavailable) throw unavailable;
-    const tickets = await ticketsOf(ledgers[0] as string, logger);
-    if (byTransaction) {
-      const ids = await transactionIds(opts, transactions, ledgers);
-      return byTransactions({ opts, ledgers, ids, customers, exportPairs: transactions, fetched, tickets });
-    }
-    const report = await matchRedemptions(fetched, ledgers, currency, { tickets });
-    if (report.ledgerBadLines > 0) {
-      logger.warn(
-        { event: 'ledger.bad_lines', count: report.ledgerBadLines },
-        'unreadable ledger lines skipped',
-      );
-    }
-    if (opts.json) printJson(report);
-    else if (opts.ndjson) for (const c of report.customers) printJson(c);
-    else printText(formatReport(report));
-    return reconcileExit(report);
+    const tickets = await storedTickets(choice, config, logger);
+    return withLedgerReader(
+      choice,
+      config,
+      logger,
+      async (ledger) => {
+        if (byTransaction) {
+          const ids = await transactionIds(opts, transactions, ledger);
+          return byTransactions({
+            opts,
+            ledger,
+            ids,
+            customers,
+            exportPairs: transactions,
+            fetched,
+            tickets,
+          });
+        }
+        return reportRedemptions(
+          await matchRedemptions(fetched, ledger, currency, { tickets }),
+          opts,
+          logger,
+        );
+      },
+      false,
+    );
   });
 }
 
-/** The stored tickets that go with the first ledger (none when there is no store yet). */
-async function ticketsOf(ledger: string, logger: Logger): Promise<TicketRecord[]> {
-  const { openTicketStore, loadTickets } = await import('../tickets/store.ts');
-  const store = await openTicketStore(ledger, { logger, readOnly: true });
-  try {
-    return [...(await loadTickets(store)).values()];
-  } finally {
-    await store.close();
+/** Prints the report of reconcile by customer; returns the exit status. */
+function reportRedemptions(report: ReconcileReport, opts: ReconcileOptions, logger: Logger): number {
+  if (report.ledgerBadLines > 0) {
+    logger.warn(
+      { event: 'ledger.bad_lines', count: report.ledgerBadLines },
+      'unreadable ledger lines skipped',
+    );
   }
+  if (opts.json) printJson(report);
+  else if (opts.ndjson) for (const c of report.customers) printJson(c);
+  else printText(formatReport(report));
+  return reconcileExit(report);
 }
 
 /** The transactions to reconcile: --transaction, --transactions-from files, and the exports' valid records. */
 async function transactionIds(
   opts: ReconcileOptions,
   pairs: ExportTransaction[],
-  ledgers: string[],
+  ledger: LedgerReader,
 ): Promise<string[]> {
   const { readIdLines } = await import('../reconcile/customers.ts');
   const ids = new Set<string>();
   if ((opts.fromRun ?? []).length > 0) {
     // A run's transactions: the ids of every ledger line it wrote (acknowledged or failed).
-    const { readLedger } = await import('../ledger/file/read.ts');
-    const runs = new Set(opts.fromRun);
-    for (const path of ledgers)
-      for await (const line of readLedger(path))
-        if (typeof line.runId === 'string' && runs.has(line.runId))
-          for (const id of line.transactionIds as unknown[]) if (typeof id === 'string') ids.add(id);
+    await ledger.runTransactions(new Set(opts.fromRun), (id) => ids.add(id));
   }
   for (const t of opts.transaction ?? []) if (t.trim() !== '') ids.add(t.trim());
   for (const f of opts.transactionsFrom ?? []) await readIdLines(f, undefined, (v) => ids.add(String(v)));
@@ -261,25 +271,18 @@ async function transactionIds(
  */
 async function byTransactions(a: {
   opts: ReconcileOptions;
-  ledgers: string[];
+  ledger: LedgerReader;
   ids: string[];
   customers: string[];
   exportPairs: ExportTransaction[];
   fetched: FetchedCustomer[];
   tickets: TicketRecord[];
 }): Promise<number> {
-  const [
-    { findInLedgers },
-    { findRejects },
-    { traceTransactions, traceExit, formatTraces, customerRedemptionsOf },
-  ] = await Promise.all([
-    import('../ledger/file/find.ts'),
-    import('../trace/rejects.ts'),
-    import('../trace/trace.ts'),
-  ]);
+  const [{ findRejects }, { traceTransactions, traceExit, formatTraces, customerRedemptionsOf }] =
+    await Promise.all([import('../trace/rejects.ts'), import('../trace/trace.ts')]);
   const wanted = new Set(a.ids);
   const hits: FoundLine[] = [];
-  await findInLedgers(a.ledgers, wanted, (h) => hits.push(h));
+  await a.ledger.find(wanted, (h) => hits.push(h));
   const config = loadCommandConfig(a.opts);
   const rejects = await findRejects(a.opts.rejects ?? config.send.rejectsPath, wanted);
   const redemptions = new Map<string, CustomerRedemptions>();
@@ -304,7 +307,7 @@ async function byTransactions(a: {
   const status = traceExit(traces);
   if (a.opts.json)
     printJson({
-      ledgers: a.ledgers,
+      ledgers: a.ledger.locations,
       transactions: traces,
       totals: { transactions: traces.length, verdicts },
       exitStatus: status,

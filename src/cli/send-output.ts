@@ -1,6 +1,7 @@
 // What `send` shows a person: a live progress line on a TTY (with percent and ETA when the input's size is known),
 // a progress log line every N seconds elsewhere, and a readable summary at the end.
 
+import { cliIo } from '../io.ts';
 import { type Logger, liveLine } from '../log.ts';
 import { maskCardNumbers } from '../mask.ts';
 import { type CodeCounts, codeProblem } from '../model/code-lists.ts';
@@ -55,7 +56,7 @@ export function startProgress(
   const elapsed = () => (performance.now() - t0) / 1000;
   if (o.tty) {
     const draw = () => {
-      const cols = process.stderr.columns || 0;
+      const cols = cliIo().stderr.columns || 0;
       const text = progressText(read(), elapsed());
       // A line wider than the terminal would wrap, and the redraw could no longer erase it.
       liveLine.show(cols > 1 && text.length >= cols ? text.slice(0, cols - 1) : text);

@@ -1,7 +1,9 @@
 // `svc-ingest send`: declares the main job's options and wires config, client, pipeline and output.
+
 import { type Command, Option } from 'commander';
 import type { ConfigFlags } from '../config/index.ts';
 import { SvcIngestError } from '../errors.ts';
+import { cliIo } from '../io.ts';
 import { addConnectionOptions, addExamples, type CommonOptions } from './common.ts';
 import {
   addDispatchOptions,
@@ -91,7 +93,7 @@ export function define(program: Command): void {
     ],
     ['svc-ingest send --dry-run --rejects /tmp/rejects.ndjson exports/*.csv', 'validate only; nothing sent'],
   ]).action(async (inputs: string[], flags: SendFlags) => {
-    process.exitCode = await runSendCommand(inputs, flags);
+    cliIo().exitCode = await runSendCommand(inputs, flags);
   });
 }
 
@@ -115,7 +117,7 @@ async function runSendCommand(inputs: string[], flags: SendFlags): Promise<numbe
   const config = loadCommandConfig(flags, sendFlags(flags));
   useLedgerUrl(config, flags.ledger !== undefined);
   const logger = createLogger({ level: config.log.level });
-  if (inputs.length === 0 && process.stdin.isTTY) {
+  if (inputs.length === 0 && cliIo().stdin.isTTY) {
     // A bare `svc-ingest send` at a terminal would sit waiting for typed records: say what it wants instead.
     throw new SvcIngestError(
       'USAGE_INVALID',
@@ -163,7 +165,7 @@ async function sendAndReport(
   exposure: import('../metrics/expose.ts').MetricsExposure | null,
 ): Promise<number> {
   const [{ startSend }, { formatSummary }, { choosePool }] = await Promise.all([
-    import('../pipeline.ts'),
+    import('../send-run.ts'),
     import('./send-output.ts'),
     import('../prepare/choose.ts'),
   ]);
@@ -215,7 +217,7 @@ async function sendAndReport(
     resume: s.resume,
     dryRun,
     logger,
-    stdin: process.stdin,
+    stdin: cliIo().stdin,
     signal: stop.signal,
     allowEmpty: Boolean(flags.allowEmpty),
   });

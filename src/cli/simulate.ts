@@ -3,6 +3,7 @@
 import type { Command } from 'commander';
 import { FILE_CAPS, readSmallFile, SmallFileError } from '../config/small-file.ts';
 import { SvcIngestError } from '../errors.ts';
+import { cliIo } from '../io.ts';
 import { createLogger } from '../log.ts';
 import type { SimulatorOptions } from '../simulator/index.ts';
 import { addExamples, isLoopbackBind } from './common.ts';
@@ -77,7 +78,7 @@ function readPem(flag: string, path: string): string {
  */
 export function simulatorOptionsFromFlags(
   f: SimulateFlags,
-  env: NodeJS.ProcessEnv = process.env,
+  env: NodeJS.ProcessEnv = cliIo().env,
 ): SimulatorOptions {
   const o: SimulatorOptions = {
     port: int('--port', f.port, 0, 65_535),
@@ -144,8 +145,10 @@ export async function runSimulate(flags: SimulateFlags): Promise<void> {
   const logger = createLogger({ level: flags.logLevel });
   // Handlers go on before the URL is printed: whoever reads the URL may signal us at once.
   const stop = new Promise<NodeJS.Signals>((resolve) => {
-    process.once('SIGINT', () => resolve('SIGINT'));
-    process.once('SIGTERM', () => resolve('SIGTERM'));
+    const off = cliIo().onSignal((sig) => {
+      off();
+      resolve(sig);
+    });
   });
   const { startSimulator } = await import('../simulator/index.ts');
   const sim = await startSimulator({
@@ -157,7 +160,7 @@ export async function runSimulate(flags: SimulateFlags): Promise<void> {
       else logger.info(fields, event);
     },
   });
-  process.stdout.write(`${sim.url}\n`);
+  cliIo().stdout.write(`${sim.url}\n`);
   const signal = await stop;
   logger.info({ signal, stats: sim.stats() }, 'simulator.stopping');
   await sim.close();

@@ -1,37 +1,28 @@
 // `svc-ingest tickets create|get|listen|status`: open a customer-issue ticket (stored, resubmitted until acknowledged),
 // read it back, receive its webhook updates (each stored before it is answered), and list where the tickets stand.
+
 import type { Command } from 'commander';
 import { checkTicket } from '../client/checks.ts';
-import { createEnumWarner, warnTicketEnums } from '../client/enums.ts';
 import { SvcNetworkError, unavailableError } from '../client/errors.ts';
-import type { CreateTicketRequest, Ticket, TicketWebhookUpdate } from '../client/models.ts';
-import { readWebhookSecret } from '../config/secret.ts';
-import { EXIT, ExitError, SvcIngestError } from '../errors.ts';
-import { createLogger, stderrLine } from '../log.ts';
+import type { CreateTicketRequest, Ticket } from '../client/models.ts';
+import { EXIT, SvcIngestError } from '../errors.ts';
+import { createLogger } from '../log.ts';
 import { refuseTypedCardNumbers } from '../mask/typed.ts';
-import { maskDeep } from '../mask.ts';
 import { classifyFailure } from '../send/classify.ts';
 import { fetchedEvent } from '../tickets/state.ts';
 import type { TicketStore } from '../tickets/store.ts';
 import {
   addConnectionOptions,
   addExamples,
-  type CommonOptions,
-  collect,
-  isLoopbackBind,
-  loadCommandConfig,
+  type loadCommandConfig,
   parseIntOption,
   printJson,
   printText,
   withContext,
 } from './common.ts';
-import { chooseLedger, findHits, type LedgerChoice, openStoreOf } from './ledger-choice.ts';
-
-/** Where the tickets are kept: next to the ledger (--ledger / SVC_LEDGER_PATH), or in its PostgreSQL database. */
-interface StoreOptions extends CommonOptions {
-  ledger?: string[];
-  ledgerUrl?: string;
-}
+import { findHits, type LedgerChoice, openStoreOf } from './ledger-choice.ts';
+import { addStoreOptions, ledgerOf, type StoreOptions, storeConfig } from './ticket-store.ts';
+import type { ListenOptions } from './tickets-listen.ts';
 
 interface CreateOptions extends StoreOptions {
   ticketId: string;
@@ -54,31 +45,6 @@ interface StatusOptions extends StoreOptions {
   staleAfterMs: string;
   refresh?: boolean;
   json?: boolean;
-}
-
-interface ListenOptions extends StoreOptions {
-  port: string;
-  host: string;
-  path: string;
-  untilClosed?: string;
-}
-
-function storeConfig(opts: StoreOptions) {
-  return loadCommandConfig(
-    opts,
-    opts.ledgerUrl === undefined ? {} : { 'ledger.url': { value: opts.ledgerUrl, flag: '--ledger-url' } },
-  );
-}
-
-/** The ledger whose store keeps the tickets; with `lenient`, a ledger file not made yet is still a place for it. */
-async function ledgerOf(opts: StoreOptions, lenient: boolean): Promise<LedgerChoice> {
-  const config = storeConfig(opts);
-  try {
-    return await chooseLedger(opts.ledger, config);
-  } catch (err) {
-    if (!lenient || !(err instanceof SvcIngestError) || err.code !== 'LEDGER_READ') throw err;
-    return { files: [opts.ledger?.[0] ?? config.send.ledgerPath] };
-  }
 }
 
 /** Refuses ids the ledger never shows acknowledged: the service would answer the ticket with an Error update. */
@@ -277,108 +243,6 @@ export async function runStatus(opts: StatusOptions): Promise<void> {
   }
 }
 
-/** True when an update is the last one a ticket gets: created-with-error, or closed. */
-export function isFinalUpdate(u: TicketWebhookUpdate): boolean {
-  return u.processingStatus === 'Error' || u.status === 'Closed';
-}
-
-export async function runListen(opts: ListenOptions): Promise<void> {
-  const config = loadCommandConfig(opts);
-  const logger = createLogger({ level: config.log.level });
-  const warn = createEnumWarner(logger);
-  const port = parseIntOption(opts.port, '--port');
-  const path = opts.path.startsWith('/') ? opts.path : `/${opts.path}`;
-  const secret = readWebhookSecret(config);
-  const { storeUpdate } = await import('../tickets/store.ts');
-  const store = await openStoreOf(await ledgerOf(opts, true), config, logger);
-  if (secret === undefined && !isLoopbackBind(opts.host)) {
-    logger.warn(
-      { event: 'webhook.unsigned', host: opts.host },
-      `listening on ${opts.host} without a webhook secret: anyone who can reach this port can post ticket updates ` +
-        '(set webhook.secretEnv or webhook.secretFile; see README "Webhook signing")',
-    );
-  }
-  // node:http is loaded only here: its ESM import evaluates all of its exports, Node's fetch among them (~12 ms).
-  const { startWebhookReceiver } = await import('../client/webhook.ts');
-  let settle: (code: number) => void = () => {};
-  const done = new Promise<number>((resolve) => {
-    settle = resolve;
-  });
-  // Without --until-closed a signal is the normal way to stop (exit 0); with it, an interrupt is not an answer.
-  // Installed before the receiver starts and kept to the end, so no signal finds the process without them.
-  const onSignal = (signal: NodeJS.Signals) => {
-    settle(opts.untilClosed === undefined ? EXIT.OK : signal === 'SIGINT' ? EXIT.SIGINT : EXIT.SIGTERM);
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  const receiver = await startWebhookReceiver({
-    port,
-    host: opts.host,
-    path,
-    ...(secret !== undefined ? { secret } : {}),
-    timeoutMs: config.webhook.timeoutMs,
-    maxConnections: config.webhook.maxConnections,
-    async onUpdate(raw) {
-      // Whatever the sender put in an update, no card number is printed, stored or logged in full.
-      const u = maskDeep(raw) as TicketWebhookUpdate;
-      // Stored (durably) before the 200 goes out; a second delivery of the same update is answered, not applied.
-      if (!(await storeUpdate(store, u, new Date().toISOString()))) {
-        logger.info({ event: 'ticket.duplicate', sourceTicketId: u.sourceTicketId }, 'ticket.duplicate');
-        return;
-      }
-      printJson(u);
-      warnTicketEnums(
-        {
-          status: u.status ?? 'In Process',
-          resolutionType: u.resolutionType,
-          sourceTicketId: u.sourceTicketId,
-        },
-        warn,
-      );
-      logger.info(
-        { sourceTicketId: u.sourceTicketId, processingStatus: u.processingStatus, status: u.status },
-        'ticket.update',
-      );
-      if (
-        opts.untilClosed !== undefined &&
-        String(raw.sourceTicketId) === opts.untilClosed &&
-        isFinalUpdate(u)
-      ) {
-        settle(u.processingStatus === 'Error' ? EXIT.REJECTED : EXIT.OK);
-      }
-    },
-    onBadRequest: (reason, status) =>
-      logger.warn({ event: 'webhook.refused', status, reason }, 'webhook.refused'),
-    onEvict: (n) =>
-      logger.warn(
-        { event: 'webhook.evicted', evicted: n, maxConnections: config.webhook.maxConnections },
-        'connection cap reached: the oldest connections are closed',
-      ),
-  });
-  stderrLine(
-    'info',
-    'webhook.listening',
-    `svc-ingest: listening on ${receiver.url} (${secret !== undefined ? 'signed updates only' : 'unsigned: no webhook secret configured'}); updates stored in ${store.location}`,
-    { url: receiver.url, signed: secret !== undefined },
-  );
-  const code = await done;
-  await receiver.close();
-  await store.close();
-  if (code !== EXIT.OK) throw new ExitError(code);
-}
-
-/** --ledger / --ledger-url: where the tickets are kept (the ledger's store). */
-function addStoreOptions(cmd: Command): Command {
-  return cmd
-    .option(
-      '--ledger <path|url>',
-      'the ledger whose store keeps the tickets: tickets.ndjson next to a ledger file, or its PostgreSQL database ' +
-        '(default: ledger.url / SVC_LEDGER_URL, else send.ledgerPath / SVC_LEDGER_PATH)',
-      collect,
-    )
-    .option('--ledger-url <url>', 'a PostgreSQL ledger, postgres://USER@HOST/DB (env SVC_LEDGER_URL)');
-}
-
 export function define(program: Command): void {
   const tickets = program
     .command('tickets')
@@ -476,7 +340,7 @@ export function define(program: Command): void {
       'SVC_WEBHOOK_SECRET_ENV=HOOK_SECRET svc-ingest tickets listen --port 8081',
       'signed updates only (the secret in env HOOK_SECRET)',
     ],
-  ]).action(async (opts: ListenOptions) => runListen(opts));
+  ]).action(async (opts: ListenOptions) => (await import('./tickets-listen.ts')).runListen(opts));
   const status = addConnectionOptions(
     tickets
       .command('status')

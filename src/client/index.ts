@@ -3,11 +3,3 @@ export { type ClientOptions, createClient, displayUrl, type SvcClient } from './
 export { KNOWN_ENUMS } from './enums.ts';
 export { parseRetryAfter, SvcHttpError, SvcLimitError, SvcNetworkError, SvcTimeoutError } from './errors.ts';
 export { jwtExpiryMs, type SessionProvider } from './session.ts';
-export {
-  SIGNATURE_HEADER,
-  signWebhook,
-  startWebhookReceiver,
-  TIMESTAMP_HEADER,
-  verifyWebhook,
-  type WebhookReceiver,
-} from './webhook.ts';

@@ -1,8 +1,10 @@
 // Session tokens for redemptions: providers (startSession, static, command) and a per-customer cache by JWT expiry.
+
 import { execFile } from 'node:child_process';
 import { checkHeaderValue, readStaticSessionToken } from '../config/secret.ts';
 import type { Config } from '../config/types.ts';
 import { SvcIngestError } from '../errors.ts';
+import { cliIo } from '../io.ts';
 import type { Logger } from '../log.ts';
 
 /**
@@ -58,7 +60,7 @@ const BASE_COMMAND_ENV = ['PATH', 'HOME'];
 export function commandEnv(
   sourceCustomerId: string,
   allow: readonly string[],
-  env: NodeJS.ProcessEnv = process.env,
+  env: NodeJS.ProcessEnv = cliIo().env,
 ): NodeJS.ProcessEnv {
   const out: NodeJS.ProcessEnv = {};
   for (const name of [...BASE_COMMAND_ENV, ...allow]) {
@@ -122,7 +124,7 @@ export function commandProvider(
 }
 
 /** Provider that returns the same token (from env session.tokenEnv) for every customer. */
-export function staticProvider(cfg: Config, env: NodeJS.ProcessEnv = process.env): SessionProvider {
+export function staticProvider(cfg: Config, env: NodeJS.ProcessEnv = cliIo().env): SessionProvider {
   return {
     kind: 'static',
     start: async () => {

@@ -2,8 +2,9 @@
 
 import { accessSync, constants } from 'node:fs';
 import { SvcIngestError } from '../errors.ts';
-import { builtinText } from './builtin.ts';
+import { cliIo } from '../io.ts';
 import { refuseTypedCardNumbers } from '../mask/typed.ts';
+import { builtinText } from './builtin.ts';
 import { CONFIG_FILE_ENV, CONFIG_KEYS, type KeySpec, LOG_LEVELS, SESSION_PROVIDERS } from './schema.ts';
 import { isEnvName, shownPath } from './secret.ts';
 import { FILE_CAPS, readSmallFile } from './small-file.ts';
@@ -229,7 +230,7 @@ function setPath(target: Record<string, unknown>, path: string, value: unknown):
 export function loadConfig(
   opts: { file?: string; env?: NodeJS.ProcessEnv; flags?: ConfigFlags } = {},
 ): Config {
-  const env = opts.env ?? process.env;
+  const env = opts.env ?? cliIo().env;
   const layers = new Map<string, Sourced>();
   flattenFile(readJsonFile(DEFAULT_SOURCE, DEFAULT_SOURCE, true), DEFAULT_SOURCE, layers);
   const envFile = env[CONFIG_FILE_ENV];
@@ -382,4 +383,16 @@ export function withLedgerName(url: string, name: string): string {
   } catch {
     return url;
   }
+}
+
+let defaults: Record<string, unknown> | undefined;
+/**
+ * A key's value in config/default.json (undefined when it has none): the default a flag's help shows.
+ * @example defaultValue('send.batchSize') // 50
+ */
+export function defaultValue(path: string): unknown {
+  defaults ??= readJsonFile(DEFAULT_SOURCE, DEFAULT_SOURCE, true);
+  let v: unknown = defaults;
+  for (const part of path.split('.')) v = (v as Record<string, unknown> | undefined)?.[part];
+  return v;
 }

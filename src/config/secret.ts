@@ -9,6 +9,7 @@
 
 import type { ErrorCode } from '../errors.ts';
 import { SvcIngestError } from '../errors.ts';
+import { cliIo } from '../io.ts';
 import { FILE_CAPS, readSmallFile, SmallFileError } from './small-file.ts';
 import type { Config } from './types.ts';
 
@@ -113,7 +114,7 @@ function fromFile(path: string, key: string): string {
  * undefined when neither is configured (no auth header is sent). A token with a control character is refused.
  * @example readSecret(cfg) // 'eyJhbGciOi…'
  */
-export function readSecret(cfg: Config, env: NodeJS.ProcessEnv = process.env): string | undefined {
+export function readSecret(cfg: Config, env: NodeJS.ProcessEnv = cliIo().env): string | undefined {
   if (cfg.auth.tokenEnv) {
     const token = fromEnv(cfg.auth.tokenEnv, 'auth.tokenEnv', env);
     checkHeaderValue(token, `the auth token in env ${cfg.auth.tokenEnv} (named by auth.tokenEnv)`);
@@ -128,7 +129,7 @@ export function readSecret(cfg: Config, env: NodeJS.ProcessEnv = process.env): s
 }
 
 /** The TLS key passphrase from the env variable named by tls.passphraseEnv, if configured (no control characters). */
-export function readTlsPassphrase(cfg: Config, env: NodeJS.ProcessEnv = process.env): string | undefined {
+export function readTlsPassphrase(cfg: Config, env: NodeJS.ProcessEnv = cliIo().env): string | undefined {
   if (!cfg.tls.passphraseEnv) return undefined;
   const passphrase = fromEnv(cfg.tls.passphraseEnv, 'tls.passphraseEnv', env);
   checkHeaderValue(
@@ -141,7 +142,7 @@ export function readTlsPassphrase(cfg: Config, env: NodeJS.ProcessEnv = process.
 }
 
 /** A static session token from the env variable named by session.tokenEnv (no control characters). */
-export function readStaticSessionToken(cfg: Config, env: NodeJS.ProcessEnv = process.env): string {
+export function readStaticSessionToken(cfg: Config, env: NodeJS.ProcessEnv = cliIo().env): string {
   const name = cfg.session.tokenEnv ?? '';
   const token = fromEnv(name, 'session.tokenEnv', env);
   checkHeaderValue(token, `the session token in env ${name} (named by session.tokenEnv)`);
@@ -153,7 +154,7 @@ export function readStaticSessionToken(cfg: Config, env: NodeJS.ProcessEnv = pro
  * (trimmed, at least WEBHOOK_SECRET_MIN characters, no control characters); undefined when neither is set.
  * @example readWebhookSecret(cfg) // 'whsec-…'
  */
-export function readWebhookSecret(cfg: Config, env: NodeJS.ProcessEnv = process.env): string | undefined {
+export function readWebhookSecret(cfg: Config, env: NodeJS.ProcessEnv = cliIo().env): string | undefined {
   const { secretEnv, secretFile } = cfg.webhook;
   if (!secretEnv && !secretFile) return undefined;
   const secret = secretEnv

@@ -41,7 +41,7 @@ export interface Config {
     splitRetries: number;
     /** How long the service may keep failing, from its first failure, before the run gives up (`--outage-max-ms`). */
     outageMaxMs: number;
-    /** How long the check before reading retries an unavailable service (--health-check-window-ms). */
+    /** How long the check before reading retries an unavailable service (its flag: the settings table). */
     healthCheckWindowMs: number;
     /** A progress log line this often when stderr is not a TTY (0 = never); `--progress-interval` in seconds. */
     progressIntervalMs: number;

@@ -1,9 +1,11 @@
 // Which customers to reconcile: ids given, read from a list file (one a line, or one column of a CSV / key of
 // an NDJSON file), or every sourceCustomerId of an export read through its mapping profile. Deduplicated.
+
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { SvcIngestError } from '../errors.ts';
+import { cliIo } from '../io.ts';
 import { loadProfile } from '../map/profile.ts';
 import { checkRequiredColumns } from '../map/required-columns.ts';
 import type { InputFormat } from '../model/input.ts';
@@ -157,7 +159,7 @@ export async function readIdLines(
       throw unreadable(code === 'ENOENT' ? 'no such file' : (code ?? String(err)));
     }
   }
-  const input = file === '-' ? (stdin ?? process.stdin) : createReadStream(file, { encoding: 'utf8' });
+  const input = file === '-' ? (stdin ?? cliIo().stdin) : createReadStream(file, { encoding: 'utf8' });
   try {
     for await (const text of createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY })) {
       const t = text.replace(/^\uFEFF/, '').trim();

@@ -5,7 +5,7 @@ import pLimit from 'p-limit';
 import { SvcNetworkError, unavailableError } from '../client/errors.ts';
 import type { Ad, Redemption, RedemptionsResponse } from '../client/models.ts';
 import { SvcIngestError } from '../errors.ts';
-import { findInLedgers } from '../ledger/file/find.ts';
+import type { LedgerReader } from '../ledger/reader.ts';
 import { currencyExponent } from '../model/codes.ts';
 import { classifyFailure } from '../send/classify.ts';
 import type { TicketRecord } from '../tickets/state.ts';
@@ -289,12 +289,12 @@ function currencyOf(r: Redemption, fallback: string): string {
 }
 
 /**
- * Match every fetched redemption against the ledgers (one streaming pass; memory: the redemption ids).
- * @example const report = await matchRedemptions(fetched, ['ledger/transactions.ndjson'], 'USD')
+ * Match every fetched redemption against the ledger (one streaming pass over files; memory: the redemption ids).
+ * @example const report = await matchRedemptions(fetched, reader, 'USD')
  */
 export async function matchRedemptions(
   fetched: FetchedCustomer[],
-  ledgers: string[],
+  ledger: Pick<LedgerReader, 'locations' | 'find'>,
   currency: string,
   o: { now?: number; tickets?: TicketRecord[] } = {},
 ): Promise<ReconcileReport> {
@@ -312,7 +312,7 @@ export async function matchRedemptions(
   for (const f of fetched) for (const r of f.redemptions) wanted.add(String(r.transactionId));
   const acked = new Map<string, NonNullable<RedemptionMatch['acked']>>();
   const failed = new Map<string, NonNullable<RedemptionMatch['failed']>>();
-  const read = await findInLedgers(ledgers, wanted, (hit) => {
+  const read = await ledger.find(wanted, (hit) => {
     if (hit.status === 'acked') {
       if (!acked.has(hit.transactionId)) {
         acked.set(hit.transactionId, {
@@ -381,9 +381,9 @@ export async function matchRedemptions(
   });
   const sum = (pick: (c: CustomerReconciliation) => number) => customers.reduce((n, c) => n + pick(c), 0);
   return {
-    ledgers,
-    ledgerLines: read.reduce((n, r) => n + r.stats.lines, 0),
-    ledgerBadLines: read.reduce((n, r) => n + r.stats.bad, 0),
+    ledgers: ledger.locations,
+    ledgerLines: read.lines,
+    ledgerBadLines: read.bad,
     customers,
     totals: {
       customers: customers.length,

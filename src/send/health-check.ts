@@ -3,6 +3,7 @@
 // window is spent the last error stands (SEND_UNAVAILABLE, exit 5). Any other error is not retried.
 import { SvcIngestError } from '../errors.ts';
 import type { Logger } from '../log.ts';
+import { retried } from './retried.ts';
 
 /** How the check is retried. */
 export interface HealthCheckOptions {
@@ -23,51 +24,49 @@ export function retriedHealthCheck(
   check: (signal?: AbortSignal) => Promise<void>,
   o: HealthCheckOptions,
 ): (signal?: AbortSignal) => Promise<void> {
-  const first = o.firstDelayMs ?? 1000;
-  const max = o.maxDelayMs ?? 15_000;
   return async (signal) => {
     const start = Date.now();
-    for (let attempt = 1, delay = first; ; attempt++, delay = Math.min(delay * 2, max)) {
-      try {
-        await check(signal);
-        if (attempt > 1) o.logger.info({ event: 'service.check.ok', attempt }, 'the service answers');
-        return;
-      } catch (err) {
-        const retried = err instanceof SvcIngestError && err.code === 'SEND_UNAVAILABLE';
-        const left = o.windowMs - (Date.now() - start);
-        const wait = Math.min(delay, Math.max(left, 0));
-        if (!retried || left <= 0 || signal?.aborted) {
-          if (retried && attempt > 1)
-            o.logger.error(
-              { event: 'service.check.gave-up', attempt, windowMs: o.windowMs },
-              `the service did not answer in ${attempt} tries over ${Math.round((Date.now() - start) / 1000)} s`,
-            );
-          throw err;
-        }
-        o.logger.warn(
-          {
-            event: 'service.check.retry',
-            attempt,
-            delayMs: wait,
-            leftMs: left,
-            error: (err as Error).message,
-          },
-          `the service does not answer (try ${attempt}); trying again in ${wait} ms`,
+    let attempts = 0;
+    try {
+      await retried(
+        (attempt) => {
+          attempts = attempt;
+          return check(signal);
+        },
+        {
+          // The policy: only an unavailable service is retried, for the window; no jitter (each wait is logged).
+          retries: Number.POSITIVE_INFINITY,
+          windowMs: o.windowMs,
+          retryBaseMs: o.firstDelayMs ?? 1000,
+          retryMaxMs: o.maxDelayMs ?? 15_000,
+          jitter: false,
+          retryable: isUnavailable,
+          signal,
+          onRetry: (err, attempt, delayMs) =>
+            o.logger.warn(
+              {
+                event: 'service.check.retry',
+                attempt,
+                delayMs,
+                leftMs: o.windowMs - (Date.now() - start),
+                error: (err as Error).message,
+              },
+              `the service does not answer (try ${attempt}); trying again in ${delayMs} ms`,
+            ),
+        },
+      );
+    } catch (err) {
+      if (isUnavailable(err) && attempts > 1)
+        o.logger.error(
+          { event: 'service.check.gave-up', attempt: attempts, windowMs: o.windowMs },
+          `the service did not answer in ${attempts} tries over ${Math.round((Date.now() - start) / 1000)} s`,
         );
-        await sleep(wait, signal);
-      }
+      throw err;
     }
+    if (attempts > 1) o.logger.info({ event: 'service.check.ok', attempt: attempts }, 'the service answers');
   };
 }
 
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
+function isUnavailable(err: unknown): boolean {
+  return err instanceof SvcIngestError && err.code === 'SEND_UNAVAILABLE';
 }

@@ -2,7 +2,7 @@
 
 import type { CreateTicketRequest, Ticket, TicketWebhookUpdate } from '../client/models.ts';
 import { LIMITS, RESOLUTION_TYPES } from '../client/models.ts';
-import { SIGNATURE_HEADER, signWebhook, TIMESTAMP_HEADER } from '../client/webhook.ts';
+import { SIGNATURE_HEADER, signWebhook, TIMESTAMP_HEADER } from '../tickets/webhook.ts';
 import type { FieldProblem } from './http.ts';
 import { isObject, typeOf } from './http.ts';
 import { draw } from './rng.ts';

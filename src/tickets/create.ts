@@ -5,6 +5,7 @@ import { SvcHttpError } from '../client/errors.ts';
 import type { CreateTicketRequest } from '../client/models.ts';
 import { SvcIngestError } from '../errors.ts';
 import type { Logger } from '../log.ts';
+import { retried } from '../send/retried.ts';
 import type { TicketStore } from './store-types.ts';
 
 /** The part of the client a create uses. */
@@ -19,7 +20,6 @@ export interface ResubmitOptions {
   baseDelayMs: number;
   maxDelayMs: number;
   logger: Logger;
-  sleep?: (ms: number) => Promise<void>;
 }
 
 /**
@@ -48,7 +48,6 @@ export async function submitTicket(
   transactions: string[],
   o: ResubmitOptions,
 ): Promise<CreateOutcome> {
-  const sleep = o.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   await store.append({
     kind: 'submitted',
     sourceTicketId: req.sourceTicketId,
@@ -56,38 +55,49 @@ export async function submitTicket(
     request: req,
     transactions,
   });
-  let last: SvcIngestError | undefined;
-  for (let attempt = 1; attempt <= o.maxAttempts; attempt++) {
-    try {
-      const res = await client.createTicket(req);
-      await store.append({
-        kind: 'accepted',
-        sourceTicketId: req.sourceTicketId,
-        ts: new Date().toISOString(),
-        httpStatus: res.httpStatus,
-        requestId: res.requestId ?? null,
-        attempts: attempt,
-      });
-      return {
-        accepted: true,
-        httpStatus: res.httpStatus,
-        requestId: res.requestId ?? null,
-        attempts: attempt,
-      };
-    } catch (err) {
-      if (!(err instanceof SvcIngestError) || isFinalRefusal(err)) throw err;
-      if (err.code === 'SEND_AUTH' || err.code === 'SEND_REDIRECT') throw err;
-      last = err;
-      o.logger.warn(
-        { event: 'ticket.resubmit', sourceTicketId: req.sourceTicketId, attempt, error: err.message },
-        'no acknowledgement for the ticket: resubmitting (same sourceTicketId)',
-      );
-      if (attempt < o.maxAttempts) await sleep(Math.min(o.maxDelayMs, o.baseDelayMs * 2 ** (attempt - 1)));
-    }
+  let attempts = 0;
+  try {
+    const res = await retried(
+      (attempt) => {
+        attempts = attempt;
+        return client.createTicket(req);
+      },
+      {
+        // The policy: resubmitted until answered, up to maxAttempts, waits without jitter; a wrong create, refused
+        // credentials or a redirect are answers (thrown), as is anything that is not the service's error.
+        retries: o.maxAttempts - 1,
+        retryBaseMs: o.baseDelayMs,
+        retryMaxMs: o.maxDelayMs,
+        jitter: false,
+        retryable: (err) =>
+          err instanceof SvcIngestError &&
+          !isFinalRefusal(err) &&
+          err.code !== 'SEND_AUTH' &&
+          err.code !== 'SEND_REDIRECT',
+        onRetry: (err, attempt) => resubmitting(o.logger, req, attempt, err as Error),
+      },
+    );
+    await store.append({
+      kind: 'accepted',
+      sourceTicketId: req.sourceTicketId,
+      ts: new Date().toISOString(),
+      httpStatus: res.httpStatus,
+      requestId: res.requestId ?? null,
+      attempts,
+    });
+    return { accepted: true, httpStatus: res.httpStatus, requestId: res.requestId ?? null, attempts };
+  } catch (err) {
+    if (!(err instanceof SvcIngestError) || isFinalRefusal(err)) throw err;
+    if (err.code === 'SEND_AUTH' || err.code === 'SEND_REDIRECT') throw err;
+    // Every attempt spent: the last one is logged as the others were.
+    resubmitting(o.logger, req, attempts, err);
+    return { accepted: false, attempts: o.maxAttempts, error: err };
   }
-  return {
-    accepted: false,
-    attempts: o.maxAttempts,
-    error: last ?? new SvcIngestError('SEND_HTTP', 'no attempt made'),
-  };
+}
+
+function resubmitting(logger: Logger, req: CreateTicketRequest, attempt: number, err: Error): void {
+  logger.warn(
+    { event: 'ticket.resubmit', sourceTicketId: req.sourceTicketId, attempt, error: err.message },
+    'no acknowledgement for the ticket: resubmitting (same sourceTicketId)',
+  );
 }

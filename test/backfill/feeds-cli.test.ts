@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Simulator } from '../../src/simulator/index.ts';
 import { deliveryCounts, FAST, summary } from '../faults/helpers.ts';
-import { dbName, plan, startWorker, workerSummary } from '../helpers/backfill.ts';
-import { runCli } from '../helpers/cli.ts';
+import { dbName, plan, runWorker, workerSummary } from '../helpers/backfill.ts';
+import { runCliHere } from '../helpers/cli.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import { makeTx, ndjsonOf, range } from '../helpers/transactions.ts';
@@ -46,7 +46,7 @@ describe('two feeds in one PostgreSQL database', () => {
     } as const;
     for (const f of order as Array<'A' | 'B'>) {
       const feed = feeds[f];
-      const r = await runCli(['send', ...FAST, ...feed.args], {
+      const r = await runCliHere(['send', ...FAST, ...feed.args], {
         env: {
           SVC_BASE_URL: feed.sim.url,
           SVC_REJECTS_PATH: join(dir, `rejects-${f}.ndjson`),
@@ -84,7 +84,7 @@ describe('two feeds in one PostgreSQL database', () => {
     for (const f of ['A', 'B'] as const)
       await plan(feeds[f].url, [feeds[f].file], 4000, ['--base-url', feeds[f].sim.url]);
     for (const f of order as Array<'A' | 'B'>) {
-      const r = await startWorker(feeds[f].url, `w-${f}`, { sim: feeds[f].sim, dir }).done;
+      const r = await runWorker(feeds[f].url, `w-${f}`, { sim: feeds[f].sim, dir });
       expect(r.code, r.stderr).toBe(0);
       const s = workerSummary(r);
       expect(s).toMatchObject({ read: 300, sent: 300, skipped: 0 });
@@ -102,10 +102,10 @@ describe('two feeds in one PostgreSQL database', () => {
     const db = dbName(url);
     const { a, idsA } = await inputs(dir);
     for (const feed of ['feed_a', 'feed_b'])
-      expect((await runCli(['ledger', 'migrate', '--ledger', feedUrl(url, feed)])).code).toBe(0);
+      expect((await runCliHere(['ledger', 'migrate', '--ledger', feedUrl(url, feed)])).code).toBe(0);
     const role = `sender_${db}`.slice(0, 60);
     await pgs.sql(db, `CREATE ROLE ${role} LOGIN PASSWORD 'feed-a-secret'`);
-    const granted = await runCli([
+    const granted = await runCliHere([
       'ledger',
       'grant',
       '--ledger',
@@ -123,13 +123,21 @@ describe('two feeds in one PostgreSQL database', () => {
     u.username = role;
     u.password = 'feed-a-secret';
     const env = { SVC_BASE_URL: simA.url, SVC_REJECTS_PATH: join(dir, 'rejects.ndjson') };
-    const sent = await runCli(['send', ...FAST, '--ledger', feedUrl(u.toString(), 'feed_a'), a], { env });
+    const sent = await runCliHere(['send', ...FAST, '--ledger', feedUrl(u.toString(), 'feed_a'), a], { env });
     expect(sent.code, sent.stderr).toBe(0);
     expect(summary(sent)).toMatchObject({ sent: 300 });
     expect(deliveryCounts(simA, idsA)).toMatchObject({ missing: 0, duplicated: 0 });
-    const status = await runCli(['ledger', 'status', '--json', '--ledger', feedUrl(u.toString(), 'feed_a')]);
+    const status = await runCliHere([
+      'ledger',
+      'status',
+      '--json',
+      '--ledger',
+      feedUrl(u.toString(), 'feed_a'),
+    ]);
     expect(status.code, status.stderr).toBe(0);
-    const other = await runCli(['send', ...FAST, '--ledger', feedUrl(u.toString(), 'feed_b'), a], { env });
+    const other = await runCliHere(['send', ...FAST, '--ledger', feedUrl(u.toString(), 'feed_b'), a], {
+      env,
+    });
     expect(other.code).toBe(1);
     expect(other.stderr).toMatch(/permission denied/);
     expect(simA.deliveries().size).toBe(300);
@@ -142,13 +150,13 @@ describe('two feeds in one PostgreSQL database', () => {
     await plan(url, [a], 4000, ['--base-url', simA.url]);
     // Nothing acknowledged yet: nobody holds the ledger, B's plan needs no option.
     await plan(url, [b], 4000, ['--base-url', simB.url]);
-    const wa = await startWorker(url, 'w-a', { sim: simA, dir }).done;
+    const wa = await runWorker(url, 'w-a', { sim: simA, dir });
     expect(wa.code, wa.stderr).toBe(0);
     expect(workerSummary(wa)).toMatchObject({ read: 300, sent: 300 });
     // Now A has acknowledged: a plan for yet another destination is refused without the option.
     const c = join(dir, 'c.ndjson');
     await writeFile(c, ndjsonOf(range(10).map((i) => makeTx(i, 'fc'))));
-    const refused = await runCli([
+    const refused = await runCliHere([
       'backfill',
       'plan',
       '--ledger',
@@ -159,7 +167,7 @@ describe('two feeds in one PostgreSQL database', () => {
     ]);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('LEDGER_DESTINATION');
-    const wb = await startWorker(url, 'w-b', { sim: simB, dir }).done;
+    const wb = await runWorker(url, 'w-b', { sim: simB, dir });
     expect(wb.code, wb.stderr).toBe(0);
     expect(workerSummary(wb)).toMatchObject({ read: 300, sent: 300, skipped: 0 });
     expect(deliveryCounts(simA, idsA)).toMatchObject({ missing: 0, duplicated: 0 });
@@ -174,7 +182,7 @@ describe('two feeds in one PostgreSQL database', () => {
     const { a } = await inputs(dir);
     await plan(url, [a], 4000, ['--base-url', simA.url]);
     for (const extra of [[], ['--new-destination']]) {
-      const r = await startWorker(url, 'w-b', { sim: simB, dir, args: extra }).done;
+      const r = await runWorker(url, 'w-b', { sim: simB, dir, args: extra });
       expect(r.code, r.stderr).toBe(1);
       const last = r.stderr.trim().split('\n').pop() ?? '';
       expect(last).toContain('LEDGER_DESTINATION');
@@ -188,7 +196,7 @@ describe('two feeds in one PostgreSQL database', () => {
     );
     expect((open[0] as { n: number }).n).toBeGreaterThan(1);
     // A's own worker then does it all.
-    const r = await startWorker(url, 'w-a', { sim: simA, dir }).done;
+    const r = await runWorker(url, 'w-a', { sim: simA, dir });
     expect(r.code, r.stderr).toBe(0);
     expect(simA.deliveries().size).toBe(300);
   });

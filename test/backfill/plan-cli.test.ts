@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { readInput } from '../../src/read/open.ts';
 import { readRange } from '../../src/read/range.ts';
 import type { ReadItem } from '../../src/read/types.ts';
-import { ROOT, runCli } from '../helpers/cli.ts';
+import { ROOT, runCliHere } from '../helpers/cli.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { csvOf, makeTx } from '../helpers/transactions.ts';
 
@@ -34,7 +34,7 @@ describe('backfill plan', () => {
     copyFileSync(join(ROOT, 'samples/canonical.ndjson'), ndjson);
     const gz = join(dir, 'copy.csv.gz');
     copyFileSync(join(ROOT, 'samples/canonical.csv.gz'), gz);
-    const r = await runCli([
+    const r = await runCliHere([
       'backfill',
       'plan',
       '--ledger',
@@ -100,16 +100,16 @@ describe('backfill plan', () => {
     const csv = join(dir, 'again.csv');
     writeFileSync(csv, csvOf(Array.from({ length: 100 }, (_, i) => makeTx(i, 'ag'))));
     const args = ['backfill', 'plan', '--ledger', url, '--partition-bytes', '5000', csv];
-    const first = await runCli(args);
+    const first = await runCliHere(args);
     expect(first.code).toBe(0);
     expect(first.stdout).toMatch(/again\.csv: .*, \d+ partitions, planned/);
     const n1 = await pgs.sql(dbName(url), 'SELECT count(*)::int AS n FROM svc_ingest.partitions');
-    const second = await runCli(args);
+    const second = await runCliHere(args);
     expect(second.code).toBe(0);
     expect(second.stdout).toMatch(/again\.csv: .*, already planned/);
     expect(await pgs.sql(dbName(url), 'SELECT count(*)::int AS n FROM svc_ingest.partitions')).toEqual(n1);
     utimesSync(csv, new Date(), new Date(Date.now() + 5000));
-    const changed = await runCli(args);
+    const changed = await runCliHere(args);
     expect(changed.code).toBe(1);
     expect(changed.stderr).toMatch(
       /^svc-ingest: USAGE_INVALID: .*again\.csv was planned when it had \d+ bytes .*needs a new backfill/,
@@ -121,13 +121,20 @@ describe('backfill plan', () => {
     const url = await pgs.createDatabase();
     const good = join(dir, 'good.csv');
     writeFileSync(good, csvOf([makeTx(1, 'gd')]));
-    const r = await runCli(['backfill', 'plan', '--ledger', url, good, join(ROOT, 'samples/northwind.csv')]);
+    const r = await runCliHere([
+      'backfill',
+      'plan',
+      '--ledger',
+      url,
+      good,
+      join(ROOT, 'samples/northwind.csv'),
+    ]);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(
       /^svc-ingest: INPUT_HEADER_MISSING_COLUMN: .*northwind\.csv: header lacks columns .* needed by mapping canonical\n$/,
     );
     expect(await pgs.sql(dbName(url), `SELECT to_regclass('svc_ingest.inputs') AS t`)).toEqual([{ t: null }]);
-    const mapped = await runCli([
+    const mapped = await runCliHere([
       'backfill',
       'plan',
       '--ledger',
@@ -143,20 +150,20 @@ describe('backfill plan', () => {
       { mapping: 'northwind-csv', mapping_sha256: expect.stringMatching(/^[0-9a-f]{64}$/) },
     ]);
     for (const bad of [['-'], []]) {
-      const e = await runCli(['backfill', 'plan', '--ledger', url, ...bad]);
+      const e = await runCliHere(['backfill', 'plan', '--ledger', url, ...bad]);
       expect(e.code).toBe(1);
     }
   });
 
   it('needs a postgres URL; an unreachable one is one line without the password', async () => {
-    const noUrl = await runCli(['backfill', 'plan', join(ROOT, 'samples/canonical.csv')], {
+    const noUrl = await runCliHere(['backfill', 'plan', join(ROOT, 'samples/canonical.csv')], {
       env: { SVC_LEDGER_URL: '' },
     });
     expect(noUrl.code).toBe(1);
     expect(noUrl.stderr).toMatch(
       /^svc-ingest: USAGE_INVALID: backfill plan needs the shared PostgreSQL ledger/,
     );
-    const down = await runCli(['backfill', 'status'], {
+    const down = await runCliHere(['backfill', 'status'], {
       env: { SVC_LEDGER_URL: 'postgres://svc:hunter22@127.0.0.1:1/x' },
     });
     expect(down.code).toBe(1);
@@ -169,7 +176,7 @@ describe('backfill plan', () => {
     const url = await pgs.createDatabase();
     const pw = join(dir, 'pw');
     writeFileSync(pw, pgs.password, { mode: 0o600 });
-    const r = await runCli(
+    const r = await runCliHere(
       ['backfill', 'plan', '--log-level', 'debug', join(ROOT, 'samples/canonical.csv')],
       {
         env: { SVC_LEDGER_URL: pgs.urlWithoutPassword(dbName(url)), SVC_LEDGER_PASSWORD_FILE: pw },
@@ -177,7 +184,7 @@ describe('backfill plan', () => {
     );
     expect(r.code).toBe(0);
     expect(`${r.stdout}${r.stderr}`).not.toContain(pgs.password);
-    const withPw = await runCli(['backfill', 'status', '--ledger', url, '--log-level', 'debug']);
+    const withPw = await runCliHere(['backfill', 'status', '--ledger', url, '--log-level', 'debug']);
     expect(withPw.code).toBe(0);
     expect(`${withPw.stdout}${withPw.stderr}`).not.toContain(pgs.password);
   });
@@ -186,21 +193,21 @@ describe('backfill plan', () => {
 describe('backfill status', () => {
   it('shows the planned partitions, as text and --json', async () => {
     const url = await pgs.createDatabase();
-    const none = await runCli(['backfill', 'status', '--ledger', url]);
+    const none = await runCliHere(['backfill', 'status', '--ledger', url]);
     expect(none.code).toBe(1);
     expect(none.stderr).toMatch(/USAGE_INVALID: no backfill planned in postgres:\/\/postgres@/);
     const csv = join(dir, 'status.csv');
     writeFileSync(csv, csvOf(Array.from({ length: 60 }, (_, i) => makeTx(i, 'st'))));
-    expect((await runCli(['backfill', 'plan', '--ledger', url, '--partition-bytes', '4000', csv])).code).toBe(
-      0,
-    );
-    const j = await runCli(['backfill', 'status', '--ledger', url, '--json']);
+    expect(
+      (await runCliHere(['backfill', 'plan', '--ledger', url, '--partition-bytes', '4000', csv])).code,
+    ).toBe(0);
+    const j = await runCliHere(['backfill', 'status', '--ledger', url, '--json']);
     expect(j.code).toBe(0);
     const s = JSON.parse(j.stdout);
     expect(s).toMatchObject({ inputs: 1, done: false, etaSeconds: null, records: { sent: 0 }, workers: [] });
     expect(s.partitions.pending).toBe(s.partitions.total);
     expect(s.partitions.total).toBeGreaterThan(2);
-    const t = await runCli(['backfill', 'status', '--ledger', url]);
+    const t = await runCliHere(['backfill', 'status', '--ledger', url]);
     expect(t.stdout).toContain(
       `partitions: ${s.partitions.total} in 1 input(s) · 0 done · 0 working · 0 stale`,
     );
@@ -211,12 +218,12 @@ describe('backfill status', () => {
 describe('ledger migrate', () => {
   it('creates the schema, records its version, and does nothing the second time', async () => {
     const url = await pgs.createDatabase();
-    const first = await runCli(['ledger', 'migrate', '--ledger', url]);
+    const first = await runCliHere(['ledger', 'migrate', '--ledger', url]);
     expect(first.code).toBe(0);
     expect(first.stdout).toBe(
       `${pgs.urlWithoutPassword(dbName(url))}: schema migrated from version 0 to 5\n  applied 1: ledger and backfill\n  applied 2: backfill takeovers and workers\n  applied 3: destinations\n  applied 4: worker identity, rejects written\n  applied 5: tickets per feed\n`,
     );
-    const second = await runCli(['ledger', 'migrate', '--ledger', url, '--json']);
+    const second = await runCliHere(['ledger', 'migrate', '--ledger', url, '--json']);
     expect(JSON.parse(second.stdout)).toEqual({
       ledger: pgs.urlWithoutPassword(dbName(url)),
       from: 5,

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { deliveryCounts, NO_FAULTS, STACK } from '../faults/helpers.ts';
-import { dbName, plan, startWorker, statusOf, until, workerSummary } from '../helpers/backfill.ts';
+import { dbName, plan, runWorker, startWorker, statusOf, until, workerSummary } from '../helpers/backfill.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import { makeTx, ndjsonOf, range } from '../helpers/transactions.ts';
@@ -41,7 +41,7 @@ describe('a worker restarted with its own id', () => {
     const before = sim.stats().transactions.accepted;
     await until(async () => sim.stats().transactions.accepted > before + 200, 30_000, 'w1 again sending');
     // The id is held by a live process now: a second one is refused, in one line, exit 1, having sent nothing.
-    const twin = await startWorker(url, 'w1', opts).done;
+    const twin = await runWorker(url, 'w1', opts);
     expect(twin.code).toBe(1);
     expect(twin.stderr).not.toMatch(STACK);
     const refusal = twin.stderr
@@ -105,7 +105,7 @@ describe('a worker restarted with its own id', () => {
     );
     first.child.kill('SIGKILL');
     await first.done;
-    const taker = await startWorker(url, 'b', lease).done;
+    const taker = await runWorker(url, 'b', lease);
     expect([0, 2], taker.stderr.slice(-2000)).toContain(taker.code);
     expect(workerSummary(taker)).toMatchObject({ rejected: 3, partitions: { done: 1, takenOver: 1 } });
     expect(deliveryCounts(sim, ids).missing).toBe(0);

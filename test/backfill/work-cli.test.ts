@@ -12,12 +12,13 @@ import {
   dbName,
   openClaims,
   plan,
+  runWorker,
   startWorker,
   statusOf,
   until,
   workerSummary,
 } from '../helpers/backfill.ts';
-import { ROOT, runCli } from '../helpers/cli.ts';
+import { ROOT, runCliHere } from '../helpers/cli.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import { csvOf, makeTx, ndjsonOf, range } from '../helpers/transactions.ts';
@@ -59,10 +60,7 @@ describe('backfill work', () => {
     await plan(url, [csv, nd], 150_000, ['--base-url', sim.url]);
     const metricsOf = (id: string) => join(dir, `metrics-${id}.prom`);
     const o = (id: string) => ({ sim, dir, args: ['--metrics-file', metricsOf(id)] });
-    const [r1, r2] = await Promise.all([
-      startWorker(url, 'w1', o('w1')).done,
-      startWorker(url, 'w2', o('w2')).done,
-    ]);
+    const [r1, r2] = await Promise.all([runWorker(url, 'w1', o('w1')), runWorker(url, 'w2', o('w2'))]);
     const s1 = workerSummary(r1);
     const s2 = workerSummary(r2);
     for (const [r, s] of [
@@ -103,11 +101,11 @@ describe('backfill work', () => {
     expect(st.records).toEqual({ read: 5001, sent: 4998, skipped: 0, failed: 0, rejected: 3 });
     expect(st.acked.records).toBe(4998);
     expect(st.workers.map((w) => w.records.rejected)).toEqual([s1.rejected, s2.rejected]);
-    const text = await runCli(['backfill', 'status', '--ledger', url]);
+    const text = await runCliHere(['backfill', 'status', '--ledger', url]);
     expect(text.stdout).toMatch(/: done$/m);
     expect(text.stdout).toContain('rejected 3');
 
-    const again = await startWorker(url, 'w3', { sim, dir }).done;
+    const again = await runWorker(url, 'w3', { sim, dir });
     expect(again.code, again.stderr).toBe(0);
     expect(workerSummary(again)).toMatchObject({ read: 0, sent: 0, partitions: { done: 0 } });
   });
@@ -148,7 +146,7 @@ describe('backfill work', () => {
     expect(acked).toEqual([{ n: sim.deliveries().size }]);
 
     sim.setFaults(NO_FAULTS);
-    const next = await startWorker(url, 'next', { sim, dir }).done;
+    const next = await runWorker(url, 'next', { sim, dir });
     expect(next.code, next.stderr.slice(-2000)).toBe(0);
     expect(
       deliveryCounts(
@@ -172,7 +170,7 @@ describe('backfill work', () => {
     const url = await pgs.createDatabase();
     await plan(url, [file], 1 << 20, ['--base-url', sim.url]);
     await appendFile(file, `${csvOf([makeTx(999, 'ch')]).split('\n')[1]}\n`);
-    const r = await startWorker(url, 'x', { sim, dir }).done;
+    const r = await runWorker(url, 'x', { sim, dir });
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/^svc-ingest: USAGE_INVALID: .*in\.csv was planned when it had \d+ bytes/m);
     expect(r.stderr).not.toMatch(STACK);
@@ -184,7 +182,7 @@ describe('backfill work', () => {
     await plan(url2, [nw], 1 << 20, ['--mapping', profile, '--base-url', sim.url]);
     const json = JSON.parse(await readFile(profile, 'utf8')) as { description?: string };
     await writeFile(profile, JSON.stringify({ ...json, description: 'edited after planning' }));
-    const m = await startWorker(url2, 'y', { sim, dir }).done;
+    const m = await runWorker(url2, 'y', { sim, dir });
     expect(m.code).toBe(1);
     expect(m.stderr).toMatch(/^svc-ingest: MAPPING_INVALID: mapping .*profile\.json differs on this host/m);
     expect(sim.deliveries().size).toBe(0);
@@ -192,7 +190,7 @@ describe('backfill work', () => {
 
   it('nothing planned: one line, exit 1', async () => {
     const url = await pgs.createDatabase();
-    const r = await startWorker(url, 'z', { sim, dir }).done;
+    const r = await runWorker(url, 'z', { sim, dir });
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/^svc-ingest: USAGE_INVALID: no backfill planned in postgres:\/\/postgres@/m);
     expect(r.stderr).not.toContain(pgs.password);
@@ -206,14 +204,14 @@ describe('backfill work', () => {
     const url = await pgs.createDatabase();
     await plan(url, [file], 100 * (JSON.stringify(txs[0]).length + 1), ['--base-url', sim.url]);
     sim.setFaults({ ...NO_FAULTS, poison: [poison] });
-    const r = await startWorker(url, 'p', { sim, dir, args: ['--max-retries', '1'] }).done;
+    const r = await runWorker(url, 'p', { sim, dir, args: ['--max-retries', '1'] });
     expect(r.code, r.stderr.slice(-2000)).toBe(3);
     expect(workerSummary(r)).toMatchObject({ sent: 399, failed: 1 });
     expect(await statusOf(url)).toMatchObject({ done: true, records: { sent: 399, failed: 1 } });
     // Without the flag there is nothing to do.
-    expect((await startWorker(url, 'q', { sim, dir }).done).code).toBe(0);
+    expect((await runWorker(url, 'q', { sim, dir })).code).toBe(0);
     sim.setFaults(NO_FAULTS);
-    const again = await startWorker(url, 'r', { sim, dir, args: ['--retry-failed'] }).done;
+    const again = await runWorker(url, 'r', { sim, dir, args: ['--retry-failed'] });
     expect(again.code, again.stderr.slice(-2000)).toBe(0);
     expect(workerSummary(again)).toMatchObject({ sent: 1, failed: 0, partitions: { done: 1 } });
     expect(deliveryCounts(sim, [...txs.map((t) => t.transactionId)])).toEqual({

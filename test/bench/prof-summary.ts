@@ -136,7 +136,7 @@ const CATEGORIES: Array<[string, (url: string, fn: string) => boolean]> = [
   ],
   ['logging (pino)', (u) => u.includes('/pino') || u.includes('/src/log.ts') || u.includes('/sonic-boom/')],
   ['metrics', (u) => u.includes('/prom-client/') || u.includes('/src/metrics/')],
-  ['chain (src/pipeline.ts, src/chain/)', (u) => u.includes('/src/pipeline.ts') || u.includes('/src/chain/')],
+  ['chain (src/send-run.ts, src/chain/)', (u) => u.includes('/src/send-run.ts') || u.includes('/src/chain/')],
   [
     'signals, timers, promises',
     (u, f) =>

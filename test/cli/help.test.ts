@@ -5,7 +5,7 @@ import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BIN, collectOutput, ROOT, runCli } from '../helpers/cli.ts';
+import { BIN, collectOutput, ROOT, runCliHere } from '../helpers/cli.ts';
 
 /** The sub-commands listed under "Commands:" in a help text (commander's own `help` left out). */
 function subcommands(help: string): string[] {
@@ -24,7 +24,7 @@ describe('--help', () => {
   it('every command and sub-command shows examples of itself', async () => {
     const seen: string[] = [];
     const visit = async (path: string[]): Promise<void> => {
-      const r = await runCli([...path, '--help']);
+      const r = await runCliHere([...path, '--help']);
       expect(r.code, path.join(' ')).toBe(0);
       expect(r.stdout, `${path.join(' ')} --help`).toMatch(/\nExamples:\n/);
       const examples = r.stdout.slice(r.stdout.indexOf('\nExamples:\n'));
@@ -51,22 +51,22 @@ describe('--help', () => {
   });
 
   it("`help tickets create` prints the sub-command's help, as `tickets create --help` does", async () => {
-    const viaHelp = await runCli(['help', 'tickets', 'create']);
-    const direct = await runCli(['tickets', 'create', '--help']);
+    const viaHelp = await runCliHere(['help', 'tickets', 'create']);
+    const direct = await runCliHere(['tickets', 'create', '--help']);
     expect(viaHelp.code).toBe(0);
     expect(viaHelp.stdout).toMatch(/^Usage: svc-ingest tickets create \[options\]/);
     expect(viaHelp.stdout).toContain('--ticket-id <id>');
     expect(viaHelp.stdout).toBe(direct.stdout);
-    const nested = await runCli(['tickets', 'help', 'listen']);
+    const nested = await runCliHere(['tickets', 'help', 'listen']);
     expect(nested.stdout).toMatch(/^Usage: svc-ingest tickets listen/);
-    const send = await runCli(['help', 'send']);
+    const send = await runCliHere(['help', 'send']);
     expect(send.stdout).toMatch(/^Usage: svc-ingest send/);
-    const unknown = await runCli(['help', 'tickets', 'nope']);
+    const unknown = await runCliHere(['help', 'tickets', 'nope']);
     expect(unknown.code).toBe(1);
   });
 
   it('send --help names exit statuses 0-5, 130, 143 and the new options', async () => {
-    const r = await runCli(['send', '--help']);
+    const r = await runCliHere(['send', '--help']);
     for (const s of [
       '0 all valid',
       '1 could not run',
@@ -101,7 +101,7 @@ describe('--help', () => {
       'ledger migrate': ['0 the schema', '1 could not run'],
     };
     for (const [command, expected] of Object.entries(statuses)) {
-      const r = await runCli([...command.split(' '), '--help']);
+      const r = await runCliHere([...command.split(' '), '--help']);
       expect(r.code, command).toBe(0);
       const text = r.stdout.replace(/\s+/g, ' ');
       expect(text, command).toContain('--ledger <url>');
@@ -174,7 +174,7 @@ describe('the repository carries its own contract', () => {
       '### Exit status',
     ])
       expect(contract).toContain(heading);
-    const send = await runCli(['send', '--help']);
+    const send = await runCliHere(['send', '--help']);
     // Every option of send is in the contract.
     for (const opt of send.stdout.matchAll(/^ {2}(--[a-z-]+)/gm)) {
       if (

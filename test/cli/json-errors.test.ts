@@ -4,7 +4,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { type CliResult, runCli } from '../helpers/cli.ts';
+import { type CliResult, runCliHere } from '../helpers/cli.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 
 const sim = useSimulator({ seed: 3 });
@@ -31,7 +31,7 @@ function jsonError(r: CliResult): { code: string; message: string } {
 
 describe('--json failures are JSON', () => {
   it('send: a missing input, bad config, an unknown option', async () => {
-    const missing = await runCli(['send', '--json', join(dir, 'nope.csv')], { env: env() });
+    const missing = await runCliHere(['send', '--json', join(dir, 'nope.csv')], { env: env() });
     expect(missing.code).toBe(1);
     expect(jsonError(missing)).toEqual({
       code: 'INPUT_UNREADABLE',
@@ -41,12 +41,12 @@ describe('--json failures are JSON', () => {
       `svc-ingest: INPUT_UNREADABLE: cannot read ${join(dir, 'nope.csv')}: no such file`,
     );
 
-    const config = await runCli(['send', '--json', '--concurrency', '0', '-'], { env: env(), input: '' });
+    const config = await runCliHere(['send', '--json', '--concurrency', '0', '-'], { env: env(), input: '' });
     expect(config.code).toBe(1);
     expect(jsonError(config)).toMatchObject({ code: 'CONFIG_INVALID' });
     expect(jsonError(config).message).toMatch(/send\.concurrency \(from flag --concurrency\)/);
 
-    const usage = await runCli(['send', '--json', '--no-such-flag'], { env: env() });
+    const usage = await runCliHere(['send', '--json', '--no-such-flag'], { env: env() });
     expect(usage.code).toBe(1);
     expect(jsonError(usage)).toEqual({ code: 'USAGE_INVALID', message: "unknown option '--no-such-flag'" });
     expect(usage.stderr).toMatch(/unknown option '--no-such-flag'/);
@@ -54,7 +54,9 @@ describe('--json failures are JSON', () => {
 
   it('send: no card number in the JSON error either', async () => {
     // A folder named by letters: the random temporary name may end in digits, which would join the number.
-    const r = await runCli(['send', '--json', join(dir, 'cards', '4111111111111111.csv')], { env: env() });
+    const r = await runCliHere(['send', '--json', join(dir, 'cards', '4111111111111111.csv')], {
+      env: env(),
+    });
     expect(r.code).toBe(1);
     const err = jsonError(r);
     expect(r.stdout + r.stderr).not.toContain('4111111111111111');
@@ -62,7 +64,7 @@ describe('--json failures are JSON', () => {
   });
 
   it('redemptions and stores: a refusal before sending and an error from the service', async () => {
-    const limit = await runCli(
+    const limit = await runCliHere(
       ['redemptions', '--json', '--customer', 'cust-0001', '--lookback-days', '397'],
       {
         env: env(),
@@ -71,26 +73,28 @@ describe('--json failures are JSON', () => {
     expect(limit.code).toBe(1);
     expect(jsonError(limit)).toMatchObject({ code: 'SEND_LIMIT' });
 
-    const stores = await runCli(['stores', '--json', '--ad', '100001', '--radius', '5000'], { env: env() });
+    const stores = await runCliHere(['stores', '--json', '--ad', '100001', '--radius', '5000'], {
+      env: env(),
+    });
     expect(stores.code).toBe(1);
     expect(jsonError(stores)).toEqual({
       code: 'USAGE_INVALID',
       message: 'give --lat and --lon, or --postal-code',
     });
 
-    const ticket = await runCli(['tickets', 'get', 'NO-SUCH-TICKET', '--json'], { env: env() });
+    const ticket = await runCliHere(['tickets', 'get', 'NO-SUCH-TICKET', '--json'], { env: env() });
     expect(ticket.code).toBe(1);
     expect(jsonError(ticket).code).toMatch(/^SEND_/);
   });
 
   it('without --json a failure leaves stdout empty', async () => {
-    const r = await runCli(['send', join(dir, 'nope.csv')], { env: env() });
+    const r = await runCliHere(['send', join(dir, 'nope.csv')], { env: env() });
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
   });
 
   it('an argument after -- that reads --json does not switch JSON on', async () => {
-    const r = await runCli(['send', '--', '--json'], { env: env() });
+    const r = await runCliHere(['send', '--', '--json'], { env: env() });
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
   });

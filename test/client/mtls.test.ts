@@ -6,7 +6,7 @@ import { SvcNetworkError } from '../../src/client/errors.ts';
 import { createClient } from '../../src/client/index.ts';
 import { type Simulator, startSimulator } from '../../src/simulator/index.ts';
 import { workdir, writeNdjson } from '../faults/helpers.ts';
-import { runCli, summaryOf } from '../helpers/cli.ts';
+import { runCliHere, summaryOf } from '../helpers/cli.ts';
 import { makeTestPki, type TestPki } from '../helpers/pki.ts';
 import { range } from '../helpers/transactions.ts';
 import { configFor, makeTransactions } from './fixtures.ts';
@@ -85,7 +85,7 @@ it('send (the CLI) over mutual TLS with a passphrase-protected key: every batch 
     MTLS_KEY_PASS: 'tls-pw-14',
   });
   sim.reset();
-  const r = await runCli(['send', '--json', '--concurrency', '4', '--batch-size', '20', file], { env });
+  const r = await runCliHere(['send', '--json', '--concurrency', '4', '--batch-size', '20', file], { env });
   expect(r.code, r.stderr).toBe(0);
   expect(summaryOf(r)).toMatchObject({ read: 600, sent: 600 });
   const delivered = sim.deliveries();
@@ -95,7 +95,7 @@ it('send (the CLI) over mutual TLS with a passphrase-protected key: every batch 
   // A wrong passphrase: the key cannot be used, so no connection: exit 5 with one line, nothing sent.
   const w2 = await workdir('mtls-cli-bad');
   sim.reset();
-  const bad = await runCli(['send', '--json', file], {
+  const bad = await runCliHere(['send', '--json', file], {
     env: { ...env, SVC_LEDGER_PATH: w2.ledger, SVC_REJECTS_PATH: w2.rejects, MTLS_KEY_PASS: 'wrong' },
   });
   expect(bad.code).toBe(5);

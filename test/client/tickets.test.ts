@@ -4,9 +4,10 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { expect, it } from 'vitest';
-import { createClient, SvcHttpError, startWebhookReceiver } from '../../src/client/index.ts';
+import { createClient, SvcHttpError } from '../../src/client/index.ts';
 import type { TicketWebhookUpdate } from '../../src/client/models.ts';
 import { startSimulator } from '../../src/simulator/index.ts';
+import { startWebhookReceiver } from '../../src/tickets/webhook.ts';
 import { configFor, makeTransactions } from './fixtures.ts';
 
 function waitFor<T>(pred: () => T | undefined, ms = 5000): Promise<T> {

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '../../src/client/index.ts';
 import { type Simulator, startSimulator } from '../../src/simulator/index.ts';
 import { configFor, makeTransaction } from '../client/fixtures.ts';
+import { runCliHere } from '../helpers/cli.ts';
 
 const BIN = fileURLToPath(new URL('../../src/bin/svc-ingest', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'svc-commands-'));
@@ -41,7 +42,11 @@ function start(
   return { child, done, out };
 }
 
-const run = (args: string[], env?: NodeJS.ProcessEnv): Promise<Run> => start(args, env).done;
+/** A run to its end, in this process (the webhook listener, stopped by a signal, keeps `start`). */
+const run = async (args: string[], env = cleanEnv()): Promise<Run> => {
+  const r = await runCliHere(args, { env });
+  return { code: r.code, stdout: r.stdout, stderr: r.rawStderr ?? '' };
+};
 
 let sim: Simulator;
 let adId: string;

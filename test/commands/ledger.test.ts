@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { writeAckedLedger } from '../bench/gen.ts';
-import { type CliResult, runCli, startCli, summaryOf, waitFor } from '../helpers/cli.ts';
+import { type CliResult, runCliHere, startCli, summaryOf, waitFor } from '../helpers/cli.ts';
 import { NO_FAULTS, useSimulator } from '../helpers/simulator.ts';
 import { csvOf, makeTx, range } from '../helpers/transactions.ts';
 
@@ -41,7 +41,7 @@ const linesOf = async (path: string): Promise<Line[]> =>
     .filter(Boolean)
     .map((l) => JSON.parse(l));
 const ledgerCli = (args: string[], env: Record<string, string> = {}) =>
-  runCli(['ledger', ...args], { env: { SVC_LEDGER_PATH: join(dir, 'unused.ndjson'), ...env } });
+  runCliHere(['ledger', ...args], { env: { SVC_LEDGER_PATH: join(dir, 'unused.ndjson'), ...env } });
 const ndjson = (r: CliResult) =>
   r.stdout
     .split('\n')
@@ -50,7 +50,7 @@ const ndjson = (r: CliResult) =>
 
 async function send(file: string, ledgerPath: string, poison: string[]): Promise<Record<string, unknown>> {
   sim.setFaults({ ...NO_FAULTS, poison });
-  const r = await runCli(
+  const r = await runCliHere(
     ['send', ...FAST, '--ledger', ledgerPath, '--rejects', join(dir, 'rejects.ndjson'), file],
     {
       env: { SVC_BASE_URL: sim.url },
@@ -298,7 +298,7 @@ describe('batches and inputs', () => {
       await writeFile(big, csvOf(range(70, 9_100).map((i) => makeTx(i, 'sp'))));
       const l = join(d, 'ledger.ndjson');
       sim.setFaults(NO_FAULTS);
-      const r = await runCli(
+      const r = await runCliHere(
         ['send', ...FAST, '--ledger', l, '--rejects', join(d, 'rejects.ndjson'), small, big],
         { env: { SVC_BASE_URL: sim.url } },
       );

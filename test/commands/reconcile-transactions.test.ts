@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { TransactionTrace } from '../../src/trace/trace.ts';
 import { FAST, type Workdir, workdir } from '../faults/helpers.ts';
-import { runCli, summaryOf } from '../helpers/cli.ts';
+import { runCliHere, summaryOf } from '../helpers/cli.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import { createTicket } from '../helpers/tickets.ts';
 import { csvOf, makeTx } from '../helpers/transactions.ts';
@@ -26,14 +26,14 @@ beforeAll(async () => {
     { ...makeTx(2), transactionId: 'can-csv-0001', sourceCustomerId: 'cust-1000' },
   ];
   await writeFile(file, csvOf(txs));
-  const sent = await runCli(['send', ...FAST, file], { env: w.env(sim) });
+  const sent = await runCliHere(['send', ...FAST, file], { env: w.env(sim) });
   expect(sent.code, sent.stderr).toBe(0);
   runId = String(summaryOf(sent).runId);
   const ticket = await createTicket(w.env(sim), 'RT-1', 'cust-1001', '900004');
   expect(ticket.code, ticket.stderr).toBe(0);
 }, 60_000);
 
-const reconcile = (args: string[]) => runCli(['reconcile', ...args], { env: w.env(sim) });
+const reconcile = (args: string[]) => runCliHere(['reconcile', ...args], { env: w.env(sim) });
 
 describe('reconcile explains', () => {
   it('each redemption: its settlement run date, paid or pending, and the stored tickets about its transaction', async () => {

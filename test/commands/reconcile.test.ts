@@ -14,7 +14,7 @@ import type { Redemption } from '../../src/client/models.ts';
 import type { TransactionNotification } from '../../src/model/transaction.ts';
 import { earnsRedemption } from '../../src/simulator/index.ts';
 import { configFor } from '../client/fixtures.ts';
-import { ROOT, runCli, summaryOf } from '../helpers/cli.ts';
+import { ROOT, runCliHere, summaryOf } from '../helpers/cli.ts';
 import { NO_FAULTS, useSimulator } from '../helpers/simulator.ts';
 import { csvOf, makeTx, range } from '../helpers/transactions.ts';
 
@@ -56,7 +56,7 @@ const linesOf = async (path: string): Promise<LedgerLine[]> =>
     .map((l) => JSON.parse(l));
 
 async function send(file: string, ledger: string, extra: string[] = []) {
-  const r = await runCli(
+  const r = await runCliHere(
     ['send', ...FAST, ...extra, '--ledger', ledger, '--rejects', join(dir, 'rejects.ndjson'), file],
     {
       env: { SVC_BASE_URL: sim.url },
@@ -66,7 +66,7 @@ async function send(file: string, ledger: string, extra: string[] = []) {
 }
 
 const reconcile = (args: string[], env: Record<string, string> = {}) =>
-  runCli(['reconcile', '--base-url', sim.url, ...args], {
+  runCliHere(['reconcile', '--base-url', sim.url, ...args], {
     env: { SVC_LEDGER_PATH: join(dir, 'not-there.ndjson'), ...env },
   });
 
@@ -405,7 +405,7 @@ describe('reconcile: ledgers, the service, concurrency', () => {
     const port = (server.address() as AddressInfo).port;
     await new Promise<void>((res) => server.close(() => res()));
     const url = `http://127.0.0.1:${port}`;
-    const r = await runCli([
+    const r = await runCliHere([
       'reconcile',
       '--base-url',
       url,
@@ -428,7 +428,7 @@ describe('reconcile: ledgers, the service, concurrency', () => {
     expect(out.error.code).toBe('SEND_UNAVAILABLE');
     expect(out.error.message).toContain(url);
     // --ndjson is a machine output too: the same error object.
-    const nd = await runCli([
+    const nd = await runCliHere([
       'reconcile',
       '--base-url',
       url,

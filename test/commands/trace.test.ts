@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { TransactionTrace } from '../../src/trace/trace.ts';
 import { FAST, kindName, ledgerKinds, type Workdir, workdir } from '../faults/helpers.ts';
-import { runCli } from '../helpers/cli.ts';
+import { runCliHere } from '../helpers/cli.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import { createTicket } from '../helpers/tickets.ts';
@@ -37,7 +37,7 @@ async function sendAll(w: Workdir): Promise<void> {
   await writeFile(file, csvOf(txs));
   sim.setFaults({ poison: ['fail-0001'] });
   try {
-    const r = await runCli(['send', ...FAST, '--batch-size', '1', '--max-retries', '1', file], {
+    const r = await runCliHere(['send', ...FAST, '--batch-size', '1', '--max-retries', '1', file], {
       env: w.env(sim),
     });
     // Some records rejected and one batch failed: 3 wins.
@@ -47,7 +47,7 @@ async function sendAll(w: Workdir): Promise<void> {
   }
 }
 
-const trace = (w: Workdir, args: string[]) => runCli(['trace', ...args], { env: w.env(sim) });
+const trace = (w: Workdir, args: string[]) => runCliHere(['trace', ...args], { env: w.env(sim) });
 
 async function traceJson(w: Workdir, args: string[]) {
   const r = await trace(w, [...args, '--json']);
@@ -191,15 +191,17 @@ for (const kind of ledgerKinds(pgs)) {
 describe('trace: could not run, service unavailable', () => {
   it('exit 1 for a missing ledger or rejects file; exit 5 with the ledger verdicts when the service is down', async () => {
     const w = await workdir('trace-errors');
-    const missing = await runCli(['trace', 'x', '--ledger', join(w.dir, 'nope.ndjson')], { env: w.env(sim) });
+    const missing = await runCliHere(['trace', 'x', '--ledger', join(w.dir, 'nope.ndjson')], {
+      env: w.env(sim),
+    });
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/LEDGER_READ: ledger .*nope\.ndjson: no such file/);
     await writeFile(w.ledger, '');
-    const rejects = await runCli(['trace', 'x', '--rejects', join(w.dir, 'nope.ndjson')], {
+    const rejects = await runCliHere(['trace', 'x', '--rejects', join(w.dir, 'nope.ndjson')], {
       env: w.env(sim),
     });
     expect(rejects.code).toBe(1);
-    const down = await runCli(
+    const down = await runCliHere(
       ['trace', 'x', '--customer', 'cust-1000', '--json', '--base-url', 'http://127.0.0.1:9'],
       {
         env: w.env(sim),

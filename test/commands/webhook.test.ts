@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
-import { SIGNATURE_HEADER, signWebhook, TIMESTAMP_HEADER } from '../../src/client/webhook.ts';
-import { type CliRun, runCli, startCli, waitFor } from '../helpers/cli.ts';
+import { SIGNATURE_HEADER, signWebhook, TIMESTAMP_HEADER } from '../../src/tickets/webhook.ts';
+import { type CliRun, runCliHere, startCli, waitFor } from '../helpers/cli.ts';
 
 const SECRET = 'whsec-test-0123456789abcdef';
 const signedEnv = { SVC_WEBHOOK_SECRET_ENV: 'HOOK_SECRET', HOOK_SECRET: SECRET };
@@ -137,7 +137,7 @@ describe('tickets listen with a shared secret', () => {
       const simUrl = await new Promise<string>((resolve) =>
         createInterface({ input: sim.child.stdout! }).once('line', resolve),
       );
-      const created = await runCli(
+      const created = await runCliHere(
         [
           'tickets',
           'create',
@@ -295,13 +295,13 @@ describe('tickets listen with a shared secret', () => {
   });
 
   it('a webhook secret too short or with a line break is refused; a non-loopback address without a secret warns', async () => {
-    const short = await runCli(['tickets', 'listen', '--port', '0'], {
+    const short = await runCliHere(['tickets', 'listen', '--port', '0'], {
       env: { SVC_WEBHOOK_SECRET_ENV: 'HOOK_SECRET', HOOK_SECRET: 'short' },
     });
     expect(short.code).toBe(1);
     expect(short.stderr).toMatch(/webhook secret in env HOOK_SECRET .* shorter than 16 characters/);
     expect(short.stderr).not.toContain('short\n');
-    const broken = await runCli(['tickets', 'listen', '--port', '0'], {
+    const broken = await runCliHere(['tickets', 'listen', '--port', '0'], {
       env: { SVC_WEBHOOK_SECRET_ENV: 'HOOK_SECRET', HOOK_SECRET: 'long-enough-secret\nsecond-line' },
     });
     expect(broken.code).toBe(1);

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
-import { ROOT, runCli } from '../helpers/cli.ts';
+import { ROOT, runCliHere } from '../helpers/cli.ts';
 
 const logModule = fileURLToPath(new URL('../../src/log.ts', import.meta.url));
 
@@ -67,7 +67,7 @@ it('a real run: run.end counts the code AUTHORIZATION instead of censoring it', 
   const rows = (await readFile(join(ROOT, 'samples/canonical.csv'), 'utf8')).split('\n').slice(0, 3);
   const csv = rows.map((r, i) => (i === 0 ? r : r.replace(',AUTHORIZED,', ',AUTHORIZATION,'))).join('\n');
   await writeFile(join(dir, 'a.csv'), `${csv}\n`);
-  const r = await runCli(['send', '--dry-run', join(dir, 'a.csv')], {
+  const r = await runCliHere(['send', '--dry-run', join(dir, 'a.csv')], {
     env: { SVC_LOG_FORMAT: 'json', SVC_LOG_LEVEL: 'info' },
   });
   expect(r.code).toBe(0);

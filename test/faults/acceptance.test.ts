@@ -6,7 +6,7 @@ import { link, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type CliResult, runCli, startCli, waitFor } from '../helpers/cli.ts';
+import { type CliResult, runCliHere, startCli, waitFor } from '../helpers/cli.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import { makeTx, ndjsonOf, range } from '../helpers/transactions.ts';
 import { FAST, NO_FAULTS, STACK, summary, workdir } from './helpers.ts';
@@ -29,7 +29,7 @@ describe("a run's files are separate files", () => {
     const w = await workdir('acc-metrics-ledger');
     const input = join(w.dir, 'in.ndjson');
     await writeFile(input, ndjsonOf(range(30).map((i) => makeTx(i, 'ml'))));
-    const first = await runCli(['send', ...FAST, input], { env: w.env(sim) });
+    const first = await runCliHere(['send', ...FAST, input], { env: w.env(sim) });
     expect(first.code, first.stderr).toBe(0);
     const ledgerBefore = await readFile(w.ledger, 'utf8');
     const before = sends();
@@ -37,7 +37,7 @@ describe("a run's files are separate files", () => {
     // By the same path, and by another name (a hard link): the metrics file would be renamed over the ledger.
     await link(w.ledger, join(w.dir, 'also-ledger.prom'));
     for (const metrics of [w.ledger, join(w.dir, 'also-ledger.prom')]) {
-      const r = await runCli(['send', ...FAST, '--metrics-file', metrics, input], { env: w.env(sim) });
+      const r = await runCliHere(['send', ...FAST, '--metrics-file', metrics, input], { env: w.env(sim) });
       expect(r.code, r.stderr).toBe(1);
       const line = oneLine(r, 'LEDGER_PATH_INVALID');
       expect(line).toContain('the metrics file and the ledger are the same file');
@@ -45,7 +45,7 @@ describe("a run's files are separate files", () => {
     }
     expect(await readFile(w.ledger, 'utf8')).toBe(ledgerBefore);
     expect(sends()).toBe(before);
-    const rerun = await runCli(['send', ...FAST, input], { env: w.env(sim) });
+    const rerun = await runCliHere(['send', ...FAST, input], { env: w.env(sim) });
     expect(summary(rerun)).toMatchObject({ read: 30, skipped: 30, sent: 0 });
     expect(sends()).toBe(before);
   });
@@ -66,12 +66,12 @@ describe("a run's files are separate files", () => {
       [{ SVC_REJECTS_PATH: w.ledger }, 'the rejects file and the ledger are the same file'],
     ];
     for (const [env, says] of cases) {
-      const r = await runCli(['send', ...FAST, input], { env: w.env(sim, env) });
+      const r = await runCliHere(['send', ...FAST, input], { env: w.env(sim, env) });
       expect(r.code, r.stderr).toBe(1);
       expect(oneLine(r, 'LEDGER_PATH_INVALID')).toContain(says);
     }
     // A dry run that names --rejects is held to the same rule.
-    const dry = await runCli(['send', '--dry-run', '--rejects', input, input]);
+    const dry = await runCliHere(['send', '--dry-run', '--rejects', input, input]);
     expect(dry.code, dry.stderr).toBe(1);
     expect(oneLine(dry, 'LEDGER_PATH_INVALID')).toContain('the rejects file and the input');
     expect(await readFile(input, 'utf8')).toBe(text);
@@ -84,7 +84,7 @@ describe("a run's files are separate files", () => {
     await writeFile(input, ndjsonOf(range(3).map((i) => makeTx(i, 'mf'))));
     const foreign = join(w.dir, 'notes.txt');
     await writeFile(foreign, 'keep me\n');
-    const r = await runCli(['send', ...FAST, '--metrics-file', foreign, input], { env: w.env(sim) });
+    const r = await runCliHere(['send', ...FAST, '--metrics-file', foreign, input], { env: w.env(sim) });
     // Never replaced, and never the night's cost: logged at error, the records sent all the same.
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain('holds something other than the metrics svc-ingest writes');
@@ -94,7 +94,7 @@ describe("a run's files are separate files", () => {
 
     const prom = join(w.dir, 'svc_ingest.prom');
     for (let run = 0; run < 2; run++) {
-      const ok = await runCli(['send', ...FAST, '--metrics-file', prom, input], { env: w.env(sim) });
+      const ok = await runCliHere(['send', ...FAST, '--metrics-file', prom, input], { env: w.env(sim) });
       expect(ok.code, ok.stderr).toBe(0);
       expect(await readFile(prom, 'utf8')).toMatch(/^# HELP svc_ingest_/);
     }
@@ -109,13 +109,13 @@ describe('a card number in an input file name', () => {
     const input = join(dir, `${PAN}.ndjson`);
     await writeFile(input, `${ndjsonOf(range(4).map((i) => makeTx(i, 'pn')))}{"broken\n`);
     const env = w.env(sim, { SVC_LOG_LEVEL: 'debug' });
-    const r = await runCli(['send', ...FAST, input], { env });
+    const r = await runCliHere(['send', ...FAST, input], { env });
     expect(r.code, r.stderr).toBe(2);
-    const rerun = await runCli(['send', ...FAST, input], { env });
+    const rerun = await runCliHere(['send', ...FAST, input], { env });
     expect(summary(rerun)).toMatchObject({ skipped: 4, rejectedNew: 0, rejectedKnown: 1 });
     const ledger = await readFile(w.ledger, 'utf8');
     const rejects = await readFile(w.rejects, 'utf8');
-    const draft = await runCli(['mapping', 'draft', input]);
+    const draft = await runCliHere(['mapping', 'draft', input]);
     expect(draft.code, draft.stderr).toBe(0);
     expect(JSON.parse(draft.stdout).name).toBe('411111******1111');
     for (const text of [ledger, rejects, r.stdout, r.stderr, rerun.stdout, rerun.stderr, draft.stdout])
@@ -204,7 +204,7 @@ describe('the outage breaker', () => {
 
 describe('errors stay one line', () => {
   it('a line break in a file name is written as \\n; a usage error is `svc-ingest: USAGE_INVALID: …`', async () => {
-    const missing = await runCli(['send', '--dry-run', 'bad\nname.csv']);
+    const missing = await runCliHere(['send', '--dry-run', 'bad\nname.csv']);
     expect(missing.code).toBe(1);
     expect(oneLine(missing, 'INPUT_UNREADABLE')).toBe(
       'svc-ingest: INPUT_UNREADABLE: cannot read bad\\nname.csv: no such file',
@@ -214,19 +214,19 @@ describe('errors stay one line', () => {
       [['ledger', 'find'], "missing required argument 'id'"],
       [['sned'], "unknown command 'sned'"],
     ] as const) {
-      const r = await runCli([...args]);
+      const r = await runCliHere([...args]);
       expect(r.code, r.stderr).toBe(1);
       expect(oneLine(r, 'USAGE_INVALID')).toContain(says);
       expect(r.stderr.trim()).toMatch(/\(run with --help for usage\)$/);
     }
-    const json = await runCli(['send', '--json', '--bogus']);
+    const json = await runCliHere(['send', '--json', '--bogus']);
     expect(JSON.parse(json.stdout)).toEqual({
       error: { code: 'USAGE_INVALID', message: "unknown option '--bogus'" },
     });
   });
 
   it("the base URL's query is never echoed (it may hold a token)", async () => {
-    const r = await runCli(['send', '--base-url', 'http://127.0.0.1:1/v?token=s3cr3t-value', 'x.csv']);
+    const r = await runCliHere(['send', '--base-url', 'http://127.0.0.1:1/v?token=s3cr3t-value', 'x.csv']);
     expect(r.code).toBe(1);
     const line = oneLine(r, 'CONFIG_INVALID');
     expect(line).toContain('got "http://127.0.0.1:1/v"');
@@ -237,11 +237,11 @@ describe('errors stay one line', () => {
 describe('mapping check on NDJSON', () => {
   it('a required field\'s path no record has is an error (a draft\'s "?"); a path only some records have is not, even under --strict', async () => {
     const w = await workdir('acc-check-ndjson');
-    const draft = await runCli(['mapping', 'draft', 'samples/lithic.ndjson']);
+    const draft = await runCliHere(['mapping', 'draft', 'samples/lithic.ndjson']);
     expect(draft.code, draft.stderr).toBe(0);
     const profile = join(w.dir, 'lithic-draft.json');
     await writeFile(profile, draft.stdout);
-    const r = await runCli(['mapping', 'check', profile, 'samples/lithic.ndjson']);
+    const r = await runCliHere(['mapping', 'check', profile, 'samples/lithic.ndjson']);
     expect(r.code).toBe(1);
     const line = r.stderr.trim().split('\n').at(-1) as string;
     expect(line).toMatch(
@@ -251,10 +251,10 @@ describe('mapping check on NDJSON', () => {
 
     // The built-in profile finds every path in some record (token_info.wallet_type in 2 of 12: counted, not judged
     // by the first record, which lacks it): exit 0, under --strict too.
-    const ok = await runCli(['mapping', 'check', 'lithic', 'samples/lithic.ndjson']);
+    const ok = await runCliHere(['mapping', 'check', 'lithic', 'samples/lithic.ndjson']);
     expect(ok.code, ok.stderr).toBe(0);
     expect(ok.stdout).toContain('in some of the 12 only: token_info.wallet_type 2');
-    const strict = await runCli(['mapping', 'check', '--strict', 'lithic', 'samples/lithic.ndjson']);
+    const strict = await runCliHere(['mapping', 'check', '--strict', 'lithic', 'samples/lithic.ndjson']);
     expect(strict.code, strict.stderr).toBe(0);
   });
 });

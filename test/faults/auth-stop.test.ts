@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../helpers/cli.ts';
+import { runCliHere } from '../helpers/cli.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import {
@@ -49,7 +49,7 @@ describe('authentication refused', () => {
     const ids = await writeNdjson(file, 5_000, 'au');
     const env = (token: string) => w.env(sim, { SVC_AUTH_TOKEN_ENV: 'PARTNER_TOKEN', PARTNER_TOKEN: token });
     const t0 = performance.now();
-    const r = await runCli(['send', ...FAST, '--concurrency', '4', file], { env: env(`${TOKEN}-wrong`) });
+    const r = await runCliHere(['send', ...FAST, '--concurrency', '4', file], { env: env(`${TOKEN}-wrong`) });
     const wallMs = Math.round(performance.now() - t0);
     expect(r.code, r.stderr).toBe(1);
     // --json: the one error object, nothing else.
@@ -79,7 +79,7 @@ describe('authentication refused', () => {
     const ledgerText = existsSync(w.ledger) ? await readFile(w.ledger, 'utf8') : '';
     expect(ledgerText).not.toContain('Right-4f00d1e5');
 
-    const rerun = await runCli(['send', ...FAST, file], { env: env(TOKEN) });
+    const rerun = await runCliHere(['send', ...FAST, file], { env: env(TOKEN) });
     expect(rerun.code, rerun.stderr).toBe(0);
     expect(summary(rerun)).toMatchObject({ read: 5_000, sent: 5_000, skipped: 0, failed: 0 });
     expect(deliveryCounts(sim, ids)).toEqual({ missing: 0, once: 5_000, duplicated: 0, extra: 0 });
@@ -96,7 +96,7 @@ describe('authentication refused', () => {
     const w = await workdir('auth403');
     const file = join(w.dir, 'in.ndjson');
     await writeNdjson(file, 2_000, 'af');
-    const r = await runCli(['send', ...FAST, '--concurrency', '2', file], {
+    const r = await runCliHere(['send', ...FAST, '--concurrency', '2', file], {
       env: { SVC_BASE_URL: forbidding.url, SVC_LEDGER_PATH: w.ledger, SVC_REJECTS_PATH: w.rejects },
     });
     expect(r.code, r.stderr).toBe(1);

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { TRANSACTION_FIELDS } from '../../src/model/transaction.ts';
 import { listenTickets, useCapture } from '../helpers/capture.ts';
-import { runCli } from '../helpers/cli.ts';
+import { runCliHere } from '../helpers/cli.ts';
 import { cardWindows, luhnWindows, pansIn, TEST_PANS } from '../helpers/pans.ts';
 import { CANONICAL_COLUMNS, makeTx } from '../helpers/transactions.ts';
 import { FAST, readRejects, report, STACK, summary, workdir } from './helpers.ts';
@@ -176,7 +176,7 @@ describe('no card number leaves: the service, files and streams, on hostile inpu
         const exp = format === 'ndjson' ? hostileNdjson() : hostileCsv();
         const file = join(w.dir, `hostile.${format}`);
         await writeFile(file, `${exp.lines.join('\n')}\n`);
-        const r = await runCli(['send', ...FAST, file], {
+        const r = await runCliHere(['send', ...FAST, file], {
           env: env(w, {
             SVC_LOG_LEVEL: 'debug',
             SVC_PREPARE_WORKER: path === 'inline' ? 'off' : 'on',
@@ -251,7 +251,7 @@ describe('no card number leaves: the service, files and streams, on hostile inpu
     ];
     const file = join(w.dir, 'neg.ndjson');
     await writeFile(file, `${rows.map((x) => JSON.stringify(x)).join('\n')}\n`);
-    const r = await runCli(['send', ...FAST, file], { env: env(w) });
+    const r = await runCliHere(['send', ...FAST, file], { env: env(w) });
     expect(r.code, r.stderr).toBe(0);
     const got = capture.bodies
       .map((b) => JSON.parse(b) as { transactions: Row[] })
@@ -269,9 +269,9 @@ describe('no card number leaves: the service, files and streams, on hostile inpu
     await writeFile(profile, JSON.stringify({ name: 'hashed', fields }));
     const file = join(w.dir, 'h.ndjson');
     await writeFile(file, `${JSON.stringify({ ...base(1, 'hh'), sourceAccountId: visa })}\n`);
-    const plain = await runCli(['send', ...FAST, file], { env: env(w) });
+    const plain = await runCliHere(['send', ...FAST, file], { env: env(w) });
     expect(plain.code).toBe(2);
-    const hashed = await runCli(['send', ...FAST, '--mapping', profile, file], {
+    const hashed = await runCliHere(['send', ...FAST, '--mapping', profile, file], {
       env: env(w),
     });
     expect(hashed.code, hashed.stderr).toBe(0);
@@ -299,7 +299,7 @@ describe('no card number leaves: the service, files and streams, on hostile inpu
     ];
     const file = join(w.dir, 'own.ndjson');
     await writeFile(file, `${rows.map((x) => JSON.stringify(x)).join('\n')}\n`);
-    const r = await runCli(['send', ...FAST, '--mapping', profile, file], { env: env(w) });
+    const r = await runCliHere(['send', ...FAST, '--mapping', profile, file], { env: env(w) });
     expect(r.code, r.stderr).toBe(2);
     const s = summary(r) as unknown as { sent: number; rejected: number; ownNumericIds: string[] };
     expect(s.sent).toBe(3);
@@ -316,11 +316,11 @@ describe('no card number leaves: the service, files and streams, on hostile inpu
     expect(notice).toHaveLength(1);
     expect(notice[0]).toMatchObject({ fields: shown, mapping: 'core-ids' });
     // The authoring commands name the declaration too.
-    const check = await runCli(['mapping', 'check', profile]);
+    const check = await runCliHere(['mapping', 'check', profile]);
     expect(check.stdout).toContain(
       `the bank's own numeric ids, sent unchecked for card numbers: ${shown.join(', ')}`,
     );
-    const mapped = await runCli(['map', '--mapping', profile, file]);
+    const mapped = await runCliHere(['map', '--mapping', profile, file]);
     expect(mapped.stderr).toContain(`own numeric ids sent unchecked: ${shown.join(', ')}`);
     expect(pansIn(mapped.stdout + mapped.stderr)).toEqual([]);
     // The declaration names id fields only.
@@ -328,7 +328,7 @@ describe('no card number leaves: the service, files and streams, on hostile inpu
       profile,
       JSON.stringify({ name: 'bad', ownNumericIds: ['paymentNetworkMerchant'], fields }),
     );
-    const bad = await runCli(['send', ...FAST, '--mapping', profile, file], { env: env(w) });
+    const bad = await runCliHere(['send', ...FAST, '--mapping', profile, file], { env: env(w) });
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/ownNumericIds/);
   });
@@ -341,7 +341,7 @@ describe('no card number leaves: the service, files and streams, on hostile inpu
     await writeFile(profile, JSON.stringify({ name: 'cut', fields }));
     const file = join(w.dir, 'cut.ndjson');
     await writeFile(file, `${JSON.stringify({ ...base(1, 'ct'), sourceAccountId: visa })}\n`);
-    const r = await runCli(['send', ...FAST, '--mapping', profile, file], { env: env(w) });
+    const r = await runCliHere(['send', ...FAST, '--mapping', profile, file], { env: env(w) });
     expect(r.code).toBe(2);
     expect(capture.bodies.join('')).not.toContain(visa.slice(0, 12));
     const [rj] = await readRejects(w.rejects);
@@ -362,7 +362,7 @@ describe('no card number leaves: the service, files and streams, on hostile inpu
     };
     const file = join(w.dir, 'e.ndjson');
     await writeFile(file, `${[0, 1, 2].map((k) => JSON.stringify(base(k, 'ec'))).join('\n')}\n`);
-    const r = await runCli(['send', ...FAST, file], { env: env(w, { SVC_LOG_LEVEL: 'debug' }) });
+    const r = await runCliHere(['send', ...FAST, file], { env: env(w, { SVC_LOG_LEVEL: 'debug' }) });
     expect(r.code).toBe(3);
     const out = await outputs(w, r);
     expect(out.ledger).toContain('411111******1111');
@@ -374,7 +374,7 @@ describe('no card number leaves: the service, files and streams, on hostile inpu
     const w = await workdir('cards-header');
     const file = join(w.dir, 'dup.csv');
     await writeFile(file, `${CANONICAL_COLUMNS.join(',')},${visa},${visa}\n`);
-    const r = await runCli(['send', ...FAST, file], { env: env(w) });
+    const r = await runCliHere(['send', ...FAST, file], { env: env(w) });
     expect(r.code).toBe(1);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr).toMatch(/^svc-ingest: INPUT_PARSE: .*have the same name "411111\*{6}1111"/);
@@ -385,10 +385,10 @@ describe('no card number leaves: the service, files and streams, on hostile inpu
     const w = await workdir('cards-args');
     // In a folder named by letters: the temporary folder's random name may end in digits, which the mask
     // (rightly) reads as part of the number when only a slash stands between them.
-    const missing = await runCli(['send', join(w.dir, 'cards', `${visa}.csv`)], { env: env(w) });
+    const missing = await runCliHere(['send', join(w.dir, 'cards', `${visa}.csv`)], { env: env(w) });
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/^svc-ingest: INPUT_UNREADABLE: .*411111\*{6}1111\.csv/);
-    const unknown = await runCli(['send', `--${amex}`], { env: env(w) });
+    const unknown = await runCliHere(['send', `--${amex}`], { env: env(w) });
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('378282*****0005');
     expectNoCardNumber({ a: missing.stderr, b: unknown.stderr, c: missing.stdout + unknown.stdout }, [

@@ -14,7 +14,7 @@ import {
   workerRow,
   workerSummary,
 } from '../helpers/backfill.ts';
-import { runCli, startCli } from '../helpers/cli.ts';
+import { runCliHere, startCli } from '../helpers/cli.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import { makeTx, ndjsonOf, range } from '../helpers/transactions.ts';
@@ -294,7 +294,7 @@ describe('workers on a shared PostgreSQL ledger', { timeout: 180_000 }, () => {
     await writeFile(b, ndjsonOf([...shared, ...range(1000, SHARED + 1000).map((i) => makeTx(i, 'so'))]));
     const url = await pgs.createDatabase();
     // The schema first, so that both runs start sending at once.
-    expect((await runCli(['ledger', 'migrate', '--ledger', url])).code).toBe(0);
+    expect((await runCliHere(['ledger', 'migrate', '--ledger', url])).code).toBe(0);
     sim.setFaults({ ...NO_FAULTS, latencyMs: 5, jitterMs: 5 });
     const env = { SVC_BASE_URL: sim.url, SVC_LEDGER_LEASE_MS: '2000' };
     const send = (file: string, rejects: string) =>
@@ -325,7 +325,7 @@ describe('workers on a shared PostgreSQL ledger', { timeout: 180_000 }, () => {
     const file = join(w.dir, 'in.ndjson');
     const ids = await writeNdjson(file, 4000, 'sp');
     const url = await pgs.createDatabase();
-    expect((await runCli(['ledger', 'migrate', '--ledger', url])).code).toBe(0);
+    expect((await runCliHere(['ledger', 'migrate', '--ledger', url])).code).toBe(0);
     sim.setFaults({ ...NO_FAULTS, latencyMs: 15, jitterMs: 5 });
     const env = { SVC_BASE_URL: sim.url, SVC_LEDGER_LEASE_MS: '1500' };
     const send = (rejects: string) =>

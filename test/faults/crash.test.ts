@@ -4,7 +4,7 @@
 import { open, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runCli, startCli, waitFor } from '../helpers/cli.ts';
+import { runCliHere, startCli, waitFor } from '../helpers/cli.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import {
@@ -98,7 +98,7 @@ describe.each(ledgerKinds(pgs).map((kind) => [kindName(kind), kind] as const))(
         expect(unrecorded.length).toBeLessThanOrEqual(bound);
 
         sim.setFaults({ latencyMs: 0, jitterMs: 0 });
-        const rerun = await runCli(args, { env: w.env(sim) });
+        const rerun = await runCliHere(args, { env: w.env(sim) });
         expect(rerun.code, rerun.stderr).toBe(0);
         expect(rerun.stderr).not.toMatch(STACK);
         const s = summary(rerun);

@@ -2,7 +2,7 @@
 // the file ledger and on the PostgreSQL ledger.
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runCli, startCli, waitFor } from '../helpers/cli.ts';
+import { runCliHere, startCli, waitFor } from '../helpers/cli.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import {
@@ -76,7 +76,7 @@ describe.each(ledgerKinds(pgs).map((kind) => [kindName(kind), kind] as const))(
         expect(s.sent).toBe(acked.size);
 
         sim.setFaults({ failRate: 0, latencyMs: 0, jitterMs: 0 });
-        const rerun = await runCli(args, { env: w.env(sim) });
+        const rerun = await runCliHere(args, { env: w.env(sim) });
         expect(rerun.code, rerun.stderr).toBe(0);
         expect(summary(rerun)).toMatchObject({
           read: RECORDS,

@@ -3,7 +3,7 @@
 // halving every batch down to single records for minutes, and the rerun with the right URL sends everything once.
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../helpers/cli.ts';
+import { runCliHere } from '../helpers/cli.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import {
@@ -38,7 +38,7 @@ describe('the transactions endpoint is not at the base URL', () => {
     const file = join(w.dir, 'in.ndjson');
     const ids = await writeNdjson(file, 3_000, 'ep');
     const t0 = performance.now();
-    const r = await runCli(['send', ...FAST, '--concurrency', '3', file], {
+    const r = await runCliHere(['send', ...FAST, '--concurrency', '3', file], {
       env: { SVC_BASE_URL: wrongPath.url, SVC_LEDGER_PATH: w.ledger, SVC_REJECTS_PATH: w.rejects },
     });
     const wallMs = performance.now() - t0;
@@ -61,7 +61,7 @@ describe('the transactions endpoint is not at the base URL', () => {
       rows.some((row) => String(row.error).startsWith('not sent: the transactions endpoint answered 404')),
     ).toBe(true);
 
-    const rerun = await runCli(['send', ...FAST, file], { env: w.env(sim) });
+    const rerun = await runCliHere(['send', ...FAST, file], { env: w.env(sim) });
     expect(rerun.code, rerun.stderr).toBe(0);
     expect(summary(rerun)).toMatchObject({ read: 3_000, sent: 3_000, skipped: 0, failed: 0 });
     expect(deliveryCounts(sim, ids)).toEqual({ missing: 0, once: 3_000, duplicated: 0, extra: 0 });

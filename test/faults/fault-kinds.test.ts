@@ -4,7 +4,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { FaultOptions, Simulator } from '../../src/simulator/index.ts';
-import { runCli } from '../helpers/cli.ts';
+import { runCliHere } from '../helpers/cli.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import { makeTx, range } from '../helpers/transactions.ts';
@@ -102,7 +102,7 @@ describe.each(ledgerKinds(pgs).map((kind) => [kindName(kind), kind] as const))(
         await writeFile(file, text);
         sim.setFaults(sc.faults);
         const t0 = performance.now();
-        const r = await runCli(['send', ...FAST, '--max-retries', '8', ...(sc.args ?? []), file], {
+        const r = await runCliHere(['send', ...FAST, '--max-retries', '8', ...(sc.args ?? []), file], {
           env: w.env(sim),
         });
         const wallMs = Math.round(performance.now() - t0);

@@ -4,7 +4,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ROOT, runCli, startCli } from '../helpers/cli.ts';
+import { ROOT, runCliHere, startCli } from '../helpers/cli.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import { CANONICAL_COLUMNS, csvOf, makeTx } from '../helpers/transactions.ts';
 import { FAST, readRejects, report, STACK, settles, summary, workdir } from './helpers.ts';
@@ -66,7 +66,7 @@ describe('hostile NDJSON (cases modelled on JSONTestSuite)', () => {
     lines.push(good(g++, 'hn'));
     const file = join(w.dir, 'in.ndjson');
     await writeFile(file, `${lines.join('\n')}\n`);
-    const r = await runCli(['send', ...FAST, file], { env: w.env(sim) });
+    const r = await runCliHere(['send', ...FAST, file], { env: w.env(sim) });
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).not.toMatch(STACK);
     const s = summary(r);
@@ -93,7 +93,7 @@ describe('hostile NDJSON (cases modelled on JSONTestSuite)', () => {
     lines.push(good(g++, 'jt'));
     const file = join(w.dir, 'in.ndjson');
     await writeFile(file, `${lines.join('\n')}\n`);
-    const r = await runCli(['send', ...FAST, file], { env: w.env(sim) });
+    const r = await runCliHere(['send', ...FAST, file], { env: w.env(sim) });
     expect(r.stderr).not.toMatch(STACK);
     const s = summary(r);
     // No case is a valid transaction, so each is a reject (a blank-looking one may be skipped as blank).
@@ -125,7 +125,7 @@ describe('hostile CSV', () => {
     ];
     const file = join(w.dir, 'in.csv');
     await writeFile(file, `${cols.join(',')}\n${rows.join('\n')}\n`);
-    const r = await runCli(['send', ...FAST, file], { env: w.env(sim) });
+    const r = await runCliHere(['send', ...FAST, file], { env: w.env(sim) });
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).not.toMatch(STACK);
     const s = summary(r);
@@ -152,13 +152,13 @@ describe('hostile CSV', () => {
     }
     const csv = join(w.dir, 'bin.csv');
     await writeFile(csv, garbage);
-    const r = await runCli(['send', ...FAST, csv], { env: w.env(sim) });
+    const r = await runCliHere(['send', ...FAST, csv], { env: w.env(sim) });
     expect(r.code).toBe(1);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr).toMatch(/^svc-ingest: INPUT_/);
     const nd = join(w.dir, 'bin.ndjson');
     await writeFile(nd, Buffer.concat([garbage, Buffer.from(`\n${good(1, 'hb')}\n`)]));
-    const r2 = await runCli(['send', ...FAST, nd], { env: w.env(sim) });
+    const r2 = await runCliHere(['send', ...FAST, nd], { env: w.env(sim) });
     expect(r2.stderr).not.toMatch(STACK);
     expect(r2.code).toBe(2);
     expect(summary(r2).sent).toBe(1);
@@ -174,7 +174,7 @@ describe('hostile CSV', () => {
     const txs = [makeTx(1, 'u16'), makeTx(2, 'u16')];
     const csv = join(w.dir, 'u16.csv');
     await writeFile(csv, Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(csvOf(txs), 'utf16le')]));
-    const r = await runCli(['send', ...FAST, csv], { env: w.env(sim) });
+    const r = await runCliHere(['send', ...FAST, csv], { env: w.env(sim) });
     expect(r.stderr).not.toMatch(STACK);
     expect(r.code, r.stderr).toBe(0);
     expect(summary(r).sent).toBe(2);
@@ -183,7 +183,7 @@ describe('hostile CSV', () => {
       nd,
       Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(`${good(3, 'u16')}\n`, 'utf16le')]),
     );
-    const r2 = await runCli(['send', ...FAST, nd], { env: w.env(sim) });
+    const r2 = await runCliHere(['send', ...FAST, nd], { env: w.env(sim) });
     expect(r2.stderr).not.toMatch(STACK);
     expect(r2.code).toBe(2);
     expect(summary(r2)).toMatchObject({ sent: 0 });
@@ -229,9 +229,12 @@ describe('hostile CSV', () => {
         fields.transactionId = { hash: { of: header, separator: '|', length: 40, prefix } };
         const profile = join(w.dir, 'spectrum.json');
         await writeFile(profile, JSON.stringify({ name: 'spectrum', format: 'csv', fields }));
-        const r = await runCli(['send', ...FAST, '--mapping', profile, join(dir, 'csvs', `${name}.csv`)], {
-          env: w.env(sim),
-        });
+        const r = await runCliHere(
+          ['send', ...FAST, '--mapping', profile, join(dir, 'csvs', `${name}.csv`)],
+          {
+            env: w.env(sim),
+          },
+        );
         // A row with an empty value has no hashed id (any empty part makes it missing): it is rejected, and
         // the rejects file's copy of the source record shows each value as read.
         const hasEmpty = (row: Record<string, string>) => header.some((h) => (row[h] ?? '').trim() === '');

@@ -9,7 +9,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { listenTickets, useCapture } from '../helpers/capture.ts';
-import { runCli } from '../helpers/cli.ts';
+import { runCliHere } from '../helpers/cli.ts';
 import { grouped, LEAK_PANS, writingsFor } from '../helpers/leak-corpus.ts';
 import { cardWindows, panPiecesIn } from '../helpers/pans.ts';
 import { usePostgres } from '../helpers/postgres.ts';
@@ -173,9 +173,9 @@ describe('the leak corpus: no card number, and no 12 digits of one, by any path'
     await writeFile(nwFile, nw.text);
 
     const runs = [
-      await runCli(['send', ...FAST, '--metrics-file', metrics, file], { env }),
-      await runCli(['send', ...FAST, '--mapping', profile, tplFile], { env }),
-      await runCli(['send', ...FAST, '--mapping', 'northwind-csv', nwFile], { env }),
+      await runCliHere(['send', ...FAST, '--metrics-file', metrics, file], { env }),
+      await runCliHere(['send', ...FAST, '--mapping', profile, tplFile], { env }),
+      await runCliHere(['send', ...FAST, '--mapping', 'northwind-csv', nwFile], { env }),
     ];
     for (const r of runs) expect(r.stderr).not.toMatch(STACK);
     expect(summary(runs[0] as never).sent).toBe(corpus.valid);
@@ -210,7 +210,7 @@ describe('the leak corpus: no card number, and no 12 digits of one, by any path'
     };
     const failFile = join(dir, `fail ${LEAK_PANS.maestro}.ndjson`);
     await writeFile(failFile, `${[0, 1, 2].map((k) => JSON.stringify(makeTx(k, 'lf'))).join('\n')}\n`);
-    const failed = await runCli(['send', ...FAST, failFile], { env });
+    const failed = await runCliHere(['send', ...FAST, failFile], { env });
     expect(failed.code).toBe(3);
     scan('failed send stderr', failed.stderr);
     scan('failed send stdout', failed.stdout);
@@ -233,7 +233,7 @@ describe('the leak corpus: no card number, and no 12 digits of one, by any path'
       ],
     ];
     for (const args of commands) {
-      const r = await runCli(args, { env: { SVC_LOG_LEVEL: 'debug' } });
+      const r = await runCliHere(args, { env: { SVC_LOG_LEVEL: 'debug' } });
       expect(r.stderr).not.toMatch(STACK);
       scan(`${args.slice(0, 3).join(' ')} stdout`, r.stdout);
       scan(`${args.slice(0, 3).join(' ')} stderr`, r.stderr);
@@ -271,7 +271,7 @@ describe('the leak corpus: no card number, and no 12 digits of one, by any path'
       ['mapping', 'draft', file],
     ];
     for (const args of runs) {
-      const r = await runCli(args);
+      const r = await runCliHere(args);
       expect(r.stderr, args.join(' ')).not.toMatch(STACK);
       scan(`${args.slice(0, 2).join(' ')} ${args.at(-1)} stdout`, r.stdout);
       scan(`${args.slice(0, 2).join(' ')} ${args.at(-1)} stderr`, r.stderr);
@@ -290,7 +290,7 @@ describe('the leak corpus: no card number, and no 12 digits of one, by any path'
       SVC_REJECTS_PATH: join(w.dir, 'rejects.ndjson'),
       SVC_LOG_LEVEL: 'debug',
     };
-    const sent = await runCli(['send', ...FAST, '--ledger', url, file], { env });
+    const sent = await runCliHere(['send', ...FAST, '--ledger', url, file], { env });
     expect(sent.stderr).not.toMatch(STACK);
     expect(summary(sent).sent).toBe(corpus.valid);
     scan('pg send stdout', sent.stdout);
@@ -300,13 +300,21 @@ describe('the leak corpus: no card number, and no 12 digits of one, by any path'
     const bfUrl = await pgs.createDatabase();
     const named = join(w.dir, `${PAN_NAME}.ndjson`);
     await writeFile(named, `${corpus.lines.slice(0, 30).join('\n')}\n`);
-    const refused = await runCli(['backfill', 'plan', '--ledger', bfUrl, named]);
+    const refused = await runCliHere(['backfill', 'plan', '--ledger', bfUrl, named]);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/holds a card number/);
     scan('backfill plan (card number path) stderr', refused.stderr);
-    const planned = await runCli(['backfill', 'plan', '--ledger', bfUrl, '--partition-bytes', '65536', file]);
+    const planned = await runCliHere([
+      'backfill',
+      'plan',
+      '--ledger',
+      bfUrl,
+      '--partition-bytes',
+      '65536',
+      file,
+    ]);
     expect(planned.code, planned.stderr).toBe(0);
-    const work = await runCli(
+    const work = await runCliHere(
       [
         'backfill',
         'work',
@@ -331,7 +339,7 @@ describe('the leak corpus: no card number, and no 12 digits of one, by any path'
       ['ledger', 'failed', '--json', '--ledger', url],
       ['ledger', 'find', '--json', '--ledger', url, corpus.ids[0] as string, ...PANS.slice(0, 2)],
     ]) {
-      const r = await runCli(args);
+      const r = await runCliHere(args);
       scan(`${args.slice(0, 2).join(' ')} stdout`, r.stdout);
       scan(`${args.slice(0, 2).join(' ')} stderr`, r.stderr);
     }

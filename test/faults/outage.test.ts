@@ -1,7 +1,7 @@
 // Outage breaker: the service down → stop taking batches, probe with growing waits, exit 5 without hammering.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../helpers/cli.ts';
+import { runCliHere } from '../helpers/cli.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import {
@@ -67,7 +67,7 @@ describe.each(ledgerKinds(pgs).map((kind) => [kindName(kind), kind] as const))(
         file,
       ];
       const t0 = performance.now();
-      const r = await runCli(args, { env: w.env(sim) });
+      const r = await runCliHere(args, { env: w.env(sim) });
       const wallMs = Math.round(performance.now() - t0);
       expect(r.code, r.stderr).toBe(5);
       expect(r.stderr).not.toMatch(STACK);
@@ -107,7 +107,7 @@ describe.each(ledgerKinds(pgs).map((kind) => [kindName(kind), kind] as const))(
       expect(sim.deliveries().size).toBe(0);
 
       sim.setFaults({ failRate: 0 });
-      const rerun = await runCli(args, { env: w.env(sim) });
+      const rerun = await runCliHere(args, { env: w.env(sim) });
       expect(rerun.code, rerun.stderr).toBe(0);
       expect(summary(rerun)).toMatchObject({ read: RECORDS, sent: RECORDS, skipped: 0, failed: 0 });
       const d = deliveryCounts(sim, ids);

@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../helpers/cli.ts';
+import { runCliHere } from '../helpers/cli.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import { makeTx, ndjsonOf, range } from '../helpers/transactions.ts';
@@ -61,7 +61,7 @@ describe.each(KINDS)(
         await writeFile(file, ndjsonOf(txs));
         sim.setFaults({ poison: [poison] });
         const splitRetries = 1;
-        const r = await runCli(
+        const r = await runCliHere(
           [
             'send',
             ...FAST,
@@ -186,7 +186,7 @@ describe.each(KINDS)(
       refused.add(marked);
       const file = join(w.dir, 'in.ndjson');
       await writeFile(file, ndjsonOf(txs));
-      const r = await runCli(['send', ...FAST, '--concurrency', '2', file], {
+      const r = await runCliHere(['send', ...FAST, '--concurrency', '2', file], {
         env: { ...w.env(sim), SVC_BASE_URL: url },
       });
       expect(r.code, r.stderr).toBe(3);

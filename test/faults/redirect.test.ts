@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SvcRedirectError } from '../../src/client/errors.ts';
 import { createClient } from '../../src/client/index.ts';
 import { configFor, makeTransactions } from '../client/fixtures.ts';
-import { runCli } from '../helpers/cli.ts';
+import { runCliHere } from '../helpers/cli.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import { makeTx, ndjsonOf, range } from '../helpers/transactions.ts';
@@ -55,7 +55,7 @@ describe('redirects', () => {
       SVC_AUTH_TOKEN_ENV: 'PARTNER_TOKEN',
       PARTNER_TOKEN: TOKEN,
     };
-    const r = await runCli(['send', ...FAST, '--concurrency', '4', '--batch-size', '10', file], { env });
+    const r = await runCliHere(['send', ...FAST, '--concurrency', '4', '--batch-size', '10', file], { env });
     expect(r.code, r.stderr).toBe(1);
     // --json: the one error object, nothing else.
     expect(JSON.parse(r.stdout)).toMatchObject({ error: { code: 'SEND_REDIRECT' } });
@@ -88,7 +88,7 @@ describe('redirects', () => {
     ).toBe(true);
 
     // The right service: the rerun sends every record once.
-    const rerun = await runCli(['send', ...FAST, file], { env: { ...env, SVC_BASE_URL: sim.url } });
+    const rerun = await runCliHere(['send', ...FAST, file], { env: { ...env, SVC_BASE_URL: sim.url } });
     expect(rerun.code, rerun.stderr).toBe(0);
     expect(summary(rerun)).toMatchObject({ read: 300, sent: 300, skipped: 0 });
     report('redirect: 308 on transactions', {
@@ -105,7 +105,7 @@ describe('redirects', () => {
     const file = join(w.dir, 'in.ndjson');
     await writeFile(file, ndjsonOf(range(20).map((i) => makeTx(i, 'rp'))));
     const before = allRedirect.received.length;
-    const r = await runCli(['send', ...FAST, file], {
+    const r = await runCliHere(['send', ...FAST, file], {
       env: { SVC_BASE_URL: allRedirect.url, SVC_LEDGER_PATH: w.ledger, SVC_REJECTS_PATH: w.rejects },
     });
     expect(r.code, r.stderr).toBe(1);

@@ -4,7 +4,7 @@ import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { ROOT, runCli } from '../helpers/cli.ts';
+import { ROOT, runCliHere } from '../helpers/cli.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import { CANONICAL_COLUMNS, makeTx } from '../helpers/transactions.ts';
 import {
@@ -39,7 +39,7 @@ describe('reject amplification', () => {
     const file = join(w.dir, 'amp.csv.gz');
     await writeFile(file, gz);
     const t0 = Date.now();
-    const r = await runCli(['send', ...FAST, file], { env: w.env(sim) });
+    const r = await runCliHere(['send', ...FAST, file], { env: w.env(sim) });
     const ms = Date.now() - t0;
     expect(r.code).toBe(1);
     expect(stoppedLine(r.stderr)).toMatch(/1000 of the first 1000 records were rejected \(limit 90%/);
@@ -66,7 +66,7 @@ describe('reject amplification', () => {
     await writeFile(file, HEADER + ' \n'.repeat(5_000_000)); // 10 MB
     const CAP = 1_000_000;
     const t0 = Date.now();
-    const r = await runCli(
+    const r = await runCliHere(
       ['send', ...FAST, '--max-reject-percent', '0', '--max-reject-bytes', String(CAP), file],
       {
         env: w.env(sim),
@@ -83,7 +83,7 @@ describe('reject amplification', () => {
     expect(s.read).toBeLessThan(10_000);
     expect(ms).toBeLessThan(15_000);
 
-    const lines = await runCli(
+    const lines = await runCliHere(
       [
         'send',
         ...FAST,
@@ -117,7 +117,7 @@ describe('reject amplification', () => {
     const file = join(w.dir, 'mixed.ndjson');
     const ids = await writeNdjson(file, 2010, 'mx');
     await writeFile(file, `${await readFile(file, 'utf8')}${'{"transactionId":1}\n'.repeat(20_000)}`);
-    const r = await runCli(['send', ...FAST, '--max-rejects', '300', file], { env: w.env(sim) });
+    const r = await runCliHere(['send', ...FAST, '--max-rejects', '300', file], { env: w.env(sim) });
     expect(r.code).toBe(1);
     stoppedLine(r.stderr);
     const s = summary(r);
@@ -131,7 +131,7 @@ describe('reject amplification', () => {
     expect(idsWith(rows, 'acked').size).toBe(2000);
 
     // Limits off: the rest is sent, the 300 rejects already recorded are not appended again.
-    const again = await runCli(['send', ...FAST, '--max-rejects', '0', '--max-reject-bytes', '0', file], {
+    const again = await runCliHere(['send', ...FAST, '--max-rejects', '0', '--max-reject-bytes', '0', file], {
       env: w.env(sim),
     });
     expect(again.code, again.stderr).toBe(2);
@@ -160,7 +160,7 @@ describe('reruns are not noisy', () => {
     const runs = [];
     const texts: string[] = [];
     for (let i = 0; i < 3; i++) {
-      const r = await runCli(['send', ...FAST, file], { env: w.env(sim) });
+      const r = await runCliHere(['send', ...FAST, file], { env: w.env(sim) });
       expect(r.code, r.stderr).toBe(2);
       runs.push(summary(r));
       texts.push(await readFile(w.rejects, 'utf8'));
@@ -172,13 +172,13 @@ describe('reruns are not noisy', () => {
     expect(runs[1]).toMatchObject({ rejected: 20, rejectedNew: 0, rejectedKnown: 20, skipped: 30, sent: 0 });
     expect(runs[2]).toMatchObject({ rejected: 20, rejectedNew: 0, rejectedKnown: 20 });
     // The human summary tells them apart.
-    const human = await runCli(['send', '--retry-base-ms', '1', file], { env: w.env(sim) });
+    const human = await runCliHere(['send', '--retry-base-ms', '1', file], { env: w.env(sim) });
     expect(human.code).toBe(2);
     expect(human.stderr).toContain('(0 new, 20 recorded by an earlier run)');
 
     // A changed record at the same line is a new reject.
     await writeFile(file, (await readFile(file, 'utf8')).replace('"58"', '"59"'));
-    const changed = await runCli(['send', ...FAST, file], { env: w.env(sim) });
+    const changed = await runCliHere(['send', ...FAST, file], { env: w.env(sim) });
     expect(summary(changed)).toMatchObject({ rejectedNew: 1, rejectedKnown: 19 });
     expect((await readFile(w.rejects, 'utf8')).trim().split('\n')).toHaveLength(21);
   });
@@ -187,10 +187,10 @@ describe('reruns are not noisy', () => {
     const w = await workdir('rerun-samples');
     const file = join(ROOT, 'samples', 'northwind.csv');
     const args = ['send', ...FAST, '--mapping', 'northwind-csv', file];
-    const first = await runCli(args, { env: w.env(sim) });
+    const first = await runCliHere(args, { env: w.env(sim) });
     expect(first.code, first.stderr).toBe(2);
     const before = await readFile(w.rejects, 'utf8');
-    const second = await runCli(args, { env: w.env(sim) });
+    const second = await runCliHere(args, { env: w.env(sim) });
     expect(second.code).toBe(2);
     expect(summary(second)).toMatchObject({ rejected: 3, rejectedKnown: 3, rejectedNew: 0 });
     expect(await readFile(w.rejects, 'utf8')).toBe(before);

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SvcRequestError } from '../../src/client/errors.ts';
 import { createClient } from '../../src/client/index.ts';
 import { configFor, makeTransactions } from '../client/fixtures.ts';
-import { runCli } from '../helpers/cli.ts';
+import { runCliHere } from '../helpers/cli.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import { STACK, workdir, writeNdjson } from './helpers.ts';
@@ -51,7 +51,9 @@ describe('secrets with control characters', () => {
     await writeNdjson(file, 10, 'tf');
     const tokenFile = join(w.dir, 'token');
     await writeFile(tokenFile, 'tok-first-half\ntok-second-half\n');
-    const r = await runCli(['send', '--json', file], { env: w.env(sim, { SVC_AUTH_TOKEN_FILE: tokenFile }) });
+    const r = await runCliHere(['send', '--json', file], {
+      env: w.env(sim, { SVC_AUTH_TOKEN_FILE: tokenFile }),
+    });
     expectRefused(
       r,
       /CONFIG_INVALID: the auth token in file .*\/token \(auth\.tokenFile\) contains a control character/,
@@ -65,7 +67,7 @@ describe('secrets with control characters', () => {
     const w = await workdir('sec-tokenv');
     const file = join(w.dir, 'in.ndjson');
     await writeNdjson(file, 10, 'te');
-    const r = await runCli(['send', file], {
+    const r = await runCliHere(['send', file], {
       env: w.env(sim, {
         SVC_AUTH_TOKEN_ENV: 'PARTNER_TOKEN',
         PARTNER_TOKEN: 'tok-inj3ct\r\nX-Injected: yes',
@@ -83,18 +85,18 @@ describe('secrets with control characters', () => {
     const w = await workdir('sec-pass');
     const file = join(w.dir, 'in.ndjson');
     await writeNdjson(file, 5, 'tp');
-    const pass = await runCli(['send', file], {
+    const pass = await runCliHere(['send', file], {
       env: w.env(sim, { SVC_TLS_PASSPHRASE_ENV: 'KEY_PASS', KEY_PASS: 'pass-w0rd\nmore' }),
     });
     expectRefused(pass, /the TLS passphrase in env KEY_PASS \(named by tls\.passphraseEnv\)/, ['w0rd']);
-    const stat = await runCli(['redemptions', '--customer', 'cust-0001', '--base-url', sim.url], {
+    const stat = await runCliHere(['redemptions', '--customer', 'cust-0001', '--base-url', sim.url], {
       env: { SVC_SESSION_PROVIDER: 'static', SVC_SESSION_TOKEN_ENV: 'SESS', SESS: 'sess-st4tic\r\nx' },
     });
     expectRefused(stat, /the session token in env SESS \(named by session\.tokenEnv\)/, ['st4tic']);
   });
 
   it('a session token with a line break from the session command, or from startSession, is refused unseen', async () => {
-    const fromCommand = await runCli(['redemptions', '--customer', 'cust-0001', '--base-url', sim.url], {
+    const fromCommand = await runCliHere(['redemptions', '--customer', 'cust-0001', '--base-url', sim.url], {
       env: { SVC_SESSION_PROVIDER: 'command', SVC_SESSION_COMMAND: "printf 'sess-c0mmand\\nsecond-line'" },
     });
     expectRefused(
@@ -103,7 +105,7 @@ describe('secrets with control characters', () => {
       ['c0mmand', 'second-line'],
     );
     expect(sim.stats().requests.byPath['/v2/data/redemptions'] ?? 0).toBe(0);
-    const fromService = await runCli([
+    const fromService = await runCliHere([
       'redemptions',
       '--customer',
       'cust-0001',
@@ -123,24 +125,24 @@ describe('secrets with control characters', () => {
     const w = await workdir('sec-names');
     const file = join(w.dir, 'in.ndjson');
     await writeNdjson(file, 5, 'tn');
-    const inEnvName = await runCli(['send', file], { env: w.env(sim, { SVC_AUTH_TOKEN_ENV: JWT }) });
+    const inEnvName = await runCliHere(['send', file], { env: w.env(sim, { SVC_AUTH_TOKEN_ENV: JWT }) });
     expectRefused(
       inEnvName,
       /config key auth\.tokenEnv \(from env SVC_AUTH_TOKEN_ENV\) is not an environment variable name \(value not shown/,
       [JWT.slice(0, 20), 'c2lnbmF0dXJl'],
     );
-    const inFile = await runCli(['send', file], { env: w.env(sim, { SVC_AUTH_TOKEN_FILE: JWT }) });
+    const inFile = await runCliHere(['send', file], { env: w.env(sim, { SVC_AUTH_TOKEN_FILE: JWT }) });
     expectRefused(inFile, /config key auth\.tokenFile \(from env SVC_AUTH_TOKEN_FILE\).*path not shown/, [
       JWT.slice(0, 20),
       'c2lnbmF0dXJl',
     ]);
     // A name that is a name is shown.
-    const unset = await runCli(['send', file], {
+    const unset = await runCliHere(['send', file], {
       env: w.env(sim, { SVC_AUTH_TOKEN_ENV: 'NOT_SET_ANYWHERE' }),
     });
     expectRefused(unset, /names env NOT_SET_ANYWHERE, which is not set or empty/, []);
     // Header-bound keys too: a scheme with CR/LF is refused without its value.
-    const scheme = await runCli(['send', file], {
+    const scheme = await runCliHere(['send', file], {
       env: w.env(sim, { SVC_AUTH_SCHEME: 'Bearer\r\nX-Sch3me: 1' }),
     });
     expectRefused(scheme, /config key auth\.scheme .*printable ASCII.*value not shown/, ['Sch3me']);

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ROOT, runCli, startCli, waitFor } from '../helpers/cli.ts';
+import { ROOT, runCliHere, startCli, waitFor } from '../helpers/cli.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import { FAST, report, STACK, summary, workdir, writeNdjson } from './helpers.ts';
 
@@ -18,12 +18,12 @@ describe('security basics', () => {
     const file = join(w.dir, 'in.ndjson');
     await writeNdjson(file, 5, 'ih');
     const env = { ...w.env(sim), SVC_BASE_URL: 'http://svc.example.com' };
-    const r = await runCli(['send', '--json', '--dry-run', file], { env });
+    const r = await runCliHere(['send', '--json', '--dry-run', file], { env });
     expect(r.code).toBe(1);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr).toMatch(/https/);
     expect(r.stderr).not.toMatch(STACK);
-    const ok = await runCli(['send', '--json', '--dry-run', '--insecure-http', file], { env });
+    const ok = await runCliHere(['send', '--json', '--dry-run', '--insecure-http', file], { env });
     expect(ok.code, ok.stderr).toBe(0);
   });
 
@@ -32,17 +32,17 @@ describe('security basics', () => {
     const file = join(w.dir, 'in.ndjson');
     await writeNdjson(file, 120, 'tk');
     sim.reset();
-    const r = await runCli(['send', ...FAST, file], { env: w.env(sim, tokenEnv) });
+    const r = await runCliHere(['send', ...FAST, file], { env: w.env(sim, tokenEnv) });
     expect(r.code, r.stderr).toBe(0);
     expect(summary(r).sent).toBe(120);
     // Failing requests (500s, then a wrong token: 401) log errors; none may carry the token.
     sim.setFaults({ failRate: 1 });
-    const failing = await runCli(['send', ...FAST, '--max-retries', '1', '--no-resume', file], {
+    const failing = await runCliHere(['send', ...FAST, '--max-retries', '1', '--no-resume', file], {
       env: w.env(sim, tokenEnv),
     });
     expect(failing.code).toBe(3);
     sim.setFaults({ failRate: 0 });
-    const wrong = await runCli(['send', ...FAST, '--no-resume', file], {
+    const wrong = await runCliHere(['send', ...FAST, '--no-resume', file], {
       env: w.env(sim, { ...tokenEnv, PARTNER_TOKEN: `${TOKEN}-wrong` }),
     });
     // A refused token stops the run at once (exit 1, one line): test/faults/auth-stop.test.ts.
@@ -71,7 +71,7 @@ describe('security basics', () => {
     await writeNdjson(bad, 1, 'mdx');
     const text = (await readFile(bad, 'utf8')).replace('"5812"', '"58"');
     await writeFile(bad, text);
-    await runCli(['send', ...FAST, bad], { env: w.env(sim, tokenEnv) });
+    await runCliHere(['send', ...FAST, bad], { env: w.env(sim, tokenEnv) });
     expect(lockMode).toBe(0o600);
     expect((await stat(w.ledger)).mode & 0o777).toBe(0o600);
     expect((await stat(w.rejects)).mode & 0o777).toBe(0o600);
@@ -88,7 +88,7 @@ describe('security basics', () => {
       .filter((p) => /^\d{12,19}$/.test(p));
     expect(pans.length).toBeGreaterThan(3);
     sim.reset();
-    const r = await runCli(['send', ...FAST, '--mapping', 'northwind-csv', sample], {
+    const r = await runCliHere(['send', ...FAST, '--mapping', 'northwind-csv', sample], {
       env: w.env(sim, tokenEnv),
     });
     expect([0, 2]).toContain(r.code);

@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import { chmod, link, mkdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BIN, type CliResult, runCli, startCli, waitFor } from '../helpers/cli.ts';
+import { BIN, type CliResult, runCliHere, startCli, waitFor } from '../helpers/cli.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import { makeTx, range } from '../helpers/transactions.ts';
 import { deliveryCounts, FAST, report, summary, workdir, writeNdjson } from './helpers.ts';
@@ -24,13 +24,13 @@ describe('the ledger lock', () => {
     await waitFor(() => ownerWritten(w.ledger), holder.child);
     const file = join(w.dir, 'in.ndjson');
     await writeNdjson(file, 10, 'lh');
-    const same = await runCli(['send', ...FAST, file], { env: w.env(sim) });
+    const same = await runCliHere(['send', ...FAST, file], { env: w.env(sim) });
     expect(same.code).toBe(1);
     expect(oneLine(same, 'LEDGER_LOCKED')).toContain(`is in use by process ${holder.child.pid}`);
     await symlink(w.dir, `${w.dir}-link`);
     await link(w.ledger, join(w.dir, 'hard.ndjson'));
     for (const other of [join(`${w.dir}-link`, 'ledger.ndjson'), join(w.dir, 'hard.ndjson')]) {
-      const r = await runCli(['send', ...FAST, file], { env: w.env(sim, { SVC_LEDGER_PATH: other }) });
+      const r = await runCliHere(['send', ...FAST, file], { env: w.env(sim, { SVC_LEDGER_PATH: other }) });
       expect(r.code, r.stderr).toBe(1);
       oneLine(r, 'LEDGER_LOCKED');
     }
@@ -38,7 +38,7 @@ describe('the ledger lock', () => {
     holder.child.stdin!.end();
     // The holder read no record: exit 4 ("no records"), the lock released all the same.
     expect((await holder.done).code).toBe(4);
-    const after = await runCli(['send', ...FAST, file], {
+    const after = await runCliHere(['send', ...FAST, file], {
       env: w.env(sim, { SVC_LEDGER_PATH: join(w.dir, 'hard.ndjson') }),
     });
     expect(after.code, after.stderr).toBe(0);
@@ -51,7 +51,7 @@ describe('ledger, rejects and owner file: regular files only, never through a li
     const file = join(w.dir, 'in.ndjson');
     if (!existsSync(file)) await writeNdjson(file, 20, 'sf');
     const t0 = Date.now();
-    const r = await runCli(['send', ...FAST, file], { env: w.env(sim, env) });
+    const r = await runCliHere(['send', ...FAST, file], { env: w.env(sim, env) });
     const ms = Date.now() - t0;
     expect(r.code, r.stderr).toBe(1);
     // --json (in FAST): stdout holds only the error object.
@@ -67,13 +67,13 @@ describe('ledger, rejects and owner file: regular files only, never through a li
     const file = join(w.dir, 'in.ndjson');
     await writeNdjson(file, 20, 'df');
     const t0 = Date.now();
-    const r = await runCli(['send', ...FAST, '--ledger', '/dev/full', file], { env: w.env(sim) });
+    const r = await runCliHere(['send', ...FAST, '--ledger', '/dev/full', file], { env: w.env(sim) });
     expect(r.code).toBe(1);
     expect(oneLine(r, 'LEDGER_PATH_INVALID')).toMatch(/ledger \/dev\/full is a character device/);
     expect(Date.now() - t0).toBeLessThan(10_000);
     expect(existsSync('/dev/full.lock')).toBe(false);
     // A dry run reads the ledger: refused the same way, no hang.
-    const dry = await runCli(['send', '--json', '--dry-run', '--ledger', '/dev/full', file], {
+    const dry = await runCliHere(['send', '--json', '--dry-run', '--ledger', '/dev/full', file], {
       env: w.env(sim),
     });
     expect(dry.code).toBe(1);
@@ -130,7 +130,7 @@ describe('ledger, rejects and owner file: regular files only, never through a li
     await chmod(w.rejects, 0o644);
     const file = join(w.dir, 'in.ndjson');
     await writeNdjson(file, 5, 'mo');
-    const r = await runCli(['send', ...FAST, file], { env: w.env(sim) });
+    const r = await runCliHere(['send', ...FAST, file], { env: w.env(sim) });
     expect(r.code, r.stderr).toBe(0);
     expect((await stat(w.ledger)).mode & 0o777).toBe(0o600);
     expect((await stat(w.rejects)).mode & 0o777).toBe(0o600);
@@ -194,7 +194,7 @@ describe('running from cron', () => {
     await writeNdjson(file, 5, 'ca');
     const ledger = join(w.dir, 'state', 'deep', 'ledger.ndjson');
     const rejects = join(w.dir, 'state', 'rej', 'rejects.ndjson');
-    const r = await runCli(['send', ...FAST, '--ledger', ledger, '--rejects', rejects, file], {
+    const r = await runCliHere(['send', ...FAST, '--ledger', ledger, '--rejects', rejects, file], {
       env: w.env(sim),
     });
     expect(r.code, r.stderr).toBe(0);

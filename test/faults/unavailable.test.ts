@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startSimulator } from '../../src/simulator/index.ts';
-import { runCli } from '../helpers/cli.ts';
+import { runCliHere } from '../helpers/cli.ts';
 import { hasOpenssl, makeTestPki } from '../helpers/pki.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import { makeTx, ndjsonOf, range } from '../helpers/transactions.ts';
@@ -55,7 +55,7 @@ describe('service unavailable', () => {
     };
     const input = ndjsonOf(range(200).map((i) => makeTx(i, 'un')));
     const t0 = performance.now();
-    const r = await runCli(['send', '--json', '--format', 'ndjson', '-'], { env, input });
+    const r = await runCliHere(['send', '--json', '--format', 'ndjson', '-'], { env, input });
     const wallMs = performance.now() - t0;
     expect(r.code, r.stderr).toBe(5);
     // --json: the one error object, nothing else.
@@ -69,7 +69,7 @@ describe('service unavailable', () => {
     );
     expect(wallMs).toBeLessThan(5_000);
     expect((await readLedgerBack(w.ledger)).rows).toHaveLength(0);
-    const dry = await runCli(['send', '--json', '--dry-run', '--format', 'ndjson', '-'], { env, input });
+    const dry = await runCliHere(['send', '--json', '--dry-run', '--format', 'ndjson', '-'], { env, input });
     expect(dry.code, dry.stderr).toBe(0);
     expect(summary(dry)).toMatchObject({ read: 200, batched: 200 });
     report('unavailable: connection refused at start', { exit: r.code, wallMs: Math.round(wallMs) });
@@ -86,7 +86,7 @@ describe('service unavailable', () => {
       const file = join(w.dir, 'in.ndjson');
       await writeNdjson(file, 20, 'ut');
       // No tls.caFile: the test CA is not trusted.
-      const r = await runCli(['send', '--json', file], { env: w.env(tlsSim) });
+      const r = await runCliHere(['send', '--json', file], { env: w.env(tlsSim) });
       expect(r.code, r.stderr).toBe(5);
       expectOneLine(
         r.stderr,
@@ -94,7 +94,7 @@ describe('service unavailable', () => {
       );
       expect(tlsSim.stats().requests.preflight + tlsSim.stats().requests.total).toBe(0);
       // With the CA it answers, through the same transport.
-      const ok = await runCli(['send', '--json', file], {
+      const ok = await runCliHere(['send', '--json', file], {
         env: w.env(tlsSim, { SVC_TLS_CA_FILE: pki.path('ca.pem') }),
       });
       expect(ok.code, ok.stderr).toBe(0);
@@ -108,7 +108,7 @@ describe('service unavailable', () => {
     const w = await workdir('preflight-count');
     const file = join(w.dir, 'in.ndjson');
     await writeNdjson(file, 120, 'pc');
-    const r = await runCli(['send', ...FAST, file], { env: w.env(sim) });
+    const r = await runCliHere(['send', ...FAST, file], { env: w.env(sim) });
     expect(r.code, r.stderr).toBe(0);
     const st = sim.stats();
     expect(st.requests.preflight).toBe(1);
@@ -144,7 +144,7 @@ describe('service unavailable', () => {
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const OUTAGE_MAX_MS = 1_500;
     // Default retry timing (500 ms base, 5 retries): on its own it would retry for 15-31 s before giving up.
-    const r = await runCli(
+    const r = await runCliHere(
       ['send', '--json', '--concurrency', '1', '--outage-max-ms', String(OUTAGE_MAX_MS), file],
       { env: { SVC_BASE_URL: url, SVC_LEDGER_PATH: w.ledger, SVC_REJECTS_PATH: w.rejects } },
     );
@@ -170,7 +170,7 @@ describe('service unavailable', () => {
     // not acknowledged, once.
     const back = await startSimulator({ seed: 55, port: Number(new URL(url).port) });
     try {
-      const rerun = await runCli(['send', ...FAST, file], { env: w.env(back) });
+      const rerun = await runCliHere(['send', ...FAST, file], { env: w.env(back) });
       expect(rerun.code, rerun.stderr).toBe(2);
       expect(summary(rerun)).toMatchObject({ read: 2_000, skipped: 250, sent: 1_749, rejected: 1 });
       const d = deliveryCounts(back, idsWith(rows, 'failed'));
@@ -196,7 +196,7 @@ describe('service unavailable', () => {
     sim.setFaults({ failRate: 1 });
     const OUTAGE_MAX_MS = 2_000;
     const t0 = performance.now();
-    const r = await runCli(['send', '--json', '--outage-max-ms', String(OUTAGE_MAX_MS), file], {
+    const r = await runCliHere(['send', '--json', '--outage-max-ms', String(OUTAGE_MAX_MS), file], {
       env: w.env(sim),
     });
     const wallMs = Math.round(performance.now() - t0);

@@ -4,7 +4,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../helpers/cli.ts';
+import { runCliHere } from '../helpers/cli.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import { CANONICAL_COLUMNS, makeTx } from '../helpers/transactions.ts';
 import { FAST, readRejects, report, STACK, summary, workdir } from './helpers.ts';
@@ -49,7 +49,7 @@ describe('invalid UTF-8 in a text field', () => {
         const { bytes, ids } = input(format);
         const file = join(w.dir, `u.${format}`);
         await writeFile(file, bytes);
-        const r = await runCli(['send', ...FAST, file], {
+        const r = await runCliHere(['send', ...FAST, file], {
           env: w.env(sim, {
             SVC_PREPARE_WORKER: path === 'inline' ? 'off' : 'on',
             SVC_PREPARE_CHUNK_BYTES: '4096',

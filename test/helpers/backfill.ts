@@ -2,7 +2,7 @@
 // own rejects files and short leases), read the status, and look at one worker's row in the ledger database.
 import { join } from 'node:path';
 import type { Simulator } from '../../src/simulator/index.ts';
-import { type CliResult, type CliRun, runCli, startCli } from './cli.ts';
+import { type CliResult, type CliRun, runCliHere, startCli } from './cli.ts';
 import type { TestPostgres } from './postgres.ts';
 
 /** The database name of a test database's URL. */
@@ -12,7 +12,7 @@ export function dbName(url: string): string {
 
 /** `backfill plan` of the files; throws with stderr when it does not exit 0. */
 export async function plan(url: string, files: string[], partitionBytes: number, args: string[] = []) {
-  const r = await runCli([
+  const r = await runCliHere([
     'backfill',
     'plan',
     '--ledger',
@@ -41,12 +41,9 @@ export interface WorkerOptions {
 /** Fast retries, like the fault suite's FAST (a worker has no --json summary there: it is added). */
 const FAST = ['--json', '--retry-base-ms', '1', '--retry-max-ms', '20', '--progress-interval', '0'];
 
-/**
- * Start one `backfill work` with a fixed worker id and its own rejects file.
- * @example const w1 = startWorker(url, 'w1', { sim, dir }); const r = await w1.done
- */
-export function startWorker(url: string, id: string, o: WorkerOptions): CliRun {
-  return startCli(
+/** The arguments and environment of one `backfill work` with a fixed worker id and its own rejects file. */
+function workerRun(url: string, id: string, o: WorkerOptions): [string[], { env: NodeJS.ProcessEnv }] {
+  return [
     [
       'backfill',
       'work',
@@ -70,7 +67,23 @@ export function startWorker(url: string, id: string, o: WorkerOptions): CliRun {
         ...o.env,
       },
     },
-  );
+  ];
+}
+
+/**
+ * Start one `backfill work` as a child process (for a test that signals or kills it).
+ * @example const w1 = startWorker(url, 'w1', { sim, dir }); const r = await w1.done
+ */
+export function startWorker(url: string, id: string, o: WorkerOptions): CliRun {
+  return startCli(...workerRun(url, id, o));
+}
+
+/**
+ * Run one `backfill work` to its end in this process.
+ * @example const r = await runWorker(url, 'w1', { sim, dir })
+ */
+export function runWorker(url: string, id: string, o: WorkerOptions): Promise<CliResult> {
+  return runCliHere(...workerRun(url, id, o));
 }
 
 /** The worker's --json summary (the last stdout line). */
@@ -99,7 +112,7 @@ export function workerSummary(r: CliResult): WorkerSummary {
 
 /** `backfill status --json`. */
 export async function statusOf(url: string): Promise<Record<string, unknown> & { done: boolean }> {
-  const r = await runCli(['backfill', 'status', '--ledger', url, '--json']);
+  const r = await runCliHere(['backfill', 'status', '--ledger', url, '--json']);
   if (r.code !== 0) throw new Error(`backfill status exited ${r.code}: ${r.stderr}`);
   return JSON.parse(r.stdout);
 }

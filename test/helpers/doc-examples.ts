@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ROOT, runCli } from './cli.ts';
+import { ROOT, runCliHere } from './cli.ts';
 import { useSimulator } from './simulator.ts';
 
 /**
@@ -79,7 +79,7 @@ export function describeDocExamples(path: string): void {
     it('has examples', () => expect(examples.length).toBeGreaterThan(0));
     for (const ex of examples) {
       it(`line ${ex.line}: ${ex.command} → exit ${ex.exit}`, async () => {
-        const r = await runCli(ex.args, {
+        const r = await runCliHere(ex.args, {
           env: {
             SVC_BASE_URL: sim.url,
             SVC_LEDGER_PATH: join(dir, 'transactions.ndjson'),

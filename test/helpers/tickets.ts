@@ -1,5 +1,5 @@
 // `svc-ingest tickets create` through the real CLI, for tests that need a ticket about a transaction.
-import { type CliResult, runCli } from './cli.ts';
+import { type CliResult, runCliHere } from './cli.ts';
 
 /**
  * Opens ticket `id` for `customer` about transaction `tx` on offer 100001; `extra` adds options.
@@ -12,7 +12,7 @@ export function createTicket(
   tx: string,
   extra: string[] = [],
 ): Promise<CliResult> {
-  return runCli(
+  return runCliHere(
     [
       'tickets',
       'create',

@@ -18,7 +18,7 @@ import {
   workdir,
   writeNdjson,
 } from '../faults/helpers.ts';
-import { runCli } from '../helpers/cli.ts';
+import { runCliHere } from '../helpers/cli.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 
@@ -49,12 +49,12 @@ describe.each(ledgerKinds(pgs).map((k) => [kindName(k), k] as const))(
       const ids = await writeNdjson(file, 296, 'd');
       const args = ['send', ...FAST, file];
 
-      const first = await runCli(args, { env: w.env(uat) });
+      const first = await runCliHere(args, { env: w.env(uat) });
       expect(first.code, first.stderr).toBe(0);
       expect(summary(first)).toMatchObject({ read: 296, sent: 296, skipped: 0 });
 
       const before = await snapshot(w.ledger);
-      const refused = await runCli(args, { env: w.env(prod) });
+      const refused = await runCliHere(args, { env: w.env(prod) });
       expect(refused.code, refused.stderr).toBe(1);
       const line = lastLine(refused.stderr);
       expect(line).toContain('LEDGER_DESTINATION');
@@ -64,14 +64,14 @@ describe.each(ledgerKinds(pgs).map((k) => [kindName(k), k] as const))(
       expect(prod.deliveries().size).toBe(0);
       expect(await snapshot(w.ledger)).toBe(before);
 
-      const moved = await runCli([...args, '--new-destination'], { env: w.env(prod) });
+      const moved = await runCliHere([...args, '--new-destination'], { env: w.env(prod) });
       expect(moved.code, moved.stderr).toBe(0);
       expect(summary(moved)).toMatchObject({ read: 296, sent: 296, skipped: 0 });
       expect(deliveryCounts(prod, ids)).toMatchObject({ missing: 0, duplicated: 0 });
 
       // Resume now works per destination, and both are known: no option needed for either.
       for (const sim of [prod, uat]) {
-        const again = await runCli(args, { env: w.env(sim) });
+        const again = await runCliHere(args, { env: w.env(sim) });
         expect(again.code, again.stderr).toBe(0);
         expect(summary(again)).toMatchObject({ read: 296, sent: 0, skipped: 296 });
       }
@@ -108,12 +108,12 @@ describe.each(ledgerKinds(pgs).map((k) => [kindName(k), k] as const))(
       const file = join(w.dir, 'in.ndjson');
       const ids = await writeNdjson(file, 120, 'q');
       const poisoned = ids[7] as string;
-      expect((await runCli(['send', ...FAST, file], { env: w.env(uat) })).code).toBe(0);
+      expect((await runCliHere(['send', ...FAST, file], { env: w.env(uat) })).code).toBe(0);
       prod.setFaults({ poison: [poisoned] });
-      const moved = await runCli(['send', ...FAST, '--new-destination', file], { env: w.env(prod) });
+      const moved = await runCliHere(['send', ...FAST, '--new-destination', file], { env: w.env(prod) });
       expect(moved.code, moved.stderr).toBe(3);
       expect(summary(moved)).toMatchObject({ sent: 119, failed: 1 });
-      const ledger = (args: string[]) => runCli(['ledger', ...args, '--ledger', w.ledger]);
+      const ledger = (args: string[]) => runCliHere(['ledger', ...args, '--ledger', w.ledger]);
 
       const status = JSON.parse((await ledger(['status', '--json'])).stdout);
       const byName = Object.fromEntries(
@@ -159,9 +159,9 @@ describe.each(ledgerKinds(pgs).map((k) => [kindName(k), k] as const))(
       const w = await workdir('dest-flags', kind);
       const file = join(w.dir, 'in.ndjson');
       await writeNdjson(file, 60, 'f');
-      expect((await runCli(['send', ...FAST, file], { env: w.env(uat) })).code).toBe(0);
+      expect((await runCliHere(['send', ...FAST, file], { env: w.env(uat) })).code).toBe(0);
       for (const extra of ['--no-resume', '--dry-run']) {
-        const r = await runCli(['send', ...FAST, extra, file], { env: w.env(prod) });
+        const r = await runCliHere(['send', ...FAST, extra, file], { env: w.env(prod) });
         expect(r.code, `${extra}: ${r.stderr}`).toBe(1);
         expect(lastLine(r.stderr)).toContain('LEDGER_DESTINATION');
       }
@@ -175,29 +175,31 @@ describe.each(ledgerKinds(pgs).map((k) => [kindName(k), k] as const))(
       await writeOldLedger(w.ledger, ids.slice(0, 100));
       // A PostgreSQL ledger is upgraded by ledger migrate (a run refuses an older schema); a file has no version.
       if (w.ledger.startsWith('postgres')) {
-        const refused = await runCli(['send', ...FAST, file], { env: w.env(uat) });
+        const refused = await runCliHere(['send', ...FAST, file], { env: w.env(uat) });
         expect(refused.code).toBe(1);
         expect(refused.stderr).toMatch(/LEDGER_MIGRATION_PENDING: .*run svc-ingest ledger migrate/);
-        const m = await runCli(['ledger', 'migrate', '--ledger', w.ledger]);
+        const m = await runCliHere(['ledger', 'migrate', '--ledger', w.ledger]);
         expect(m.code, m.stderr).toBe(0);
       }
 
-      const first = await runCli(['send', ...FAST, file], { env: w.env(uat, { SVC_LOG_LEVEL: 'info' }) });
+      const first = await runCliHere(['send', ...FAST, file], { env: w.env(uat, { SVC_LOG_LEVEL: 'info' }) });
       expect(first.code, first.stderr).toBe(0);
       expect(summary(first)).toMatchObject({ read: 120, sent: 20, skipped: 100 });
       expect(first.stderr.match(/ledger\.destination\.adopted/g)).toHaveLength(1);
       expect(uat.deliveries().size).toBe(20);
 
-      const second = await runCli(['send', ...FAST, file], { env: w.env(uat, { SVC_LOG_LEVEL: 'info' }) });
+      const second = await runCliHere(['send', ...FAST, file], {
+        env: w.env(uat, { SVC_LOG_LEVEL: 'info' }),
+      });
       expect(second.code, second.stderr).toBe(0);
       expect(summary(second)).toMatchObject({ read: 120, sent: 0, skipped: 120 });
       expect(second.stderr).not.toContain('ledger.destination.adopted');
 
       // The adoption is recorded: another destination is refused; with the option it gets everything.
-      const other = await runCli(['send', ...FAST, file], { env: w.env(prod) });
+      const other = await runCliHere(['send', ...FAST, file], { env: w.env(prod) });
       expect(other.code, other.stderr).toBe(1);
       expect(lastLine(other.stderr)).toContain(uat.url);
-      const moved = await runCli(['send', ...FAST, '--new-destination', file], { env: w.env(prod) });
+      const moved = await runCliHere(['send', ...FAST, '--new-destination', file], { env: w.env(prod) });
       expect(moved.code, moved.stderr).toBe(0);
       expect(summary(moved)).toMatchObject({ read: 120, sent: 120, skipped: 0 });
 

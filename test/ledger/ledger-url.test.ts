@@ -5,7 +5,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ROOT, runCli, summaryOf } from '../helpers/cli.ts';
+import { ROOT, runCliHere, summaryOf } from '../helpers/cli.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 
@@ -18,7 +18,7 @@ describe('SVC_LEDGER_URL and ledger.url', () => {
     const url = await pg.createDatabase();
     const dir = await mkdtemp(join(tmpdir(), 'svc-ledger-url-'));
     const env = { SVC_BASE_URL: sim.url, SVC_LEDGER_URL: url };
-    const sent = await runCli(['send', '--json', SAMPLE], { cwd: dir, env });
+    const sent = await runCliHere(['send', '--json', SAMPLE], { cwd: dir, env });
     expect(sent.code, sent.stderr).toBe(2);
     expect(summaryOf(sent).ledger).toMatch(/^postgres:\/\/postgres@127\.0\.0\.1:\d+\//);
     const db = new URL(url).pathname.slice(1);
@@ -28,29 +28,32 @@ describe('SVC_LEDGER_URL and ledger.url', () => {
     );
     expect(acked[0]!.n).toBe(18);
 
-    const status = await runCli(['ledger', 'status', '--json'], { cwd: dir, env });
+    const status = await runCliHere(['ledger', 'status', '--json'], { cwd: dir, env });
     expect(status.code, status.stderr).toBe(0);
     expect(JSON.parse(status.stdout)).toMatchObject({ ids: { acked: 18 } });
-    const found = await runCli(['ledger', 'find', '--json', 'can-csv-0001'], { cwd: dir, env });
+    const found = await runCliHere(['ledger', 'find', '--json', 'can-csv-0001'], { cwd: dir, env });
     expect(found.code, found.stderr).toBe(0);
     expect(found.stdout).toContain('can-csv-0001');
-    expect((await runCli(['ledger', 'failed'], { cwd: dir, env })).code).toBe(0);
+    expect((await runCliHere(['ledger', 'failed'], { cwd: dir, env })).code).toBe(0);
 
     // --ledger wins: a file ledger that does not exist is an error naming it, not the database.
-    const file = await runCli(['ledger', 'status', '--ledger', join(dir, 'none.ndjson')], { cwd: dir, env });
+    const file = await runCliHere(['ledger', 'status', '--ledger', join(dir, 'none.ndjson')], {
+      cwd: dir,
+      env,
+    });
     expect(file.code).toBe(1);
     expect(file.stderr).toMatch(/LEDGER_READ: ledger .*none\.ndjson: no such file/);
 
     // The same from a config file's ledger.url.
     const cfg = join(dir, 'svc.json');
     await writeFile(cfg, JSON.stringify({ ledger: { url } }));
-    const fromConfig = await runCli(['ledger', 'status', '--json', '--config', cfg], {
+    const fromConfig = await runCliHere(['ledger', 'status', '--json', '--config', cfg], {
       cwd: dir,
       env: { SVC_BASE_URL: sim.url },
     });
     expect(fromConfig.code, fromConfig.stderr).toBe(0);
     expect(JSON.parse(fromConfig.stdout)).toMatchObject({ ids: { acked: 18 } });
-    const rerun = await runCli(['send', '--json', '--config', cfg, SAMPLE], {
+    const rerun = await runCliHere(['send', '--json', '--config', cfg, SAMPLE], {
       cwd: dir,
       env: { SVC_BASE_URL: sim.url },
     });
@@ -62,7 +65,7 @@ describe('SVC_LEDGER_URL and ledger.url', () => {
       ['send', SAMPLE],
       ['ledger', 'status'],
     ]) {
-      const r = await runCli(args, {
+      const r = await runCliHere(args, {
         env: { SVC_BASE_URL: sim.url, SVC_LEDGER_URL: '/var/lib/svc/ledger.ndjson' },
       });
       expect(r.code).toBe(1);

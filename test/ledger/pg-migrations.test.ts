@@ -3,7 +3,6 @@
 import { describe, expect, it } from 'vitest';
 import { connectPg } from '../../src/ledger/postgres/db.ts';
 import { LEDGER_RELATIONS } from '../../src/ledger/postgres/grants.ts';
-import { connectLedgerDb } from '../../src/ledger/postgres/schema-check.ts';
 import {
   LATEST_VERSION,
   MIGRATIONS,
@@ -11,6 +10,7 @@ import {
   migrate,
   schemaVersion,
 } from '../../src/ledger/postgres/migrations.ts';
+import { connectLedgerDb } from '../../src/ledger/postgres/schema-check.ts';
 import { openPgLedgerStore } from '../../src/ledger/postgres/store.ts';
 import { resolvePgTarget } from '../../src/ledger/postgres/url.ts';
 import { createLogger } from '../../src/log.ts';

@@ -5,7 +5,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FAST, STACK, workdir, writeNdjson } from '../faults/helpers.ts';
-import { type CliResult, runCli } from '../helpers/cli.ts';
+import { type CliResult, runCli, runCliHere } from '../helpers/cli.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 
@@ -40,12 +40,12 @@ describe('the ledger password is never shown', () => {
       ['ledger find', ['ledger', 'find', '--ledger', url, 'pw-00000001']],
     ];
     for (const [what, args] of runs) {
-      const r = await runCli(args, { env });
+      const r = await runCliHere(args, { env });
       expect(r.code, `${what}: ${r.stderr.slice(-1000)}`).toBe(0);
       clean(r, pgs.password, what);
     }
     // The ledger as it is shown: the URL without its password.
-    const st = await runCli(['backfill', 'status', '--ledger', url, '--json']);
+    const st = await runCliHere(['backfill', 'status', '--ledger', url, '--json']);
     expect(JSON.parse(st.stdout).ledger).toBe(pgs.urlWithoutPassword(url.split('/').pop()));
   });
 
@@ -111,7 +111,7 @@ describe('the ledger password is never shown', () => {
         ['ledger', 'migrate', '--ledger', url],
         ['ledger', 'status', '--ledger', url],
       ]) {
-        const r = await runCli(args, { env });
+        const r = await runCliHere(args, { env });
         expect(r.code, `${what}: ${args.slice(0, 2).join(' ')}`).toBe(1);
         expect(r.stderr, `${what}: ${args.slice(0, 2).join(' ')}`).toMatch(expected);
         clean(r, FAKE, `${what}: ${args.slice(0, 2).join(' ')}`);
@@ -119,6 +119,7 @@ describe('the ledger password is never shown', () => {
     },
   );
 
+  // A child: ~/.pgpass is found through the process's own HOME (os.homedir()).
   it('the password from ~/.pgpass: the run works, without node-postgres’s deprecation warning; no password anywhere: one line, at once', async () => {
     const w = await workdir('pg-password-pgpass');
     const db = (await pgs.createDatabase()).split('/').pop() as string;
@@ -148,7 +149,9 @@ describe('the ledger password is never shown', () => {
 
   it('failures: a non-PostgreSQL URL', async () => {
     const { file, env } = await failingInput();
-    const mysql = await runCli(['backfill', 'plan', '--ledger', `mysql://svc:${FAKE}@db/x`, file], { env });
+    const mysql = await runCliHere(['backfill', 'plan', '--ledger', `mysql://svc:${FAKE}@db/x`, file], {
+      env,
+    });
     expect(mysql.code).toBe(1);
     expect(mysql.stderr).toMatch(/needs a PostgreSQL ledger \(postgres:\/\/…\), not mysql:\/\/svc@db\/x/);
     clean(mysql, FAKE, 'mysql URL');
@@ -168,7 +171,7 @@ describe('the ledger password is never shown', () => {
         ['backfill', 'status', '--config', config],
         ['send', '--config', config, '--dry-run', join(w.dir, 'none.csv')],
       ]) {
-        const r = await runCli(args);
+        const r = await runCliHere(args);
         expect(r.code, name).toBe(1);
         expect(r.stderr, name).toMatch(
           /CONFIG_INVALID: config key (ledger\.url|send\.ledgerPath) .*value not shown/,

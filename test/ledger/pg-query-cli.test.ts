@@ -5,7 +5,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FAST, workdir } from '../faults/helpers.ts';
-import { type CliResult, runCli } from '../helpers/cli.ts';
+import { type CliResult, runCliHere } from '../helpers/cli.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import { makeTx, ndjsonOf, range } from '../helpers/transactions.ts';
@@ -43,18 +43,21 @@ describe('ledger status|failed|find on a PostgreSQL ledger', () => {
       {};
     for (const [kind, ledger] of Object.entries(ledgers)) {
       const send = () =>
-        runCli(['send', ...FAST, '--max-retries', '1', '--split-retries', '0', '--ledger', ledger, file], {
-          env: { SVC_BASE_URL: sim.url, SVC_REJECTS_PATH: join(w.dir, `rejects-${kind}.ndjson`) },
-        });
+        runCliHere(
+          ['send', ...FAST, '--max-retries', '1', '--split-retries', '0', '--ledger', ledger, file],
+          {
+            env: { SVC_BASE_URL: sim.url, SVC_REJECTS_PATH: join(w.dir, `rejects-${kind}.ndjson`) },
+          },
+        );
       sim.setFaults({ poison });
       expect((await send()).code).toBe(3);
       expect((await send()).code).toBe(3);
       sim.setFaults({ poison: [poison[0]!] });
       expect((await send()).code).toBe(3);
       out[kind] = {
-        status: await runCli(['ledger', 'status', '--json', '--ledger', ledger]),
-        failed: await runCli(['ledger', 'failed', '--json', '--ledger', ledger]),
-        find: await runCli([
+        status: await runCliHere(['ledger', 'status', '--json', '--ledger', ledger]),
+        failed: await runCliHere(['ledger', 'failed', '--json', '--ledger', ledger]),
+        find: await runCliHere([
           'ledger',
           'find',
           '--json',
@@ -65,7 +68,7 @@ describe('ledger status|failed|find on a PostgreSQL ledger', () => {
           poison[1]!,
           'pq-absent',
         ]),
-        text: await runCli(['ledger', 'status', '--ledger', ledger]),
+        text: await runCliHere(['ledger', 'status', '--ledger', ledger]),
       };
     }
     const f = out.file!;
@@ -133,10 +136,10 @@ describe('ledger status|failed|find on a PostgreSQL ledger', () => {
     );
     for (const r of Object.values(p)) expect(r.stdout + r.stderr).not.toContain(pgs.password);
 
-    const mixed = await runCli(['ledger', 'status', '--ledger', url, '--ledger', ledgers.file]);
+    const mixed = await runCliHere(['ledger', 'status', '--ledger', url, '--ledger', ledgers.file]);
     expect(mixed.code).toBe(1);
     expect(mixed.stderr).toMatch(/^svc-ingest: USAGE_INVALID: a PostgreSQL ledger is read on its own/m);
-    const empty = await runCli(['ledger', 'status', '--ledger', await pgs.createDatabase()]);
+    const empty = await runCliHere(['ledger', 'status', '--ledger', await pgs.createDatabase()]);
     expect(empty.code).toBe(1);
     expect(empty.stderr).toMatch(
       /^svc-ingest: LEDGER_READ: the database postgres:\/\/postgres@.* holds no ledger/m,

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { pruneInstant } from '../../src/cli/ledger-prune.ts';
 import { FAST, kindName, ledgerKinds, summary, workdir, writeNdjson } from '../faults/helpers.ts';
-import { runCli } from '../helpers/cli.ts';
+import { runCliHere } from '../helpers/cli.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 
@@ -43,13 +43,13 @@ describe.each(ledgerKinds(pgs).map((k) => [kindName(k), k] as const))(
       const newFile = join(w.dir, 'new.ndjson');
       await writeNdjson(oldFile, 150, 'old');
       await writeNdjson(newFile, 100, 'new');
-      expect((await runCli(['send', ...FAST, oldFile], { env: w.env(sim) })).code).toBe(0);
+      expect((await runCliHere(['send', ...FAST, oldFile], { env: w.env(sim) })).code).toBe(0);
       await age(w.ledger);
-      expect((await runCli(['send', ...FAST, newFile], { env: w.env(sim) })).code).toBe(0);
+      expect((await runCliHere(['send', ...FAST, newFile], { env: w.env(sim) })).code).toBe(0);
 
       const archive = join(w.dir, 'archive.ndjson');
       const args = ['ledger', 'prune', '--before', '2026-06-01', '--ledger', w.ledger, '--json'];
-      const pruned = await runCli(kind === 'file' ? [...args, '--archive', archive] : args);
+      const pruned = await runCliHere(kind === 'file' ? [...args, '--archive', archive] : args);
       expect(pruned.code, pruned.stderr).toBe(0);
       const r = JSON.parse(pruned.stdout);
       if (kind === 'file') {
@@ -64,14 +64,16 @@ describe.each(ledgerKinds(pgs).map((k) => [kindName(k), k] as const))(
         expect(archived).toHaveLength(3);
       } else expect(r).toMatchObject({ prunedBatches: 3, prunedTransactions: 150 });
 
-      const again = await runCli(['send', ...FAST, newFile], { env: w.env(sim, { SVC_LOG_LEVEL: 'info' }) });
+      const again = await runCliHere(['send', ...FAST, newFile], {
+        env: w.env(sim, { SVC_LOG_LEVEL: 'info' }),
+      });
       expect(summary(again)).toMatchObject({ sent: 0, skipped: 100 });
       if (kind === 'file') expect(again.stderr).toMatch(/"event":"ledger.loaded","acked":100,/);
-      const rerunOld = await runCli(['send', ...FAST, oldFile], { env: w.env(sim) });
+      const rerunOld = await runCliHere(['send', ...FAST, oldFile], { env: w.env(sim) });
       expect(summary(rerunOld)).toMatchObject({ sent: 150, skipped: 0 });
 
       // The ledger's destination is still its own: another is refused as before.
-      const elsewhere = await runCli(['send', ...FAST, newFile], { env: w.env(other) });
+      const elsewhere = await runCliHere(['send', ...FAST, newFile], { env: w.env(other) });
       expect(elsewhere.code).toBe(1);
       expect(elsewhere.stderr).toContain('LEDGER_DESTINATION');
     });
@@ -80,13 +82,13 @@ describe.each(ledgerKinds(pgs).map((k) => [kindName(k), k] as const))(
       const w = await workdir('prune-all', kind);
       const file = join(w.dir, 'in.ndjson');
       await writeNdjson(file, 50, 'all');
-      expect((await runCli(['send', ...FAST, file], { env: w.env(sim) })).code).toBe(0);
-      const pruned = await runCli(['ledger', 'prune', '--before', '0d', '--ledger', w.ledger]);
+      expect((await runCliHere(['send', ...FAST, file], { env: w.env(sim) })).code).toBe(0);
+      const pruned = await runCliHere(['ledger', 'prune', '--before', '0d', '--ledger', w.ledger]);
       expect(pruned.code, pruned.stderr).toBe(0);
-      const elsewhere = await runCli(['send', ...FAST, file], { env: w.env(other) });
+      const elsewhere = await runCliHere(['send', ...FAST, file], { env: w.env(other) });
       expect(elsewhere.code).toBe(1);
       expect(elsewhere.stderr).toContain('LEDGER_DESTINATION');
-      const back = await runCli(['send', ...FAST, file], { env: w.env(sim) });
+      const back = await runCliHere(['send', ...FAST, file], { env: w.env(sim) });
       expect(summary(back)).toMatchObject({ sent: 50 });
     });
 
@@ -94,10 +96,10 @@ describe.each(ledgerKinds(pgs).map((k) => [kindName(k), k] as const))(
       const w = await workdir('prune-none', kind);
       const file = join(w.dir, 'in.ndjson');
       await writeNdjson(file, 20, 'none');
-      expect((await runCli(['send', ...FAST, file], { env: w.env(sim) })).code).toBe(0);
+      expect((await runCliHere(['send', ...FAST, file], { env: w.env(sim) })).code).toBe(0);
       const before = w.ledger.startsWith('postgres') ? null : await readFile(w.ledger, 'utf8');
       for (let i = 0; i < 2; i++) {
-        const r = await runCli(['ledger', 'prune', '--before', OLD, '--ledger', w.ledger, '--json']);
+        const r = await runCliHere(['ledger', 'prune', '--before', OLD, '--ledger', w.ledger, '--json']);
         expect(r.code, r.stderr).toBe(0);
         const out = JSON.parse(r.stdout) as { prunedLines?: number; prunedBatches?: number };
         expect(out.prunedLines ?? out.prunedBatches).toBe(0);

@@ -7,13 +7,9 @@ import { describe, expect, it } from 'vitest';
 import { type LedgerIndexes, loadLedgerIndexes } from '../../src/ledger/file/acked-index.ts';
 import { type FoundLine, findInLedgers } from '../../src/ledger/file/find.ts';
 import type { LedgerLine } from '../../src/ledger/file/line.ts';
-import {
-  checkLedgerPaths,
-  ledgerStatus,
-  type OutstandingFailure,
-  outstandingFailures,
-} from '../../src/ledger/file/query.ts';
+import { checkLedgerPaths, ledgerStatus, outstandingFailures } from '../../src/ledger/file/query.ts';
 import { openLedgerWriter } from '../../src/ledger/file/writer.ts';
+import type { OutstandingFailure } from '../../src/ledger/status.ts';
 import { fingerprint } from '../../src/sorted-runs/fingerprint.ts';
 import { range } from '../helpers/transactions.ts';
 

@@ -16,7 +16,7 @@ import { resolvePgTarget } from '../../src/ledger/postgres/url.ts';
 import { createLogger } from '../../src/log.ts';
 import { FAST, STACK, summary } from '../faults/helpers.ts';
 import { dbName } from '../helpers/backfill.ts';
-import { ROOT, runCli } from '../helpers/cli.ts';
+import { ROOT, runCliHere } from '../helpers/cli.ts';
 import { shellWords } from '../helpers/doc-examples.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { useSimulator } from '../helpers/simulator.ts';
@@ -78,7 +78,7 @@ describe('upgrading the PostgreSQL ledger under restricted roles', () => {
     const txs = range(120).map((i) => makeTx(i, 'up'));
     await writeFile(file, ndjsonOf(txs));
     const env = { SVC_BASE_URL: sim.url, SVC_REJECTS_PATH: join(dir, 'rejects.ndjson') };
-    const nightly = () => runCli(['send', ...FAST, '--ledger', as(url, sender, 'feed_a'), file], { env });
+    const nightly = () => runCliHere(['send', ...FAST, '--ledger', as(url, sender, 'feed_a'), file], { env });
 
     const before = await nightly();
     expect(before.code).toBe(1);
@@ -101,7 +101,7 @@ describe('upgrading the PostgreSQL ledger under restricted roles', () => {
       const line = step
         .replaceAll('postgres://feed_a_owner@db.internal/ledger?schema=feed_a', as(url, owner, 'feed_a'))
         .replaceAll('feed_a_sender', sender);
-      const r = await runCli(shellWords(line).slice(1));
+      const r = await runCliHere(shellWords(line).slice(1));
       expect(r.code, `${step}\n${r.stderr}`).toBe(0);
     }
 
@@ -110,10 +110,10 @@ describe('upgrading the PostgreSQL ledger under restricted roles', () => {
     expect(summary(after)).toMatchObject({ read: 120, sent: 120 });
     expect(sim.deliveries().size).toBe(120);
     // The read-only role's ledger status: a permission error is a read error (not LEDGER_WRITE).
-    const status = await runCli(['ledger', 'status', '--ledger', as(url, sender, 'feed_a')]);
+    const status = await runCliHere(['ledger', 'status', '--ledger', as(url, sender, 'feed_a')]);
     expect(status.code, status.stderr).toBe(0);
     const stranger = await role(db, 'stranger');
-    const denied = await runCli(['ledger', 'status', '--ledger', as(url, stranger, 'feed_a')]);
+    const denied = await runCliHere(['ledger', 'status', '--ledger', as(url, stranger, 'feed_a')]);
     expect(denied.code).toBe(1);
     expect(denied.stderr).toMatch(/LEDGER_READ: .*permission denied/);
     expect(denied.stderr).not.toMatch(/LEDGER_WRITE/);
@@ -123,8 +123,8 @@ describe('upgrading the PostgreSQL ledger under restricted roles', () => {
     const { url, owner, roles } = await withRoles('bf_owner', 'bf_worker');
     const worker = roles[0] as string;
     const ownerUrl = as(url, owner, 'feed_a');
-    expect((await runCli(['ledger', 'migrate', '--ledger', ownerUrl])).code).toBe(0);
-    const g = await runCli([
+    expect((await runCliHere(['ledger', 'migrate', '--ledger', ownerUrl])).code).toBe(0);
+    const g = await runCliHere([
       'ledger',
       'grant',
       '--ledger',
@@ -140,18 +140,18 @@ describe('upgrading the PostgreSQL ledger under restricted roles', () => {
     const file = join(dir, 'all.ndjson');
     await writeFile(file, ndjsonOf(range(200).map((i) => makeTx(i, 'gb'))));
     const ledger = as(url, worker, 'feed_a');
-    const planned = await runCli(
+    const planned = await runCliHere(
       ['backfill', 'plan', '--ledger', ledger, '--partition-bytes', '8000', file],
       {
         env: { SVC_BASE_URL: sim.url },
       },
     );
     expect(planned.code, planned.stderr).toBe(0);
-    const worked = await runCli(['backfill', 'work', '--ledger', ledger, '--json'], {
+    const worked = await runCliHere(['backfill', 'work', '--ledger', ledger, '--json'], {
       env: { SVC_BASE_URL: sim.url, SVC_REJECTS_PATH: join(dir, 'rejects.ndjson') },
     });
     expect(worked.code, worked.stderr).toBe(0);
-    const status = await runCli(['backfill', 'status', '--json', '--ledger', ledger]);
+    const status = await runCliHere(['backfill', 'status', '--json', '--ledger', ledger]);
     expect(status.code, status.stderr).toBe(0);
     expect(JSON.parse(status.stdout)).toMatchObject({ done: true, records: { sent: 200 } });
   });
@@ -164,9 +164,9 @@ describe('upgrading the PostgreSQL ledger under restricted roles', () => {
       feed_b: made.roles[1] as string,
     };
     for (const feed of ['feed_a', 'feed_b']) {
-      const m = await runCli(['ledger', 'migrate', '--ledger', as(url, owner, feed)]);
+      const m = await runCliHere(['ledger', 'migrate', '--ledger', as(url, owner, feed)]);
       expect(m.code, m.stderr).toBe(0);
-      const g = await runCli([
+      const g = await runCliHere([
         'ledger',
         'grant',
         '--ledger',
@@ -182,13 +182,13 @@ describe('upgrading the PostgreSQL ledger under restricted roles', () => {
     const ledgerOf = (feed: string, schema: string) => ['--ledger', as(url, roles[feed] as string, schema)];
     const ticket =
       '--ticket-id 7001 --customer cust-0001 --offer 100001 --transaction 7 --force --json'.split(' ');
-    const created = await runCli(
+    const created = await runCliHere(
       ['tickets', 'create', ...ledgerOf('feed_a', 'feed_a'), ...ticket, '--description', 'feed A complaint'],
       { env: { SVC_BASE_URL: sim.url } },
     );
     expect(created.code, created.stderr).toBe(0);
     const status = (feed: string, schema: string) =>
-      runCli(['tickets', 'status', '--json', ...ledgerOf(feed, schema)]);
+      runCliHere(['tickets', 'status', '--json', ...ledgerOf(feed, schema)]);
     const own = await status('feed_a', 'feed_a');
     expect(own.code, own.stderr).toBe(0);
     expect(own.stdout).toContain('7001');

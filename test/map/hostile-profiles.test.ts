@@ -10,7 +10,7 @@ import { readSmallFile } from '../../src/config/small-file.ts';
 import { compileProfile } from '../../src/map/compile.ts';
 import { compileGetter } from '../../src/map/path.ts';
 import { fieldsBuilder, keyByKey } from '../../src/read/fields.ts';
-import { runCli } from '../helpers/cli.ts';
+import { runCliHere } from '../helpers/cli.ts';
 import { CONST_RULES } from '../helpers/profiles.ts';
 
 const STACK = /\n\s+at |Maximum call stack/;
@@ -38,11 +38,11 @@ describe('a column named __proto__ works like any other', () => {
     const p = await profileFile('proto', { transactionId: 'ID', paymentNetworkMerchantCity: '__proto__' });
     const csv = join(dir, 'proto.csv');
     await writeFile(csv, 'ID,__proto__\n1,Tempe\n2,\n');
-    const r = await runCli(['map', '--mapping', p, csv]);
+    const r = await runCliHere(['map', '--mapping', p, csv]);
     expect(r.code).toBe(2);
     expect(JSON.parse(r.stdout.trim()).paymentNetworkMerchantCity).toBe('Tempe');
     expect(r.stderr).toContain(`${csv}:3: paymentNetworkMerchantCity: required`);
-    const check = await runCli(['mapping', 'check', p, csv]);
+    const check = await runCliHere(['mapping', 'check', p, csv]);
     expect(check.code, check.stderr).toBe(0);
   });
 });
@@ -82,7 +82,7 @@ describe('a profile nested 200,000 levels deep', () => {
       ['map', '--mapping', p, 'samples/canonical.csv'],
       ['send', '--dry-run', '--mapping', p, 'samples/canonical.csv'],
     ]) {
-      const r = await runCli(args);
+      const r = await runCliHere(args);
       expect(r.code, args.join(' ')).toBe(1);
       expect(r.stderr.trim()).toBe(
         'svc-ingest: MAPPING_INVALID: deep.json: the profile nests objects or arrays more than 32 levels deep (no rule needs more than a few)',
@@ -147,7 +147,7 @@ describe('config, profile, token, password and PEM files: regular files under a 
     ];
     for (const [args, env, line] of cases) {
       const t = performance.now();
-      const r = await runCli(args, { env });
+      const r = await runCliHere(args, { env });
       expect(r.code, args.join(' ')).toBe(1);
       expect(r.stderr.trim().split('\n').at(-1), args.join(' ')).toBe(line);
       expect(r.stderr).not.toMatch(STACK);

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { luhnValid } from '../../src/mask.ts';
-import { ROOT, runCli, summaryOf } from '../helpers/cli.ts';
+import { ROOT, runCliHere, summaryOf } from '../helpers/cli.ts';
 import { CONST_RULES } from '../helpers/profiles.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 
@@ -67,7 +67,7 @@ describe('1. split and match take "CITY, ST" apart', () => {
       },
       'ID,LOCATION\nt1,"SAN JOSE, CA"\nt2,"MELBOURNE, VIC"\nt3,"ST. PAUL, MN"\nt4,"AMZN MKTP US, WA"\nt5,LONDON\n',
     );
-    const r = await runCli(['map', '--mapping', f.profile, f.input]);
+    const r = await runCliHere(['map', '--mapping', f.profile, f.input]);
     expect(r.code, r.stderr).toBe(2);
     expect(
       ndjson(r.stdout).map((t) => [
@@ -106,7 +106,7 @@ describe('2. an array element chosen by its content', () => {
         .join('\n')}\n`,
       'ndjson',
     );
-    const r = await runCli(['map', '--mapping', f.profile, f.input]);
+    const r = await runCliHere(['map', '--mapping', f.profile, f.input]);
     expect(r.code, r.stderr).toBe(2);
     expect(ndjson(r.stdout).map((t) => [t.transactionId, t.transactionPostingTimestamp])).toEqual([
       ['e1', '2025-10-02T02:00:00.000Z'],
@@ -131,7 +131,7 @@ describe('2. an array element chosen by its content', () => {
       ['map', '--mapping', f.profile, f.input],
       ['mapping', 'check', f.profile],
     ]) {
-      const r = await runCli(args);
+      const r = await runCliHere(args);
       expect(r.code, args[0]).toBe(1);
       expect(r.stderr.trim(), args[0]).toBe(line);
     }
@@ -150,7 +150,7 @@ describe('3. a required field a profile lets records go without', () => {
 
   it("default: the service's list; records without a state are rejected", async () => {
     const f = await files('state-default', rules({}), input);
-    const r = await runCli(['map', '--mapping', f.profile, f.input]);
+    const r = await runCliHere(['map', '--mapping', f.profile, f.input]);
     expect(rejectLines(r.stderr, f.input)).toEqual([
       '3: paymentNetworkMerchantState: required',
       '4: paymentNetworkMerchantState: required',
@@ -161,7 +161,7 @@ describe('3. a required field a profile lets records go without', () => {
 
   it('"required": false: sent without the field, one warning a run; a present value is still checked', async () => {
     const f = await files('state-optional', rules({ required: false }), input);
-    const m = await runCli(['map', '--mapping', f.profile, f.input]);
+    const m = await runCliHere(['map', '--mapping', f.profile, f.input]);
     expect(m.code, m.stderr).toBe(2);
     const txs = ndjson(m.stdout);
     expect(txs.map((t) => [t.transactionId, t.paymentNetworkMerchantState ?? null])).toEqual([
@@ -176,7 +176,7 @@ describe('3. a required field a profile lets records go without', () => {
     ]);
     expect(m.stderr.match(/warning: .*records without paymentNetworkMerchantState/g)).toHaveLength(1);
 
-    const dry = await runCli([
+    const dry = await runCliHere([
       'send',
       '--dry-run',
       '--json',
@@ -196,7 +196,7 @@ describe('3. a required field a profile lets records go without', () => {
   it('the trade-off: a service that enforces its documented list refuses them, each alone, and they stay failed', async () => {
     const f = await files('state-send', rules({ required: false }), input);
     const ledger = join(dir, 'state-ledger.ndjson');
-    const r = await runCli([
+    const r = await runCliHere([
       'send',
       '--json',
       '--base-url',
@@ -232,7 +232,7 @@ describe('4 and 5. hash ids: no empty part, no ambiguous join', () => {
       { transactionId: { hash: { of: ['auth_id', 'network'], separator: '|', length: 32, prefix: 'h-' } } },
       'auth_id,network\nA1,V\n,V\nA2,\n12|V,M\n12,V|M\nA1,V\n',
     );
-    const r = await runCli([
+    const r = await runCliHere([
       'send',
       '--json',
       '--base-url',
@@ -278,15 +278,15 @@ describe('6. every column a rule names is checked against the header', () => {
       rules,
       'ID,AUTH_CODE,ACQ_REF_NUMBER\nc1,123456,74618130000000000000001\n',
     );
-    const dry = await runCli(['send', '--dry-run', '--json', '--mapping', f.profile, f.input]);
+    const dry = await runCliHere(['send', '--dry-run', '--json', '--mapping', f.profile, f.input]);
     expect(dry.code, dry.stderr).toBe(0);
     expect(logEvents(dry.stderr, 'mapping.column_missing')).toMatchObject([
       { rule: 'fields.acquirerReferenceNumber.from', column: 'ACQ_REF_NUM', msg: warning(f.input) },
     ]);
-    const map = await runCli(['map', '--mapping', f.profile, f.input]);
+    const map = await runCliHere(['map', '--mapping', f.profile, f.input]);
     expect(map.code).toBe(0);
     expect(map.stderr).toContain(`svc-ingest: warning: ${warning(f.input)}`);
-    const check = await runCli(['mapping', 'check', f.profile, f.input]);
+    const check = await runCliHere(['mapping', 'check', f.profile, f.input]);
     expect(check.code).toBe(0);
     expect(check.stderr).toContain(`svc-ingest: warning: ${warning(f.input)}`);
     expect(check.stdout).toContain('the header has every required column; 1 optional one is missing');
@@ -297,13 +297,13 @@ describe('6. every column a rule names is checked against the header', () => {
       ['map', '--strict', '--mapping', f.profile, f.input],
       ['mapping', 'check', '--strict', f.profile, f.input],
     ]) {
-      const r = await runCli(args);
+      const r = await runCliHere(args);
       expect(r.code, args.join(' ')).toBe(1);
       expect(r.stderr.trim(), args.join(' ')).toBe(strict);
       expect(r.stdout).toBe('');
     }
     // Standard input is checked when its header arrives.
-    const stdin = await runCli(
+    const stdin = await runCliHere(
       ['send', '--dry-run', '--strict', '--format', 'csv', '--mapping', f.profile, '-'],
       {
         input: await readFile(f.input),
@@ -320,7 +320,7 @@ describe('6. every column a rule names is checked against the header', () => {
       ['map', '--mapping', f.profile, f.input],
       ['mapping', 'check', f.profile, f.input],
     ]) {
-      const r = await runCli(args);
+      const r = await runCliHere(args);
       expect(r.code).toBe(1);
       expect(r.stderr.trim()).toBe(
         `svc-ingest: INPUT_HEADER_MISSING_COLUMN: ${f.input}: header lacks column ID needed by mapping columns-req`,
@@ -361,7 +361,7 @@ describe('7. what the README now states', () => {
         `r4,${'y'.repeat(500)}\n`,
     );
     const rejects = join(dir, 'readme-rejects.ndjson');
-    const map = await runCli(['map', '--mapping', profile, input]);
+    const map = await runCliHere(['map', '--mapping', profile, input]);
     expect(map.code, map.stderr).toBe(2);
     expect(
       ndjson(map.stdout).map((t) => [
@@ -381,7 +381,7 @@ describe('7. what the README now states', () => {
       '5: (record): expected 7 fields as in the header, got 2',
     ]);
     // The unparsable row's text is kept cut to 200 characters and an ellipsis.
-    const dry = await runCli([
+    const dry = await runCliHere([
       'send',
       '--dry-run',
       '--json',
@@ -406,14 +406,14 @@ describe('authoring tools', () => {
     const cwd = await mkdtemp(join(tmpdir(), 'svc-map-cwd-'));
     const sample = join(ROOT, 'samples/northwind.csv');
     const before = sim.stats().requests.total;
-    const r = await runCli(['map', '--mapping', 'northwind-csv', '--limit', '2', sample], { cwd });
+    const r = await runCliHere(['map', '--mapping', 'northwind-csv', '--limit', '2', sample], { cwd });
     expect(r.code, r.stderr).toBe(0);
     expect(ndjson(r.stdout).map((t) => [t.transactionId, t.iin, t.last4])).toEqual([
       ['NW20251000', '401288', '1881'],
       ['NW20251001', '510510', '5100'],
     ]);
     expect(r.stderr).toContain('svc-ingest map: 2 read, 2 mapped, 0 rejected (mapping northwind-csv)');
-    const all = await runCli(['map', '--mapping', 'northwind-csv', sample], { cwd });
+    const all = await runCliHere(['map', '--mapping', 'northwind-csv', sample], { cwd });
     expect(all.code).toBe(2);
     expect(ndjson(all.stdout)).toHaveLength(27);
     for (const run of `${all.stdout}${all.stderr}`.match(/\d{13,19}/g) ?? [])
@@ -421,7 +421,7 @@ describe('authoring tools', () => {
     expect(rejectLines(all.stderr, sample).map((l) => l.split(':')[0])).toEqual(['9', '18', '25']);
     expect(existsSync(join(cwd, 'ledger'))).toBe(false);
     expect(sim.stats().requests.total).toBe(before);
-    const bad = await runCli(['map', '--limit', '0', sample]);
+    const bad = await runCliHere(['map', '--limit', '0', sample]);
     expect(bad.code).toBe(1);
     expect(bad.stderr.trim()).toBe(
       'svc-ingest: USAGE_INVALID: --limit: expected a positive integer, got "0"',
@@ -434,12 +434,12 @@ describe('authoring tools', () => {
       profile,
       JSON.stringify({ fields: { ...CONSTS, transactionId: { from: 'ID', trim: 'yes' } } }),
     );
-    const bad = await runCli(['mapping', 'check', profile]);
+    const bad = await runCliHere(['mapping', 'check', profile]);
     expect(bad.code).toBe(1);
     expect(bad.stderr.trim()).toBe(
       'svc-ingest: MAPPING_INVALID: check-bad.json: fields.transactionId.trim: expected true or false, got "yes"',
     );
-    const good = await runCli(['mapping', 'check', 'lithic', 'samples/lithic.ndjson']);
+    const good = await runCliHere(['mapping', 'check', 'lithic', 'samples/lithic.ndjson']);
     expect(good.code, good.stderr).toBe(0);
     expect(good.stdout).toContain('mapping lithic: valid');
     // Every record is read, not the first alone: its first object has no token_info (no wallet), two others have.
@@ -451,7 +451,7 @@ describe('authoring tools', () => {
   });
 
   it('mapping draft proposes a profile that loads, from a CSV header or a first NDJSON object', async () => {
-    const csv = await runCli(['mapping', 'draft', 'samples/northwind.csv']);
+    const csv = await runCliHere(['mapping', 'draft', 'samples/northwind.csv']);
     expect(csv.code, csv.stderr).toBe(0);
     const doc = JSON.parse(csv.stdout);
     expect(doc).toMatchObject({
@@ -470,9 +470,9 @@ describe('authoring tools', () => {
     });
     const draft = join(dir, 'draft.json');
     await writeFile(draft, csv.stdout);
-    expect((await runCli(['mapping', 'check', draft])).code).toBe(0);
+    expect((await runCliHere(['mapping', 'check', draft])).code).toBe(0);
 
-    const nd = await runCli(['mapping', 'draft', 'samples/stripe-issuing.ndjson']);
+    const nd = await runCliHere(['mapping', 'draft', 'samples/stripe-issuing.ndjson']);
     expect(JSON.parse(nd.stdout).fields).toMatchObject({
       transactionId: { from: 'id' }, // the sample repeats one id on purpose: the draft says so (below)
       paymentNetworkMCC: 'merchant_data.category_code',
@@ -484,7 +484,7 @@ describe('authoring tools', () => {
 
   it('--help of map, mappings, mapping check and mapping draft has examples', async () => {
     for (const cmd of [['map'], ['mappings'], ['mapping', 'check'], ['mapping', 'draft']]) {
-      const r = await runCli([...cmd, '--help']);
+      const r = await runCliHere([...cmd, '--help']);
       expect(r.code, cmd.join(' ')).toBe(0);
       expect(r.stdout, cmd.join(' ')).toMatch(/Examples:\n {2}# .+\n {2}svc-ingest /);
     }

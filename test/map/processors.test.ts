@@ -1,7 +1,7 @@
 // The built-in processor profiles on their samples, through the real CLI (`svc-ingest map`): every field of
 // every mapped record is pinned (values worked out by hand from the sample objects), and every reject line.
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../helpers/cli.ts';
+import { runCliHere } from '../helpers/cli.ts';
 
 type Tx = Record<string, unknown>;
 
@@ -9,7 +9,7 @@ async function mapSample(
   mapping: string,
   file: string,
 ): Promise<{ txs: Tx[]; stderr: string; code: number | null }> {
-  const r = await runCli(['map', '--mapping', mapping, `samples/${file}`]);
+  const r = await runCliHere(['map', '--mapping', mapping, `samples/${file}`]);
   const txs = r.stdout
     .trim()
     .split('\n')
@@ -358,7 +358,7 @@ describe('lithic on samples/lithic.ndjson', () => {
 
 describe('mappings', () => {
   it('lists every built-in profile with its description, and an unknown --mapping names them', async () => {
-    const list = await runCli(['mappings', '--json']);
+    const list = await runCliHere(['mappings', '--json']);
     expect(list.code, list.stderr).toBe(0);
     const profiles = JSON.parse(list.stdout) as Array<{ name: string; description: string; format?: string }>;
     expect(profiles.map((p) => p.name)).toEqual([
@@ -370,11 +370,11 @@ describe('mappings', () => {
     ]);
     for (const p of profiles) expect(p.description.length, p.name).toBeGreaterThan(20);
     expect(profiles.find((p) => p.name === 'lithic')?.format).toBe('ndjson');
-    const text = await runCli(['mappings']);
+    const text = await runCliHere(['mappings']);
     expect(text.stdout).toMatch(/^stripe-issuing +ndjson +Stripe Issuing Transaction objects/m);
 
     for (const cmd of [['send', '--dry-run'], ['map']]) {
-      const r = await runCli([...cmd, '--mapping', 'stripe', 'samples/stripe-issuing.ndjson']);
+      const r = await runCliHere([...cmd, '--mapping', 'stripe', 'samples/stripe-issuing.ndjson']);
       expect(r.code).toBe(1);
       expect(r.stderr.trim()).toBe(
         'svc-ingest: MAPPING_UNREADABLE: no mapping profile named "stripe"; built-in: canonical, harbor-ndjson, lithic, northwind-csv, stripe-issuing (svc-ingest mappings describes them), or give a path to a .json file',

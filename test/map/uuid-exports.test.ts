@@ -6,7 +6,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { workdir } from '../faults/helpers.ts';
-import { runCli } from '../helpers/cli.ts';
+import { runCliHere } from '../helpers/cli.ts';
 import { rng } from '../helpers/false-positives.ts';
 
 /** UUIDs the old rule refused (issue 19), then seeded random v4 ones. */
@@ -73,7 +73,7 @@ function marqeta(uuid: () => string, i: number): Record<string, unknown> {
 }
 
 async function mapFile(args: string[]): Promise<{ mapped: number; rejected: number; stderr: string }> {
-  const r = await runCli(['map', ...args]);
+  const r = await runCliHere(['map', ...args]);
   const m = /(\d+) read, (\d+) mapped, (\d+) rejected/.exec(r.stderr);
   return { mapped: Number(m?.[2]), rejected: Number(m?.[3]), stderr: r.stderr };
 }

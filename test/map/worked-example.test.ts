@@ -5,7 +5,7 @@ import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runCli, summaryOf } from '../helpers/cli.ts';
+import { runCliHere, summaryOf } from '../helpers/cli.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 
 const EXPORT = 'test/fixtures/acme/export.csv';
@@ -32,7 +32,7 @@ describe('the worked example of docs/mapping.md', () => {
   });
 
   it('maps every record to the right UTC instant, place, amount, codes and card fields', async () => {
-    const r = await runCli(['map', '--mapping', PROFILE, EXPORT]);
+    const r = await runCliHere(['map', '--mapping', PROFILE, EXPORT]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toBe('svc-ingest map: 8 read, 8 mapped, 0 rejected (mapping acme)\n');
     const txs = lines(r.stdout).map((l) => JSON.parse(l));
@@ -72,7 +72,7 @@ describe('the worked example of docs/mapping.md', () => {
   it('is sent whole to a service refusing unknown codes; the summary counts the codes sent', async () => {
     const ledger = join(dir, 'ledger.ndjson');
     const base = ['send', '--base-url', sim.url, '--ledger', ledger, '--mapping', PROFILE, EXPORT];
-    const r = await runCli([...base.slice(0, 1), '--json', ...base.slice(1)]);
+    const r = await runCliHere([...base.slice(0, 1), '--json', ...base.slice(1)]);
     expect(r.code, r.stderr).toBe(0);
     const s = summaryOf(r) as unknown as Record<string, unknown>;
     expect(s).toMatchObject({ read: 8, sent: 8, failed: 0, rejected: 0 });
@@ -88,7 +88,7 @@ describe('the worked example of docs/mapping.md', () => {
   });
 
   it('mapping draft recognises the times, the zone column, dollars, "CITY, ST ZIP" and the entry-mode words', async () => {
-    const d = await runCli(['mapping', 'draft', EXPORT]);
+    const d = await runCliHere(['mapping', 'draft', EXPORT]);
     expect(d.code, d.stderr).toBe(0);
     const fields = JSON.parse(d.stdout).fields;
     expect(fields.transactionTimestamp).toEqual({
@@ -113,7 +113,7 @@ describe('the worked example of docs/mapping.md', () => {
     // What is left to write, listed with what it needs.
     const draft = join(dir, 'draft.json');
     await writeFile(draft, d.stdout);
-    const c = await runCli(['mapping', 'check', draft, EXPORT]);
+    const c = await runCliHere(['mapping', 'check', draft, EXPORT]);
     expect(c.code).toBe(1);
     expect(c.stdout).toContain(
       'still to be written (1 field at "from": "?"):\n    paymentType: one of DEBIT, CREDIT, PREPAID: "const", or "enum" mapping a column\'s values to them\n',
@@ -122,7 +122,7 @@ describe('the worked example of docs/mapping.md', () => {
     const doc = JSON.parse(d.stdout);
     doc.fields.paymentType = { const: 'DEBIT' };
     await writeFile(draft, JSON.stringify(doc));
-    const m = await runCli(['map', '--mapping', draft, EXPORT]);
+    const m = await runCliHere(['map', '--mapping', draft, EXPORT]);
     expect(m.code, m.stderr).toBe(0);
     expect(lines(m.stdout)).toHaveLength(8);
   });
@@ -133,27 +133,27 @@ describe('the worked example of docs/mapping.md', () => {
     doc.fields.transactionType = { from: 'TYPE', case: 'upper' };
     const upper = join(dir, 'upper.json');
     await writeFile(upper, JSON.stringify(doc));
-    const c = await runCli(['mapping', 'check', upper, EXPORT]);
+    const c = await runCliHere(['mapping', 'check', upper, EXPORT]);
     expect(c.code, c.stderr).toBe(0);
     expect(lines(c.stderr)).toEqual([
       `svc-ingest: warning: ${EXPORT}: transactionType: "PURCHASE" is not a known transactionType (known: AUTHORIZED, REFUND) (7 of 8 records)`,
       `svc-ingest: warning: ${EXPORT}: paymentMethodEntryType: "ECOM" is not a known paymentMethodEntryType (known: APPLE_PAY, GOOGLE_PAY, SAMSUNG_PAY, CHIP, CONTACTLESS, MAGNETIC_STRIPE, MANUAL, ECOMMERCE, CREDENTIAL_ON_FILE, CARD, OTHER) (2 of 8 records)`,
     ]);
-    const m = await runCli(['map', '--mapping', upper, EXPORT]);
+    const m = await runCliHere(['map', '--mapping', upper, EXPORT]);
     expect(m.stderr).toContain('svc-ingest: warning: paymentMethodEntryType: "ECOM" is not a known');
     // A constant outside the lists is named by its JSON path at once.
     doc.fields.paymentType = { const: 'CHECKING' };
     await writeFile(upper, JSON.stringify(doc));
-    const k = await runCli(['mapping', 'check', upper]);
+    const k = await runCliHere(['mapping', 'check', upper]);
     expect(k.stderr).toContain(
       'svc-ingest: warning: fields.paymentType.const: "CHECKING" is not a known paymentType (known: DEBIT, CREDIT, PREPAID)',
     );
     // The dry run's summary (stderr, as on a terminal) shows ECOM beside the others; the strict service refuses every batch holding one.
-    const dry = await runCli(['send', '--dry-run', '--mapping', upper, EXPORT]);
+    const dry = await runCliHere(['send', '--dry-run', '--mapping', upper, EXPORT]);
     expect(dry.stderr).toContain(
       'codes to send: paymentMethodEntryType CHIP 3, CONTACTLESS 3, ECOM 2 (unknown)',
     );
-    const sent = await runCli([
+    const sent = await runCliHere([
       'send',
       '--json',
       '--base-url',

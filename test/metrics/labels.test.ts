@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { runCli } from '../helpers/cli.ts';
+import { runCliHere } from '../helpers/cli.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import { csvOf, makeTx, range } from '../helpers/transactions.ts';
 
@@ -30,7 +30,7 @@ beforeEach(async () => {
 async function feed(name: string, textfiles: string, input?: { stdin: string }): Promise<number | null> {
   const csv = join(dir, `${name}.csv`);
   await writeFile(csv, csvOf(range(60).map((i) => makeTx(i, `${name}-`))));
-  const r = await runCli(
+  const r = await runCliHere(
     [
       'send',
       '--json',
@@ -126,14 +126,14 @@ describe('--metrics-label', () => {
       ['outcome=x', /use the label outcome/],
       ['feed=', /empty/],
     ] as const) {
-      const r = await runCli(['send', '--metrics-label', label, join(dir, 'none.csv')], {
+      const r = await runCliHere(['send', '--metrics-label', label, join(dir, 'none.csv')], {
         env: { SVC_BASE_URL: sim.url, SVC_LEDGER_PATH: join(dir, 'l.ndjson') },
       });
       expect(r.code, label).toBe(1);
       expect(r.stderr, label).toMatch(/svc-ingest: CONFIG_INVALID: --metrics-label/);
       expect(r.stderr, label).toMatch(why);
     }
-    const twice = await runCli(
+    const twice = await runCliHere(
       ['send', '--metrics-label', 'a=1', '--metrics-label', 'a=2', join(dir, 'none.csv')],
       {
         env: { SVC_BASE_URL: sim.url },

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { runCli, startCli, summaryOf, waitFor } from '../helpers/cli.ts';
+import { runCliHere, startCli, summaryOf, waitFor } from '../helpers/cli.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import { csvOf, makeTx, range } from '../helpers/transactions.ts';
 
@@ -65,7 +65,7 @@ describe('send --metrics-file', () => {
     const file = await mixedInput('mf');
     const prom = join(dir, 'svc_ingest.prom');
     const before = Date.now() / 1000;
-    const r = await runCli(['send', ...fast, '--metrics-file', prom, file], { env: env() });
+    const r = await runCliHere(['send', ...fast, '--metrics-file', prom, file], { env: env() });
     expect(r.code, r.stderr).toBe(2);
     const s = summaryOf(r);
     const m = parse(await readFile(prom, 'utf8'));
@@ -102,7 +102,7 @@ describe('send --metrics-file', () => {
     const prom = join(dir, 'svc_ingest.prom');
     const file = join(dir, 'a.csv');
     await writeFile(file, csvOf(range(40).map((i) => makeTx(i, 'ls'))));
-    const ok = await runCli(['send', ...fast, '--metrics-file', prom, file], { env: env() });
+    const ok = await runCliHere(['send', ...fast, '--metrics-file', prom, file], { env: env() });
     expect(ok.code).toBe(0);
     const success = value(parse(await readFile(prom, 'utf8')), 'last_success_timestamp_seconds');
     expect(success).toBeGreaterThan(0);
@@ -110,7 +110,7 @@ describe('send --metrics-file', () => {
     sim.setFaults({ failRate: 1 });
     const other = join(dir, 'b.csv');
     await writeFile(other, csvOf(range(40).map((i) => makeTx(i, 'lf'))));
-    const failed = await runCli(['send', ...fast, '--max-retries', '0', '--metrics-file', prom, other], {
+    const failed = await runCliHere(['send', ...fast, '--max-retries', '0', '--metrics-file', prom, other], {
       env: env(),
     });
     expect(failed.code).toBe(3);
@@ -120,7 +120,7 @@ describe('send --metrics-file', () => {
     expect(value(m, 'records_total', { outcome: 'failed' })).toBe(40);
 
     // A run that cannot run at all (a missing input) says exit 1, and still keeps the last success.
-    const broken = await runCli(['send', '--json', '--metrics-file', prom, join(dir, 'missing.csv')], {
+    const broken = await runCliHere(['send', '--json', '--metrics-file', prom, join(dir, 'missing.csv')], {
       env: env(),
     });
     expect(broken.code).toBe(1);
@@ -131,7 +131,7 @@ describe('send --metrics-file', () => {
     // Exit 4 (no records) is not a success either; with --allow-empty it is.
     const empty = join(dir, 'empty.csv');
     await writeFile(empty, '');
-    await runCli(['send', '--json', '--metrics-file', prom, empty], { env: env() });
+    await runCliHere(['send', '--json', '--metrics-file', prom, empty], { env: env() });
     expect(value(parse(await readFile(prom, 'utf8')), 'exit_status')).toBe(4);
     expect(value(parse(await readFile(prom, 'utf8')), 'last_success_timestamp_seconds')).toBe(success);
   });
@@ -139,7 +139,7 @@ describe('send --metrics-file', () => {
   it('a metrics file that cannot be written is logged at error; the run goes on with its own exit status', async () => {
     const file = join(dir, 'a.csv');
     await writeFile(file, csvOf(range(10).map((i) => makeTx(i, 'mw'))));
-    const r = await runCli(['send', '--json', '--metrics-file', join(dir, 'no/such/dir/x.prom'), file], {
+    const r = await runCliHere(['send', '--json', '--metrics-file', join(dir, 'no/such/dir/x.prom'), file], {
       env: env({ SVC_LOG_FORMAT: 'json' }),
     });
     expect(r.code, r.stderr).toBe(0);
@@ -162,7 +162,7 @@ describe('send --metrics-file', () => {
     const prom = join(dir, 'env.prom');
     const file = join(dir, 'a.csv');
     await writeFile(file, csvOf(range(10).map((i) => makeTx(i, 'me'))));
-    const r = await runCli(['send', '--json', file], { env: env({ SVC_METRICS_FILE: prom }) });
+    const r = await runCliHere(['send', '--json', file], { env: env({ SVC_METRICS_FILE: prom }) });
     expect(r.code).toBe(0);
     expect(value(parse(await readFile(prom, 'utf8')), 'records_total', { outcome: 'sent' })).toBe(10);
   });
@@ -211,7 +211,7 @@ describe('send --metrics-port', () => {
     const port = (blocker.address() as { port: number }).port;
     const file = join(dir, 'a.csv');
     await writeFile(file, csvOf(range(10).map((i) => makeTx(i, 'pt'))));
-    const r = await runCli(['send', '--metrics-port', String(port), file], { env: env() });
+    const r = await runCliHere(['send', '--metrics-port', String(port), file], { env: env() });
     blocker.close();
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(

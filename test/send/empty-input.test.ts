@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { BIN, runCli, summaryOf } from '../helpers/cli.ts';
+import { BIN, runCliHere, summaryOf } from '../helpers/cli.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import { CANONICAL_COLUMNS, csvOf, makeTx, range } from '../helpers/transactions.ts';
 
@@ -35,7 +35,7 @@ describe('send: an input without records', () => {
   it('a 0-byte CSV is "empty file": a warning, exit 4, nothing sent (not a missing-header error)', async () => {
     const file = join(dir, 'nightly.csv');
     await writeFile(file, '');
-    const r = await runCli(['send', '--json', file], { env: env() });
+    const r = await runCliHere(['send', '--json', file], { env: env() });
     expect(r.code, r.stderr).toBe(4);
     expect(summaryOf(r)).toMatchObject({ read: 0, sent: 0, emptyInputs: [file] });
     expect(r.stderr).not.toMatch(/header lacks/);
@@ -50,7 +50,7 @@ describe('send: an input without records', () => {
     for (const name of ['nightly.csv.gz', 'nightly.ndjson']) {
       const file = join(dir, name);
       await writeFile(file, '');
-      const r = await runCli(['send', '--json', file], { env: env() });
+      const r = await runCliHere(['send', '--json', file], { env: env() });
       expect(r.code, r.stderr).toBe(4);
       expect(events(r.stderr, 'input.empty')[0].msg).toBe(`${file}: empty file`);
     }
@@ -62,7 +62,7 @@ describe('send: an input without records', () => {
     await writeFile(join(dir, 'h.csv.gz'), gzipSync(header));
     for (const name of ['h.csv', 'h.csv.gz']) {
       const file = join(dir, name);
-      const r = await runCli(['send', '--json', file], { env: env() });
+      const r = await runCliHere(['send', '--json', file], { env: env() });
       expect(r.code, r.stderr).toBe(4);
       expect(summaryOf(r)).toMatchObject({ read: 0, emptyInputs: [file] });
       expect(events(r.stderr, 'input.empty')[0].msg).toBe(`${file}: only a header, no records`);
@@ -71,7 +71,7 @@ describe('send: an input without records', () => {
   });
 
   it('empty standard input (a closed pipe, or </dev/null) exits 4', async () => {
-    const piped = await runCli(['send', '--json'], { env: env(), input: '' });
+    const piped = await runCliHere(['send', '--json'], { env: env(), input: '' });
     expect(piped.code, piped.stderr).toBe(4);
     expect(summaryOf(piped)).toMatchObject({ read: 0, emptyInputs: ['stdin'] });
     expect(events(piped.stderr, 'input.empty')[0].msg).toBe('stdin: empty input');
@@ -93,7 +93,7 @@ describe('send: an input without records', () => {
   });
 
   it('header-only CSV on standard input exits 4', async () => {
-    const r = await runCli(['send', '--json', '--format', 'csv', '-'], {
+    const r = await runCliHere(['send', '--json', '--format', 'csv', '-'], {
       env: env(),
       input: `${CANONICAL_COLUMNS.join(',')}\n`,
     });
@@ -104,20 +104,20 @@ describe('send: an input without records', () => {
   it('--allow-empty: the same inputs exit 0, the notice is info, not a warning', async () => {
     const file = join(dir, 'nightly.csv');
     await writeFile(file, '');
-    const r = await runCli(['send', '--json', '--allow-empty', file], {
+    const r = await runCliHere(['send', '--json', '--allow-empty', file], {
       env: { ...env(), SVC_LOG_LEVEL: 'info' },
     });
     expect(r.code, r.stderr).toBe(0);
     expect(events(r.stderr, 'input.empty')[0]).toMatchObject({ level: 30 });
     expect(events(r.stderr, 'run.empty')).toHaveLength(0);
-    const piped = await runCli(['send', '--allow-empty', '--json'], { env: env(), input: '' });
+    const piped = await runCliHere(['send', '--allow-empty', '--json'], { env: env(), input: '' });
     expect(piped.code).toBe(0);
   });
 
   it('the human summary says why the exit is 4', async () => {
     const file = join(dir, 'nightly.csv');
     await writeFile(file, '');
-    const r = await runCli(['send', file], { env: env() });
+    const r = await runCliHere(['send', file], { env: env() });
     expect(r.code).toBe(4);
     expect(r.stderr).toMatch(/no records: the input was empty or only a header \(exit 4; --allow-empty/);
   });
@@ -125,8 +125,8 @@ describe('send: an input without records', () => {
   it('a rerun whose records were all skipped is not empty: exit 0', async () => {
     const file = join(dir, 'in.csv');
     await writeFile(file, csvOf(range(30).map((i) => makeTx(i, 'em'))));
-    expect((await runCli(['send', '--json', file], { env: env() })).code).toBe(0);
-    const rerun = await runCli(['send', '--json', file], { env: env() });
+    expect((await runCliHere(['send', '--json', file], { env: env() })).code).toBe(0);
+    const rerun = await runCliHere(['send', '--json', file], { env: env() });
     expect(rerun.code, rerun.stderr).toBe(0);
     expect(summaryOf(rerun)).toMatchObject({ read: 30, skipped: 30, sent: 0, emptyInputs: [] });
   });
@@ -136,15 +136,15 @@ describe('send: an input without records', () => {
     const empty = join(dir, 'b.csv');
     await writeFile(good, csvOf(range(20).map((i) => makeTx(i, 'mx'))));
     await writeFile(empty, '');
-    const r = await runCli(['send', '--json', empty, good], { env: env() });
+    const r = await runCliHere(['send', '--json', empty, good], { env: env() });
     expect(r.code, r.stderr).toBe(0);
     expect(summaryOf(r)).toMatchObject({ read: 20, sent: 20, emptyInputs: [empty] });
     expect(events(r.stderr, 'input.empty')[0]).toMatchObject({ level: 40, source: empty });
     expect(sim.stats().transactions.distinct).toBe(20);
-    const human = await runCli(['send', empty, good], { env: env() });
+    const human = await runCliHere(['send', empty, good], { env: env() });
     expect(human.stderr).toContain(`no records in: ${empty}`);
     // Every input empty is exit 4 again.
-    const both = await runCli(['send', '--json', empty, empty], { env: env() });
+    const both = await runCliHere(['send', '--json', empty, empty], { env: env() });
     expect(both.code).toBe(4);
     expect(await readFile(join(dir, 'ledger.ndjson'), 'utf8')).not.toContain('"failed"');
   });

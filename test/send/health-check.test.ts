@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startSimulator } from '../../src/simulator/index.ts';
-import { ROOT, runCli, startCli } from '../helpers/cli.ts';
+import { ROOT, runCliHere, startCli } from '../helpers/cli.ts';
 
 const SAMPLE = join(ROOT, 'samples/canonical.ndjson');
 
@@ -33,7 +33,7 @@ describe('the service check before reading', () => {
     const dir = await mkdtemp(join(tmpdir(), 'svc-health-'));
     const port = await deadPort();
     const t0 = Date.now();
-    const r = await runCli(['send', '--json', '--health-check-window-ms', '700', SAMPLE], {
+    const r = await runCliHere(['send', '--json', '--health-check-window-ms', '700', SAMPLE], {
       cwd: dir,
       env: { SVC_BASE_URL: `http://127.0.0.1:${port}`, SVC_LOG_LEVEL: 'info' },
     });
@@ -74,7 +74,7 @@ describe('the service check before reading', () => {
 
   it('a window of 0 is one try', async () => {
     const port = await deadPort();
-    const r = await runCli(['send', '--health-check-window-ms', '0', SAMPLE], {
+    const r = await runCliHere(['send', '--health-check-window-ms', '0', SAMPLE], {
       cwd: await mkdtemp(join(tmpdir(), 'svc-health-')),
       env: { SVC_BASE_URL: `http://127.0.0.1:${port}`, SVC_LOG_LEVEL: 'info' },
     });

@@ -4,7 +4,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { deliveryCounts, FAST, workdir, writeNdjson } from '../faults/helpers.ts';
-import { runCli, summaryOf } from '../helpers/cli.ts';
+import { runCliHere, summaryOf } from '../helpers/cli.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 
@@ -22,7 +22,7 @@ describe('send on the PostgreSQL ledger', () => {
     const args = ['send', ...FAST, '--concurrency', '4', '--ledger', url, file];
     const env = w.env(sim, { SVC_LOG_LEVEL: 'info' });
 
-    const first = await runCli(args, { env });
+    const first = await runCliHere(args, { env });
     expect(first.code, first.stderr).toBe(0);
     expect(summaryOf(first)).toMatchObject({ read: 1234, sent: 1234, skipped: 0, failed: 0, ledger: shown });
     expect(deliveryCounts(sim, ids)).toMatchObject({ missing: 0, duplicated: 0, extra: 0 });
@@ -30,7 +30,7 @@ describe('send on the PostgreSQL ledger', () => {
     expect(password).not.toBe('');
     expect(first.stdout + first.stderr).not.toContain(password);
 
-    const rerun = await runCli(args, { env });
+    const rerun = await runCliHere(args, { env });
     expect(rerun.code, rerun.stderr).toBe(0);
     expect(summaryOf(rerun)).toMatchObject({ read: 1234, sent: 0, skipped: 1234, ledger: shown });
     expect(deliveryCounts(sim, ids)).toMatchObject({ missing: 0, duplicated: 0, extra: 0 });
@@ -42,7 +42,7 @@ describe('send on the PostgreSQL ledger', () => {
     );
     expect(acked).toEqual([{ n: 1234 }]);
 
-    const dry = await runCli(['send', ...FAST, '--dry-run', '--ledger', url, file], { env });
+    const dry = await runCliHere(['send', ...FAST, '--dry-run', '--ledger', url, file], { env });
     expect(dry.code, dry.stderr).toBe(0);
     expect(summaryOf(dry)).toMatchObject({
       dryRun: true,

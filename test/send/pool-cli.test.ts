@@ -5,7 +5,7 @@ import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { runCli, startCli, summaryOf, waitFor } from '../helpers/cli.ts';
+import { runCliHere, startCli, summaryOf, waitFor } from '../helpers/cli.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import { csvOf, makeTx, range } from '../helpers/transactions.ts';
 
@@ -49,9 +49,9 @@ const args = (name: string, file: string) => [
 describe('prepare on a pool of worker threads', () => {
   it('matches the inline path: summary, reject lines, deliveries', async () => {
     const file = await input();
-    const inline = await runCli(args('inline', file), { env: { SVC_PREPARE_WORKER: 'off' } });
+    const inline = await runCliHere(args('inline', file), { env: { SVC_PREPARE_WORKER: 'off' } });
     sim.reset();
-    const worker = await runCli(args('worker', file), { env: POOL });
+    const worker = await runCliHere(args('worker', file), { env: POOL });
     expect(worker.code, worker.stderr).toBe(2);
     const pick = (r: typeof inline) => {
       const { durationMs: _d, runId: _r, ledger: _l, rejects: _j, ...rest } = summaryOf(r);
@@ -95,7 +95,7 @@ describe('prepare on a pool of worker threads', () => {
     run.child.kill('SIGTERM');
     const r = await run.done;
     expect(r.code).toBe(143);
-    const rerun = await runCli(args('sig', file), { env: POOL });
+    const rerun = await runCliHere(args('sig', file), { env: POOL });
     expect(rerun.code).toBe(2);
     expect(sim.stats().transactions).toMatchObject({ distinct: 2996, duplicates: 0 });
   });

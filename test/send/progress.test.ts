@@ -6,7 +6,7 @@ import { mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { BIN, collectOutput, runCli, startCli, summaryOf, waitFor } from '../helpers/cli.ts';
+import { BIN, collectOutput, runCliHere, startCli, summaryOf, waitFor } from '../helpers/cli.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import { csvOf, makeTx, range } from '../helpers/transactions.ts';
 
@@ -37,7 +37,7 @@ describe('send: progress when stderr is not a TTY', () => {
     const file = join(dir, 'in.csv');
     await writeFile(file, csvOf(range(1500).map((i) => makeTx(i, 'pg'))));
     const size = (await stat(file)).size;
-    const r = await runCli(['send', '--json', '--concurrency', '1', '--progress-interval', '0.3', file], {
+    const r = await runCliHere(['send', '--json', '--concurrency', '1', '--progress-interval', '0.3', file], {
       env: env(),
     });
     expect(r.code, r.stderr).toBe(0);
@@ -63,7 +63,7 @@ describe('send: progress when stderr is not a TTY', () => {
 
   it('from a pipe the size is unknown: rate but no percent or ETA', async () => {
     sim.setFaults({ latencyMs: 60 });
-    const r = await runCli(['send', '--json', '--concurrency', '1', '--progress-interval', '0.3', '-'], {
+    const r = await runCliHere(['send', '--json', '--concurrency', '1', '--progress-interval', '0.3', '-'], {
       env: env(),
       input: csvOf(range(800).map((i) => makeTx(i, 'pp'))),
     });
@@ -80,20 +80,23 @@ describe('send: progress when stderr is not a TTY', () => {
     sim.setFaults({ latencyMs: 40 });
     const file = join(dir, 'in.csv');
     await writeFile(file, csvOf(range(600).map((i) => makeTx(i, 'pq'))));
-    const byEnv = await runCli(['send', '--json', '--concurrency', '1', '--no-resume', file], {
+    const byEnv = await runCliHere(['send', '--json', '--concurrency', '1', '--no-resume', file], {
       env: env({ SVC_SEND_PROGRESS_INTERVAL_MS: '200' }),
     });
     expect(progressLines(byEnv.stderr).length).toBeGreaterThanOrEqual(2);
-    const off = await runCli(['send', '--json', '--concurrency', '1', '--no-resume', '--no-progress', file], {
-      env: env({ SVC_SEND_PROGRESS_INTERVAL_MS: '200' }),
-    });
+    const off = await runCliHere(
+      ['send', '--json', '--concurrency', '1', '--no-resume', '--no-progress', file],
+      {
+        env: env({ SVC_SEND_PROGRESS_INTERVAL_MS: '200' }),
+      },
+    );
     expect(off.code).toBe(0);
     expect(progressLines(off.stderr)).toHaveLength(0);
-    const byDefault = await runCli(['send', '--json', '--concurrency', '1', '--no-resume', file], {
+    const byDefault = await runCliHere(['send', '--json', '--concurrency', '1', '--no-resume', file], {
       env: env(),
     });
     expect(progressLines(byDefault.stderr)).toHaveLength(0);
-    const bad = await runCli(['send', '--progress-interval', 'soon', file], { env: env() });
+    const bad = await runCliHere(['send', '--progress-interval', 'soon', file], { env: env() });
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/--progress-interval: expected a number of seconds, got "soon"/);
   });

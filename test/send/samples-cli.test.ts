@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { luhnValid } from '../../src/mask.ts';
-import { ROOT, runCli, summaryOf } from '../helpers/cli.ts';
+import { ROOT, runCliHere, summaryOf } from '../helpers/cli.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 
 const SAMPLES: Record<string, { mapping?: string; read: number; valid: number; rejected: number }> = {
@@ -59,7 +59,7 @@ describe('every sample through the CLI', () => {
         rejects,
       ];
       if (want.mapping) args.push('--mapping', want.mapping);
-      const r = await runCli([...args, join('samples', file)]);
+      const r = await runCliHere([...args, join('samples', file)]);
       expect(r.code, r.stderr).toBe(2);
       const { mapping: _m, ...counts } = want;
       expect(summaryOf(r)).toMatchObject({ ...counts, sent: want.valid, failed: 0, skipped: 0 });

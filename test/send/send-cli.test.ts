@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { runCli, startCli, summaryOf, waitFor } from '../helpers/cli.ts';
+import { runCliHere, startCli, summaryOf, waitFor } from '../helpers/cli.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import { csvOf, makeTx, ndjsonOf, range } from '../helpers/transactions.ts';
 
@@ -38,7 +38,7 @@ describe('send: the main job, end to end through the real CLI', () => {
   it('sends a canonical CSV in batches of 50, writes a ledger with requestIds, exits 0', async () => {
     const file = join(dir, 'in.csv');
     await writeFile(file, csvOf(range(120).map((i) => makeTx(i))));
-    const r = await runCli(['send', ...fast, file], { env: env() });
+    const r = await runCliHere(['send', ...fast, file], { env: env() });
     expect(r.code, r.stderr).toBe(0);
     expect(summaryOf(r)).toMatchObject({
       read: 120,
@@ -66,23 +66,23 @@ describe('send: the main job, end to end through the real CLI', () => {
   it('resumes: a second run sends nothing, counts everything skipped, exits 0', async () => {
     const file = join(dir, 'in.csv');
     await writeFile(file, csvOf(range(75).map((i) => makeTx(i))));
-    expect((await runCli(['send', ...fast, file], { env: env() })).code).toBe(0);
+    expect((await runCliHere(['send', ...fast, file], { env: env() })).code).toBe(0);
     const before = sends();
-    const r = await runCli(['send', ...fast, file], { env: env() });
+    const r = await runCliHere(['send', ...fast, file], { env: env() });
     expect(r.code).toBe(0);
     expect(summaryOf(r)).toMatchObject({ read: 75, skipped: 75, sent: 0, batches: 0 });
     expect(sends()).toBe(before);
-    const again = await runCli(['send', ...fast, '--no-resume', file], { env: env() });
+    const again = await runCliHere(['send', ...fast, '--no-resume', file], { env: env() });
     expect(summaryOf(again)).toMatchObject({ sent: 75, skipped: 0 });
     expect(sim.stats().transactions.duplicates).toBe(75);
   });
 
   it('reads NDJSON from standard input with --format, and sniffs it without', async () => {
     const input = ndjsonOf(range(30).map((i) => makeTx(i, 'in')));
-    const r = await runCli(['send', ...fast, '--format', 'ndjson', '-'], { env: env(), input });
+    const r = await runCliHere(['send', ...fast, '--format', 'ndjson', '-'], { env: env(), input });
     expect(r.code, r.stderr).toBe(0);
     expect(summaryOf(r)).toMatchObject({ read: 30, sent: 30 });
-    const sniffed = await runCli(['send', ...fast, '--no-resume'], { env: env(), input });
+    const sniffed = await runCliHere(['send', ...fast, '--no-resume'], { env: env(), input });
     expect(summaryOf(sniffed)).toMatchObject({ read: 30, sent: 30 });
   });
 
@@ -90,7 +90,7 @@ describe('send: the main job, end to end through the real CLI', () => {
     await writeFile(join(dir, 'a.csv.gz'), gzipSync(csvOf(range(40).map((i) => makeTx(i, 'a')))));
     await writeFile(join(dir, 'b.ndjson'), ndjsonOf(range(25).map((i) => makeTx(i, 'b'))));
     await writeFile(join(dir, 'c.jsonl.gz'), gzipSync(ndjsonOf(range(10).map((i) => makeTx(i, 'c')))));
-    const r = await runCli(
+    const r = await runCliHere(
       ['send', ...fast, join(dir, 'a.csv.gz'), join(dir, 'b.ndjson'), join(dir, 'c.jsonl.gz')],
       { env: env() },
     );
@@ -107,7 +107,7 @@ describe('send: the main job, end to end through the real CLI', () => {
     txs[8]!.transactionId = 'rj-00000001';
     const file = join(dir, 'in.csv');
     await writeFile(file, csvOf(txs as never));
-    const r = await runCli(['send', ...fast, file], { env: env() });
+    const r = await runCliHere(['send', ...fast, file], { env: env() });
     expect(r.code).toBe(2);
     expect(summaryOf(r)).toMatchObject({ read: 10, valid: 7, rejected: 3, sent: 7 });
     const rj = await rejectLines();
@@ -126,7 +126,7 @@ describe('send: the main job, end to end through the real CLI', () => {
     sim.setFaults({ failRate: 0.2 });
     const file = join(dir, 'in.ndjson');
     await writeFile(file, ndjsonOf(range(2000).map((i) => makeTx(i, 'fr'))));
-    const r = await runCli(['send', ...fast, '--max-retries', '10', file], { env: env() });
+    const r = await runCliHere(['send', ...fast, '--max-retries', '10', file], { env: env() });
     expect(r.code, r.stderr).toBe(0);
     const s = summaryOf(r);
     expect(s).toMatchObject({ read: 2000, sent: 2000, failed: 0, batches: 40 });
@@ -139,7 +139,7 @@ describe('send: the main job, end to end through the real CLI', () => {
     sim.setFaults({ failRate: 1 });
     const file = join(dir, 'in.csv');
     await writeFile(file, csvOf(range(100).map((i) => makeTx(i, 'fl'))));
-    const r = await runCli(['send', ...fast, '--max-retries', '1', '--split-retries', '0', file], {
+    const r = await runCliHere(['send', ...fast, '--max-retries', '1', '--split-retries', '0', file], {
       env: env(),
     });
     expect(r.code).toBe(3);
@@ -149,24 +149,24 @@ describe('send: the main job, end to end through the real CLI', () => {
       failedLines.every((l) => l.status === 'failed' && l.httpStatus === 500 && l.error && l.attempts === 2),
     ).toBe(true);
     sim.setFaults({ failRate: 0 });
-    const rerun = await runCli(['send', ...fast, file], { env: env() });
+    const rerun = await runCliHere(['send', ...fast, file], { env: env() });
     expect(rerun.code).toBe(0);
     expect(summaryOf(rerun)).toMatchObject({ sent: 100, skipped: 0 });
     expect(sim.stats().transactions).toMatchObject({ distinct: 100, duplicates: 0 });
   });
 
   it('exits 1 with one clear line for bad usage, missing input, bad header; sends nothing', async () => {
-    const missing = await runCli(['send', join(dir, 'nope.csv')], { env: env() });
+    const missing = await runCliHere(['send', join(dir, 'nope.csv')], { env: env() });
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/nope\.csv/);
     expect(missing.stderr).not.toMatch(/\n\s+at /);
-    const bad = await runCli(['send', '--batch-size', '51', join(dir, 'x.csv')], { env: env() });
+    const bad = await runCliHere(['send', '--batch-size', '51', join(dir, 'x.csv')], { env: env() });
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/batch/i);
     const file = join(dir, 'in.csv');
     const text = csvOf(range(5).map((i) => makeTx(i))).replace('paymentNetworkMCC', 'mcc');
     await writeFile(file, text);
-    const header = await runCli(['send', ...fast, file], { env: env() });
+    const header = await runCliHere(['send', ...fast, file], { env: env() });
     expect(header.code).toBe(1);
     expect(header.stderr).toMatch(/paymentNetworkMCC/);
     expect(header.stderr).toContain(file);
@@ -176,7 +176,7 @@ describe('send: the main job, end to end through the real CLI', () => {
   it('--dry-run reads, maps, validates and batches, sends nothing, leaves no ledger', async () => {
     const file = join(dir, 'in.csv');
     await writeFile(file, csvOf(range(60).map((i) => makeTx(i))));
-    const r = await runCli(['send', ...fast, '--dry-run', '--batch-size', '7', file], { env: env() });
+    const r = await runCliHere(['send', ...fast, '--dry-run', '--batch-size', '7', file], { env: env() });
     expect(r.code).toBe(0);
     expect(summaryOf(r)).toMatchObject({
       read: 60,
@@ -194,7 +194,7 @@ describe('send: the main job, end to end through the real CLI', () => {
     sim.setFaults({ latencyMs: 30 });
     const file = join(dir, 'in.csv');
     await writeFile(file, csvOf(range(140).map((i) => makeTx(i))));
-    const r = await runCli(['send', ...fast, '--batch-size', '7', '--concurrency', '3', file], {
+    const r = await runCliHere(['send', ...fast, '--batch-size', '7', '--concurrency', '3', file], {
       env: env(),
     });
     expect(r.code).toBe(0);
@@ -216,7 +216,7 @@ describe('send: the main job, end to end through the real CLI', () => {
     expect(s.interrupted).toBe('SIGTERM');
     expect((s.sent as number) + (s.failed as number)).toBe(s.valid);
     expect(s.read as number).toBeLessThan(3000);
-    const rerun = await runCli(['send', ...fast, file], { env: env() });
+    const rerun = await runCliHere(['send', ...fast, file], { env: env() });
     expect(rerun.code).toBe(0);
     expect(sim.stats().transactions).toMatchObject({ distinct: 3000, duplicates: 0 });
   });
@@ -227,7 +227,7 @@ describe('send: the main job, end to end through the real CLI', () => {
     await writeFile(file, csvOf(range(2000).map((i) => makeTx(i))));
     const first = startCli(['send', ...fast, '--concurrency', '1', file], { env: env() });
     await waitFor(() => sim.stats().requests.total >= 1, first.child);
-    const second = await runCli(['send', ...fast, file], { env: env() });
+    const second = await runCliHere(['send', ...fast, file], { env: env() });
     expect(second.code).toBe(1);
     expect(second.stderr).toMatch(new RegExp(`in use by process ${first.child.pid}`));
     first.child.kill('SIGINT');

@@ -6,7 +6,7 @@ import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { collectOutput, ROOT, runCli } from '../helpers/cli.ts';
+import { collectOutput, ROOT, runCliHere } from '../helpers/cli.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 
 const sim = useSimulator({ seed: 41 }, 'reset');
@@ -31,7 +31,7 @@ beforeEach(async () => {
 describe('--source-name', () => {
   it('standard input: the ledger, the rejects and the logs name it', async () => {
     const name = 'northwind/2026-11-20.csv';
-    const r = await runCli(['send', '--json', '--format', 'csv', '--source-name', name, '-'], {
+    const r = await runCliHere(['send', '--json', '--format', 'csv', '--source-name', name, '-'], {
       env: env(),
       input: await readFile(SAMPLE),
     });
@@ -66,7 +66,9 @@ describe('--source-name', () => {
   });
 
   it('one file: the name replaces its path (the shipped unit and CronJob name their fixed export path so)', async () => {
-    const r = await runCli(['send', '--json', '--source-name', 'northwind-nightly', SAMPLE], { env: env() });
+    const r = await runCliHere(['send', '--json', '--source-name', 'northwind-nightly', SAMPLE], {
+      env: env(),
+    });
     expect(r.code, r.stderr).toBe(2);
     const ledger = await ndjson(join(dir, 'ledger.ndjson'));
     expect(new Set(ledger.map((l) => l.source))).toEqual(new Set(['northwind-nightly']));
@@ -77,14 +79,17 @@ describe('--source-name', () => {
 
   it('two files and no stream, or an empty name: exit 1, nothing sent', async () => {
     const before = sim.stats().requests.byPath['/v2/data/transactions'] ?? 0;
-    const two = await runCli(['send', '--source-name', 'x', SAMPLE, join(ROOT, 'samples/canonical.ndjson')], {
-      env: env(),
-    });
+    const two = await runCliHere(
+      ['send', '--source-name', 'x', SAMPLE, join(ROOT, 'samples/canonical.ndjson')],
+      {
+        env: env(),
+      },
+    );
     expect(two.code).toBe(1);
     expect(two.stderr).toMatch(
       /svc-ingest: USAGE_INVALID: --source-name names one input, and 2 files are given/,
     );
-    const empty = await runCli(['send', '--format', 'csv', '--source-name', ' ', '-'], {
+    const empty = await runCliHere(['send', '--format', 'csv', '--source-name', ' ', '-'], {
       env: env(),
       input: '',
     });

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { runCli, summaryOf } from '../helpers/cli.ts';
+import { runCliHere, summaryOf } from '../helpers/cli.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import { CANONICAL_COLUMNS, csvOf, makeTx, ndjsonOf, range } from '../helpers/transactions.ts';
 
@@ -38,7 +38,7 @@ describe('send: inputs read once (pipes, devices)', () => {
   it('a gzipped CSV through a pipe with no extension: sniffed, every record sent once', async () => {
     const txs = range(120).map((i) => makeTx(i, 'pipe'));
     const pipe = fifo('fd63', gzipSync(csvOf(txs)));
-    const r = await runCli(['send', '--json', pipe], { env: env() });
+    const r = await runCliHere(['send', '--json', pipe], { env: env() });
     expect(r.code, r.stderr).toBe(0);
     expect(summaryOf(r)).toMatchObject({ read: 120, sent: 120, rejected: 0 });
     expect(sim.stats().transactions.distinct).toBe(120);
@@ -46,24 +46,24 @@ describe('send: inputs read once (pipes, devices)', () => {
 
   it('an NDJSON pipe named .ndjson, and the header of a CSV pipe checked as it is read', async () => {
     const nd = fifo('feed.ndjson', ndjsonOf(range(7).map((i) => makeTx(i, 'nd'))));
-    const ok = await runCli(['send', '--json', nd], { env: env() });
+    const ok = await runCliHere(['send', '--json', nd], { env: env() });
     expect(ok.code, ok.stderr).toBe(0);
     expect(summaryOf(ok)).toMatchObject({ read: 7, sent: 7 });
 
     const cols = CANONICAL_COLUMNS.filter((c) => c !== 'paymentNetworkMerchantCity');
     const bad = fifo('bad.csv', `${cols.join(',')}\n${cols.map(() => 'x').join(',')}\n`);
-    const r = await runCli(['send', bad], { env: env() });
+    const r = await runCliHere(['send', bad], { env: env() });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(`${bad}: header lacks column paymentNetworkMerchantCity`);
   });
 
   it('/dev/null is an empty input (exit 4), a directory is refused by name (exit 1)', async () => {
-    const empty = await runCli(['send', '--json', '--format', 'csv', '/dev/null'], { env: env() });
+    const empty = await runCliHere(['send', '--json', '--format', 'csv', '/dev/null'], { env: env() });
     expect(empty.code, empty.stderr).toBe(4);
     expect(summaryOf(empty)).toMatchObject({ read: 0, emptyInputs: ['/dev/null'] });
     expect(empty.stderr).toContain('/dev/null: empty input');
 
-    const r = await runCli(['send', dir], { env: env() });
+    const r = await runCliHere(['send', dir], { env: env() });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(`INPUT_UNREADABLE: cannot read ${dir}: a directory`);
     expect(await readFile(join(dir, 'ledger.ndjson'), 'utf8')).toBe(''); // nothing was ever sent

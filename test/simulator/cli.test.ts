@@ -2,7 +2,7 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
-import { BIN, ROOT, runCli } from '../helpers/cli.ts';
+import { BIN, ROOT, runCliHere } from '../helpers/cli.ts';
 import { call, makeTx, postTx } from './helpers.ts';
 
 function startCli(args: string[], env: NodeJS.ProcessEnv = {}) {
@@ -66,7 +66,7 @@ describe('svc-ingest simulate', () => {
       [['--tls-cert', '/nonexistent.pem', '--tls-key', '/nonexistent.pem'], '--tls-cert'],
     ];
     // Children run concurrently: each one's start-up dominates.
-    const results = await Promise.all(cases.map(([args]) => runCli(['simulate', ...args])));
+    const results = await Promise.all(cases.map(([args]) => runCliHere(['simulate', ...args])));
     results.forEach((r, i) => {
       const [args, flag] = cases[i]!;
       expect(r.code, args.join(' ')).toBe(1);
@@ -80,7 +80,7 @@ describe('svc-ingest simulate', () => {
 
   it('off loopback only with --allow-remote (its control API is unauthenticated); nothing is bound when refused', async () => {
     for (const host of ['0.0.0.0', '::']) {
-      const r = await runCli(['simulate', '--host', host]);
+      const r = await runCliHere(['simulate', '--host', host]);
       expect(r.code, host).toBe(1);
       expect(r.stdout).toBe('');
       expect(r.stderr.trim().split('\n')).toHaveLength(1);
@@ -93,12 +93,12 @@ describe('svc-ingest simulate', () => {
   });
 
   it('--require-token takes the token from SVC_SIM_TOKEN, never from argv', async () => {
-    const missing = await runCli(['simulate', '--require-token'], { env: { SVC_SIM_TOKEN: '' } });
+    const missing = await runCliHere(['simulate', '--require-token'], { env: { SVC_SIM_TOKEN: '' } });
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(
       /--require-token: the token comes from env SVC_SIM_TOKEN, which is not set/,
     );
-    const onArgv = await runCli(['simulate', '--require-token', 'tok-on-argv']);
+    const onArgv = await runCliHere(['simulate', '--require-token', 'tok-on-argv']);
     expect(onArgv.code).toBe(1);
     expect(onArgv.stdout).toBe('');
     const run = startCli(['--require-token'], { SVC_SIM_TOKEN: 'tok-from-env-1' });
@@ -120,7 +120,7 @@ describe('svc-ingest simulate', () => {
   });
 
   it('documents every option with its default in --help', async () => {
-    const r = await runCli(['simulate', '--help']);
+    const r = await runCliHere(['simulate', '--help']);
     expect(r.code).toBe(0);
     const flags = [
       '--port',

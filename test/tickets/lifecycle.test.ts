@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../src/simulator/index.ts';
 import type { TicketsStatus } from '../../src/tickets/status.ts';
 import { FAST, kindName, ledgerKinds, type Workdir, workdir } from '../faults/helpers.ts';
-import { type CliRun, runCli, startCli, waitFor } from '../helpers/cli.ts';
+import { type CliRun, runCliHere, startCli, waitFor } from '../helpers/cli.ts';
 import { ledgerFaultEnv } from '../helpers/ledger-fault.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { createTicket } from '../helpers/tickets.ts';
@@ -47,7 +47,7 @@ const create = (env: NodeJS.ProcessEnv, id: string, customer: string, tx: string
   createTicket(env, id, customer, tx, ['--retry-base-ms', '5', '--json', '--base-url', baseUrl]);
 
 async function status(env: NodeJS.ProcessEnv, extra: string[] = []) {
-  const r = await runCli(['tickets', 'status', '--json', ...extra], { env });
+  const r = await runCliHere(['tickets', 'status', '--json', ...extra], { env });
   expect(r.code, r.stderr).toBe(0);
   return JSON.parse(r.stdout) as TicketsStatus & { store: string };
 }
@@ -69,7 +69,7 @@ async function sendNumbered(w: Workdir, sim: Simulator): Promise<void> {
       })),
     ),
   );
-  const r = await runCli(['send', ...FAST, file], { env: w.env(sim) });
+  const r = await runCliHere(['send', ...FAST, file], { env: w.env(sim) });
   expect(r.code, r.stderr).toBe(0);
 }
 
@@ -159,7 +159,7 @@ for (const kind of ledgerKinds(pgs)) {
 
         const stale = await status(env, ['--stale-after-ms', '1']);
         expect(stale.stale.map((x) => x.sourceTicketId)).toEqual(['T-S']);
-        const text = await runCli(['tickets', 'status', '--stale-after-ms', '1'], { env });
+        const text = await runCliHere(['tickets', 'status', '--stale-after-ms', '1'], { env });
         expect(text.stdout).toMatch(/T-S: .*STALE/);
         expect(text.stdout).toMatch(/T-E: .*Invalid customer id: nobody/);
         // Read back from the service that took it: no longer waiting for a first update.

@@ -3,7 +3,7 @@
 // file's line) and svc_ingest.transactions (whether an id was ever acknowledged). A batch's `seq` stands where a
 // file has its line number.
 import type { FoundLine } from '../file/find.ts';
-import type { DestinationStatus, LedgerRun, LedgerStatus, OutstandingFailure } from '../file/query.ts';
+import type { DestinationStatus, LedgerRun, LedgerStatus, OutstandingFailure } from '../status.ts';
 import type { PgDb } from './db.ts';
 
 const num = (v: unknown): number => Number(v ?? 0);

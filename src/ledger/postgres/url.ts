@@ -1,7 +1,9 @@
 // Where the PostgreSQL ledger is and how to log in: the URL as given, the password from the URL, a password
 // file or the environment, and the URL as it may be shown (never with a password).
+
 import { FILE_CAPS, readSmallFile, SmallFileError } from '../../config/small-file.ts';
 import { SvcIngestError } from '../../errors.ts';
+import { cliIo } from '../../io.ts';
 
 /**
  * A PostgreSQL ledger to connect to.
@@ -103,7 +105,7 @@ export function resolvePgTarget(
   url: string,
   o: { passwordFile?: string; env?: NodeJS.ProcessEnv } = {},
 ): PgTarget {
-  const env = o.env ?? process.env;
+  const env = o.env ?? cliIo().env;
   let u: URL;
   try {
     u = new URL(url.trim());

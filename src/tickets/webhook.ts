@@ -4,7 +4,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import type { TicketWebhookUpdate } from './models.ts';
+import type { TicketWebhookUpdate } from '../client/models.ts';
 
 /** `v1=<hex HMAC-SHA256>`; several comma-separated values are accepted (a sender rotating its secret). */
 export const SIGNATURE_HEADER = 'X-SVC-Signature';

@@ -4,10 +4,11 @@
 
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
-import { columnMissing, logRunStart, readyStore } from './chain/notices.ts';
+import { columnMissing, logRunStart } from './chain/notices.ts';
 import type { SendOptions } from './chain/options.ts';
 import { checkStateFile } from './ledger/file/files.ts';
 import { openLedgerStore } from './ledger/open.ts';
+import { readyStore } from './ledger/ready.ts';
 import type { LedgerStore } from './ledger/store.ts';
 import { loadProfile } from './map/profile.ts';
 import { silentWarnings } from './map/silent-errors.ts';

@@ -1,0 +1,90 @@
+// The flags that are settings, from the one table (src/config/schema.ts): declared on a command by their group, with
+// the help text and the default config/default.json gives; and what commander parsed turned into configuration
+// flags (key, value, flag) for loadConfig. A new setting with a flag touches the table and the code that uses it.
+import { type Command, Option } from 'commander';
+import {
+  CONFIG_KEYS,
+  type Config,
+  type ConfigFlags,
+  defaultValue,
+  type KeySpec,
+  type SettingGroup,
+} from '../config/index.ts';
+import { SvcIngestError } from '../errors.ts';
+
+type FlagKey = KeySpec & { flag: NonNullable<KeySpec['flag']> };
+
+/** The settings of a group, in the table's order. */
+function settingsOf(group: SettingGroup): FlagKey[] {
+  return CONFIG_KEYS.filter((k): k is FlagKey => k.flag?.group === group);
+}
+
+/** `--batch-size` of send.batchSize: the flag's own name, else the key's last part in kebab case. */
+export function flagNameOf(k: FlagKey): string {
+  const last = k.path.split('.').pop() as string;
+  return `--${k.flag.name ?? last.replace(/([A-Z])/g, '-$1').toLowerCase()}`;
+}
+
+/** The default as the help shows it, in the flag's unit (64 MiB and more also in MiB). */
+export function shownDefault(k: FlagKey): string | undefined {
+  const v = defaultValue(k.path);
+  if (k.flag.noDefault || v === undefined) return undefined;
+  if (typeof v !== 'number') return String(v);
+  const n = v / (k.flag.scale ?? 1);
+  return n >= 1 << 26 && n % (1 << 20) === 0 ? `${n} = ${n / (1 << 20)} MiB` : String(n);
+}
+
+/** Declares the flags of `group` on `cmd`. */
+export function addSettingOptions(cmd: Command, group: SettingGroup): Command {
+  for (const k of settingsOf(group)) {
+    const shown = shownDefault(k);
+    const option = new Option(
+      `${flagNameOf(k)} ${k.flag.arg}`,
+      shown === undefined ? k.flag.help : `${k.flag.help} (default ${shown})`,
+    );
+    if (k.flag.repeat) option.argParser((value: string, previous: string[] = []) => [...previous, value]);
+    cmd.addOption(option);
+  }
+  return cmd;
+}
+
+/** A flag in its unit (seconds, decimals allowed) as the key's (whole milliseconds). */
+function scaled(value: string, k: FlagKey, flag: string): string {
+  const n = /^\s*(\d+(\.\d*)?|\.\d+)\s*$/.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isFinite(n))
+    throw new SvcIngestError('USAGE_INVALID', `${flag}: expected a number of seconds, got "${value}"`, {
+      field: flag,
+    });
+  return String(Math.round(n * (k.flag.scale as number)));
+}
+
+/** The flags of `groups` that commander parsed into `opts`, as configuration flags (key → value, flag). */
+export function settingFlags(opts: object, ...groups: SettingGroup[]): ConfigFlags {
+  const parsed = opts as Record<string, unknown>;
+  const out: ConfigFlags = {};
+  for (const group of groups)
+    for (const k of settingsOf(group)) {
+      const flag = flagNameOf(k);
+      const value = parsed[new Option(flag).attributeName()];
+      if (value === undefined) continue;
+      out[k.path] = {
+        value: k.flag.scale && typeof value === 'string' ? scaled(value, k, flag) : value,
+        flag,
+      };
+    }
+  return out;
+}
+
+/**
+ * The values of a group's settings, each by the last part of its key: what a stage takes as options of the same
+ * names (the reject caps: `{ maxRejects, maxRejectBytes, … }`).
+ */
+export function groupValues(config: Config, group: SettingGroup): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of settingsOf(group)) {
+    let v: unknown = config;
+    for (const part of k.path.split('.')) v = (v as Record<string, unknown>)[part];
+    out[k.path.split('.').pop() as string] = v;
+  }
+  return out;
+}

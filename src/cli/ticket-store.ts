@@ -1,0 +1,42 @@
+// Where `tickets` keeps its tickets: the store of a ledger (tickets.ndjson next to a ledger file, or its PostgreSQL
+// database), named by --ledger / --ledger-url or the configuration.
+import type { Command } from 'commander';
+import { SvcIngestError } from '../errors.ts';
+import { type CommonOptions, collect, loadCommandConfig } from './common.ts';
+import { chooseLedger, type LedgerChoice } from './ledger-choice.ts';
+
+/** Where the tickets are kept: next to the ledger (--ledger / SVC_LEDGER_PATH), or in its PostgreSQL database. */
+export interface StoreOptions extends CommonOptions {
+  ledger?: string[];
+  ledgerUrl?: string;
+}
+
+export function storeConfig(opts: StoreOptions) {
+  return loadCommandConfig(
+    opts,
+    opts.ledgerUrl === undefined ? {} : { 'ledger.url': { value: opts.ledgerUrl, flag: '--ledger-url' } },
+  );
+}
+
+/** The ledger whose store keeps the tickets; with `lenient`, a ledger file not made yet is still a place for it. */
+export async function ledgerOf(opts: StoreOptions, lenient: boolean): Promise<LedgerChoice> {
+  const config = storeConfig(opts);
+  try {
+    return await chooseLedger(opts.ledger, config);
+  } catch (err) {
+    if (!lenient || !(err instanceof SvcIngestError) || err.code !== 'LEDGER_READ') throw err;
+    return { files: [opts.ledger?.[0] ?? config.send.ledgerPath] };
+  }
+}
+
+/** --ledger / --ledger-url: where the tickets are kept (the ledger's store). */
+export function addStoreOptions(cmd: Command): Command {
+  return cmd
+    .option(
+      '--ledger <path|url>',
+      'the ledger whose store keeps the tickets: tickets.ndjson next to a ledger file, or its PostgreSQL database ' +
+        '(default: ledger.url / SVC_LEDGER_URL, else send.ledgerPath / SVC_LEDGER_PATH)',
+      collect,
+    )
+    .option('--ledger-url <url>', 'a PostgreSQL ledger, postgres://USER@HOST/DB (env SVC_LEDGER_URL)');
+}
