@@ -1,6 +1,8 @@
 # svc-ingest — every target installs what it needs first (only Node 20+ and npm are assumed).
 SHELL := /bin/bash
-export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
+# The sbin folders last: the tests that run the units and install the .deb as root call useradd, chroot and dpkg (which
+# wants ldconfig), and an environment like cron's or `env -i` leaves them off PATH.
+export PATH := $(CURDIR)/node_modules/.bin:$(PATH):/usr/local/sbin:/usr/sbin:/sbin
 STAMP := node_modules/.installed
 
 .PHONY: setup build package dist dist-arm64 deb rpm image test-dist bench-install typecheck lint format test coverage demo demo-cluster postgres bench clean

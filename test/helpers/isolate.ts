@@ -164,11 +164,11 @@ export function addUser(
   args.push('--shell', '/usr/sbin/nologin', '--comment', o.comment, name);
   // Another test file may hold /etc/passwd's lock for a moment: try again.
   let r = spawnSync('useradd', args, { encoding: 'utf8' });
-  for (let i = 0; r.status !== 0 && /lock/i.test(r.stderr) && i < 20; i++) {
+  for (let i = 0; r.status !== 0 && /lock/i.test(r.stderr ?? '') && i < 20; i++) {
     spawnSync('sleep', ['0.1']);
     r = spawnSync('useradd', args, { encoding: 'utf8' });
   }
-  if (r.status !== 0) throw new Error(`useradd ${name}: ${r.stderr}`);
+  if (r.status !== 0) throw new Error(`useradd ${name}: ${r.error?.message ?? r.stderr}`);
   const id = (flag: string) => Number(spawnSync('id', [flag, name], { encoding: 'utf8' }).stdout.trim());
   return { uid: id('-u'), gid: id('-g'), remove: () => void spawnSync('userdel', [name]) };
 }
