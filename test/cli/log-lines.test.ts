@@ -51,13 +51,22 @@ async function runChild(
  * The same run in this process (main(argv, io), in the test's folder): its stderr is a stream that is not a
  * terminal, as a file is, so the lines are the ones a file gets; the child above checks that once for real.
  */
-async function run(args: string[], env: NodeJS.ProcessEnv = {}, input: string | Buffer = ''): Promise<FileRun> {
+async function run(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  input: string | Buffer = '',
+): Promise<FileRun> {
   const here = process.cwd();
   process.chdir(dir);
   try {
     const r = await runCliHere(args, {
       // The child's environment: no one-try health check unless a test sets it.
-      env: { SVC_LOG_LEVEL: 'info', SVC_BASE_URL: sim.url, SVC_SEND_HEALTH_CHECK_WINDOW_MS: undefined, ...env },
+      env: {
+        SVC_LOG_LEVEL: 'info',
+        SVC_BASE_URL: sim.url,
+        SVC_SEND_HEALTH_CHECK_WINDOW_MS: undefined,
+        ...env,
+      },
       input,
     });
     return { code: r.code, stdout: r.stdout, ...parsed(args, r.rawStderr ?? '') };
