@@ -52,10 +52,7 @@ async function runPlan(files: string[], opts: PlanCliOptions): Promise<void> {
   const { planBackfill } = await import('../backfill/plan.ts');
   const r = await planBackfill({
     url: ctx.url,
-    passwordFile: ctx.passwordFile,
-    waitMs: ctx.waitMs,
-    poolMax: ctx.poolMax,
-    allowPlaintext: ctx.allowPlaintext,
+    ...ctx.conn,
     files,
     mapping: opts.mapping,
     format: opts.format,

@@ -38,9 +38,12 @@ describe('rejects in other encodings and escapes: masked before they are quoted'
     ];
     writeFileSync(escaped, `${lines.join('\n')}\n`);
     const rejects = join(dir, 'rejects.ndjson');
-    const r = await runCliHere(['send', '--dry-run', '--json', '--rejects', rejects, utf16, latin1, escaped], {
-      env: { SVC_LEDGER_PATH: join(dir, 'l.ndjson') },
-    });
+    const r = await runCliHere(
+      ['send', '--dry-run', '--json', '--rejects', rejects, utf16, latin1, escaped],
+      {
+        env: { SVC_LEDGER_PATH: join(dir, 'l.ndjson') },
+      },
+    );
     const written = readFileSync(rejects, 'utf8');
     expect(written.split('\n').filter(Boolean).length, r.stderr).toBeGreaterThanOrEqual(3);
     expect(panPiecesIn(written, PANS)).toEqual([]);
