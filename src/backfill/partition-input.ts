@@ -1,7 +1,7 @@
 // A partition's input on this host: the file the one planned, the profile the one planned (each loaded once).
 import { stat } from 'node:fs/promises';
 import { SvcIngestError } from '../errors.ts';
-import { type ClaimedPartition, changedInput } from '../ledger/postgres/partitions.ts';
+import { type ClaimedPartition, changedInput } from '../ledger/postgres/backfill/partitions.ts';
 import { loadProfile } from '../map/profile.ts';
 import type { CompiledProfile } from '../map/types.ts';
 import { unreadable } from '../read/open.ts';

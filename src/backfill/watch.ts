@@ -1,7 +1,7 @@
 // One claimed partition's watch: its progress written every progressMs, which is how a worker finds out that
 // another one has taken the partition over (this worker's lease had run out); and the gate each batch passes.
-import type { ClaimedPartition } from '../ledger/postgres/partitions.ts';
-import { reportProgress } from '../ledger/postgres/partitions.ts';
+import type { ClaimedPartition } from '../ledger/postgres/backfill/partitions.ts';
+import { reportProgress } from '../ledger/postgres/backfill/partitions.ts';
 import type { PgSession } from '../ledger/postgres/session.ts';
 import type { Logger } from '../log.ts';
 import type { Counters } from '../record/counters.ts';

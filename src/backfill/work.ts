@@ -20,7 +20,7 @@ import {
   plannedPaths,
   releasePartition,
   reopenFailed,
-} from '../ledger/postgres/partitions.ts';
+} from '../ledger/postgres/backfill/partitions.ts';
 import { openPgSession, type PgSession } from '../ledger/postgres/session.ts';
 import { openPgLedgerStore, type PgLedgerStore } from '../ledger/postgres/store.ts';
 import type { Logger } from '../log.ts';

@@ -90,11 +90,8 @@ async function workAndReport(
   const stop = stopOnSignals(false, logger);
   const work = startWork({
     url: ctx.url,
-    passwordFile: ctx.passwordFile,
+    ...ctx.conn,
     leaseMs: config.ledger.leaseMs,
-    waitMs: ctx.waitMs,
-    poolMax: ctx.poolMax,
-    allowPlaintext: ctx.allowPlaintext,
     workerId,
     batchSize: config.send.batchSize,
     dispatch: dispatchSettings(config, post),

@@ -4,7 +4,7 @@
 import { type Command, Option } from 'commander';
 import { DEFAULT_PARTITION_BYTES } from '../backfill/partition-size.ts';
 import type { PlanResult } from '../backfill/plan.ts';
-import { formatBytes, formatStatus } from '../backfill/status.ts';
+import { formatBytes, formatStatus } from '../backfill/report.ts';
 import { SvcIngestError } from '../errors.ts';
 import { cliIo } from '../io.ts';
 import type { InputFormat } from '../model/input.ts';
@@ -52,10 +52,7 @@ async function runPlan(files: string[], opts: PlanCliOptions): Promise<void> {
   const { planBackfill } = await import('../backfill/plan.ts');
   const r = await planBackfill({
     url: ctx.url,
-    passwordFile: ctx.passwordFile,
-    waitMs: ctx.waitMs,
-    poolMax: ctx.poolMax,
-    allowPlaintext: ctx.allowPlaintext,
+    ...ctx.conn,
     files,
     mapping: opts.mapping,
     format: opts.format,
@@ -70,7 +67,7 @@ async function runPlan(files: string[], opts: PlanCliOptions): Promise<void> {
 
 async function runStatus(opts: PgLedgerOptions): Promise<void> {
   const ctx = pgLedgerContext(opts, 'backfill status');
-  const { backfillStatus } = await import('../ledger/postgres/status.ts');
+  const { backfillStatus } = await import('../ledger/postgres/backfill/status.ts');
   const { db, hasSchema } = await connectReadOnly(ctx);
   try {
     if (!hasSchema) throw new SvcIngestError('USAGE_INVALID', `no backfill planned in ${db.location}`);

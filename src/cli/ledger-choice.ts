@@ -1,10 +1,12 @@
-// The ledger a support command reads — ledger files, or one PostgreSQL ledger — and the few things it asks of it:
-// a reader of it (src/ledger/reader.ts), and the ticket store that goes with it.
+// The ledger a command reads — ledger files, or one PostgreSQL ledger — parsed once from --ledger, ledger.url
+// (SVC_LEDGER_URL) and send.ledgerPath into a LedgerRef, with how it is reached (LedgerConnection, the ledger.*
+// settings); and the few things asked of it: a reader of it (src/ledger/reader.ts), and the ticket store with it.
 import type { Config } from '../config/index.ts';
 import { SvcIngestError } from '../errors.ts';
 import type { FoundLine } from '../ledger/file/find.ts';
 import { isPostgresUrl } from '../ledger/postgres/url.ts';
 import {
+  connectLedger,
   type LedgerConnection,
   type LedgerReader,
   type LedgerRef,
@@ -13,27 +15,32 @@ import {
 import type { Logger } from '../log.ts';
 import type { TicketRecord } from '../tickets/state.ts';
 import type { TicketStore } from '../tickets/store.ts';
-import { ledgerPaths } from './common.ts';
+import { ledgerPaths, useLedgerUrl } from './common.ts';
 
 /** The ledger(s) to read: files, or one PostgreSQL ledger. */
 export type LedgerChoice = LedgerRef;
 
 /**
- * `--ledger` (files, or one postgres:// URL on its own), else `--ledger-url` / SVC_LEDGER_URL, else send.ledgerPath.
+ * The ledger named: `--ledger` (files, or one postgres:// URL on its own), else `--ledger-url` / SVC_LEDGER_URL
+ * (a ledger.url that is not a PostgreSQL URL is CONFIG_INVALID), else send.ledgerPath. The files are not checked.
  */
-export async function chooseLedger(given: string[] | undefined, config: Config): Promise<LedgerChoice> {
+export function ledgerRefOf(given: string[] | undefined, config: Config): LedgerChoice {
   const list = given && given.length > 0 ? given : undefined;
-  if (list?.some(isPostgresUrl)) {
-    if (list.length > 1)
-      throw new SvcIngestError(
-        'USAGE_INVALID',
-        'a PostgreSQL ledger is read on its own: give it as the only --ledger (ledger files can be read together)',
-      );
-    return { pg: list[0] as string };
-  }
-  if (!list && config.ledger.url !== undefined) return { pg: config.ledger.url };
-  if (!list && isPostgresUrl(config.send.ledgerPath)) return { pg: config.send.ledgerPath };
-  return { files: await ledgerPaths(list, config) };
+  useLedgerUrl(config, list !== undefined);
+  const named = list ?? [config.send.ledgerPath];
+  if (!named.some(isPostgresUrl)) return { files: named };
+  if (named.length > 1)
+    throw new SvcIngestError(
+      'USAGE_INVALID',
+      'a PostgreSQL ledger is read on its own: give it as the only --ledger (ledger files can be read together)',
+    );
+  return { pg: named[0] as string };
+}
+
+/** ledgerRefOf, each ledger file checked: an existing regular file (a mistyped path is an error, not an empty ledger). */
+export async function chooseLedger(given: string[] | undefined, config: Config): Promise<LedgerChoice> {
+  const ref = ledgerRefOf(given, config);
+  return 'pg' in ref ? ref : { files: await ledgerPaths(ref.files, config) };
 }
 
 /** How the configuration says a PostgreSQL ledger is reached (the ledger.* settings), with the run's logger. */
@@ -46,6 +53,12 @@ export function ledgerConnection(config: Config, logger: Logger): LedgerConnecti
     allowPlaintext: l.allowPlaintext,
     logger,
   };
+}
+
+/** Connects to the PostgreSQL ledger `url` as the configuration says (`write`: may create or migrate its schema). */
+export async function connectPgLedger(url: string, config: Config, write: boolean) {
+  const { createLogger } = await import('../log.ts');
+  return connectLedger(url, ledgerConnection(config, createLogger({ level: config.log.level })), write);
 }
 
 /** Runs `fn` with a reader of the chosen ledger, closed after. */

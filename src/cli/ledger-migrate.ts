@@ -10,11 +10,10 @@ async function runMigrate(opts: PgLedgerOptions): Promise<void> {
   // node-postgres is loaded only by the commands that use it.
   const { connectPg } = await import('../ledger/postgres/db.ts');
   const { resolvePgTarget } = await import('../ledger/postgres/url.ts');
-  const db = await connectPg(resolvePgTarget(ctx.url, { passwordFile: ctx.passwordFile }), {
-    logger: ctx.logger,
-    waitMs: ctx.waitMs,
-    maxConnections: ctx.poolMax,
-    allowPlaintext: ctx.allowPlaintext,
+  const { passwordFile, poolMax, ...conn } = ctx.conn;
+  const db = await connectPg(resolvePgTarget(ctx.url, { passwordFile }), {
+    ...conn,
+    maxConnections: poolMax,
   });
   try {
     const r = await migrate(db).catch((err) => {

@@ -45,7 +45,7 @@ async function runPrune(opts: PruneOptions): Promise<void> {
       );
     const [{ prunePgLedger }, { connectPgLedger }] = await Promise.all([
       import('../ledger/postgres/prune.ts'),
-      import('./ledger.ts'),
+      import('./ledger-choice.ts'),
     ]);
     const { db } = await connectPgLedger(where, config, true);
     try {

@@ -2,27 +2,23 @@
 
 import { once } from 'node:events';
 import type { Command } from 'commander';
-import type { Config } from '../config/index.ts';
-import { EXIT, ExitError, SvcIngestError } from '../errors.ts';
+import { EXIT, ExitError } from '../errors.ts';
 import { cliIo } from '../io.ts';
 import { destinationOf } from '../ledger/destination.ts';
 import type { FoundLine } from '../ledger/file/find.ts';
-import type { LedgerReadStats } from '../ledger/file/read.ts';
-import type { PgDb } from '../ledger/postgres/db.ts';
-import { isPostgresUrl } from '../ledger/postgres/url.ts';
+import type { LedgerReader } from '../ledger/reader.ts';
 import type { LedgerRun, LedgerStatus, OutstandingFailure } from '../ledger/status.ts';
 import { maskCardNumbers, maskOwnRecord } from '../mask.ts';
 import {
   addExamples,
   addLedgerOption,
   type CommonOptions,
-  ledgerPaths,
   loadCommandConfig,
   printJson,
   printOwnJson,
   printText,
-  useLedgerUrl,
 } from './common.ts';
+import { chooseLedger, ledgerConnection } from './ledger-choice.ts';
 
 interface LedgerOptions extends Pick<CommonOptions, 'config' | 'logLevel'> {
   ledger?: string[];
@@ -114,54 +110,10 @@ function foundLine(h: FoundLine): string {
 }
 
 /**
- * The PostgreSQL ledger the command is asked about, if it is one: `--ledger postgres://…` (or send.ledgerPath
- * holding such a URL), read on its own — it cannot be mixed with ledger files.
+ * The command's ledger (one LedgerRef: --ledger, else ledger.url / SVC_LEDGER_URL, else send.ledgerPath) and a reader
+ * of it; a PostgreSQL database without the ledger's schema is LEDGER_READ. `fn`'s reader is closed after.
  */
-function pgLedgerOf(opts: LedgerOptions, config: Config): string | null {
-  const given = opts.ledger && opts.ledger.length > 0 ? opts.ledger : [config.send.ledgerPath];
-  if (!given.some(isPostgresUrl)) return null;
-  if (given.length > 1)
-    throw new SvcIngestError(
-      'USAGE_INVALID',
-      'a PostgreSQL ledger is read on its own: give it as the only --ledger (ledger files can be read together)',
-    );
-  return given[0] as string;
-}
-
-/** Connects to the PostgreSQL ledger `url` with the configured password, wait and TLS rule (`write`: may change it). */
-export async function connectPgLedger(url: string, config: Config, write: boolean) {
-  const [{ createLogger }, { connectLedgerDb }] = await Promise.all([
-    import('../log.ts'),
-    import('../ledger/postgres/session.ts'),
-  ]);
-  return connectLedgerDb(url, {
-    passwordFile: config.ledger.passwordFile,
-    waitMs: config.ledger.waitMs,
-    poolMax: config.ledger.poolMax,
-    allowPlaintext: config.ledger.allowPlaintext,
-    logger: createLogger({ level: config.log.level }),
-    write,
-  });
-}
-
-/** Runs `fn` on the PostgreSQL ledger `url`, read-only; a database without the ledger's schema is LEDGER_READ. */
-async function withPgLedger<T>(url: string, config: Config, fn: (db: PgDb) => Promise<T>): Promise<T> {
-  const { db, hasSchema } = await connectPgLedger(url, config, false);
-  try {
-    if (!hasSchema)
-      throw new SvcIngestError(
-        'LEDGER_READ',
-        `the database ${db.location} holds no ledger (no svc_ingest schema): nothing was ever sent with it`,
-      );
-    return await fn(db).catch((err: unknown) => {
-      throw db.fail('LEDGER_READ', 'cannot read the ledger', err);
-    });
-  } finally {
-    await db.close();
-  }
-}
-
-async function setUp(opts: LedgerOptions) {
+async function withReader<T>(opts: LedgerOptions, fn: (reader: LedgerReader) => Promise<T>): Promise<T> {
   // A signal ends the command through process.exit, so the indexes' temp folders are removed ('exit' handlers).
   const io = cliIo();
   const off = io.onSignal((sig) => {
@@ -169,39 +121,22 @@ async function setUp(opts: LedgerOptions) {
     io.exit(sig === 'SIGINT' ? EXIT.SIGINT : EXIT.SIGTERM);
   });
   const config = loadCommandConfig(opts);
-  useLedgerUrl(config, (opts.ledger ?? []).length > 0);
-  const pg = pgLedgerOf(opts, config);
-  if (pg !== null) return { pg, config } as const;
-  const paths = await ledgerPaths(opts.ledger, config);
-  const [{ createLogger }, query] = await Promise.all([
+  const ref = await chooseLedger(opts.ledger, config);
+  const [{ createLogger }, { openLedgerReader }] = await Promise.all([
     import('../log.ts'),
-    import('../ledger/file/query.ts'),
+    import('../ledger/reader.ts'),
   ]);
-  const logger = createLogger({ level: config.log.level });
-  const warnBad = (path: string, s: LedgerReadStats) => {
-    if (s.bad > 0) {
-      logger.warn(
-        { event: 'ledger.bad_lines', ledger: path, count: s.bad, lines: s.badLines },
-        'ledger has unreadable lines (torn or foreign); they are skipped',
-      );
-    }
-  };
-  return { pg: null, paths, query, warnBad } as const;
+  const conn = ledgerConnection(config, createLogger({ level: config.log.level }));
+  const reader = await openLedgerReader(ref, { ...conn, requireLedger: true });
+  try {
+    return await fn(reader);
+  } finally {
+    await reader.close();
+  }
 }
 
 export async function runStatus(opts: LedgerOptions): Promise<number> {
-  const ctx = await setUp(opts);
-  let status: LedgerStatus;
-  if (ctx.pg !== null) {
-    const { pgLedgerStatus } = await import('../ledger/postgres/query.ts');
-    status = await withPgLedger(ctx.pg, ctx.config, (db) =>
-      pgLedgerStatus(db, { destination: destinationAsked(opts) }),
-    );
-  } else {
-    status = await ctx.query.ledgerStatus(ctx.paths, { destination: destinationAsked(opts) });
-    for (const l of status.ledgers)
-      ctx.warnBad(l.path, { lines: l.lines, bad: l.badLines, badLines: l.badLineNumbers });
-  }
+  const status = await withReader(opts, (r) => r.status({ destination: destinationAsked(opts) }));
   if (opts.json) printJson(status);
   else printText(formatStatus(status));
   return EXIT.OK;
@@ -230,7 +165,6 @@ function createStdoutLines() {
 }
 
 export async function runFailed(opts: LedgerOptions): Promise<number> {
-  const ctx = await setUp(opts);
   const out = createStdoutLines();
   let ids = 0;
   let batches = 0;
@@ -245,15 +179,7 @@ export async function runFailed(opts: LedgerOptions): Promise<number> {
       await out.push(opts.json ? JSON.stringify(maskOwnRecord(f)) : maskCardNumbers(failureLine(f)));
     }
   };
-  if (ctx.pg !== null) {
-    const { pgOutstandingFailures } = await import('../ledger/postgres/query.ts');
-    await withPgLedger(ctx.pg, ctx.config, (db) =>
-      list(pgOutstandingFailures(db, undefined, { destination: destinationAsked(opts) })),
-    );
-  } else
-    await list(
-      ctx.query.outstandingFailures(ctx.paths, ctx.warnBad, { destination: destinationAsked(opts) }),
-    );
+  await withReader(opts, (r) => list(r.outstandingFailures({ destination: destinationAsked(opts) })));
   if (!opts.json) {
     await out.push(
       ids === 0
@@ -266,7 +192,6 @@ export async function runFailed(opts: LedgerOptions): Promise<number> {
 }
 
 export async function runFind(ids: string[], opts: LedgerOptions): Promise<number> {
-  const ctx = await setUp(opts);
   const wanted = new Set(ids);
   const found = new Set<string>();
   const only = destinationAsked(opts);
@@ -276,19 +201,10 @@ export async function runFind(ids: string[], opts: LedgerOptions): Promise<numbe
     if (opts.json) printOwnJson(hit);
     else printText([foundLine(hit)]);
   };
-  let where: string;
-  if (ctx.pg !== null) {
-    const { pgFind } = await import('../ledger/postgres/query.ts');
-    where = await withPgLedger(ctx.pg, ctx.config, async (db) => {
-      await pgFind(db, wanted, onHit);
-      return db.location;
-    });
-  } else {
-    const { findInLedgers } = await import('../ledger/file/find.ts');
-    const read = await findInLedgers(ctx.paths, wanted, onHit);
-    for (const r of read) ctx.warnBad(r.path, r.stats);
-    where = ctx.paths.join(', ');
-  }
+  const where = await withReader(opts, async (r) => {
+    await r.find(wanted, onHit);
+    return r.locations.join(', ');
+  });
   const absent = [...wanted].filter((id) => !found.has(id));
   for (const id of absent) {
     if (opts.json) printJson({ transactionId: id, status: 'absent' });

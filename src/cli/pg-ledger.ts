@@ -1,11 +1,14 @@
-// Shared by the commands that need the PostgreSQL ledger (ledger migrate, backfill): --ledger / ledger.url /
-// SVC_LEDGER_URL, the password file, the logger; a file path there is refused with one line.
+// Shared by the commands that need the PostgreSQL ledger (ledger migrate|grant, backfill): --ledger / ledger.url /
+// SVC_LEDGER_URL, and how it is reached (one LedgerConnection: the ledger.* settings, the logger); a file path there
+// is refused with one line.
 import type { Command } from 'commander';
 import type { Config, ConfigFlags } from '../config/index.ts';
 import { SvcIngestError } from '../errors.ts';
 import { isPostgresUrl } from '../ledger/postgres/url.ts';
+import { connectLedger, type LedgerConnection } from '../ledger/reader.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { type CommonOptions, loadCommandConfig } from './common.ts';
+import { ledgerConnection } from './ledger-choice.ts';
 
 /** The options every PostgreSQL-ledger command takes. */
 export interface PgLedgerOptions extends CommonOptions {
@@ -28,16 +31,12 @@ export function addPgLedgerOptions(cmd: Command): Command {
 
 /**
  * What a PostgreSQL-ledger command runs with.
- * @example const { url, passwordFile, logger } = pgLedgerContext(opts, 'backfill plan')
+ * @example const { url, conn } = pgLedgerContext(opts, 'backfill plan'); planBackfill({ url, ...conn, files })
  */
 export interface PgLedgerContext {
   url: string;
-  passwordFile?: string;
-  /** ledger.waitMs, ledger.allowPlaintext: how the connection behaves (connectLedgerDb / openPgSession options). */
-  waitMs: number;
-  /** ledger.poolMax: connections to the database at most. */
-  poolMax: number;
-  allowPlaintext: boolean;
+  /** How the database is reached (ledger.passwordFile, waitMs, poolMax, allowPlaintext) and the run's logger. */
+  conn: LedgerConnection;
   config: Config;
   logger: Logger;
 }
@@ -68,26 +67,11 @@ export function pgLedgerContext(
       `${command} needs a PostgreSQL ledger (postgres://…), not ${url.replace(/\/\/([^/@:]*):[^/@]*@/, '//$1@')}`,
     );
   }
-  return {
-    url,
-    passwordFile: config.ledger.passwordFile,
-    waitMs: config.ledger.waitMs,
-    poolMax: config.ledger.poolMax,
-    allowPlaintext: config.ledger.allowPlaintext,
-    config,
-    logger: createLogger({ level: config.log.level }),
-  };
+  const logger = createLogger({ level: config.log.level });
+  return { url, conn: ledgerConnection(config, logger), config, logger };
 }
 
 /** Connect to the context's ledger without writing (its schema checked: a newer or older one refused). */
-export async function connectReadOnly(ctx: PgLedgerContext) {
-  const { connectLedgerDb } = await import('../ledger/postgres/schema-check.ts');
-  return connectLedgerDb(ctx.url, {
-    passwordFile: ctx.passwordFile,
-    waitMs: ctx.waitMs,
-    poolMax: ctx.poolMax,
-    allowPlaintext: ctx.allowPlaintext,
-    logger: ctx.logger,
-    write: false,
-  });
+export function connectReadOnly(ctx: PgLedgerContext) {
+  return connectLedger(ctx.url, ctx.conn, false);
 }

@@ -1,8 +1,12 @@
-// One reader of a ledger for the commands that look things up in it (trace, tickets, reconcile): the ledger files or
-// one PostgreSQL ledger, behind the same interface. Which ledger: a LedgerRef (src/cli/ledger-choice.ts makes it
-// from --ledger, SVC_LEDGER_URL / ledger.url and send.ledgerPath).
+// One reader of a ledger for the commands that look things up in it (ledger status|failed|find, trace, tickets,
+// reconcile): the ledger files or one PostgreSQL ledger, behind the same interface. Which ledger: a LedgerRef
+// (src/cli/ledger-choice.ts makes it from --ledger, SVC_LEDGER_URL / ledger.url and send.ledgerPath); how a
+// PostgreSQL one is reached: a LedgerConnection (the ledger.* settings), both parsed once per command.
+import { SvcIngestError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { FoundLine } from './file/find.ts';
+import type { LedgerReadStats } from './file/read.ts';
+import type { LedgerStatus, OutstandingFailure } from './status.ts';
 
 /** The ledger(s) to read: files (read together), or one PostgreSQL ledger by its URL. */
 export type LedgerRef = { pg: string } | { files: string[] };
@@ -16,6 +20,20 @@ export interface LedgerConnection {
   logger: Logger;
   /** Ledger files: a warning for each with unreadable lines (default); false when the caller reports them. */
   warnBadLines?: boolean;
+  /** A database without the ledger's schema is LEDGER_READ (ledger status|failed|find); else it reads as empty. */
+  requireLedger?: boolean;
+}
+
+/** Connects to the PostgreSQL ledger `url` as `conn` says (`write`: may create or migrate its schema). */
+export async function connectLedger(url: string, conn: LedgerConnection, write: boolean) {
+  const { connectLedgerDb } = await import('./postgres/schema-check.ts');
+  const { warnBadLines: _w, requireLedger: _r, ...pg } = conn;
+  return connectLedgerDb(url, { ...pg, write });
+}
+
+/** Which outstanding ids or status: those of one destination (as the ledger records it), or all. */
+export interface ForDestination {
+  destination?: string | undefined;
 }
 
 /**
@@ -29,18 +47,27 @@ export interface LedgerReader {
   find(ids: Set<string>, onHit: (hit: FoundLine) => void): Promise<{ lines: number; bad: number }>;
   /** The transaction ids of every outcome recorded by one of the runs `runIds`. */
   runTransactions(runIds: Set<string>, onId: (id: string) => void): Promise<void>;
+  /** `ledger status`: runs, batches, ids, outstanding failures. */
+  status(opts: ForDestination): Promise<LedgerStatus>;
+  /** `ledger failed`: every outstanding failed id once, with its last failure, in ledger order. */
+  outstandingFailures(opts: ForDestination): AsyncIterable<OutstandingFailure>;
   close(): Promise<void>;
 }
 
 /** Opens a reader of the ledger `ref` names (a PostgreSQL ledger: connected read-only, its schema checked). */
 export async function openLedgerReader(ref: LedgerRef, conn: LedgerConnection): Promise<LedgerReader> {
   if ('files' in ref) return fileReader(ref.files, conn.warnBadLines === false ? null : conn.logger);
-  const [{ connectLedgerDb }, { pgFind }] = await Promise.all([
-    import('./postgres/schema-check.ts'),
+  const [{ db, hasSchema }, q] = await Promise.all([
+    connectLedger(ref.pg, conn, false),
     import('./postgres/query.ts'),
   ]);
-  const { warnBadLines: _, ...pg } = conn;
-  const { db, hasSchema } = await connectLedgerDb(ref.pg, { ...pg, write: false });
+  if (!hasSchema && conn.requireLedger) {
+    await db.close();
+    throw new SvcIngestError(
+      'LEDGER_READ',
+      `the database ${db.location} holds no ledger (no svc_ingest schema): nothing was ever sent with it`,
+    );
+  }
   const read = <T>(what: Promise<T>): Promise<T> =>
     what.catch((err: unknown) => {
       throw db.fail('LEDGER_READ', 'cannot read the ledger', err);
@@ -50,7 +77,7 @@ export async function openLedgerReader(ref: LedgerRef, conn: LedgerConnection): 
     async find(ids, onHit) {
       // A database that holds no ledger yet (no schema) has nothing to find.
       if (!hasSchema) return { lines: 0, bad: 0 };
-      await read(pgFind(db, ids, onHit));
+      await read(q.pgFind(db, ids, onHit));
       const r = await read(db.query('other', 'SELECT count(*)::bigint AS n FROM svc_ingest.batches'));
       return { lines: Number(r.rows[0]?.n ?? 0), bad: 0 };
     },
@@ -65,8 +92,31 @@ export async function openLedgerReader(ref: LedgerRef, conn: LedgerConnection): 
       );
       for (const row of r.rows) onId(String(row.id));
     },
+    status: (opts) => read(q.pgLedgerStatus(db, destinationOf(opts))),
+    async *outstandingFailures(opts) {
+      const it = q.pgOutstandingFailures(db, undefined, destinationOf(opts))[Symbol.asyncIterator]();
+      for (;;) {
+        const next = await read(it.next());
+        if (next.done) return;
+        yield next.value;
+      }
+    },
     close: () => db.close(),
   };
+}
+
+/** The destination option as the queries take it (no key when none). */
+function destinationOf(opts: ForDestination): { destination?: string } {
+  return opts.destination === undefined ? {} : { destination: opts.destination };
+}
+
+/** The one warning for a ledger file with unreadable lines (torn or foreign), which are skipped. */
+export function warnBadLines(logger: Logger | null, path: string, s: LedgerReadStats): void {
+  if (s.bad > 0)
+    logger?.warn(
+      { event: 'ledger.bad_lines', ledger: path, count: s.bad, lines: s.badLines },
+      'ledger has unreadable lines (torn or foreign); they are skipped',
+    );
 }
 
 function fileReader(paths: string[], logger: Logger | null): LedgerReader {
@@ -75,12 +125,7 @@ function fileReader(paths: string[], logger: Logger | null): LedgerReader {
     async find(ids, onHit) {
       const { findInLedgers } = await import('./file/find.ts');
       const read = await findInLedgers(paths, ids, onHit);
-      for (const r of read)
-        if (r.stats.bad > 0)
-          logger?.warn(
-            { event: 'ledger.bad_lines', ledger: r.path, count: r.stats.bad },
-            'unreadable ledger lines skipped',
-          );
+      for (const r of read) warnBadLines(logger, r.path, r.stats);
       return {
         lines: read.reduce((n, r) => n + r.stats.lines, 0),
         bad: read.reduce((n, r) => n + r.stats.bad, 0),
@@ -92,6 +137,17 @@ function fileReader(paths: string[], logger: Logger | null): LedgerReader {
         for await (const line of readLedger(path))
           if (typeof line.runId === 'string' && runIds.has(line.runId))
             for (const id of line.transactionIds as unknown[]) if (typeof id === 'string') onId(id);
+    },
+    async status(opts) {
+      const { ledgerStatus } = await import('./file/query.ts');
+      const status = await ledgerStatus(paths, destinationOf(opts));
+      for (const l of status.ledgers)
+        warnBadLines(logger, l.path, { lines: l.lines, bad: l.badLines, badLines: l.badLineNumbers });
+      return status;
+    },
+    async *outstandingFailures(opts) {
+      const { outstandingFailures } = await import('./file/query.ts');
+      yield* outstandingFailures(paths, (path, s) => warnBadLines(logger, path, s), destinationOf(opts));
     },
     close: async () => {},
   };

@@ -1,4 +1,12 @@
 // Retry classification: looks at one failed attempt and says whether it may be retried. Pure; schedules nothing.
+import {
+  SvcHttpError,
+  SvcNetworkError,
+  SvcRedirectError,
+  SvcRequestError,
+  SvcTimeoutError,
+} from '../client/errors.ts';
+import { SvcIngestError } from '../errors.ts';
 
 /** What a failed attempt was, as the dispatcher and the ledger need it. */
 export interface FailureClass {
@@ -21,27 +29,20 @@ export interface FailureClass {
 
 const RETRY_STATUS = new Set([500, 502, 503, 504, 429]);
 
-interface ErrorShape {
-  code?: string;
-  connection?: boolean;
-  status?: number;
-  retryAfterMs?: number;
-  requestId?: string;
-  aborted?: boolean;
-  message?: string;
-  name?: string;
-}
-
 /**
- * Classify an error thrown by the client's postTransactions.
- * Retried: HTTP 500/502/503/504/429, network errors, timeouts. Not retried: any other status, limits, aborts.
- * Fatal (the run stops): 401 and 403, 404 and 405, any 3xx, a request that could not be built.
+ * Classify an error thrown by the client's postTransactions, by its class (src/client/errors.ts).
+ * Retried: HTTP 500/502/503/504/429 (SvcHttpError), network errors (SvcNetworkError), timeouts (SvcTimeoutError).
+ * Not retried: any other status, limits, aborts. Fatal (the run stops): 401 and 403, 404 and 405, any 3xx
+ * (SvcRedirectError), a request that could not be built (SvcRequestError), a lease lost (LEDGER_LEASE, raised by
+ * the claims gate as a SvcIngestError).
  * @example classifyFailure(new SvcHttpError(…status 500…)) → { retry: true, httpStatus: 500, … }
  */
 export function classifyFailure(err: unknown): FailureClass {
-  const e = (err ?? {}) as ErrorShape;
-  const message = typeof e.message === 'string' ? e.message : String(err);
-  if (e.aborted || e.name === 'AbortError') {
+  const message = err instanceof Error ? err.message : String(err);
+  if (
+    (err instanceof SvcNetworkError && err.aborted) ||
+    (err instanceof Error && err.name === 'AbortError')
+  ) {
     return {
       retry: false,
       httpStatus: null,
@@ -49,42 +50,33 @@ export function classifyFailure(err: unknown): FailureClass {
       aborted: true,
     };
   }
-  switch (e.code) {
-    case 'SEND_HTTP': {
-      const status = typeof e.status === 'number' ? e.status : null;
-      return {
-        retry: status !== null && RETRY_STATUS.has(status),
-        httpStatus: status,
-        retryAfterMs: e.retryAfterMs,
-        message,
-        requestId: e.requestId,
-        ...(status === 401 || status === 403 ? { fatal: 'auth' as const } : {}),
-        ...(status === 404 || status === 405 ? { fatal: 'endpoint' as const } : {}),
-      };
-    }
-    case 'SEND_REDIRECT':
-      return {
-        retry: false,
-        httpStatus: typeof e.status === 'number' ? e.status : null,
-        message,
-        requestId: e.requestId,
-        fatal: 'redirect',
-      };
-    case 'LEDGER_LEASE':
-      return { retry: false, httpStatus: null, message, fatal: 'lease' };
-    case 'SEND_REQUEST':
-      return { retry: false, httpStatus: null, message, requestId: e.requestId, fatal: 'request' };
-    case 'SEND_NETWORK':
-      return {
-        retry: true,
-        httpStatus: null,
-        message,
-        requestId: e.requestId,
-        ...(e.connection ? { connection: true } : {}),
-      };
-    case 'SEND_TIMEOUT':
-      return { retry: true, httpStatus: null, message, requestId: e.requestId };
-    default:
-      return { retry: false, httpStatus: null, message };
+  if (err instanceof SvcHttpError) {
+    const status = err.status;
+    return {
+      retry: RETRY_STATUS.has(status),
+      httpStatus: status,
+      retryAfterMs: err.retryAfterMs,
+      message,
+      requestId: err.requestId,
+      ...(status === 401 || status === 403 ? { fatal: 'auth' as const } : {}),
+      ...(status === 404 || status === 405 ? { fatal: 'endpoint' as const } : {}),
+    };
   }
+  if (err instanceof SvcRedirectError)
+    return { retry: false, httpStatus: err.status, message, requestId: err.requestId, fatal: 'redirect' };
+  if (err instanceof SvcRequestError)
+    return { retry: false, httpStatus: null, message, requestId: err.requestId, fatal: 'request' };
+  if (err instanceof SvcNetworkError)
+    return {
+      retry: true,
+      httpStatus: null,
+      message,
+      requestId: err.requestId,
+      ...(err.connection ? { connection: true } : {}),
+    };
+  if (err instanceof SvcTimeoutError)
+    return { retry: true, httpStatus: null, message, requestId: err.requestId };
+  if (err instanceof SvcIngestError && err.code === 'LEDGER_LEASE')
+    return { retry: false, httpStatus: null, message, fatal: 'lease' };
+  return { retry: false, httpStatus: null, message };
 }

@@ -9,9 +9,9 @@ import {
   recordPlan,
   releasePartition,
   reportProgress,
-} from '../../src/ledger/postgres/partitions.ts';
+} from '../../src/ledger/postgres/backfill/partitions.ts';
+import { backfillStatus } from '../../src/ledger/postgres/backfill/status.ts';
 import { connectLedgerDb, openPgSession, type PgSession } from '../../src/ledger/postgres/session.ts';
-import { backfillStatus } from '../../src/ledger/postgres/status.ts';
 import { createLogger } from '../../src/log.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 

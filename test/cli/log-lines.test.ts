@@ -8,7 +8,7 @@ import { copyFile, mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { BIN, collectOutput, ROOT } from '../helpers/cli.ts';
+import { BIN, collectOutput, ROOT, runCliHere } from '../helpers/cli.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 
@@ -25,8 +25,8 @@ interface FileRun {
   raw: string;
 }
 
-/** Runs the CLI with stderr to a file, as a service manager or cron would, then parses every line of it. */
-async function run(
+/** Runs the CLI as a child with stderr to a file, as a service manager or cron would, then parses every line of it. */
+async function runChild(
   args: string[],
   env: NodeJS.ProcessEnv = {},
   input: string | Buffer = '',
@@ -44,7 +44,39 @@ async function run(
     void output.closed.then(resolve);
   });
   closeSync(fd);
-  const raw = await readFile(errFile, 'utf8');
+  return { ...r, ...parsed(args, await readFile(errFile, 'utf8')) };
+}
+
+/**
+ * The same run in this process (main(argv, io), in the test's folder): its stderr is a stream that is not a
+ * terminal, as a file is, so the lines are the ones a file gets; the child above checks that once for real.
+ */
+async function run(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  input: string | Buffer = '',
+): Promise<FileRun> {
+  const here = process.cwd();
+  process.chdir(dir);
+  try {
+    const r = await runCliHere(args, {
+      // The child's environment: no one-try health check unless a test sets it.
+      env: {
+        SVC_LOG_LEVEL: 'info',
+        SVC_BASE_URL: sim.url,
+        SVC_SEND_HEALTH_CHECK_WINDOW_MS: undefined,
+        ...env,
+      },
+      input,
+    });
+    return { code: r.code, stdout: r.stdout, ...parsed(args, r.rawStderr ?? '') };
+  } finally {
+    process.chdir(here);
+  }
+}
+
+/** Every line of stderr, each parsed (a line that is not a JSON object fails the test with its text). */
+function parsed(args: string[], raw: string): { lines: Array<Record<string, unknown>>; raw: string } {
   const lines = raw
     .split('\n')
     .filter((l) => l !== '')
@@ -63,7 +95,7 @@ async function run(
       });
       return o as Record<string, unknown>;
     });
-  return { ...r, lines, raw };
+  return { lines, raw };
 }
 
 const byEvent = (r: FileRun, event: string) => r.lines.filter((l) => l.event === event);
@@ -78,7 +110,7 @@ beforeAll(async () => {
 
 describe('every stderr line is one JSON object off a terminal', () => {
   it('send: success (exit 0), rejects (exit 2), --json, empty (exit 4), unreadable (exit 1), a usage error', async () => {
-    const ok = await run(['send', 'good.csv']);
+    const ok = await runChild(['send', 'good.csv']);
     expect(ok.code).toBe(0);
     expect(byEvent(ok, 'run.end')).toMatchObject([{ level: 30, exitStatus: 0, sent: 4 }]);
     expect(byEvent(ok, 'run.summary')[0]).toMatchObject({ level: 30, exitStatus: 0 });

@@ -3,13 +3,14 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../helpers/cli.ts';
+import { runCli, runCliHere } from '../helpers/cli.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import { STACK, summary, workdir, writeNdjson } from './helpers.ts';
 
 const sim = useSimulator({ seed: 17 }, 'reset');
 
 describe('environment', () => {
+  // A child: the transport reads NODE_TLS_REJECT_UNAUTHORIZED from the process's own environment.
   it('NODE_TLS_REJECT_UNAUTHORIZED=0: send and redemptions refuse to start (exit 1, one line); a dry run still works', async () => {
     const w = await workdir('env-tls');
     const file = join(w.dir, 'in.ndjson');
@@ -52,7 +53,7 @@ const r = await fetch(process.env.SIM_URL + '/v2/session/startSession', { method
   body: JSON.stringify({ sourceCustomerId: process.env.SVC_CUSTOMER_ID, scopes: [], organizationId: 'o' }) });
 process.stdout.write((await r.json()).sessionToken);`,
     );
-    const r = await runCli(['redemptions', '--customer', 'cust-0003', '--json', '--base-url', sim.url], {
+    const r = await runCliHere(['redemptions', '--customer', 'cust-0003', '--json', '--base-url', sim.url], {
       env: {
         SVC_SESSION_PROVIDER: 'command',
         SVC_SESSION_COMMAND: `"${process.execPath}" "${script}"`,

@@ -5,7 +5,7 @@ import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli, summaryOf } from '../helpers/cli.ts';
+import { runCliHere, summaryOf } from '../helpers/cli.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import { csvOf, makeTx, range } from '../helpers/transactions.ts';
 
@@ -17,7 +17,7 @@ describe('file ledger group commit', () => {
     const file = join(dir, 'in.csv');
     await writeFile(file, csvOf(range(2000).map((i) => makeTx(i))));
     const ledger = join(dir, 'ledger.ndjson');
-    const r = await runCli(['send', '--json', '--concurrency', '8', file], {
+    const r = await runCliHere(['send', '--json', '--concurrency', '8', file], {
       env: {
         SVC_BASE_URL: sim.url,
         SVC_LEDGER_PATH: ledger,

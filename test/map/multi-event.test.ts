@@ -6,7 +6,7 @@ import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runCli, summaryOf } from '../helpers/cli.ts';
+import { runCliHere, summaryOf } from '../helpers/cli.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 
 const EXPORT = 'test/fixtures/multi-event/export.ndjson';
@@ -20,7 +20,7 @@ beforeAll(async () => {
 describe('one profile, one pass: first-of, zones from the merchant, one record to several notifications', () => {
   it('sends every valid notification with exact fields; the refund is its own; nothing is sent wrong', async () => {
     const rejects = join(dir, 'rejects.ndjson');
-    const r = await runCli([
+    const r = await runCliHere([
       'send',
       '--json',
       '--base-url',
@@ -119,7 +119,7 @@ describe('one profile, one pass: first-of, zones from the merchant, one record t
 
 describe('map with an expanding profile', () => {
   it('--limit counts records: the last record’s refund is printed with its settlement; the last line counts both', async () => {
-    const r = await runCli(['map', '--mapping', PROFILE, '--limit', '5', EXPORT]);
+    const r = await runCliHere(['map', '--mapping', PROFILE, '--limit', '5', EXPORT]);
     expect(r.code, r.stderr).toBe(0);
     const ids = r.stdout
       .trim()

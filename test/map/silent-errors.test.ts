@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { compileProfile } from '../../src/map/compile.ts';
-import { runCli } from '../helpers/cli.ts';
+import { runCliHere } from '../helpers/cli.ts';
 import { CONST_RULES } from '../helpers/profiles.ts';
 
 const EXPORT = 'test/fixtures/multi-event/export.ndjson';
@@ -27,7 +27,7 @@ const CONSTS = {
 };
 /** `send --dry-run` of one file with a profile and a ledger of its own. */
 const dryRun = (mapping: string, ledger: string, file: string) =>
-  runCli(['send', '--dry-run', '--mapping', mapping, '--ledger', join(dir, ledger), file]);
+  runCliHere(['send', '--dry-run', '--mapping', mapping, '--ledger', join(dir, ledger), file]);
 const compile = (fields: Record<string, unknown>, top: Record<string, unknown> = {}) =>
   compileProfile({ ...top, fields: { ...CONSTS, ...fields } }, 'p.json', 'p');
 const loadError = (fields: Record<string, unknown>, top: Record<string, unknown> = {}): string => {
@@ -192,21 +192,21 @@ describe('a zone from where the merchant is', () => {
 
 describe('mapping check reads the whole export', () => {
   it('local times in one fixed zone for merchants in several countries: the zone warning', async () => {
-    const r = await runCli(['mapping', 'check', ONE_ZONE, EXPORT]);
+    const r = await runCliHere(['mapping', 'check', ONE_ZONE, EXPORT]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain(`${EXPORT}: 12 records read (+2 expanded), 12 valid, 2 rejected`);
     expect(r.stderr).toContain(
       `svc-ingest: warning: ${EXPORT}: 13 local times read in the one zone America/New_York (timeZone) while the merchants are in 5 zones (US 3, GB 3, AU 3, DE 2, JP 1)`,
     );
     // The merchant-zone profile of the same export: no such warning.
-    const ok = await runCli(['mapping', 'check', 'test/fixtures/multi-event/profile.json', EXPORT]);
+    const ok = await runCliHere(['mapping', 'check', 'test/fixtures/multi-event/profile.json', EXPORT]);
     expect(ok.code, ok.stderr).toBe(0);
     expect(ok.stderr).not.toContain('one zone');
   });
 
   it('send logs the same warnings once at the end and counts them in the summary (inline and on the worker pool)', async () => {
     for (const worker of ['off', 'on']) {
-      const r = await runCli(
+      const r = await runCliHere(
         [
           'send',
           '--dry-run',
@@ -238,7 +238,7 @@ describe('mapping check reads the whole export', () => {
     );
     const profile = join(dir, 'fall-back.json');
     await writeFile(profile, JSON.stringify({ timeZone: 'America/New_York', fields: CONSTS }));
-    const r = await runCli(['mapping', 'check', profile, file]);
+    const r = await runCliHere(['mapping', 'check', profile, file]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain(
       '  2 local times in a DST repeated hour, read as its first occurrence (transactionTimestamp 1, transactionPostingTimestamp 1)',
@@ -250,7 +250,7 @@ describe('mapping check reads the whole export', () => {
     // A declined authorisation (no CLEARING event, which the posting time reads) first.
     const file = join(dir, 'declined-first.ndjson');
     await writeFile(file, `${[lines[4], ...lines.slice(0, 4), ...lines.slice(5)].join('\n')}\n`);
-    const c = await runCli(['mapping', 'check', 'lithic', file]);
+    const c = await runCliHere(['mapping', 'check', 'lithic', file]);
     expect(c.code, c.stderr).toBe(0);
     expect(c.stdout).toContain(`${file}: 12 records read, 10 valid, 2 rejected`);
     const s = await dryRun('lithic', 'l.ndjson', file);
@@ -268,7 +268,7 @@ describe('mapping check reads the whole export', () => {
       profile,
       JSON.stringify({ fields: { ...CONSTS, transactionPostingTimestamp: { from: 'P', timestamp: true } } }),
     );
-    const all = await runCli(['mapping', 'check', profile, file]);
+    const all = await runCliHere(['mapping', 'check', profile, file]);
     expect(all.code, all.stderr).toBe(0);
     expect(all.stdout).toContain(`${file}: 400 records read, 400 valid, 0 rejected`);
     expect(all.stderr).toContain(
@@ -277,7 +277,7 @@ describe('mapping check reads the whole export', () => {
     expect(all.stderr).toMatch(
       /transactionPostingTimestamp earlier than transactionTimestamp in \d+ records/,
     );
-    const some = await runCli(['mapping', 'check', '--sample', '50', profile, file]);
+    const some = await runCliHere(['mapping', 'check', '--sample', '50', profile, file]);
     expect(some.code, some.stderr).toBe(0);
     expect(some.stdout).toContain(
       `${file}: 50 of 400 records read, spread over the file, 50 valid, 0 rejected`,
@@ -294,7 +294,7 @@ describe('a built-in profile on another processor’s export', () => {
     expect(errors[0]).toMatch(
       /INPUT_HEADER_MISSING_COLUMN: samples\/stripe-issuing\.ndjson is not a lithic export: .* lacks most of the paths the profile reads \(missing: token, status, .*\); stopped before mapping any/,
     );
-    const m = await runCli(['map', '--mapping', 'stripe-issuing', 'samples/lithic.ndjson']);
+    const m = await runCliHere(['map', '--mapping', 'stripe-issuing', 'samples/lithic.ndjson']);
     expect(m.code).toBe(1);
     expect(m.stdout).toBe('');
     expect(m.stderr).not.toContain('transactionType: unknown value');
@@ -303,7 +303,7 @@ describe('a built-in profile on another processor’s export', () => {
 
 describe('mapping draft on nested NDJSON', () => {
   it('reads paths into arrays by kind, proposes first-of where records differ, takes the zone from the merchant', async () => {
-    const r = await runCli(['mapping', 'draft', EXPORT]);
+    const r = await runCliHere(['mapping', 'draft', EXPORT]);
     expect(r.code, r.stderr).toBe(0);
     const d = JSON.parse(r.stdout) as { fields: Record<string, Record<string, unknown> | string> };
     const posting = d.fields.transactionPostingTimestamp as { first: Array<{ from: string }> };
@@ -331,7 +331,7 @@ describe('mapping draft on nested NDJSON', () => {
         .map((l) => `${l}\n`)
         .join(''),
     );
-    const r = await runCli(['mapping', 'draft', file]);
+    const r = await runCliHere(['mapping', 'draft', file]);
     const d = JSON.parse(r.stdout) as { fields: Record<string, { description?: string }> };
     expect(d.fields.transactionTimestamp?.description).toMatch(
       /^TODO: GUESSED zone America\/New_York: the export gives none/,

@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../helpers/cli.ts';
+import { runCliHere } from '../helpers/cli.ts';
 import { LEAK_PANS } from '../helpers/leak-corpus.ts';
 import { panPiecesIn } from '../helpers/pans.ts';
 import { makeTx } from '../helpers/transactions.ts';
@@ -38,9 +38,12 @@ describe('rejects in other encodings and escapes: masked before they are quoted'
     ];
     writeFileSync(escaped, `${lines.join('\n')}\n`);
     const rejects = join(dir, 'rejects.ndjson');
-    const r = await runCli(['send', '--dry-run', '--json', '--rejects', rejects, utf16, latin1, escaped], {
-      env: { SVC_LEDGER_PATH: join(dir, 'l.ndjson') },
-    });
+    const r = await runCliHere(
+      ['send', '--dry-run', '--json', '--rejects', rejects, utf16, latin1, escaped],
+      {
+        env: { SVC_LEDGER_PATH: join(dir, 'l.ndjson') },
+      },
+    );
     const written = readFileSync(rejects, 'utf8');
     expect(written.split('\n').filter(Boolean).length, r.stderr).toBeGreaterThanOrEqual(3);
     expect(panPiecesIn(written, PANS)).toEqual([]);

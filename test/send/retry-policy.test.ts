@@ -1,5 +1,6 @@
 // The retry policy, pure: which failure is retried, and the wait (backoff + Retry-After, within the outage limit).
 import { describe, expect, it } from 'vitest';
+import { SvcHttpError, SvcNetworkError, SvcRedirectError, SvcTimeoutError } from '../../src/client/errors.ts';
 import { classifyFailure } from '../../src/send/classify.ts';
 import { backoff, decideRetry, type RetryContext } from '../../src/send/retry-policy.ts';
 
@@ -10,20 +11,31 @@ const ctx: RetryContext = {
   outOfTime: false,
   untilLimitMs: 60_000,
 };
+/** Where the failed request went: the errors are the client's own classes (classify tells them apart by class). */
+const req = { method: 'POST', url: 'http://127.0.0.1/v2/transactions', requestId: 'r-1' };
 const http = (status: number, retryAfterMs?: number) =>
-  classifyFailure({ code: 'SEND_HTTP', status, retryAfterMs, message: `HTTP ${status}` });
+  classifyFailure(
+    new SvcHttpError({ ...req, status, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) }),
+  );
 
 describe('retry policy (pure)', () => {
   it('retries 500, 502, 503, 504, 429, network errors and timeouts; nothing else', () => {
     for (const s of [500, 502, 503, 504, 429]) expect(decideRetry(http(s), ctx).retry).toBe(true);
     for (const s of [400, 404, 409, 413, 422, 501]) expect(decideRetry(http(s), ctx).retry).toBe(false);
-    expect(decideRetry(classifyFailure({ code: 'SEND_NETWORK', message: 'reset' }), ctx).retry).toBe(true);
-    expect(decideRetry(classifyFailure({ code: 'SEND_TIMEOUT', message: 'timeout' }), ctx).retry).toBe(true);
+    expect(
+      decideRetry(classifyFailure(new SvcNetworkError(req, { cause: new Error('reset') })), ctx).retry,
+    ).toBe(true);
+    expect(decideRetry(classifyFailure(new SvcTimeoutError({ ...req, timeoutMs: 10 })), ctx).retry).toBe(
+      true,
+    );
     expect(decideRetry(classifyFailure({ name: 'AbortError', message: 'x' }), ctx).retry).toBe(false);
     // 401/403 and redirects stop the run: never retried.
     expect(decideRetry(http(401), ctx).retry).toBe(false);
     expect(
-      decideRetry(classifyFailure({ code: 'SEND_REDIRECT', status: 308, message: 'r' }), ctx).retry,
+      decideRetry(
+        classifyFailure(new SvcRedirectError({ ...req, status: 308, location: 'https://elsewhere.example' })),
+        ctx,
+      ).retry,
     ).toBe(false);
   });
 

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { useCapture } from '../helpers/capture.ts';
-import { runCli } from '../helpers/cli.ts';
+import { runCliHere } from '../helpers/cli.ts';
 import { LEAK_PANS } from '../helpers/leak-corpus.ts';
 import { leakForms, readAsPerson } from '../helpers/leak-forms.ts';
 import { panPiecesIn } from '../helpers/pans.ts';
@@ -39,7 +39,7 @@ function create(extra: Record<string, string>, force = true) {
     '1',
   ];
   if (force) args.push('--force');
-  return runCli(args, { env: { SVC_LEDGER_PATH: join(dir, 'l.ndjson') } }).then((r) => ({ ...r, dir }));
+  return runCliHere(args, { env: { SVC_LEDGER_PATH: join(dir, 'l.ndjson') } }).then((r) => ({ ...r, dir }));
 }
 
 describe('text a person types is refused when it holds a card number, before anything is sent', () => {
@@ -75,9 +75,9 @@ describe('text a person types is refused when it holds a card number, before any
     const env = { SVC_LEDGER_PATH: join(dir, 'l.ndjson') };
     const base = ['send', '-', '--base-url', capture.url, '--json'];
     const [name, label, url] = await Promise.all([
-      runCli([...base, '--source-name', `export ${lrm}`], { env, input: '' }),
-      runCli([...base, '--metrics-label', `feed=${visa}`], { env, input: '' }),
-      runCli(['send', '-', '--json', '--base-url', `${capture.url}/x/${visa}`], { env, input: '' }),
+      runCliHere([...base, '--source-name', `export ${lrm}`], { env, input: '' }),
+      runCliHere([...base, '--metrics-label', `feed=${visa}`], { env, input: '' }),
+      runCliHere(['send', '-', '--json', '--base-url', `${capture.url}/x/${visa}`], { env, input: '' }),
     ]);
     for (const [r, what] of [
       [name, '--source-name holds a card number'],
@@ -95,10 +95,10 @@ describe('text a person types is refused when it holds a card number, before any
     const env = { SVC_LEDGER_PATH: join(mkdtempSync(join(tmpdir(), 'svc-guard-')), 'l.ndjson') };
     const b = ['--base-url', capture.url];
     const runs = await Promise.all([
-      runCli(['redemptions', '--customer', `c ${lrm}`, ...b], { env }),
-      runCli(['reconcile', '--customer', visa, ...b], { env }),
-      runCli(['trace', '1', '--customer', visa, ...b], { env }),
-      runCli(['stores', '--ad', '1', '--postal-code', visa, '--radius', '10', ...b], { env }),
+      runCliHere(['redemptions', '--customer', `c ${lrm}`, ...b], { env }),
+      runCliHere(['reconcile', '--customer', visa, ...b], { env }),
+      runCliHere(['trace', '1', '--customer', visa, ...b], { env }),
+      runCliHere(['stores', '--ad', '1', '--postal-code', visa, '--radius', '10', ...b], { env }),
     ]);
     for (const r of runs) {
       expect(r.code, r.stderr).toBe(1);

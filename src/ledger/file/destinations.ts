@@ -1,6 +1,6 @@
 // The destinations a ledger file names, read without building a resume index (a run with --no-resume still checks
 // its destination before it sends).
-import { createCensus } from './acked-index.ts';
+import { createCensus } from './census.ts';
 import { type LedgerReadStats, readLedger } from './read.ts';
 
 /**

@@ -6,7 +6,7 @@
 // it is.
 import { rename, rm } from 'node:fs/promises';
 import { SvcIngestError } from '../../errors.ts';
-import { createCensus } from './acked-index.ts';
+import { createCensus } from './census.ts';
 import { openStateFile } from './files.ts';
 import type { LedgerMark } from './line.ts';
 import { createLineSplitter, type SplitLine } from './lines.ts';

@@ -5,16 +5,12 @@ import { resolve } from 'node:path';
 import { SvcIngestError } from '../../errors.ts';
 import { fingerprint } from '../../sorted-runs/fingerprint.ts';
 import type { DestinationStatus, LedgerRun, LedgerStatus, OutstandingFailure } from '../status.ts';
-import {
-  compareFingerprints,
-  type FingerprintGroup,
-  type LedgerLineIndex,
-  loadLedgerIndexes,
-} from './acked-index.ts';
+import { loadLedgerIndexes } from './acked-index.ts';
 import { checkStateFile } from './files.ts';
 import { lineContext, str } from './find.ts';
 import type { LedgerLine } from './line.ts';
 import type { LedgerReadStats } from './read.ts';
+import { compareFingerprints, type FingerprintGroup, type LedgerLineIndex } from './slot-index.ts';
 
 const missing = (p: string) => new SvcIngestError('LEDGER_READ', `ledger ${p}: no such file`, { source: p });
 

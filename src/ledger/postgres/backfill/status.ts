@@ -1,6 +1,6 @@
 // `backfill status` from the PostgreSQL ledger: partitions by state (a working partition whose worker's lease ran out
 // is stale), takeovers, records summed over the partitions and over the workers, rate and ETA, one entry per worker.
-import type { PgDb } from './db.ts';
+import type { PgDb } from '../db.ts';
 import type { PartitionCounters } from './partitions.ts';
 
 const num = (v: unknown): number => Number(v ?? 0);

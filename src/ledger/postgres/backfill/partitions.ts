@@ -1,9 +1,9 @@
 // Backfill partitions in the PostgreSQL ledger: a plan recorded once per input file (idempotent), the next
 // partition claimed with SELECT … FOR UPDATE SKIP LOCKED under the worker's lease (a partition whose worker's
 // lease ran out is claimed again), marked done with its counters, and the state of the whole backfill.
-import { SvcIngestError } from '../../errors.ts';
-import type { PgDb } from './db.ts';
-import type { PgSession } from './session.ts';
+import { SvcIngestError } from '../../../errors.ts';
+import type { PgDb } from '../db.ts';
+import type { PgSession } from '../session.ts';
 
 /**
  * An input file of a backfill, as planned: what any worker needs to read its partitions as the planner did.

@@ -1,5 +1,5 @@
 // `backfill status` as text: partitions by state, records, bytes, rate and ETA, then one line per worker.
-import type { BackfillStatus } from '../ledger/postgres/status.ts';
+import type { BackfillStatus } from '../ledger/postgres/backfill/status.ts';
 
 /** 1536 → '1.5 KB' (powers of 1024, one decimal). */
 export function formatBytes(n: number): string {
