@@ -178,8 +178,12 @@ export function createClient(config: Config, opts: ClientOptions = {}): SvcClien
       // Our fetch takes the signal and a prepared body as they are (ky then joins no signal to its own, and its Request
       // carries no body); a fetch given in options gets them through ky's signal and the Request.
       const own = transport.ownOptions;
-      if (own) options[EXCHANGE_SIGNAL] = signal;
-      else options.signal = signal;
+      // With our fetch the exchange's deadline bounds the whole call, so ky's own timeout (a timer and a promise per
+      // call around the same bound, the headers only) is off; a fetch given in options keeps it.
+      if (own) {
+        options[EXCHANGE_SIGNAL] = signal;
+        options.timeout = false;
+      } else options.signal = signal;
       if (c.body !== undefined) {
         if (own) options[PREPARED_BODY] = c.body;
         else options.body = c.body;
