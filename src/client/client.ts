@@ -5,7 +5,7 @@ import { checkHeaderValue, readSecret } from '../config/secret.ts';
 import type { Config } from '../config/types.ts';
 import type { Logger } from '../log.ts';
 import type { TransactionNotification } from '../model/transaction.ts';
-import { batchJson } from './body.ts';
+import { batchJson, utf8 } from './body.ts';
 import { checkLookback, checkTicket, checkTransactionCount, normalizeStoreRequest } from './checks.ts';
 import { startDeadline } from './deadline.ts';
 import { EXCHANGE_SIGNAL, PREPARED_BODY } from './dispatch-fetch.ts';
@@ -93,8 +93,8 @@ interface Call {
   path: string;
   requestId?: string;
   json?: unknown;
-  /** A body already serialised as JSON (sent as application/json). */
-  body?: string;
+  /** A body already serialised as JSON, as text or its UTF-8 bytes (sent as application/json). */
+  body?: string | Uint8Array;
   searchParams?: Record<string, string | number>;
   headers?: Record<string, string>;
   signal?: AbortSignal;
@@ -178,8 +178,12 @@ export function createClient(config: Config, opts: ClientOptions = {}): SvcClien
       // Our fetch takes the signal and a prepared body as they are (ky then joins no signal to its own, and its Request
       // carries no body); a fetch given in options gets them through ky's signal and the Request.
       const own = transport.ownOptions;
-      if (own) options[EXCHANGE_SIGNAL] = signal;
-      else options.signal = signal;
+      // With our fetch the exchange's deadline bounds the whole call, so ky's own timeout (a timer and a promise per
+      // call around the same bound, the headers only) is off; a fetch given in options keeps it.
+      if (own) {
+        options[EXCHANGE_SIGNAL] = signal;
+        options.timeout = false;
+      } else options.signal = signal;
       if (c.body !== undefined) {
         if (own) options[PREPARED_BODY] = c.body;
         else options.body = c.body;
@@ -338,8 +342,10 @@ export function createClient(config: Config, opts: ClientOptions = {}): SvcClien
         method: 'POST',
         path: PATHS.transactions,
         requestId: o.requestId,
-        // The body is put together from the serialised records: no second JSON.stringify of the batch.
-        body: batchJson(transactions),
+        // The body is put together from the serialised records (no second JSON.stringify of the batch) and encoded
+        // at once: the call then holds bytes in the shared slab while it waits, not a ~40 KB string on the heap that
+        // survives scavenges into the old generation (11.5 KB promoted a request before, measured with --trace-gc-nvp).
+        body: utf8(batchJson(transactions)),
         ...(o.signal ? { signal: o.signal } : {}),
       });
       expectOk(a, [200], (b) =>

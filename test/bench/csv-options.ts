@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type Options, parse } from 'csv-parse';
 import { ROOT } from './measure.ts';
+import { READER } from './reader-options.ts';
 import { median } from './scenarios.ts';
 
 const { values, positionals } = parseArgs({
@@ -13,17 +14,6 @@ const { values, positionals } = parseArgs({
   options: { runs: { type: 'string', default: '3' } },
 });
 const file = positionals[0] ?? join(ROOT, 'test/bench/.data/canonical-1M.csv');
-
-/** The options src/read/csv.ts gives csv-parse (its on_record keeps the record and the line count). */
-const READER: Options = {
-  bom: true,
-  delimiter: ',',
-  relax_column_count: true,
-  relax_quotes: true,
-  skip_empty_lines: true,
-  skip_records_with_error: true,
-  max_record_size: 4 << 20,
-};
 
 const VARIANTS: Array<[string, Options, boolean]> = [
   ['reader options + on_record(record, info)', READER, true],

@@ -6,6 +6,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
+import { ANCHOR_SCENARIOS, anchorRatios, runAnchor } from './anchors.ts';
 import { CLUSTER_SCENARIOS, runCluster } from './cluster.ts';
 import { onPath } from './measure.ts';
 import { panCorpus } from './pan.ts';
@@ -60,7 +61,7 @@ function parseArgs(argv: string[]): Args {
     else if (f === '--memory-every') a.memoryEveryMs = num(f, next());
     else if (f === '--help' || f === '-h') {
       process.stdout.write(
-        'node test/bench/run.ts [--quick] [--only dry,miller,e2e,mem,resume,pg-vs-file,workers-4,resume-pg,pan|<scenario>]\n' +
+        'node test/bench/run.ts [--quick] [--only dry,miller,e2e,anchor,mem,resume,pg-vs-file,workers-4,resume-pg,pan|<scenario>]\n' +
           '  [--runs N] [--rows N] [--e2e-seconds S (cluster scenarios)]\n' +
           '  [--profile] [--resume-ids N] [--mem-rows a,b] [--send-rows N] [--memory-every MS]\n' +
           '  --only resume-100M: resume against 100M acked ids, once (never part of a full run)\n',
@@ -153,6 +154,7 @@ const SCENARIOS = [
   'miller-northwind-csv',
   'e2e-c8',
   'e2e-c32',
+  ...ANCHOR_SCENARIOS,
   'mem',
   'resume',
   'resume-100M',
@@ -192,6 +194,8 @@ async function main(): Promise<void> {
       if (r) results.push(r);
     } else if (s === 'e2e-c8') results.push(await endToEnd(a, 8));
     else if (s === 'e2e-c32') results.push(await endToEnd(a, 32));
+    else if ((ANCHOR_SCENARIOS as readonly string[]).includes(s))
+      results.push(await runAnchor(a, s as (typeof ANCHOR_SCENARIOS)[number]));
     else if (s === 'mem') {
       // The largest size runs once by default: it takes minutes, and peak RSS barely varies.
       for (const [k, rows] of a.memRows.entries())
@@ -225,6 +229,7 @@ async function main(): Promise<void> {
       r.median.vsMillerCpu = Math.round((r.median.rowsPerCpuSec! / ml.median.rowsPerCpuSec!) * 100) / 100;
     }
   }
+  const ratios = anchorRatios(results);
   const out = {
     startedAt: started.toISOString(),
     machine: { ...m, loadAvgAtEnd: loadavg().map((x) => Math.round(x * 100) / 100) },
@@ -232,6 +237,7 @@ async function main(): Promise<void> {
     miller: onPath('mlr') ? 'mlr --icsv --ojsonl cat' : 'not installed: comparison skipped',
     results,
     targets,
+    ratios,
   };
   const file = join(RESULTS, `bench-${started.toISOString().replace(/[:.]/g, '-')}.json`);
   writeFileSync(file, `${JSON.stringify(out, null, 2)}\n`);
@@ -239,6 +245,7 @@ async function main(): Promise<void> {
   process.stdout.write(
     `\nsvc-ingest bench — ${m.cores} cores, ${m.cpuModel}, Node ${m.node}, load ${(m.loadAvgAtStart as number[]).join(' ')}\n` +
       `${table(results)}\n\nmedians of ${a.runs} run(s) each (except where runs says otherwise); JSON: ${file}\n` +
+      `\nagainst the anchors of this run (load average ${out.machine.loadAvgAtEnd.join(' ')} at end)\n${ratios.map((l) => `  ${l}`).join('\n') || '  (no anchor and its scenario both run)'}\n` +
       `\ntargets (load average ${(m.loadAvgAtStart as number[]).join(' ')} at start, ${out.machine.loadAvgAtEnd.join(' ')} at end)\n${formatTargets(targets)}\n`,
   );
   const missed = targets.filter((t) => t.met === false).map((t) => t.figure);

@@ -79,7 +79,7 @@ export function fmtRows(n: number): string {
   return n >= 1e6 && n % 1e6 === 0 ? `${n / 1e6}M` : n >= 1e3 && n % 1e3 === 0 ? `${n / 1e3}k` : String(n);
 }
 
-const round = (x: number, digits = 1): number => Math.round(x * 10 ** digits) / 10 ** digits;
+export const round = (x: number, digits = 1): number => Math.round(x * 10 ** digits) / 10 ** digits;
 
 /** CPU time (user+sys, ms, all threads) a running process has used so far, from /proc/<pid>/stat. */
 export function procCpuMs(pid: number): number {
@@ -107,7 +107,7 @@ function memoryAtPeak(r: ChildResult): Record<string, number> {
 }
 
 /** A data file of a kind and size, generated once and kept in test/bench/.data/. */
-async function dataFile(kind: DataKind, rows: number, start = 0): Promise<string> {
+export async function dataFile(kind: DataKind, rows: number, start = 0): Promise<string> {
   const ext = kind.endsWith('ndjson') ? 'ndjson' : 'csv';
   const path = join(
     DATA,
@@ -120,7 +120,7 @@ async function dataFile(kind: DataKind, rows: number, start = 0): Promise<string
   return path;
 }
 
-function usageOf(r: ChildResult, rows: number): Record<string, number> {
+export function usageOf(r: ChildResult, rows: number): Record<string, number> {
   return {
     wallMs: Math.round(r.wallMs),
     cpuMs: Math.round(r.cpuMs),
@@ -208,7 +208,7 @@ export async function miller(a: Args, name: string, kind: DataKind): Promise<Sce
 }
 
 /** The simulator as users start it (through the launcher, which execs Node: the pid is the simulator's). */
-async function simulator(
+export async function simulator(
   latencyMs: number,
   port = 0,
 ): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
@@ -219,7 +219,7 @@ async function simulator(
   return { url: d.firstLine, pid: d.pid, stop: d.stop };
 }
 
-async function simPost(url: string, path: string): Promise<unknown> {
+export async function simPost(url: string, path: string): Promise<unknown> {
   const res = await fetch(`${url}${path}`, { method: 'POST' });
   return res.json();
 }

@@ -1,6 +1,6 @@
 // Per-request CPU of each transport candidate beneath ky (test/bench/transport-candidates.ts), through the real
 // client (postTransactionsJson, 50 transactions a request) against the simulator running as its own process.
-// Usage: node test/bench/transport.ts [--candidates a,b] [--concurrency 8,32] [--requests N] [--runs N]
+// Usage: node test/bench/transport.ts [--candidates a,b (bare-pool: an undici Pool, no ky: the anchor)] [--concurrency 8,32] [--requests N] [--runs N]
 //        [--latency-ms L]
 // Each (candidate, concurrency, run) is a fresh child process: warm-up, then N requests; the child reports its
 // process CPU (user+sys, all threads) per request; the simulator's CPU over the same window comes from /proc.
@@ -15,8 +15,34 @@ import { CANDIDATES } from './transport-candidates.ts';
 
 const BATCH = 50;
 const POOL = 64;
+/** The candidate name of the anchor (a bare undici Pool beneath no client). */
+const BARE = 'bare-pool';
+
+/**
+ * The anchor: a bare undici Pool, no ky, no client, no Request/Response objects: the same bodies joined and sent as
+ * a string, the answer read as text and parsed (what any client must do at least).
+ */
+async function bareClient(url: string, concurrency: number) {
+  const { Pool } = await import('undici');
+  const pool = new Pool(url, { connections: concurrency });
+  return {
+    async post(txs: string[], requestId: string): Promise<void> {
+      const res = await pool.request({
+        path: '/v2/data/transactions',
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-request-id': requestId },
+        body: `{"transactions":[${txs.join(',')}]}`,
+      });
+      const b = JSON.parse(await res.body.text()) as { requestId?: string };
+      if (res.statusCode !== 200 || typeof b.requestId !== 'string')
+        throw new Error(`HTTP ${res.statusCode}`);
+    },
+    close: () => pool.close(),
+  };
+}
 
 async function child(name: string, url: string, concurrency: number, requests: number): Promise<void> {
+  if (name === BARE) return measure(await bareClient(url, concurrency), name, concurrency, requests);
   const make = CANDIDATES[name];
   if (!make) throw new Error(`unknown candidate ${name}`);
   const cand = make({ connections: concurrency });
@@ -25,6 +51,28 @@ async function child(name: string, url: string, concurrency: number, requests: n
     fetch: cand.fetch as typeof fetch,
     fetchTakesOwnOptions: cand.ownOptions === true,
   });
+  await measure(
+    {
+      post: async (txs, requestId) => {
+        await client.postTransactionsJson(txs, { requestId });
+      },
+      close: async () => {
+        await client.close();
+        await cand.close();
+      },
+    },
+    name,
+    concurrency,
+    requests,
+  );
+}
+
+async function measure(
+  c: { post(txs: string[], requestId: string): Promise<void>; close(): Promise<unknown> },
+  name: string,
+  concurrency: number,
+  requests: number,
+): Promise<void> {
   const bodies = Array.from({ length: POOL }, (_, b) =>
     Array.from({ length: BATCH }, (_, k) => JSON.stringify(makeTx(b * BATCH + k, `t${name}`))),
   );
@@ -36,7 +84,7 @@ async function child(name: string, url: string, concurrency: number, requests: n
         while (next < n) {
           next++;
           const i = seq++;
-          await client.postTransactionsJson(bodies[i % POOL] as string[], { requestId: `r-${i}` });
+          await c.post(bodies[i % POOL] as string[], `r-${i}`);
         }
       }),
     );
@@ -48,8 +96,7 @@ async function child(name: string, url: string, concurrency: number, requests: n
   await run(requests);
   const wallMs = performance.now() - t0;
   const c1 = process.cpuUsage(c0);
-  await client.close();
-  await cand.close();
+  await c.close();
   process.stdout.write(
     `${JSON.stringify({ cpuUsPerRequest: (c1.user + c1.system) / requests, sysUsPerRequest: c1.system / requests, wallMs, rss: process.memoryUsage().rss })}\n`,
   );
@@ -68,7 +115,7 @@ async function main(argv: string[]): Promise<void> {
     const i = argv.indexOf(flag);
     return i === -1 ? dflt : (argv[i + 1] as string);
   };
-  const names = opt('--candidates', Object.keys(CANDIDATES).join(',')).split(',');
+  const names = opt('--candidates', [...Object.keys(CANDIDATES), BARE].join(',')).split(',');
   const concs = opt('--concurrency', '8,32').split(',').map(Number);
   const requests = Number(opt('--requests', '3000'));
   const runs = Number(opt('--runs', '3'));
