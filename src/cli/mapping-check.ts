@@ -127,6 +127,10 @@ function describeProfile(profile: CompiledProfile): string[] {
     lines.push(`  sent without when empty ("required": false): ${profile.relaxed.join(', ')}`);
   if (profile.ownIds.length > 0)
     lines.push(`  the bank's own numeric ids, sent unchecked for card numbers: ${profile.ownIds.join(', ')}`);
+  if (profile.notes.exportZone)
+    lines.push(
+      `  local times read in ${[...new Set(profile.notes.fixedZones.map((z) => z.zone))].join(', ')}, the export's own zone wherever the merchant is ("timeZoneScope": "export"): assumed, not checked`,
+    );
   for (const r of profile.requiredWhere)
     lines.push(`  required only for merchants in ${r.countries.join(', ')}: ${r.field}`);
   if (profile.expand !== undefined)

@@ -48,6 +48,7 @@ const PROFILE_KEYS = [
   'format',
   'delimiter',
   'timeZone',
+  'timeZoneScope',
   'pan',
   'ownNumericIds',
   'expand',
@@ -111,6 +112,23 @@ export function compileProfile(doc: unknown, source: string, defaultName: string
       bad(source, 'timeZone', 'an IANA zone name such as "America/Chicago"', (err as Error).message);
     }
     env.timeZone = doc.timeZone;
+  }
+  if (doc.timeZoneScope !== undefined) {
+    if (doc.timeZoneScope !== 'export' && doc.timeZoneScope !== 'merchant')
+      bad(
+        source,
+        'timeZoneScope',
+        '"export" (the zone is the export\'s own) or "merchant"',
+        doc.timeZoneScope,
+      );
+    if (doc.timeZone === undefined)
+      bad(
+        source,
+        'timeZoneScope',
+        'a timeZone beside it (it says whose zone timeZone is)',
+        doc.timeZoneScope,
+      );
+    if (doc.timeZoneScope === 'export' && env.notes) env.notes.exportZone = true;
   }
   const pan = doc.pan === undefined ? undefined : compilePan(env, doc.pan);
   const ownIds = compileOwnIds(source, doc.ownNumericIds);

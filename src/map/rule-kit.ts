@@ -85,6 +85,11 @@ export function scalarToString(v: unknown): string {
  */
 export interface ProfileNotes {
   fixedZones: Array<{ rule: string; zone: string }>;
+  /**
+   * `"timeZoneScope": "export"`: the profile declares its one zone the export's own (the processor writes every local
+   * time in it, wherever the merchant is), so merchants in several zones are no sign of a wrong zone.
+   */
+  exportZone?: boolean;
   amountScales: Array<{ rule: string; currency?: string; exponent: number }>;
 }
 

@@ -180,7 +180,8 @@ function top(m: Record<string, number>, n = 5): string {
 export function silentWarnings(profile: CompiledProfile, state: SilentState): string[] {
   const out: string[] = [];
   const zones = [...new Set(profile.notes.fixedZones.map((z) => z.zone))];
-  if (state.fixedLocal > 0 && zones.length > 0) {
+  // A profile that declares its zone the export's own (timeZoneScope) reads every local time right in it.
+  if (state.fixedLocal > 0 && zones.length > 0 && !profile.notes.exportZone) {
     const spread = merchantZones(state.locations);
     if (spread.zones.size + spread.undecided > 1) {
       const rules = [...new Set(profile.notes.fixedZones.map((z) => z.rule))].join(', ');

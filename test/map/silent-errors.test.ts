@@ -204,6 +204,26 @@ describe('mapping check reads the whole export', () => {
     expect(ok.stderr).not.toContain('one zone');
   });
 
+  it('a zone declared the export\'s own ("timeZoneScope": "export"): no zone warning, the assumption printed', async () => {
+    const profile = JSON.parse(await readFile(ONE_ZONE, 'utf8')) as Record<string, unknown>;
+    const declared = join(dir, 'export-zone.json');
+    await writeFile(declared, JSON.stringify({ ...profile, timeZoneScope: 'export' }));
+    const r = await runCliHere(['mapping', 'check', declared, EXPORT]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).not.toContain('one zone');
+    expect(r.stdout).toContain(
+      `local times read in America/New_York, the export's own zone wherever the merchant is ("timeZoneScope": "export"): assumed, not checked`,
+    );
+    // The built-in Northwind profile declares it: its own sample is checked without the warning.
+    const nw = await runCliHere(['mapping', 'check', 'northwind-csv', 'samples/northwind.csv']);
+    expect(nw.code, nw.stderr).toBe(0);
+    expect(nw.stderr).not.toContain('one zone');
+    expect(nw.stdout).toContain('local times read in America/Chicago, the export');
+    // Refused at load: a scope without a zone to apply to, or a value that is neither.
+    expect(loadError({}, { timeZoneScope: 'export' })).toContain('timeZoneScope');
+    expect(loadError({}, { timeZone: 'UTC', timeZoneScope: 'processor' })).toContain('"export"');
+  });
+
   it('send logs the same warnings once at the end and counts them in the summary (inline and on the worker pool)', async () => {
     for (const worker of ['off', 'on']) {
       const r = await runCliHere(
