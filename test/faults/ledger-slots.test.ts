@@ -67,9 +67,9 @@ describe('the ledger server short of connection slots', { timeout: 120_000 }, ()
     expect(deliveryCounts(sim, ids)).toEqual({ missing: 0, once: 500, duplicated: 0, extra: 0 });
   });
 
-  it('four workers whose pools want 16 connections of 10: all exit 0, each record once, the cause named', async () => {
+  it('six workers whose pools want 24 connections of 10: all exit 0, each record once, the cause named', async () => {
     const RECORDS = 8000;
-    const WORKERS = 4;
+    const WORKERS = 6;
     const w = await workdir('slots-workers');
     const file = join(w.dir, 'in.ndjson');
     const ids = await writeNdjson(file, RECORDS, 'sw');
@@ -95,7 +95,7 @@ describe('the ledger server short of connection slots', { timeout: 120_000 }, ()
     // One warning per wait, not one per statement that met it.
     for (const r of results) expect(waits(r.rawStderr).length).toBeLessThanOrEqual(3);
     expect(deliveryCounts(sim, ids)).toEqual({ missing: 0, once: RECORDS, duplicated: 0, extra: 0 });
-    report('ledger short of connection slots (4 workers, max_connections 10)', {
+    report('ledger short of connection slots (6 workers, max_connections 10)', {
       records: RECORDS,
       seconds: Number(seconds.toFixed(1)),
       warnings: results.map((r) => waits(r.rawStderr).length),
