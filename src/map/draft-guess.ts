@@ -112,11 +112,3 @@ export const CODE_WORDS: Record<string, Record<string, string>> = {
   },
   onlineIndicator: { y: 'ONLINE', yes: 'ONLINE', online: 'ONLINE', n: 'NOT_ONLINE', no: 'NOT_ONLINE' },
 };
-
-/** Amounts as exports write them: `12.34`, `-12.34`, `$1,204.00`, `€ 5`. */
-export function decimalAmount(sample: string): boolean {
-  return (
-    /^[+-]?[$€£¥]?\s?[+-]?(\d{1,3}(,\d{3})+|\d+)?\.\d+$/.test(sample.trim()) ||
-    /^[+-]?[$€£¥]/.test(sample.trim())
-  );
-}

@@ -224,8 +224,3 @@ export function updateKey(u: TicketWebhookUpdate, submission: number): string {
     .replace(/[0-9]/g, (d) => String.fromCharCode(103 + Number(d)));
   return `${String(u.sourceTicketId)}:${submission}:${digest}`;
 }
-
-/** A ticket names a transaction when our id was given for it, or its number is among the ticket's. */
-export function namesTransaction(t: TicketRecord, id: string): boolean {
-  return t.transactions.includes(id);
-}
