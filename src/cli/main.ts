@@ -24,7 +24,8 @@ process.on('warning', (w) => {
 // `svc-ingest --version` (or -V) and nothing else: what commander would print. With anything beside it (an option
 // whose value commander checks first), commander answers as before.
 const args = process.argv.slice(2);
-if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) process.stdout.write(`${versionLine()}\n`);
+if (args.length === 1 && (args[0] === '--version' || args[0] === '-V'))
+  process.stdout.write(`${versionLine()}\n`);
 else
   void Promise.all([import('../io.ts'), import('./run.ts')]).then(([{ processIo }, { main }]) =>
     main(process.argv, processIo()).then((status) => {

@@ -27,7 +27,9 @@ process.on('exit', () => process.stderr.write('LOADED ' + JSON.stringify(loaded)
 const loadedOf = (stderr: string | undefined): string[] =>
   JSON.parse(/LOADED (\[.*\])/.exec(stderr ?? '')?.[1] ?? 'null') as string[];
 const packages = (loaded: string[]) =>
-  [...new Set(loaded.map((u) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(u)?.[1]).filter(Boolean))].sort();
+  [
+    ...new Set(loaded.map((u) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(u)?.[1]).filter(Boolean)),
+  ].sort();
 const ours = (loaded: string[]) =>
   loaded.filter((u) => !u.includes('/node_modules/')).map((u) => u.replace(/^.*\/src\//, ''));
 

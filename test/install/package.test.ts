@@ -277,7 +277,9 @@ describe('the installed package (npm pack, npm install -g --prefix, the README i
     const cacheHome = join(dir, 'xdg-cache');
     const cached = await run(bin, ['mappings'], { cwd: work, env: { ...env, XDG_CACHE_HOME: cacheHome } });
     expect(cached.code, cached.stderr).toBe(0);
-    expect((await readdir(join(cacheHome, 'svc-ingest-compile'), { recursive: true })).length).toBeGreaterThan(0);
+    expect(
+      (await readdir(join(cacheHome, 'svc-ingest-compile'), { recursive: true })).length,
+    ).toBeGreaterThan(0);
     const blocked = join(dir, 'a-file');
     await writeFile(blocked, '');
     for (const cacheEnv of [{ XDG_CACHE_HOME: join(blocked, 'cache') }, { HOME: blocked }]) {
