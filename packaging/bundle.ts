@@ -28,12 +28,17 @@ const external = [
   'cloudflare:sockets',
 ];
 
-/** main.ts's `import()`s of the rest of the CLI load app.cjs (one file, one instance of each module). */
+/**
+ * main.ts's `import()`s of the rest of the CLI load app.cjs (one file, one instance of each module) through
+ * packaging/app-loader.ts, with V8's code cache of an earlier run of the same command.
+ */
 const appImports: Plugin = {
   name: 'app-imports',
   setup(b) {
     b.onResolve({ filter: /^(\.\.\/io|\.\/run|\.\.\/log)\.ts$/ }, (args) =>
-      args.importer.endsWith(`${path.sep}cli${path.sep}main.ts`) ? { path: './app.cjs', external: true } : undefined,
+      args.importer.endsWith(`${path.sep}cli${path.sep}main.ts`)
+        ? { path: path.join(ROOT, 'packaging/app-loader.ts') }
+        : undefined,
     );
   },
 };

@@ -271,15 +271,25 @@ describe('the installed package (npm pack, npm install -g --prefix, the README i
     console.log(`installed package: ${(bytes / 1e6).toFixed(1)} MB in ${deps.length} top-level entries`);
     expect(bytes).toBeLessThan(30e6);
 
-    // Node's compile cache: in the user's cache folder (XDG_CACHE_HOME here), filled by a run; a folder that cannot
+    // Node's compile cache: in the user's cache folder (XDG_CACHE_HOME here), filled by a run, with the bundle's code
+    // cache of the command (packaging/app-loader.ts), which the next run of it takes as it is; a folder that cannot
     // be made (under a file: even root cannot) costs the cache, never the run.
     const bin = join(prefix, 'bin/svc-ingest');
     const cacheHome = join(dir, 'xdg-cache');
-    const cached = await run(bin, ['mappings'], { cwd: work, env: { ...env, XDG_CACHE_HOME: cacheHome } });
-    expect(cached.code, cached.stderr).toBe(0);
+    const appCache = join(cacheHome, 'svc-ingest-compile/svc-ingest-app');
+    const mappings = async () => {
+      const r = await run(bin, ['mappings'], { cwd: work, env: { ...env, XDG_CACHE_HOME: cacheHome } });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toContain('northwind-csv');
+      const [file, ...more] = (await readdir(appCache)).filter((f) => f.endsWith('-mappings.bin'));
+      expect(more).toEqual([]);
+      return (await stat(join(appCache, file!))).mtimeMs;
+    };
+    const written = await mappings();
+    expect(await mappings()).toBe(written);
     expect(
       (await readdir(join(cacheHome, 'svc-ingest-compile'), { recursive: true })).length,
-    ).toBeGreaterThan(0);
+    ).toBeGreaterThan(2);
     const blocked = join(dir, 'a-file');
     await writeFile(blocked, '');
     for (const cacheEnv of [{ XDG_CACHE_HOME: join(blocked, 'cache') }, { HOME: blocked }]) {
