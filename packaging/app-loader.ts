@@ -6,9 +6,9 @@
 // The cache files go in svc-ingest-app/ under Node's compile-cache folder (NODE_COMPILE_CACHE, which the launcher
 // sets); without that variable app.cjs is required as it is. One file per command and build of app.cjs (V8's version
 // and the file's inode, size and time name it: V8 itself checks only the source's length). Written once, at exit,
-// when there was none or V8 refused it, into a temporary file renamed into place (runs side by side are safe); a
-// folder that cannot be written costs the cache, never the run.
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+// when there was none or V8 refused it, into a temporary file renamed into place (runs side by side are safe), and
+// then the files of other builds go; a folder that cannot be written costs the cache, never the run.
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import vm from 'node:vm';
@@ -27,12 +27,17 @@ function cacheFileFor(file: string): string | undefined {
   return path.join(dir, 'svc-ingest-app', `${build}-${command}.bin`);
 }
 
+/** Writes the code cache (into place by a rename), and removes the files of other builds (an upgrade's leftovers). */
 function save(cacheFile: string, script: vm.Script): void {
   try {
-    mkdirSync(path.dirname(cacheFile), { recursive: true });
+    const dir = path.dirname(cacheFile);
+    mkdirSync(dir, { recursive: true });
     const tmp = `${cacheFile}.${process.pid}.tmp`;
     writeFileSync(tmp, script.createCachedData());
     renameSync(tmp, cacheFile);
+    const build = path.basename(cacheFile).replace(/-[a-z-]+\.bin$/, '-');
+    for (const f of readdirSync(dir))
+      if (f.endsWith('.bin') && !f.startsWith(build)) rmSync(path.join(dir, f), { force: true });
   } catch {
     // An unwritable folder: the next run compiles as this one did.
   }
