@@ -7,9 +7,10 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { build, type Plugin } from 'esbuild';
+import { build } from 'esbuild';
 import { LOCK_ADDON_ASSET } from '../src/ledger/file/embedded-addon.ts';
 import { gitCommit, VERSION } from '../src/version.ts';
+import { plainRequire } from './plain-require.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const { values } = parseArgs({
@@ -27,22 +28,6 @@ const commit = gitCommit(ROOT) ?? 'commit unknown';
 const work = path.join(values.out, `sea-${arch}`);
 rmSync(work, { recursive: true, force: true });
 mkdirSync(work, { recursive: true });
-
-/**
- * `createRequire(import.meta.url)('x')` (the lazy loads of pino-pretty, ky, undici's Agent, re2js) as a plain
- * `require('x')`, which esbuild follows into the bundle; the SEA's own require loads built-in modules only.
- */
-const plainRequire: Plugin = {
-  name: 'plain-require',
-  setup(b) {
-    b.onLoad({ filter: /[\\/]src[\\/].*\.ts$/ }, (args) => {
-      const text = readFileSync(args.path, 'utf8')
-        .replace(/^const require = createRequire\(import\.meta\.url\);$/m, '')
-        .replaceAll('createRequire(import.meta.url)', 'require');
-      return { contents: text, loader: 'ts' };
-    });
-  },
-};
 
 async function bundle(entry: string, outfile: string): Promise<void> {
   await build({

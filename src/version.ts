@@ -4,7 +4,6 @@
 // - the npm package: dist/build-info.json, written by `npm run build` (packaging/build-info.ts);
 // - a clone: `git` at run time (only when asked: --version); without git, "commit unknown".
 // A release bumps VERSION here and in package.json together (docs/install.md, "Releasing"); a test keeps them equal.
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -19,6 +18,8 @@ declare const SVC_INGEST_COMMIT: string | undefined;
  * @example gitCommit('/src/svc-ingest') // '3f2a9c1-dirty'
  */
 export function gitCommit(root: string): string | undefined {
+  // child_process is loaded only here (a clone's --version), not on every start.
+  const { execFileSync } = process.getBuiltinModule('node:child_process');
   const git = (...args: string[]) =>
     execFileSync('git', ['-C', root, ...args], {
       encoding: 'utf8',

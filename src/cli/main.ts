@@ -1,8 +1,7 @@
 // The bin entry: the one place that touches the real process (its argv, streams, environment, signals and exit
-// status); the CLI itself is main() in run.ts.
-import { processIo } from '../io.ts';
-import { stderrLine } from '../log.ts';
-import { main } from './run.ts';
+// status); the CLI itself is main() in run.ts. `--version` alone is answered here, before commander, the logger
+// and the masking rules are loaded (they are the rest of a start: docs/performance.md, "Start-up").
+import { versionLine } from '../version.ts';
 
 // A closed pipe on stdout (`svc-ingest … | head`) ends the command quietly, as other Unix tools do.
 for (const stream of [process.stdout, process.stderr]) {
@@ -12,11 +11,24 @@ for (const stream of [process.stdout, process.stderr]) {
   });
 }
 
-// Node's own warnings (a deprecation in a dependency) come as log lines too, not as text between them.
+// Node's own warnings (a deprecation in a dependency) come as log lines too, not as text between them; the
+// logger's module is loaded for the first one.
 process.removeAllListeners('warning');
-process.on('warning', (w) => stderrLine('warn', 'node.warning', `${w.name}: ${w.message}`));
+process.on('warning', (w) => {
+  void import('../log.ts').then(({ stderrLine }) =>
+    stderrLine('warn', 'node.warning', `${w.name}: ${w.message}`),
+  );
+});
 
 // No top-level await: the single executable's bundle is CommonJS (docs/install.md).
-void main(process.argv, processIo()).then((status) => {
-  process.exitCode = status;
-});
+// `svc-ingest --version` (or -V) and nothing else: what commander would print. With anything beside it (an option
+// whose value commander checks first), commander answers as before.
+const args = process.argv.slice(2);
+if (args.length === 1 && (args[0] === '--version' || args[0] === '-V'))
+  process.stdout.write(`${versionLine()}\n`);
+else
+  void Promise.all([import('../io.ts'), import('./run.ts')]).then(([{ processIo }, { main }]) =>
+    main(process.argv, processIo()).then((status) => {
+      process.exitCode = status;
+    }),
+  );

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type ChildResult, ROOT, runExternal, startDaemon } from './measure.ts';
+import { writeFiftyRows } from './startup.ts';
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '7' } } });
 const runs = Number(values.runs);
@@ -55,14 +56,7 @@ try {
     ['npm package (Node 24.21)', npmBin, { PATH: `${NODE_BIN}:/usr/bin:/bin` }],
   ];
   const csv = join(work, 'export.csv');
-  const head =
-    'transactionId,transactionType,sourceCustomerId,sourceAccountId,paymentType,paymentMethodEntryType,transactionTimestamp,transactionPostingTimestamp,paymentNetworkMCC,paymentNetworkMerchantIdType,paymentNetworkMerchant,paymentNetworkMerchantCity,paymentNetworkMerchantState,paymentNetworkMerchantPostalCode,paymentNetworkMerchantCountryCode,paymentNetworkMerchantId,postedAmount,currencyCode';
-  const rows = Array.from(
-    { length: 50 },
-    (_, i) =>
-      `b-${i},AUTHORIZED,c-${i},a-${i},DEBIT,CHIP,2026-11-20T08:00:00.000Z,2026-11-21T06:00:00.000Z,5814,MID,Cafe,San Francisco,CA,94102,US,445566000000000,${100 + i},USD`,
-  );
-  writeFileSync(csv, `${[head, ...rows].join('\n')}\n`);
+  writeFiftyRows(csv);
 
   const results: Record<string, Record<string, { cpuMs: number; maxRssMb: number; wallMs: number }>> = {};
   let n = 0;
@@ -92,7 +86,7 @@ try {
             ...env,
             SVC_BASE_URL: sim.firstLine,
             SVC_LOG_FORMAT: 'json',
-            NODE_COMPILE_CACHE: '',
+            NODE_DISABLE_COMPILE_CACHE: '1',
             SVC_INGEST_NODE: '',
           },
           captureStdout: true,

@@ -22,6 +22,7 @@ import {
   resume,
   type ScenarioResult,
 } from './scenarios.ts';
+import { startup } from './startup.ts';
 import { formatTargets, targetRows } from './targets.ts';
 
 /** --e2e-seconds: the cluster scenarios' input, sized to this many seconds at one sender's ceiling. */
@@ -61,7 +62,7 @@ function parseArgs(argv: string[]): Args {
     else if (f === '--memory-every') a.memoryEveryMs = num(f, next());
     else if (f === '--help' || f === '-h') {
       process.stdout.write(
-        'node test/bench/run.ts [--quick] [--only dry,miller,e2e,anchor,mem,resume,pg-vs-file,workers-4,resume-pg,pan|<scenario>]\n' +
+        'node test/bench/run.ts [--quick] [--only dry,miller,e2e,anchor,mem,resume,pg-vs-file,workers-4,resume-pg,pan,startup|<scenario>]\n' +
           '  [--runs N] [--rows N] [--e2e-seconds S (cluster scenarios)]\n' +
           '  [--profile] [--resume-ids N] [--mem-rows a,b] [--send-rows N] [--memory-every MS]\n' +
           '  --only resume-100M: resume against 100M acked ids, once (never part of a full run)\n',
@@ -160,6 +161,7 @@ const SCENARIOS = [
   'resume-100M',
   ...CLUSTER_SCENARIOS,
   'pan',
+  'startup',
 ] as const;
 
 /** Scenarios that run only when named in --only (they take long and were measured once). */
@@ -203,6 +205,7 @@ async function main(): Promise<void> {
     } else if (s === 'resume') results.push(await resume(a.resumeIds, a.runs));
     else if (s === 'resume-100M') results.push(await resume(100_000_000, 1));
     else if (s === 'pan') results.push(await panCorpus(a.quick ? 1_000_000 : 10_000_000));
+    else if (s === 'startup') results.push(await startup(a));
     else if ((CLUSTER_SCENARIOS as readonly string[]).includes(s))
       results.push(
         await runCluster(s as (typeof CLUSTER_SCENARIOS)[number], {

@@ -1,39 +1,54 @@
-// What a start loads: `--version` prints and exits without the logger (pino and its transport machinery, ~29
-// modules) or the ledger lock's native addon; a command that logs loads pino when it first writes to stderr.
+// What a start loads: `--version` prints and exits from the bin entry alone (src/cli/main.ts and src/version.ts: no
+// commander, no logger, no masking rules); a command that writes a log line loads pino (with its transport
+// machinery, ~29 modules) when it first writes to stderr, and the ledger lock's native addon only when it locks.
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.ts';
 
-/** A preload that lists, at exit, the CommonJS packages loaded that the test asks about. */
+/** A preload that lists, at exit, every module file loaded (ES modules and CommonJS alike, through Node's hooks). */
 async function preload(): Promise<string> {
   const file = join(await mkdtemp(join(tmpdir(), 'svc-startup-')), 'loaded.cjs');
   await writeFile(
     file,
-    `process.on('exit', () => {
-  const loaded = Object.keys(require.cache);
-  const seen = ['/node_modules/pino/', '/node_modules/thread-stream/', '/node_modules/fs-native-extensions/']
-    .filter((p) => loaded.some((k) => k.includes(p)));
-  process.stderr.write('LOADED ' + JSON.stringify(seen) + '\\n');
-});\n`,
+    `const loaded = [];
+require('node:module').registerHooks({
+  load(url, context, next) {
+    if (url.startsWith('file:')) loaded.push(url);
+    return next(url, context);
+  },
+});
+process.on('exit', () => process.stderr.write('LOADED ' + JSON.stringify(loaded) + '\\n'));\n`,
   );
   return file;
 }
 
 const loadedOf = (stderr: string | undefined): string[] =>
   JSON.parse(/LOADED (\[.*\])/.exec(stderr ?? '')?.[1] ?? 'null') as string[];
+const packages = (loaded: string[]) =>
+  [
+    ...new Set(loaded.map((u) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(u)?.[1]).filter(Boolean)),
+  ].sort();
+const ours = (loaded: string[]) =>
+  loaded.filter((u) => !u.includes('/node_modules/')).map((u) => u.replace(/^.*\/src\//, ''));
 
 describe('start-up loads only what the command uses', () => {
-  it('--version loads neither the logger nor the lock addon; a command that writes a log line loads pino', async () => {
+  it('--version loads two modules of ours and no package; a command that writes a log line loads pino, not the lock addon', async () => {
     const env = { NODE_OPTIONS: `--require ${await preload()}` };
     const version = await runCli(['--version'], { env });
     expect(version.code).toBe(0);
     expect(version.stdout).toMatch(/^\d+\.\d+\.\d+ /);
-    expect(loadedOf(version.rawStderr)).toEqual([]);
+    const atVersion = loadedOf(version.rawStderr);
+    expect(ours(atVersion)).toEqual(['cli/main.ts', 'version.ts']);
+    expect(packages(atVersion)).toEqual([]);
     const bad = await runCli(['send', '--no-such-flag'], { env });
     expect(bad.code).toBe(1);
-    expect(loadedOf(bad.rawStderr)).toContain('/node_modules/pino/');
-    expect(loadedOf(bad.rawStderr)).not.toContain('/node_modules/fs-native-extensions/');
+    const atBad = packages(loadedOf(bad.rawStderr));
+    expect(atBad).toContain('pino');
+    expect(atBad).toContain('commander');
+    expect(atBad).not.toContain('fs-native-extensions');
+    // Neither the HTTP stack nor PostgreSQL's client for a command line that is refused.
+    for (const p of ['ky', 'undici', 'pg', 'csv-parse']) expect(atBad).not.toContain(p);
   });
 });

@@ -4,7 +4,7 @@
 // and a send with the ledger on a real PostgreSQL. Then what was installed: the built files, no dev tools.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
@@ -168,14 +168,16 @@ describe('the installed package (npm pack, npm install -g --prefix, the README i
   it('holds what runs and nothing else', async () => {
     const listed = await run('tar', ['tzf', pkg], { cwd: dir, env: process.env });
     const files = listed.stdout.trim().split('\n');
-    expect(files).toContain('package/dist/cli/main.js');
-    expect(files).toContain('package/dist/prepare/pool-worker.js');
+    // The CLI bundled (packaging/bundle.ts): the entry, the rest of the CLI, the pool's worker.
+    expect(files).toContain('package/dist/cli/main.cjs');
+    expect(files).toContain('package/dist/cli/app.cjs');
+    expect(files).toContain('package/dist/cli/pool-worker.js');
     expect(files).toContain('package/src/bin/svc-ingest');
     expect(files).toContain('package/config/default.json');
     expect(files).toContain('package/config/mappings/northwind-csv.json');
     const stray = files.filter(
       (f) =>
-        !/^package\/(dist\/.+\.js|dist\/build-info\.json|src\/bin\/svc-ingest|config\/.+\.json|deploy\/.+|package\.json|README\.md|LICENSE)$/.test(
+        !/^package\/(dist\/cli\/[\w-]+\.c?js|dist\/build-info\.json|src\/bin\/svc-ingest|config\/.+\.json|deploy\/.+|package\.json|README\.md|LICENSE)$/.test(
           f,
         ),
     );
@@ -258,7 +260,7 @@ describe('the installed package (npm pack, npm install -g --prefix, the README i
 
     // What was installed: the built JavaScript and the runtime dependencies, none of the dev toolchain.
     const installed = join(prefix, 'lib/node_modules/svc-ingest');
-    expect(existsSync(join(installed, 'dist/cli/main.js'))).toBe(true);
+    expect(existsSync(join(installed, 'dist/cli/main.cjs'))).toBe(true);
     expect(existsSync(join(installed, 'dist/build-info.json'))).toBe(true);
     expect(existsSync(join(installed, 'src/cli'))).toBe(false);
     expect(existsSync(join(installed, 'test'))).toBe(false);
@@ -268,5 +270,33 @@ describe('the installed package (npm pack, npm install -g --prefix, the README i
     const bytes = await sizeOf(installed);
     console.log(`installed package: ${(bytes / 1e6).toFixed(1)} MB in ${deps.length} top-level entries`);
     expect(bytes).toBeLessThan(30e6);
+
+    // Node's compile cache: in the user's cache folder (XDG_CACHE_HOME here), filled by a run, with the bundle's code
+    // cache of the command (packaging/app-loader.ts), which the next run of it takes as it is; a folder that cannot
+    // be made (under a file: even root cannot) costs the cache, never the run.
+    const bin = join(prefix, 'bin/svc-ingest');
+    const cacheHome = join(dir, 'xdg-cache');
+    const appCache = join(cacheHome, 'svc-ingest-compile/svc-ingest-app');
+    const mappings = async () => {
+      const r = await run(bin, ['mappings'], { cwd: work, env: { ...env, XDG_CACHE_HOME: cacheHome } });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toContain('northwind-csv');
+      const [file, ...more] = (await readdir(appCache)).filter((f) => f.endsWith('-mappings.bin'));
+      expect(more).toEqual([]);
+      return (await stat(join(appCache, file!))).mtimeMs;
+    };
+    const written = await mappings();
+    expect(await mappings()).toBe(written);
+    expect(
+      (await readdir(join(cacheHome, 'svc-ingest-compile'), { recursive: true })).length,
+    ).toBeGreaterThan(2);
+    const blocked = join(dir, 'a-file');
+    await writeFile(blocked, '');
+    for (const cacheEnv of [{ XDG_CACHE_HOME: join(blocked, 'cache') }, { HOME: blocked }]) {
+      const r = await run(bin, ['mappings'], { cwd: work, env: { ...env, ...cacheEnv } });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toContain('northwind-csv');
+      expect(r.stderr).toBe('');
+    }
   }, 120_000);
 });

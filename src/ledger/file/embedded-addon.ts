@@ -13,7 +13,7 @@ export interface NativeLocks {
   unlock(fd: number, offset?: number, length?: number): void;
 }
 
-interface LockBinding {
+export interface LockBinding {
   tryLock(fd: number, offset: number, length: number, exclusive: boolean): void;
   unlock(fd: number, offset: number, length: number): void;
 }
@@ -35,7 +35,11 @@ export function embeddedLocks(): NativeLocks {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  const binding = mod.exports;
+  return locksOver(mod.exports);
+}
+
+/** fs-native-extensions' tryLock and unlock (its index.js) over its binding, the prebuilt .node file's exports. */
+export function locksOver(binding: LockBinding): NativeLocks {
   return {
     tryLock(fd, offset = 0, length = 0, opts = {}) {
       try {

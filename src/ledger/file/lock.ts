@@ -9,7 +9,7 @@ import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { IN_EXECUTABLE } from '../../config/builtin.ts';
 import { SvcIngestError } from '../../errors.ts';
-import { embeddedLocks, type NativeLocks } from './embedded-addon.ts';
+import { embeddedLocks, type LockBinding, locksOver, type NativeLocks } from './embedded-addon.ts';
 import { checkStateFile, openStateFile, type StateFile } from './files.ts';
 
 /**
@@ -51,14 +51,28 @@ let nativeLocks: NativeLocks | null | undefined;
 function loadNativeLocks(): NativeLocks | null {
   if (nativeLocks === undefined) {
     try {
-      nativeLocks = IN_EXECUTABLE
-        ? embeddedLocks()
-        : (createRequire(import.meta.url)('fs-native-extensions') as NativeLocks);
+      nativeLocks = IN_EXECUTABLE ? embeddedLocks() : packageLocks();
     } catch {
       nativeLocks = null;
     }
   }
   return nativeLocks;
+}
+
+/**
+ * From node_modules: this platform's prebuilt binary itself when there is one (fs-native-extensions' own loader,
+ * require-addon, finds the same file through ~13 modules: ~5 ms of a start), else the package as it loads itself.
+ */
+function packageLocks(): NativeLocks {
+  try {
+    return locksOver(
+      createRequire(import.meta.url)(
+        `fs-native-extensions/prebuilds/${process.platform}-${process.arch}/fs-native-extensions.node`,
+      ) as LockBinding,
+    );
+  } catch {
+    return createRequire(import.meta.url)('fs-native-extensions') as NativeLocks;
+  }
 }
 
 /** Which method this platform uses (see LockMethod). */
