@@ -55,8 +55,8 @@ function cut(written: number): Buffer {
 export interface WireRecord {
   json: string;
   wire?: Buffer | undefined;
-  at?: number;
-  end?: number;
+  at?: number | undefined;
+  end?: number | undefined;
 }
 
 /** A batch's body encoded once (encodeRecords), sent as it is by every attempt, and how many records it holds. */
