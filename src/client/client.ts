@@ -54,10 +54,7 @@ export interface SvcClient {
     transactions: TransactionNotification[],
     opts: { requestId: string; signal?: AbortSignal },
   ): Promise<{ requestId: string; httpStatus: number }>;
-  /**
-   * postTransactions with each transaction already serialised (JSON.stringify of a TransactionNotification), or
-   * the batch's body already encoded (encodeRecords: a batch's attempts send the same bytes).
-   */
+  /** postTransactions with each transaction serialised (JSON.stringify), or the body encoded (encodeRecords). */
   postTransactionsJson(
     transactions: readonly string[] | EncodedBatch,
     opts: { requestId: string; signal?: AbortSignal },
