@@ -1,10 +1,15 @@
 // Batching: valid records, in input order, into batches of at most `size` (the service takes 50). A batch never
 // spans two inputs, so its ledger line's source and line range name one file (`ledger find` points at the right one).
+import type { WireRecord } from '../client/body.ts';
+
 /** One valid record, serialised, with where it came from. */
-export interface BatchItem {
+export interface BatchItem extends WireRecord {
   /** Its transactionId. */
   id: string;
-  /** JSON.stringify of its TransactionNotification (serialised where it was prepared, maybe another thread). */
+  /**
+   * JSON.stringify of its TransactionNotification (serialised where it was prepared, maybe another thread); '' once
+   * its batch's body is encoded, which then holds its bytes (WireRecord, jsonOf).
+   */
   json: string;
   source: string;
   line: number;

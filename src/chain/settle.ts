@@ -4,6 +4,7 @@
 // acknowledged (skipped) or free again — its claim released, or its worker's lease run out — and then sent by this
 // run. The file store never answers 'elsewhere': nothing is kept aside there.
 import type { BatchItem } from '../batch/batcher.ts';
+import { jsonOf } from '../client/body.ts';
 import type { LedgerStore } from '../ledger/store.ts';
 import type { PreparedItem } from '../prepare/prepare.ts';
 import { newCounters } from '../record/counters.ts';
@@ -69,7 +70,8 @@ async function* oneChunk(items: BatchItem[]): AsyncGenerator<PreparedItem[]> {
   yield items.map((i) => ({
     kind: 'tx',
     id: i.id,
-    json: i.json,
+    // Never batched here (the store skipped them), so still their JSON; jsonOf holds either way.
+    json: jsonOf(i),
     source: i.source,
     line: i.line,
     codes: i.codes,

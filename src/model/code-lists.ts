@@ -77,7 +77,37 @@ const SEP = '\u001f';
  * @example codeKey({ transactionType: 'AUTHORIZED', paymentType: 'DEBIT' }) // 'AUTHORIZED\u001fDEBIT\u001f\u001f\u001f\u001f'
  */
 export function codeKey(tx: Record<string, unknown>): string {
-  return `${tx.transactionType ?? ''}${SEP}${tx.paymentType ?? ''}${SEP}${tx.paymentMethodEntryType ?? ''}${SEP}${tx.paymentNetworkMerchantIdType ?? ''}${SEP}${tx.onlineIndicator ?? ''}${SEP}${tx.cardPresentIndicator ?? ''}`;
+  // The same few combinations over and over: each is looked up value by value in a tree of maps and handed out as
+  // the one flat string made for it the first time. A fresh concatenation a record (eleven parts) was flattened
+  // and hashed again by the tally's Map (~1 µs a record, profiled) and, held until the batch's answer, promoted.
+  let node: KeyNode = keyTree;
+  for (let i = 0; i < CODE_FIELDS.length; i++) {
+    const v = tx[CODE_FIELDS[i] as CodeField];
+    const s = typeof v === 'string' ? v : v === undefined || v === null ? '' : String(v);
+    let next = node.get(s);
+    if (next === undefined) {
+      if (keyNodes >= MAX_KEY_NODES) return joinedKey(tx);
+      next = i === CODE_FIELDS.length - 1 ? joinedKey(tx) : new Map();
+      node.set(s, next);
+      keyNodes++;
+    }
+    if (typeof next === 'string') return next;
+    node = next;
+  }
+  return joinedKey(tx);
+}
+
+/** The codeKey tree: per code field in order, a value's subtree, and at the last field the key itself. */
+type KeyNode = Map<string, KeyNode | string>;
+const keyTree: KeyNode = new Map();
+let keyNodes = 0;
+/** Entries of the tree at most (a hostile export's many combinations are joined a record, as before). */
+const MAX_KEY_NODES = 4096;
+
+function joinedKey(tx: Record<string, unknown>): string {
+  const parts: string[] = [];
+  for (const f of CODE_FIELDS) parts.push(String(tx[f] ?? ''));
+  return parts.join(SEP);
 }
 
 /** Per code field, each distinct value with how many records carried it (absent values left out). */

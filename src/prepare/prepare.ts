@@ -27,6 +27,10 @@ export type PreparedItem =
       codes?: string;
       /** A notification `expand` made beyond the first of its source record (counted as expanded, not read). */
       expanded?: true;
+      /** Where its bytes are once its batch's body is encoded (WireRecord of client/body.ts). */
+      wire?: Buffer | undefined;
+      at?: number | undefined;
+      end?: number | undefined;
     }
   | {
       kind: 'reject';
@@ -154,6 +158,11 @@ function prepareOne(
     source: rec.source,
     line: rec.line,
     codes: codeKey(tx as unknown as Record<string, unknown>),
+    // Set when its batch's body is encoded (client/body.ts, WireRecord): declared here, so every record keeps one
+    // shape and the three fields need no backing store of their own then.
+    wire: undefined,
+    at: undefined,
+    end: undefined,
   };
   if (relaxed.length > 0) {
     const without = relaxed.filter((f) => (tx as unknown as Record<string, unknown>)[f] === undefined);

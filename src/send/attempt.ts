@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pRetry from 'p-retry';
 import type { BatchItem } from '../batch/batcher.ts';
+import { encodeRecords } from '../client/body.ts';
 import type { SvcClient } from '../client/index.ts';
 import type { AttemptResult } from './bisect.ts';
 import type { Breaker } from './breaker.ts';
@@ -31,7 +32,8 @@ export function createAttempt(o: AttemptOptions): Attempt {
     items: BatchItem[],
     retries: number,
   ): Promise<AttemptResult> {
-    const txs = items.map((i) => i.json);
+    // Encoded once for all of its attempts; the records then hold where their bytes are, not their JSON.
+    const body = encodeRecords(items);
     let attempts = 0;
     let clientRequestId = '';
     let lastFailure: FailureClass | undefined;
@@ -50,7 +52,7 @@ export function createAttempt(o: AttemptOptions): Attempt {
           clientRequestId = randomUUID();
           startedAt = performance.now();
           try {
-            answer = await o.post(txs, { requestId: clientRequestId });
+            answer = await o.post(body, { requestId: clientRequestId });
           } catch (err) {
             lastError = err;
             throw err;

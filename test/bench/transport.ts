@@ -1,11 +1,12 @@
 // Per-request CPU of each transport candidate beneath ky (test/bench/transport-candidates.ts), through the real
-// client (postTransactionsJson, 50 transactions a request) against the simulator running as its own process.
+// client (postTransactionsJson of the batch's body as a send encodes it, 50 transactions a request) against the simulator running as its own process.
 // Usage: node test/bench/transport.ts [--candidates a,b (bare-pool: an undici Pool, no ky: the anchor)] [--concurrency 8,32] [--requests N] [--runs N]
 //        [--latency-ms L]
 // Each (candidate, concurrency, run) is a fresh child process: warm-up, then N requests; the child reports its
 // process CPU (user+sys, all threads) per request; the simulator's CPU over the same window comes from /proc.
 import { spawn } from 'node:child_process';
 import { loadavg } from 'node:os';
+import { encodeRecords } from '../../src/client/body.ts';
 import { createClient } from '../../src/client/index.ts';
 import { loadConfig } from '../../src/config/index.ts';
 import { makeTx } from '../helpers/transactions.ts';
@@ -53,8 +54,9 @@ async function child(name: string, url: string, concurrency: number, requests: n
   });
   await measure(
     {
+      // As a send posts a batch: its records' JSON encoded once into the body (encodeRecords), then posted.
       post: async (txs, requestId) => {
-        await client.postTransactionsJson(txs, { requestId });
+        await client.postTransactionsJson(encodeRecords(txs.map((json) => ({ json }))), { requestId });
       },
       close: async () => {
         await client.close();

@@ -1,7 +1,7 @@
 // The batch body's preparation (src/client/body.ts): the JSON the service gets, and UTF-8 bytes cut from a shared
 // slab that never overwrite a body still in use.
 import { describe, expect, it } from 'vitest';
-import { batchJson, utf8 } from '../../src/client/body.ts';
+import { batchJson, encodeRecords, jsonOf, utf8, type WireRecord } from '../../src/client/body.ts';
 import { makeTransactions } from './fixtures.ts';
 
 describe('batchJson', () => {
@@ -38,5 +38,37 @@ describe('utf8', () => {
     expect(b.byteLength).toBe(600_000);
     expect(b.toString('utf8')).toBe(s);
     expect(utf8('').byteLength).toBe(0);
+  });
+});
+
+describe('encodeRecords', () => {
+  it('is the UTF-8 of batchJson, encoded once: the records then hold their bytes, and a part of the batch is cut from them', () => {
+    const txs = makeTransactions(50).map((t, i) => ({
+      ...t,
+      paymentNetworkMerchant: ['Café é', 'Zürich ☕', '😀 𝄞', 'plain'][i % 4] as string,
+    }));
+    const json = txs.map((t) => JSON.stringify(t));
+    const items: WireRecord[] = json.map((j) => ({ json: j }));
+    const whole = encodeRecords(items);
+    expect(whole.count).toBe(50);
+    expect(whole.bytes.toString('utf8')).toBe(batchJson(json));
+    // The JSON strings are let go; each record's text is still there, from its bytes.
+    for (let i = 0; i < items.length; i++) {
+      expect(items[i]?.json).toBe('');
+      expect(jsonOf(items[i] as WireRecord)).toBe(json[i]);
+    }
+    // Parts of it (a split batch), encoded across many slabs, and a record never encoded beside encoded ones.
+    for (let round = 0; round < 200; round++) {
+      const part = items.slice(round % 25, 25 + (round % 25));
+      const body = encodeRecords(part);
+      expect(body.count).toBe(part.length);
+      expect(JSON.parse(body.bytes.toString('utf8'))).toEqual({
+        transactions: txs.slice(round % 25, 25 + (round % 25)),
+      });
+    }
+    const fresh = { json: JSON.stringify(txs[0]) };
+    const mixed = encodeRecords([items[3] as WireRecord, fresh]);
+    expect(mixed.bytes.toString('utf8')).toBe(batchJson([json[3] as string, json[0] as string]));
+    expect(whole.bytes.toString('utf8')).toBe(batchJson(json));
   });
 });
