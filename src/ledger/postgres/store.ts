@@ -40,8 +40,12 @@ export interface PgLedgerStore extends LedgerStore {
 /** Outcomes committed together at most (a group holds at most this many batches; more wait for the next). */
 const MAX_GROUP = 64;
 
+// A claim is committed without waiting for its WAL flush (synchronous_commit off for this transaction alone): the
+// next recorded outcome's commit flushes it (WAL is written in order), and a claim lost with a crash of the server
+// was a claim of ids in flight, the bound a worker's death already has (docs/postgres.md, "Claims without a flush").
 const ADMIT_SQL = `
-WITH input AS (SELECT DISTINCT id FROM unnest($1::text[]) AS u(id)),
+WITH input AS (SELECT DISTINCT id FROM unnest($1::text[]) AS u(id),
+                 (SELECT set_config('synchronous_commit', 'off', true)) AS no_flush),
 claimed AS (
   INSERT INTO svc_ingest.transactions AS t (transaction_id, destination_no, claim_worker, updated_at)
   SELECT id, $4, $2, now() FROM input ORDER BY id
