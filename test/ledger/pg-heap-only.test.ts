@@ -70,6 +70,26 @@ describe('schema 6: heap-only record updates', () => {
     expect(idx).toEqual({ am: 'brin', ff: ['fillfactor=50'] });
   });
 
+  it('an outcome of ids that have no row (never claimed, or pruned meanwhile) inserts them; one id in two batches once', async () => {
+    const url = await pgs.createDatabase();
+    const store = await open(url, 'norow');
+    const claimed = await store.admit(items('c', 3));
+    const unclaimed = items('u', 3);
+    await Promise.all([
+      store.record(acked('both', [...claimed.send, ...unclaimed])),
+      store.record({ ...acked('fail', [unclaimed[0] as BatchItem]), status: 'failed', requestId: null }),
+    ]);
+    await store.close();
+    const rows = await pgs.sql<{ id: string; acked: boolean; claim: number | null }>(
+      dbName(url),
+      `SELECT transaction_id AS id, acked_seq IS NOT NULL AS acked, claim_worker AS claim
+       FROM svc_ingest.transactions ORDER BY 1`,
+    );
+    expect(rows).toEqual(
+      ['c-0', 'c-1', 'c-2', 'u-0', 'u-1', 'u-2'].map((id) => ({ id, acked: true, claim: null })),
+    );
+  });
+
   it('a schema-5 ledger keeps its acknowledged, failed and claimed rows; claims are released at close as before', async () => {
     const url = await pgs.createDatabase();
     const db = await connectPg(resolvePgTarget(url), { logger });
