@@ -16,8 +16,8 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startPostgres } from '../helpers/postgres.ts';
 import { dataFile } from './cluster.ts';
-import { postmasterPid, treeCpuMs, walStats } from './pg-cpu.ts';
 import { LAUNCHER, runCli, startDaemon } from './measure.ts';
+import { postmasterPid, treeCpuMs, walStats } from './pg-cpu.ts';
 
 const { values } = parseArgs({
   allowPositionals: true,
@@ -79,7 +79,9 @@ try {
     const wal0 = await walStats(pg);
     const db0 = treeCpuMs(postmaster);
     const perf = values.perf
-      ? spawn('perf', ['record', '-F', '499', '-g', '-p', String(postmaster), '-o', values.perf], { stdio: 'ignore' })
+      ? spawn('perf', ['record', '-F', '499', '-g', '-p', String(postmaster), '-o', values.perf], {
+          stdio: 'ignore',
+        })
       : undefined;
     const r = await send(url);
     if (perf) await new Promise((res) => perf.once('exit', res).kill('SIGINT'));
@@ -115,7 +117,9 @@ try {
        WHERE n.nspname = 'svc_ingest' AND c.relkind = 'r' ORDER BY 1`,
     );
     run.pg = Object.fromEntries(
-      sizes.filter((s) => Number(s.total) > rows).map((s) => [s.t, { tableBytesPerId: per(s.heap), indexBytesPerId: per(s.idx) }]),
+      sizes
+        .filter((s) => Number(s.total) > rows)
+        .map((s) => [s.t, { tableBytesPerId: per(s.heap), indexBytesPerId: per(s.idx) }]),
     );
     run.pgTotalBytesPerId = per(sizes.reduce((a, s) => a + Number(s.total), 0));
     runs.push(run);

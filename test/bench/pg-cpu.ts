@@ -9,30 +9,58 @@ const TICK_MS = 10; // USER_HZ is 100 on Linux
 
 /** CPU ms of the process tree under `root` so far (read the difference around what is measured). */
 export function treeCpuMs(root: number): number {
-  const stats = new Map<number, { ppid: number; own: number; children: number }>();
+  return Object.values(treeCpuByKind(root)).reduce((a, b) => a + b, 0);
+}
+
+/**
+ * The same by kind of process: `backend` (client connections), `autovacuum`, `walwriter`, `checkpointer`, `other`
+ * (the postmaster, background writer, …), and `exited` (children the postmaster has waited for: backends of closed
+ * connections, finished autovacuum workers).
+ */
+export function treeCpuByKind(root: number): Record<string, number> {
+  const stats = new Map<number, { ppid: number; own: number; children: number; kind: string }>();
   for (const d of readdirSync('/proc')) {
     if (!/^\d+$/.test(d)) continue;
     try {
       const s = readFileSync(`/proc/${d}/stat`, 'utf8');
       const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
+      const cmd = readFileSync(`/proc/${d}/cmdline`, 'utf8');
+      const kind = /autovacuum worker/.test(cmd)
+        ? 'autovacuum'
+        : /walwriter/.test(cmd)
+          ? 'walwriter'
+          : /checkpointer/.test(cmd)
+            ? 'checkpointer'
+            : /postgres: \S+ \S+ [\d.]+\(/.test(cmd)
+              ? 'backend'
+              : 'other';
       stats.set(Number(d), {
         ppid: Number(f[1]),
         own: (Number(f[11]) + Number(f[12])) * TICK_MS,
         children: (Number(f[13]) + Number(f[14])) * TICK_MS,
+        kind,
       });
     } catch {
       // gone between readdir and read
     }
   }
-  let total = 0;
+  const out: Record<string, number> = {
+    backend: 0,
+    autovacuum: 0,
+    walwriter: 0,
+    checkpointer: 0,
+    other: 0,
+    exited: 0,
+  };
   const walk = (pid: number): void => {
     const p = stats.get(pid);
     if (!p) return;
-    total += p.own + p.children;
+    out[p.kind] = (out[p.kind] ?? 0) + p.own;
+    out.exited = (out.exited ?? 0) + p.children;
     for (const [c, q] of stats) if (q.ppid === pid) walk(c);
   };
   walk(root);
-  return total;
+  return out;
 }
 
 /** The postmaster's pid (the first line of postmaster.pid in the data directory). */

@@ -84,24 +84,10 @@ b AS (
     o.error, o.source, o.first_line, o.last_line, coalesce(a.ids, '{}'), $20
   FROM o LEFT JOIN (SELECT k, array_agg(id ORDER BY n) AS ids FROM ids GROUP BY k) a ON a.k = o.k ORDER BY o.k
 ),
-per_id AS (
-  SELECT ids.id, min(o.seq) FILTER (WHERE o.status = 'acked') AS seq FROM ids JOIN o ON o.k = ids.k GROUP BY ids.id
-),
--- The rows the claims inserted, updated in place (heap-only: schema 6); a plain UPDATE writes one WAL record a row
--- where INSERT … ON CONFLICT DO UPDATE writes two (it locks the row first).
-upd AS (
-  UPDATE svc_ingest.transactions AS t SET acked_seq = coalesce(t.acked_seq, p.seq),
-    claim_worker = CASE WHEN t.claim_worker = $15 THEN NULL ELSE t.claim_worker END,
-    updated_at = now()
-  FROM per_id p WHERE t.transaction_id = p.id AND t.destination_no = $20
-  RETURNING t.transaction_id
-),
--- Ids without a row in this statement's snapshot (never claimed, or pruned meanwhile): inserted, or, when another
--- worker's claim has just inserted one, updated as above.
 tx AS (
   INSERT INTO svc_ingest.transactions AS t (transaction_id, destination_no, acked_seq, claim_worker, updated_at)
-  SELECT p.id, $20, p.seq, NULL, now() FROM per_id p
-  WHERE NOT EXISTS (SELECT 1 FROM upd WHERE upd.transaction_id = p.id) ORDER BY p.id
+  SELECT ids.id, $20, min(o.seq) FILTER (WHERE o.status = 'acked'), NULL, now()
+  FROM ids JOIN o ON o.k = ids.k GROUP BY ids.id ORDER BY ids.id
   ON CONFLICT (transaction_id, destination_no) DO UPDATE SET
     acked_seq = coalesce(t.acked_seq, EXCLUDED.acked_seq),
     claim_worker = CASE WHEN t.claim_worker = $15 THEN NULL ELSE t.claim_worker END,
@@ -118,7 +104,11 @@ dest AS (
 )
 SELECT count(*)::int AS n FROM o`;
 
-const RELEASE_SQL = `UPDATE svc_ingest.transactions SET claim_worker = NULL, updated_at = now() WHERE claim_worker = $1`;
+// The claims this store holds, through the primary key (its worker's lease ends at close too, so a claim it lost
+// track of — a statement whose answer never came — is no longer live either).
+const RELEASE_SQL = `
+UPDATE svc_ingest.transactions SET claim_worker = NULL, updated_at = now()
+WHERE transaction_id = ANY($2::text[]) AND destination_no = $3 AND claim_worker = $1`;
 
 interface Pending {
   outcome: RecordedOutcome;
@@ -374,7 +364,8 @@ export async function openPgLedgerStore(url: string, o: PgLedgerStoreOptions): P
         }
         try {
           // Claims not recorded (read but never sent: interrupted, or the run stopped) are free again at once.
-          await db.query('other', RELEASE_SQL, [workerNo]);
+          const ids = held.ids();
+          if (ids.length > 0) await db.query('other', RELEASE_SQL, [workerNo, ids, destinationNo]);
         } catch (err) {
           o.logger.warn(
             {
