@@ -88,6 +88,10 @@ try {
     const dbMs = treeCpuMs(postmaster) - db0;
     await new Promise((res) => setTimeout(res, 1200)); // the backends' statistics reach the views
     const wal1 = await walStats(pg);
+    const commits = await pg.sql<{ n: string }>(
+      `cost${i}`,
+      'SELECT xact_commit AS n FROM pg_stat_database WHERE datname = current_database()',
+    );
     // Row versions written per id: inserted, updated, of which heap-only (no index entry).
     const tup = await pg.sql<{ t: string; ins: string; upd: string; hot: string }>(
       `cost${i}`,
@@ -104,6 +108,9 @@ try {
       deliveredOfCeiling: +(rows / (r.wallMs / 1000) / ceiling).toFixed(3),
       walBytesPerTx: +((wal1.bytes - wal0.bytes) / rows).toFixed(1),
       walFlushesPerBatch: +(((wal1.syncs - wal0.syncs) * 50) / rows).toFixed(2),
+      // Transactions committed in the run's database (each statement of the store is one): admits, records,
+      // heartbeats and the few at start and close.
+      statementsPerBatch: +((Number(commits[0]?.n ?? 0) * 50) / rows).toFixed(2),
       rowsPerTx: Object.fromEntries(
         tup.map((t) => [t.t, { ins: per(t.ins), upd: per(t.upd), hot: per(t.hot) }]),
       ),
