@@ -13,6 +13,7 @@ import { openPgLedgerStore } from '../../src/ledger/postgres/store.ts';
 import { createLogger } from '../../src/log.ts';
 import { startPostgres } from '../helpers/postgres.ts';
 import { csvOf, makeTx } from '../helpers/transactions.ts';
+import { postmasterPid, treeCpuByKind, treeCpuMs, walStats } from './pg-cpu.ts';
 
 const { values } = parseArgs({
   options: {
@@ -48,6 +49,11 @@ try {
   const recordMs: number[] = [];
   const batchMs: number[] = [];
   let next = 0;
+  const postmaster = await postmasterPid(pg);
+  const db0 = treeCpuMs(postmaster);
+  const kinds0 = treeCpuByKind(postmaster);
+  const wal0 = await walStats(pg);
+  const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   await Promise.all(
     Array.from({ length: CONC }, async () => {
@@ -74,12 +80,26 @@ try {
     }),
   );
   const wall = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  const kinds1 = treeCpuByKind(postmaster);
   const st = store.stats();
   await store.close();
+  const dbUs = (treeCpuMs(postmaster) - db0) * 1000;
+  await new Promise((res) => setTimeout(res, 1200)); // the backends' statistics reach the views
+  const wal1 = await walStats(pg);
   for (const l of [admitMs, recordMs, batchMs]) l.sort((x, y) => x - y);
   console.log(`PostgreSQL ${pg.port} (fsync on), ${BATCHES} batches of 50, concurrency ${CONC}`);
   console.log(
     `  round trips per batch: ${((st.admitTrips + st.recordTrips) / BATCHES).toFixed(2)} (admit ${st.admitTrips}, record ${st.recordTrips} commits for ${st.outcomes} outcomes)`,
+  );
+  const txs = BATCHES * 50;
+  console.log(
+    `  CPU per tx: database ${(dbUs / txs).toFixed(2)} µs (server's process tree), this process ${((cpu.user + cpu.system) / txs).toFixed(2)} µs; WAL ${((wal1.bytes - wal0.bytes) / txs).toFixed(0)} B/tx, ${((wal1.syncs - wal0.syncs) / BATCHES).toFixed(2)} WAL flushes per batch`,
+  );
+  console.log(
+    `  the database's CPU by process, µs per tx (before the store closes): ${Object.keys(kinds1)
+      .map((k) => `${k} ${((((kinds1[k] ?? 0) - (kinds0[k] ?? 0)) * 1000) / txs).toFixed(2)}`)
+      .join(', ')}`,
   );
   console.log(`  admit  ms p50 ${q(admitMs, 0.5)} p95 ${q(admitMs, 0.95)} p99 ${q(admitMs, 0.99)}`);
   console.log(`  record ms p50 ${q(recordMs, 0.5)} p95 ${q(recordMs, 0.95)} p99 ${q(recordMs, 0.99)}`);

@@ -40,8 +40,12 @@ export interface PgLedgerStore extends LedgerStore {
 /** Outcomes committed together at most (a group holds at most this many batches; more wait for the next). */
 const MAX_GROUP = 64;
 
+// A claim is committed without waiting for its WAL flush (synchronous_commit off for this transaction alone): the
+// next recorded outcome's commit flushes it (WAL is written in order), and a claim lost with a crash of the server
+// was a claim of ids in flight, the bound a worker's death already has (docs/postgres.md, "Claims without a flush").
 const ADMIT_SQL = `
-WITH input AS (SELECT DISTINCT id FROM unnest($1::text[]) AS u(id)),
+WITH input AS (SELECT DISTINCT id FROM unnest($1::text[]) AS u(id),
+                 (SELECT set_config('synchronous_commit', 'off', true)) AS no_flush),
 claimed AS (
   INSERT INTO svc_ingest.transactions AS t (transaction_id, destination_no, claim_worker, updated_at)
   SELECT id, $4, $2, now() FROM input ORDER BY id
@@ -100,7 +104,11 @@ dest AS (
 )
 SELECT count(*)::int AS n FROM o`;
 
-const RELEASE_SQL = `UPDATE svc_ingest.transactions SET claim_worker = NULL, updated_at = now() WHERE claim_worker = $1`;
+// The claims this store holds, through the primary key (its worker's lease ends at close too, so a claim it lost
+// track of — a statement whose answer never came — is no longer live either).
+const RELEASE_SQL = `
+UPDATE svc_ingest.transactions SET claim_worker = NULL, updated_at = now()
+WHERE transaction_id = ANY($2::text[]) AND destination_no = $3 AND claim_worker = $1`;
 
 interface Pending {
   outcome: RecordedOutcome;
@@ -356,7 +364,8 @@ export async function openPgLedgerStore(url: string, o: PgLedgerStoreOptions): P
         }
         try {
           // Claims not recorded (read but never sent: interrupted, or the run stopped) are free again at once.
-          await db.query('other', RELEASE_SQL, [workerNo]);
+          const ids = held.ids();
+          if (ids.length > 0) await db.query('other', RELEASE_SQL, [workerNo, ids, destinationNo]);
         } catch (err) {
           o.logger.warn(
             {
