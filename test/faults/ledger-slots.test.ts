@@ -92,8 +92,10 @@ describe('the ledger server short of connection slots', { timeout: 120_000 }, ()
     const all = results.flatMap((r) => waits(r.rawStderr));
     expect(all.length).toBeGreaterThan(0);
     expect(new Set(all.map((l) => l.cause))).toEqual(new Set(['slots']));
-    // One warning per wait, not one per statement that met it.
-    for (const r of results) expect(waits(r.rawStderr).length).toBeLessThanOrEqual(3);
+    // One warning per wait, not one per statement that met it (before that, 319–565 warnings a worker). How many
+    // waits a worker meets depends on when the others hold their connections: 1–3 on a quiet machine, up to 5 seen
+    // with the 2 cores shared by other work; a storm of warnings is far above either.
+    for (const r of results) expect(waits(r.rawStderr).length).toBeLessThanOrEqual(10);
     expect(deliveryCounts(sim, ids)).toEqual({ missing: 0, once: RECORDS, duplicated: 0, extra: 0 });
     report('ledger short of connection slots (6 workers, max_connections 10)', {
       records: RECORDS,
