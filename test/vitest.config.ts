@@ -41,6 +41,7 @@ export default defineConfig({
         lines: COVERAGE_FLOOR.lines,
         branches: COVERAGE_FLOOR.branches,
         functions: COVERAGE_FLOOR.functions,
+        statements: COVERAGE_FLOOR.statements,
       },
     },
   },
