@@ -188,8 +188,8 @@ describe('workers on a shared PostgreSQL ledger', { timeout: 180_000 }, () => {
       expect(r.stderr).toMatch(/^svc-ingest: LEDGER_WRITE: .*postgres:\/\/postgres@127\.0\.0\.1/m);
       expect(r.stderr).not.toContain(pgs.password);
     }
-    const c = startWorker(url, 'c', o);
-    const rc = await c.done;
+    // Started once the database is back (no signal, no outage): in this process.
+    const rc = await runWorker(url, 'c', o);
     expect(rc.code, rc.stderr.slice(-2000)).toBe(0);
     const d = deliveryCounts(sim, ids);
     expect(d.missing).toBe(0);
