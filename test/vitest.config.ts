@@ -7,7 +7,10 @@ import LongestFirst from './helpers/sequencer.ts';
 // (docs/testing.md): 4 workers. VITEST_MAX_WORKERS=N overrides it (vitest reads it), e.g. 1 to debug one file.
 // Every file under test/ named *.test.ts is picked up; the longest run first (vitest keeps their durations, and
 // on a fresh clone starts the largest files first).
-/** Coverage today (`make coverage`, docs/testing.md), rounded down: a change that lowers it fails the target. */
+/**
+ * The coverage floor (`make coverage`, which .ci/run runs): the figures of when it was set, rounded down; a change that
+ * lowers coverage under it fails the target and CI. Today's figures are in docs/testing.md.
+ */
 const COVERAGE_FLOOR = { lines: 90, branches: 80, functions: 88, statements: 88 };
 
 export default defineConfig({
@@ -41,6 +44,7 @@ export default defineConfig({
         lines: COVERAGE_FLOOR.lines,
         branches: COVERAGE_FLOOR.branches,
         functions: COVERAGE_FLOOR.functions,
+        statements: COVERAGE_FLOOR.statements,
       },
     },
   },

@@ -8,6 +8,7 @@ import {
   dbName,
   openClaims,
   plan,
+  runWorker,
   startWorker,
   statusOf,
   until,
@@ -39,9 +40,10 @@ describe('workers on a shared PostgreSQL ledger', { timeout: 180_000 }, () => {
     await plan(url, [file], 1000 * recordBytes('ck'), ['--base-url', sim.url]);
     sim.setFaults({ ...NO_FAULTS, latencyMs: 10, jitterMs: 5 });
     const o = { sim, dir: w.dir, concurrency: CONCURRENCY };
-    const w1 = startWorker(url, 'w1', o);
+    // w2 is the one killed: a process of its own. w1 and w3 run in this process (no signal reaches them).
+    const w1 = runWorker(url, 'w1', o);
     const w2 = startWorker(url, 'w2', o);
-    const w3 = startWorker(url, 'w3', o);
+    const w3 = runWorker(url, 'w3', o);
     // Mid-partition: it has acknowledged batches, holds a partition, and has records claimed and not yet recorded.
     // Once seen, looked at again with w2 stopped (SIGSTOP), so that it cannot record its claims between the look
     // and the kill (a loaded machine once let it finish everything it held in that gap).
@@ -73,7 +75,7 @@ describe('workers on a shared PostgreSQL ledger', { timeout: 180_000 }, () => {
     expect(inFlight.size).toBeGreaterThan(0);
     const heldPartition = (await workerRow(pgs, url, 'w2'))?.holding;
     expect(heldPartition).not.toBeNull();
-    const [r1, r3] = await Promise.all([w1.done, w3.done]);
+    const [r1, r3] = await Promise.all([w1, w3]);
     for (const r of [r1, r3]) {
       expect(r.code, r.stderr.slice(-2000)).toBe(0);
       expect(r.stderr).not.toMatch(STACK);
@@ -186,8 +188,8 @@ describe('workers on a shared PostgreSQL ledger', { timeout: 180_000 }, () => {
       expect(r.stderr).toMatch(/^svc-ingest: LEDGER_WRITE: .*postgres:\/\/postgres@127\.0\.0\.1/m);
       expect(r.stderr).not.toContain(pgs.password);
     }
-    const c = startWorker(url, 'c', o);
-    const rc = await c.done;
+    // Started once the database is back (no signal, no outage): in this process.
+    const rc = await runWorker(url, 'c', o);
     expect(rc.code, rc.stderr.slice(-2000)).toBe(0);
     const d = deliveryCounts(sim, ids);
     expect(d.missing).toBe(0);
@@ -236,8 +238,10 @@ describe('workers on a shared PostgreSQL ledger', { timeout: 180_000 }, () => {
     expect(rb.stderr).not.toContain(pgs.password);
     expect(ra.code, ra.stderr.slice(-2000)).toBe(1);
     expect(ra.stderr).not.toMatch(/unexpected error/);
-    // Nothing lost: a worker started once the database is back finishes the partition.
-    const rc = await startWorker(url, 'c', o).done;
+    // Nothing lost: a worker started once the database is back finishes the partition (in this process, and
+    // without the 100 ms latency that kept a in the partition).
+    sim.setFaults({ ...NO_FAULTS, latencyMs: 5 });
+    const rc = await runWorker(url, 'c', o);
     expect(rc.code, rc.stderr.slice(-2000)).toBe(0);
     expect(deliveryCounts(sim, ids).missing).toBe(0);
   });
@@ -257,9 +261,8 @@ describe('workers on a shared PostgreSQL ledger', { timeout: 180_000 }, () => {
     await plan(url, [a, b], 64 * 1024 * 1024, ['--base-url', sim.url]); // one partition per file
     sim.setFaults({ ...NO_FAULTS, latencyMs: 5, jitterMs: 5 });
     const o = { sim, dir: w.dir, concurrency: 4 };
-    const wa = startWorker(url, 'a', o);
-    const wb = startWorker(url, 'b', o);
-    const [ra, rb] = await Promise.all([wa.done, wb.done]);
+    // Both in this process, at once (no signal here: the race is between the two claims on the database).
+    const [ra, rb] = await Promise.all([runWorker(url, 'a', o), runWorker(url, 'b', o)]);
     expect(ra.code, ra.stderr.slice(-2000)).toBe(0);
     expect(rb.code, rb.stderr.slice(-2000)).toBe(0);
     const all = [...shared, ...onlyA, ...onlyB].map((t) => t.transactionId);
@@ -297,11 +300,12 @@ describe('workers on a shared PostgreSQL ledger', { timeout: 180_000 }, () => {
     expect((await runCliHere(['ledger', 'migrate', '--ledger', url])).code).toBe(0);
     sim.setFaults({ ...NO_FAULTS, latencyMs: 5, jitterMs: 5 });
     const env = { SVC_BASE_URL: sim.url, SVC_LEDGER_LEASE_MS: '2000' };
+    // Both in this process, at once (no signal here: the race is between the two claims on the database).
     const send = (file: string, rejects: string) =>
-      startCli(['send', ...FAST, '--ledger', url, '--rejects', rejects, file], { env });
+      runCliHere(['send', ...FAST, '--ledger', url, '--rejects', rejects, file], { env });
     const [ra, rb] = await Promise.all([
-      send(a, join(w.dir, 'ra.ndjson')).done,
-      send(b, join(w.dir, 'rb.ndjson')).done,
+      send(a, join(w.dir, 'ra.ndjson')),
+      send(b, join(w.dir, 'rb.ndjson')),
     ]);
     expect(ra.code, ra.stderr).toBe(0);
     expect(rb.code, rb.stderr).toBe(0);
@@ -328,11 +332,17 @@ describe('workers on a shared PostgreSQL ledger', { timeout: 180_000 }, () => {
     expect((await runCliHere(['ledger', 'migrate', '--ledger', url])).code).toBe(0);
     sim.setFaults({ ...NO_FAULTS, latencyMs: 15, jitterMs: 5 });
     const env = { SVC_BASE_URL: sim.url, SVC_LEDGER_LEASE_MS: '1500' };
-    const send = (rejects: string) =>
-      startCli(
-        ['send', ...FAST, '--concurrency', String(CONCURRENCY), '--ledger', url, '--rejects', rejects, file],
-        { env },
-      );
+    const args = (rejects: string) => [
+      'send',
+      ...FAST,
+      '--concurrency',
+      String(CONCURRENCY),
+      '--ledger',
+      url,
+      '--rejects',
+      rejects,
+      file,
+    ];
     const acked = async () =>
       (
         await pgs.sql<{ n: number }>(
@@ -340,13 +350,14 @@ describe('workers on a shared PostgreSQL ledger', { timeout: 180_000 }, () => {
           'SELECT count(*)::int AS n FROM svc_ingest.transactions WHERE acked_seq IS NOT NULL',
         )
       )[0]?.n ?? 0;
-    const a = send(join(w.dir, 'ra.ndjson'));
+    // a is stopped (SIGSTOP): a process of its own; b, which takes its claims over, runs in this process.
+    const a = startCli(args(join(w.dir, 'ra.ndjson')), { env });
     await until(async () => (await acked()) >= 500, 60_000, 'a acknowledged 500');
     a.child.kill('SIGSTOP');
     try {
       // a's lease (1.5 s) runs out while it is stopped.
       await new Promise((r) => setTimeout(r, 2500));
-      const rb = await send(join(w.dir, 'rb.ndjson')).done;
+      const rb = await runCliHere(args(join(w.dir, 'rb.ndjson')), { env });
       expect(rb.code, rb.stderr.slice(-2000)).toBe(0);
     } finally {
       a.child.kill('SIGCONT');
@@ -393,8 +404,8 @@ describe('workers on a shared PostgreSQL ledger', { timeout: 180_000 }, () => {
     a.child.kill('SIGSTOP');
     const pausedClaims = await openClaims(pgs, url, 'a');
     try {
-      const b = startWorker(url, 'b', o);
-      const rb = await b.done;
+      // a is stopped (SIGSTOP): a process of its own; b, which takes its partition over, runs in this process.
+      const rb = await runWorker(url, 'b', o);
       expect(rb.code, rb.stderr.slice(-2000)).toBe(0);
       const sb = workerSummary(rb);
       const st = (await statusOf(url)) as unknown as { done: boolean; partitions: Record<string, number> };
