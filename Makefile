@@ -77,8 +77,8 @@ test: $(STAMP)
 	[ -t 1 ] || export NO_COLOR=1; vitest run --config test/vitest.config.ts $(VITEST_ARGS)
 
 # The suite with coverage of src/ (@vitest/coverage-v8; the CLI's child processes are not measured): a summary, and
-# the floor in test/vitest.config.ts checked (docs/testing.md has the figure). Not part of `make test`: .ci/run runs it
-# in its place, then the one file left out here with `make test`.
+# the floor in test/vitest.config.ts checked (docs/testing.md has the figure). Not part of `make test` nor of .ci/run:
+# ~1.6x the suite's time.
 # The false-positive scan's time bounds (test/mask/false-positives.test.ts) do not hold under V8's counters: left out.
 coverage: $(STAMP)
 	[ -t 1 ] || export NO_COLOR=1; vitest run --config test/vitest.config.ts --coverage --exclude test/mask/false-positives.test.ts $(VITEST_ARGS)

@@ -8,7 +8,7 @@ import LongestFirst from './helpers/sequencer.ts';
 // Every file under test/ named *.test.ts is picked up; the longest run first (vitest keeps their durations, and
 // on a fresh clone starts the largest files first).
 /**
- * The coverage floor (`make coverage`, which .ci/run runs): the figures of when it was set, rounded down; a change that
+ * The coverage floor (`make coverage`, run by hand): the figures of when it was set, rounded down; a change that
  * lowers coverage under it fails the target and CI. Today's figures are in docs/testing.md.
  */
 const COVERAGE_FLOOR = { lines: 90, branches: 80, functions: 88, statements: 88 };
