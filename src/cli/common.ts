@@ -6,7 +6,7 @@ import { type Config, type ConfigFlags, isLoopbackHost, loadConfig } from '../co
 import { SvcIngestError } from '../errors.ts';
 import { cliIo } from '../io.ts';
 import { createLogger, type Logger, stderrLine } from '../log.ts';
-import { maskCardNumbers, maskDeep, maskOwnRecord } from '../mask.ts';
+import { maskCardNumbers, maskDeep, maskOwnRecord } from '../mask/index.ts';
 
 /**
  * Adds an "Examples:" block to a command's --help: each example a command line with a comment above it.
@@ -106,7 +106,7 @@ export function printJson(value: unknown): void {
 
 /**
  * printJson of a record the tool itself wrote (a ledger line, a ledger query's answer): its own batch and request
- * ids at the top level are printed whole (src/mask.ts maskOwnRecord), everything else masked as by printJson.
+ * ids at the top level are printed whole (src/mask/index.ts maskOwnRecord), everything else masked as by printJson.
  */
 export function printOwnJson(value: unknown): void {
   cliIo().stdout.write(`${JSON.stringify(maskOwnRecord(value))}\n`);

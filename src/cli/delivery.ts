@@ -9,7 +9,7 @@ import { EXIT, exitStatusOf } from '../errors.ts';
 import { cliIo } from '../io.ts';
 import { destinationOf, NEW_DESTINATION_FLAG } from '../ledger/destination.ts';
 import type { Logger } from '../log.ts';
-import { maskDeep } from '../mask.ts';
+import { maskDeep } from '../mask/index.ts';
 import type { MetricsExposure } from '../metrics/expose.ts';
 import type { RunMetrics } from '../metrics/run-metrics.ts';
 import type { RunProgress, RunSummary } from '../record/counters.ts';

@@ -8,7 +8,7 @@ import { destinationOf } from '../ledger/destination.ts';
 import type { FoundLine } from '../ledger/file/find.ts';
 import type { LedgerReader } from '../ledger/reader.ts';
 import type { LedgerRun, LedgerStatus, OutstandingFailure } from '../ledger/status.ts';
-import { maskCardNumbers, maskOwnRecord } from '../mask.ts';
+import { maskCardNumbers, maskOwnRecord } from '../mask/index.ts';
 import {
   addExamples,
   addLedgerOption,

@@ -2,7 +2,7 @@
 // the profile's top level here, one field's rule in rule.ts (source.ts, extract.ts, convert.ts), the card
 // number column in pan.ts.
 
-import { maskDeep, maskPan } from '../mask.ts';
+import { maskDeep, maskPan } from '../mask/index.ts';
 import type { FieldError } from '../model/field-error.ts';
 import type { InputFormat } from '../model/input.ts';
 import {
@@ -200,7 +200,7 @@ export function compileProfile(doc: unknown, source: string, defaultName: string
 
 /**
  * `ownNumericIds`: id fields whose values are the bank's own identifiers, sent unchanged even where the card-number
- * rule would see a card number in them (src/mask.ts): a field name (its all-digit values), or
+ * rule would see a card number in them (src/mask/index.ts): a field name (its all-digit values), or
  * `{"field", "prefix", "pattern", "width"}` (its values of that shape, src/mask/declared.ts).
  */
 function compileOwnIds(source: string, v: Json | undefined): OwnIdShape[] {

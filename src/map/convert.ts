@@ -1,6 +1,6 @@
 // A rule's conversion (amount, timestamp, boolean, integer, currency, country, state, enum) or the string
 // options (trim, case, zeroPad, maxLength) of a text field.
-import { FIXED_WIDTHS, holdsCardNumberId, maskCardNumbers } from '../mask.ts';
+import { FIXED_WIDTHS, holdsCardNumberId, maskCardNumbers } from '../mask/index.ts';
 import { currencyExponent, toCountryAlpha2, toCurrencyAlpha3, toStateCode } from '../model/codes.ts';
 import { quote } from '../model/quote.ts';
 import { TRANSACTION_FIELDS, type TransactionField } from '../model/transaction.ts';

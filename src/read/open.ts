@@ -5,7 +5,7 @@ import { open, stat } from 'node:fs/promises';
 import { pipeline, Readable } from 'node:stream';
 import { SvcIngestError } from '../errors.ts';
 import { refuseTypedCardNumbers } from '../mask/typed.ts';
-import { maskCardNumbers } from '../mask.ts';
+import { maskCardNumbers } from '../mask/index.ts';
 import type { InputFormat } from '../model/input.ts';
 import { readNdjson } from './ndjson.ts';
 import type { RecordChunks } from './types.ts';
