@@ -5,7 +5,6 @@ import { currencyExponent, toCountryAlpha2, toCurrencyAlpha3, toStateCode } from
 import { quote } from '../model/quote.ts';
 import { TRANSACTION_FIELDS, type TransactionField } from '../model/transaction.ts';
 import { toMinorUnits } from './amount.ts';
-import { MapFail } from './fail.ts';
 import { compileLocationZone } from './location-zone.ts';
 import { pathText } from './path.ts';
 import { recordZoneOffset, recordZonePath } from './record-zone.ts';
@@ -20,6 +19,7 @@ import {
   isEmpty,
   isObject,
   type Json,
+  MapFail,
   scalarToString,
 } from './rule-kit.ts';
 import { compileTimestamp, TIME_READS, type TimestampConverter } from './timestamp.ts';
