@@ -10,45 +10,31 @@ export type KeyKind = 'string' | 'url' | 'int' | 'bool' | 'list' | 'level' | 'pr
  * sent; rejectCaps: when rejects stop a run; progress: progress lines and metrics; rejectsFile: where rejects go;
  * resume: `--no-resume`; ledgerUrl: a PostgreSQL ledger named apart from `--ledger`.
  */
+const TICKETS = ['tickets create', 'tickets get', 'tickets listen', 'tickets status'] as const;
+/** The commands that call the service. */
+const CALLERS = ['send', 'backfill work', 'redemptions', 'stores', ...TICKETS, 'reconcile', 'trace'] as const;
+/** The commands that work on a ledger alone, calling nothing. */
+const LEDGER_ONLY = [
+  'ledger status',
+  'ledger failed',
+  'ledger find',
+  'ledger prune',
+  'ledger migrate',
+  'ledger grant',
+  'backfill plan',
+  'backfill status',
+] as const;
+const DELIVERY = ['send', 'backfill work'] as const;
+
 export const SETTING_GROUPS = {
-  connection: [
-    'send',
-    'backfill work',
-    'redemptions',
-    'stores',
-    'tickets create',
-    'tickets get',
-    'tickets listen',
-    'tickets status',
-    'reconcile',
-    'trace',
-  ],
-  logging: [
-    'send',
-    'backfill work',
-    'redemptions',
-    'stores',
-    'tickets create',
-    'tickets get',
-    'tickets listen',
-    'tickets status',
-    'reconcile',
-    'trace',
-    'ledger status',
-    'ledger failed',
-    'ledger find',
-    'ledger prune',
-    'ledger migrate',
-    'ledger grant',
-    'backfill plan',
-    'backfill status',
-  ],
-  dispatch: ['send', 'backfill work'],
-  rejectCaps: ['send', 'backfill work'],
-  progress: ['send', 'backfill work'],
-  rejectsFile: ['send', 'backfill work'],
+  connection: CALLERS,
+  logging: [...CALLERS, ...LEDGER_ONLY],
+  dispatch: DELIVERY,
+  rejectCaps: DELIVERY,
+  progress: DELIVERY,
+  rejectsFile: DELIVERY,
   resume: ['send'],
-  ledgerUrl: ['tickets create', 'tickets get', 'tickets listen', 'tickets status', 'trace'],
+  ledgerUrl: [...TICKETS, 'trace'],
 } as const;
 export type SettingGroup = keyof typeof SETTING_GROUPS;
 
