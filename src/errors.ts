@@ -57,6 +57,18 @@ export class SvcIngestError extends Error {
   }
 }
 
+/**
+ * This worker's lease on the PostgreSQL ledger ran out and another worker took over some of its claims: every post
+ * fails with it from then on, and the send chain stops (src/chain/claims.ts raises it, src/send/classify.ts stops on it).
+ * @example if (err instanceof LedgerLeaseError) stop()
+ */
+export class LedgerLeaseError extends SvcIngestError {
+  constructor(message: string) {
+    super('LEDGER_LEASE', message);
+    this.name = 'LedgerLeaseError';
+  }
+}
+
 /** Thrown by a command to end the process with a given exit status (only the bin entry exits). */
 export class ExitError extends Error {
   readonly exitCode: number;

@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import { Writable } from 'node:stream';
 import type { pino as Pino, Logger as PinoLogger } from 'pino';
 import { type CliIo, cliIo, isProcessIo } from './io.ts';
-import { maskCardNumbers, maskDeep } from './mask.ts';
+import { maskCardNumbers, maskDeep } from './mask/index.ts';
 
 /**
  * pino (and what it loads: its transports' worker machinery, SonicBoom, the serialisers; ~29 modules), loaded on the
@@ -34,7 +34,7 @@ const CREDENTIAL_HEADER = /^(authorization|proxy-authorization|x-svc-session-tok
 const HEADERS_KEY = /headers$/i;
 
 /**
- * A log object with secrets censored by key and every card number masked (src/mask.ts: values, keys,
+ * A log object with secrets censored by key and every card number masked (src/mask/index.ts: values, keys,
  * messages; an Error becomes its masked name, message and stack, as pino would have printed it).
  */
 function scrub(value: unknown, depth: number, inHeaders = false): unknown {

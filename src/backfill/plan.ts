@@ -11,9 +11,9 @@ import { changedInput, recordPlan } from '../ledger/postgres/backfill/partitions
 import { planDestination, plannedElsewhere } from '../ledger/postgres/destinations.ts';
 import { connectLedgerDb } from '../ledger/postgres/session.ts';
 import type { Logger } from '../log.ts';
+import { checkRequiredColumns } from '../map/columns.ts';
 import { loadProfile, MAPPINGS, MAPPINGS_DIR } from '../map/profile.ts';
-import { checkRequiredColumns } from '../map/required-columns.ts';
-import { containsCardNumber, maskCardNumbers } from '../mask.ts';
+import { containsCardNumber, maskCardNumbers } from '../mask/index.ts';
 import type { InputFormat } from '../model/input.ts';
 import { DEFAULT_MAX_LINE_BYTES, readCsvHeader, readOnce, resolveInputs } from '../read/open.ts';
 import { cutFile } from './cut.ts';

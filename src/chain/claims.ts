@@ -1,7 +1,7 @@
 // No batch leaves on claims the run may no longer hold: with a PostgreSQL ledger, a worker paused (or cut off from
 // the database) past its lease may have had its claims taken over by another worker, which sends them.
 
-import { SvcIngestError } from '../errors.ts';
+import { LedgerLeaseError } from '../errors.ts';
 import type { LedgerStore } from '../ledger/store.ts';
 import type { DispatchSettings } from './options.ts';
 
@@ -38,8 +38,7 @@ export function gatedOnClaims(d: DispatchSettings, store: LedgerStore): Dispatch
     d,
     claimsHeld,
     () =>
-      new SvcIngestError(
-        'LEDGER_LEASE',
+      new LedgerLeaseError(
         `this worker’s lease on the ledger ${store.location} ran out (the process was paused, or the database out of reach, for longer than ledger.leaseMs) and another worker took over some of its claims`,
       ),
   );

@@ -7,7 +7,7 @@ import type { Batch, Batcher, BatchItem } from '../batch/batcher.ts';
 import type { Dedupe } from '../dedupe/dedupe.ts';
 import { SvcIngestError } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import { maskDeep } from '../mask.ts';
+import { maskDeep } from '../mask/index.ts';
 import type { PreparedChunks, PreparedItem } from '../prepare/choose.ts';
 import type { Counters } from '../record/counters.ts';
 import type { Rejecter } from '../record/rejecter.ts';

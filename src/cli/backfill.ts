@@ -17,6 +17,7 @@ import {
   ledgerDestination,
 } from './delivery.ts';
 import { addPgLedgerOptions, connectReadOnly, type PgLedgerOptions, pgLedgerContext } from './pg-ledger.ts';
+import { addSettingOptions } from './settings.ts';
 
 interface PlanCliOptions extends PgLedgerOptions {
   mapping?: string;
@@ -151,15 +152,12 @@ export function define(program: Command): void {
           'its lease (ledger.leaseMs, env SVC_LEDGER_LEASE_MS, 30 s) and resumed without resending what was ' +
           'acknowledged.',
       ),
-  )
-    .option('--base-url <url>', 'service base URL (env SVC_BASE_URL)')
-    .option('--timeout <ms>', 'per-request timeout in ms (env SVC_TIMEOUT_MS)')
-    .option('--insecure-http', 'allow plain http to a non-loopback host (env SVC_ALLOW_INSECURE_HTTP)')
+  );
+  addSettingOptions(work, 'connection')
     .option(
       '--worker-id <id>',
       'this worker’s name in the ledger (default host:pid:run); never the same for two live workers',
     )
-    .option('--rejects <path>', 'this worker’s rejected records, NDJSON (default ledger/rejects.ndjson)')
     .option(
       '--retry-failed',
       'first read again the done partitions that hold failed records (resends those)',

@@ -2,11 +2,18 @@
 
 import type { Command } from 'commander';
 import type { SvcClient } from '../client/index.ts';
-import { type Config, type ConfigFlags, isLoopbackHost, loadConfig } from '../config/index.ts';
+import {
+  CONFIG_FILE_ENV,
+  type Config,
+  type ConfigFlags,
+  isLoopbackHost,
+  loadConfig,
+} from '../config/index.ts';
 import { SvcIngestError } from '../errors.ts';
 import { cliIo } from '../io.ts';
 import { createLogger, type Logger, stderrLine } from '../log.ts';
-import { maskCardNumbers, maskDeep, maskOwnRecord } from '../mask.ts';
+import { maskCardNumbers, maskDeep, maskOwnRecord } from '../mask/index.ts';
+import { addSettingOptions, settingFlags } from './settings.ts';
 
 /**
  * Adds an "Examples:" block to a command's --help: each example a command line with a comment above it.
@@ -18,35 +25,35 @@ export function addExamples(cmd: Command, examples: Array<[command: string, what
 }
 
 /**
- * Values of the common flags as commander parses them.
- * @example { baseUrl: 'https://svc.example', timeout: '5000', config: 'prod.json', insecureHttp: undefined, logLevel: 'debug' }
+ * The common flags as commander parses them: `--config` here; the settings among them (`--base-url`, `--timeout`,
+ * `--insecure-http`, `--log-level`: the table's connection and logging groups) are read by the table.
+ * @example { config: 'prod.json', baseUrl: 'https://svc.example', logLevel: 'debug' }
  */
 export interface CommonOptions {
-  baseUrl?: string;
-  timeout?: string;
   config?: string;
-  insecureHttp?: boolean;
-  logLevel?: string;
 }
 
-/** Adds --base-url, --timeout, --config, --insecure-http and --log-level to a command. */
+/** `--config <file>`: the one common flag that is not a setting. */
+export function addConfigOption(cmd: Command): Command {
+  return cmd.option(
+    '--config <file>',
+    `JSON config file merged over config/default.json (env ${CONFIG_FILE_ENV})`,
+  );
+}
+
+/** Adds the connection settings (--base-url, --insecure-http, --timeout), --config and --log-level to a command. */
 export function addConnectionOptions(cmd: Command): Command {
-  return cmd
-    .option('--base-url <url>', 'service base URL (env SVC_BASE_URL)')
-    .option('--timeout <ms>', 'per-request timeout in ms (env SVC_TIMEOUT_MS)')
-    .option('--config <file>', 'JSON config file merged over config/default.json (env SVC_CONFIG)')
-    .option('--insecure-http', 'allow plain http to a non-loopback host (env SVC_ALLOW_INSECURE_HTTP)')
-    .option('--log-level <level>', 'trace, debug, info, warn, error, fatal or silent (env SVC_LOG_LEVEL)');
+  return addSettingOptions(addConfigOption(addSettingOptions(cmd, 'connection')), 'logging');
+}
+
+/** Adds --config and --log-level: the common flags of the commands that do not call the service. */
+export function addConfigAndLogOptions(cmd: Command): Command {
+  return addSettingOptions(addConfigOption(cmd), 'logging');
 }
 
 /** The config flags of the common options, keyed by dotted config path. */
 export function commonFlags(opts: CommonOptions): ConfigFlags {
-  const flags: ConfigFlags = {};
-  if (opts.baseUrl !== undefined) flags.baseUrl = { value: opts.baseUrl, flag: '--base-url' };
-  if (opts.timeout !== undefined) flags.timeoutMs = { value: opts.timeout, flag: '--timeout' };
-  if (opts.insecureHttp) flags.allowInsecureHttp = { value: true, flag: '--insecure-http' };
-  if (opts.logLevel !== undefined) flags['log.level'] = { value: opts.logLevel, flag: '--log-level' };
-  return flags;
+  return settingFlags(opts, 'connection', 'logging');
 }
 
 /** Loads the config for a command: defaults < files < env < the common flags < `extra` (command flags). */
@@ -106,7 +113,7 @@ export function printJson(value: unknown): void {
 
 /**
  * printJson of a record the tool itself wrote (a ledger line, a ledger query's answer): its own batch and request
- * ids at the top level are printed whole (src/mask.ts maskOwnRecord), everything else masked as by printJson.
+ * ids at the top level are printed whole (src/mask/index.ts maskOwnRecord), everything else masked as by printJson.
  */
 export function printOwnJson(value: unknown): void {
   cliIo().stdout.write(`${JSON.stringify(maskOwnRecord(value))}\n`);

@@ -9,7 +9,7 @@ import { EXIT, exitStatusOf } from '../errors.ts';
 import { cliIo } from '../io.ts';
 import { destinationOf, NEW_DESTINATION_FLAG } from '../ledger/destination.ts';
 import type { Logger } from '../log.ts';
-import { maskDeep } from '../mask.ts';
+import { maskDeep } from '../mask/index.ts';
 import type { MetricsExposure } from '../metrics/expose.ts';
 import type { RunMetrics } from '../metrics/run-metrics.ts';
 import type { RunProgress, RunSummary } from '../record/counters.ts';
@@ -25,7 +25,6 @@ import { addSettingOptions, groupValues, settingFlags } from './settings.ts';
 export interface DeliveryFlags {
   /** --new-destination */
   newDestination?: boolean;
-  rejects?: string;
   progress?: boolean;
 }
 
@@ -52,9 +51,9 @@ export function ledgerDestination(
   };
 }
 
-/** --max-rejects … --reject-sample: the reject caps (the rejects file itself is each command's own option). */
+/** --rejects, and --max-rejects … --reject-sample: the rejects file and the reject caps (the table's). */
 export function addRejectCapOptions(cmd: Command): Command {
-  return addSettingOptions(cmd, 'rejectCaps');
+  return addSettingOptions(cmd, 'rejectsFile', 'rejectCaps');
 }
 
 /** --progress-interval, --metrics-file, --metrics-port, --metrics-label (the table's), and --no-progress. */
@@ -67,10 +66,7 @@ export function addProgressOptions(cmd: Command): Command {
 
 /** The delivery flags that are configuration keys. */
 export function deliveryFlags(f: DeliveryFlags): ConfigFlags {
-  return {
-    ...settingFlags(f, 'dispatch', 'rejectCaps', 'progress'),
-    ...(f.rejects === undefined ? {} : { 'send.rejectsPath': { value: f.rejects, flag: '--rejects' } }),
-  };
+  return settingFlags(f, 'dispatch', 'rejectsFile', 'rejectCaps', 'progress');
 }
 
 /** The service sink's settings from the configuration, posting through `post`. */

@@ -4,15 +4,20 @@
 import type { Command } from 'commander';
 import { SvcIngestError } from '../errors.ts';
 import { isPostgresUrl } from '../ledger/postgres/url.ts';
-import { addExamples, loadCommandConfig, printJson, printText } from './common.ts';
+import {
+  addConfigAndLogOptions,
+  addExamples,
+  type CommonOptions,
+  loadCommandConfig,
+  printJson,
+  printText,
+} from './common.ts';
 
-interface PruneOptions {
+interface PruneOptions extends CommonOptions {
   before: string;
   ledger?: string;
   archive?: string;
   json?: boolean;
-  config?: string;
-  logLevel?: string;
 }
 
 /**
@@ -79,8 +84,8 @@ async function runPrune(opts: PruneOptions): Promise<void> {
 /** Adds `prune` under the `ledger` command. Register after the module that declares `ledger`. */
 export function define(program: Command): void {
   const ledger = program.commands.find((c) => c.name() === 'ledger') ?? program.command('ledger');
-  const prune = ledger
-    .command('prune')
+  const prune = ledger.command('prune');
+  prune
     .description(
       'retention: drop the outcomes older than a date (their ids are past any rerun), so resume’s start-up and ' +
         'memory stay bounded; a rerun of an export older than that date sends its records again',
@@ -91,9 +96,8 @@ export function define(program: Command): void {
       'the ledger file or postgres:// URL (default send.ledgerPath, env SVC_LEDGER_PATH)',
     )
     .option('--archive <file>', 'a ledger file: append the dropped lines to this file first')
-    .option('--json', 'print the result as one JSON object on stdout')
-    .option('--config <file>', 'JSON config file merged over config/default.json (env SVC_CONFIG)')
-    .option('--log-level <level>', 'trace, debug, info, warn, error, fatal or silent (env SVC_LOG_LEVEL)')
+    .option('--json', 'print the result as one JSON object on stdout');
+  addConfigAndLogOptions(prune)
     .addHelpText(
       'after',
       '\nExit status: 0 pruned (or nothing to prune); 1 could not run (a send holds the ledger: LEDGER_LOCKED, a\n' +

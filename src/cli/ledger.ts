@@ -8,8 +8,9 @@ import { destinationOf } from '../ledger/destination.ts';
 import type { FoundLine } from '../ledger/file/find.ts';
 import type { LedgerReader } from '../ledger/reader.ts';
 import type { LedgerRun, LedgerStatus, OutstandingFailure } from '../ledger/status.ts';
-import { maskCardNumbers, maskOwnRecord } from '../mask.ts';
+import { maskCardNumbers, maskOwnRecord } from '../mask/index.ts';
 import {
+  addConfigAndLogOptions,
   addExamples,
   addLedgerOption,
   type CommonOptions,
@@ -20,7 +21,7 @@ import {
 } from './common.ts';
 import { chooseLedger, ledgerConnection } from './ledger-choice.ts';
 
-interface LedgerOptions extends Pick<CommonOptions, 'config' | 'logLevel'> {
+interface LedgerOptions extends CommonOptions {
   ledger?: string[];
   json?: boolean;
   /** Answer for one destination (a base URL as the run saw it; normalised as the ledger records it). */
@@ -214,14 +215,13 @@ export async function runFind(ids: string[], opts: LedgerOptions): Promise<numbe
 }
 
 function options(cmd: Command, json: string): Command {
-  return addLedgerOption(cmd)
+  addLedgerOption(cmd)
     .option('--json', json)
     .option(
       '--destination <url>',
       'answer for one destination (the service base URL a run sent to): its acknowledgements only count for it',
-    )
-    .option('--config <file>', 'JSON config file merged over config/default.json (env SVC_CONFIG)')
-    .option('--log-level <level>', 'trace, debug, info, warn, error, fatal or silent (env SVC_LOG_LEVEL)');
+    );
+  return addConfigAndLogOptions(cmd);
 }
 
 async function exitWith(code: Promise<number>): Promise<void> {

@@ -96,7 +96,7 @@ async function runMap(inputs: string[], flags: MapFlags): Promise<number> {
     import('../prepare/inputs.ts'),
     import('../prepare/choose.ts'),
     import('../sorted-runs/fingerprint-set.ts'),
-    import('../mask.ts'),
+    import('../mask/index.ts'),
     import('../config/index.ts'),
     import('../model/code-lists.ts'),
     import('../map/code-notes.ts'),

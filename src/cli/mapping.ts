@@ -3,7 +3,7 @@ import path from 'node:path';
 import { type Command, Option } from 'commander';
 import { SvcIngestError } from '../errors.ts';
 import { cliIo } from '../io.ts';
-import { maskCardNumbers, maskDeep } from '../mask.ts';
+import { maskCardNumbers, maskDeep } from '../mask/index.ts';
 import { addExamples, printJson, printText } from './common.ts';
 import type { CheckFlags } from './mapping-check.ts';
 

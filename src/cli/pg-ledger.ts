@@ -7,7 +7,7 @@ import { SvcIngestError } from '../errors.ts';
 import { isPostgresUrl } from '../ledger/postgres/url.ts';
 import { connectLedger, type LedgerConnection } from '../ledger/reader.ts';
 import { createLogger, type Logger } from '../log.ts';
-import { type CommonOptions, loadCommandConfig } from './common.ts';
+import { addConfigAndLogOptions, type CommonOptions, loadCommandConfig } from './common.ts';
 import { ledgerConnection } from './ledger-choice.ts';
 
 /** The options every PostgreSQL-ledger command takes. */
@@ -18,15 +18,13 @@ export interface PgLedgerOptions extends CommonOptions {
 
 /** Adds --ledger, --config, --log-level and --json. */
 export function addPgLedgerOptions(cmd: Command): Command {
-  return cmd
-    .option(
+  return addConfigAndLogOptions(
+    cmd.option(
       '--ledger <url>',
       'the shared ledger, postgres://USER@HOST[:PORT]/DATABASE (env SVC_LEDGER_URL; one of the two is required). ' +
         'The password: env SVC_LEDGER_PASSWORD_FILE (a file holding it), PGPASSWORD or ~/.pgpass; never shown',
-    )
-    .option('--config <file>', 'JSON config file merged over config/default.json (env SVC_CONFIG)')
-    .option('--log-level <level>', 'trace, debug, info, warn, error, fatal or silent (env SVC_LOG_LEVEL)')
-    .option('--json', 'print the result as one JSON line on stdout');
+    ),
+  ).option('--json', 'print the result as one JSON line on stdout');
 }
 
 /**

@@ -6,7 +6,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { type ErrorCode, ExitError, exitStatusOf, SvcIngestError } from '../errors.ts';
 import { type CliIo, withIo } from '../io.ts';
 import { LOG_FORMATS, type LogFormat, setLogFormat, stderrLine } from '../log.ts';
-import { maskCardNumbers } from '../mask.ts';
+import { maskCardNumbers } from '../mask/index.ts';
 import { VERSION, versionLine } from '../version.ts';
 import { addExamples } from './common.ts';
 

@@ -3,7 +3,7 @@
 
 import { cliIo } from '../io.ts';
 import { type Logger, liveLine } from '../log.ts';
-import { maskCardNumbers } from '../mask.ts';
+import { maskCardNumbers } from '../mask/index.ts';
 import { type CodeCounts, codeProblem } from '../model/code-lists.ts';
 import type { RunProgress, RunSummary } from '../record/counters.ts';
 

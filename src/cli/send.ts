@@ -21,13 +21,15 @@ import {
   stopOnSignals,
   withRunMetrics,
 } from './delivery.ts';
+import { addSettingOptions, settingFlags } from './settings.ts';
 
 interface SendFlags extends CommonOptions, DeliveryFlags {
   format?: 'csv' | 'ndjson';
   mapping?: string;
   delimiter?: string;
   ledger?: string;
-  resume: boolean;
+  /** --rejects (the table's send.rejectsPath): whether it was given matters to a dry run. */
+  rejects?: string;
   dryRun?: boolean;
   json?: boolean;
   strict?: boolean;
@@ -58,14 +60,11 @@ export function define(program: Command): void {
       '--source-name <name>',
       'the name the one input (a file, standard input or a pipe) goes by in the ledger, the rejects and the logs (default: its path, or stdin)',
     );
-  addDispatchOptions(cmd)
-    .option(
-      '--ledger <path>',
-      'batch ledger, NDJSON, append-only (default ledger/transactions.ndjson), or postgres://USER@HOST/DB',
-    )
-    .option('--rejects <path>', 'rejected records, NDJSON (default ledger/rejects.ndjson)');
-  addRejectCapOptions(cmd)
-    .option('--no-resume', 'resend transactions the ledger already shows as acknowledged')
+  addDispatchOptions(cmd).option(
+    '--ledger <path>',
+    'batch ledger, NDJSON, append-only (default ledger/transactions.ndjson), or postgres://USER@HOST/DB',
+  );
+  addSettingOptions(addRejectCapOptions(cmd), 'resume')
     .option('--dry-run', 'read, map, validate and batch; send nothing; ledger untouched')
     .option('--json', 'print the run summary as one JSON object on stdout')
     .option('--allow-empty', 'an input without records is fine (exit 0 instead of 4)')
@@ -99,9 +98,8 @@ export function define(program: Command): void {
 
 /** The send flags that are configuration keys (the common connection flags are added by common.ts). */
 function sendFlags(f: SendFlags): ConfigFlags {
-  const out = deliveryFlags(f);
+  const out = { ...deliveryFlags(f), ...settingFlags(f, 'resume') };
   if (f.ledger !== undefined) out['send.ledgerPath'] = { value: f.ledger, flag: '--ledger' };
-  if (f.resume === false) out['send.resume'] = { value: false, flag: '--no-resume' };
   return out;
 }
 

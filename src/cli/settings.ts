@@ -34,17 +34,21 @@ export function shownDefault(k: FlagKey): string | undefined {
   return n >= 1 << 26 && n % (1 << 20) === 0 ? `${n} = ${n / (1 << 20)} MiB` : String(n);
 }
 
-/** Declares the flags of `group` on `cmd`. */
-export function addSettingOptions(cmd: Command, group: SettingGroup): Command {
-  for (const k of settingsOf(group)) {
-    const shown = shownDefault(k);
-    const option = new Option(
-      `${flagNameOf(k)} ${k.flag.arg}`,
-      shown === undefined ? k.flag.help : `${k.flag.help} (default ${shown})`,
-    );
-    if (k.flag.repeat) option.argParser((value: string, previous: string[] = []) => [...previous, value]);
-    cmd.addOption(option);
-  }
+/** The help line of a setting's flag: its text, then its default or the env variable that sets it. */
+function helpOf(k: FlagKey): string {
+  if (k.flag.show === 'env') return `${k.flag.help} (env ${k.env})`;
+  const shown = shownDefault(k);
+  return shown === undefined ? k.flag.help : `${k.flag.help} (default ${shown})`;
+}
+
+/** Declares the flags of `groups` on `cmd`, in the table's order within each group. */
+export function addSettingOptions(cmd: Command, ...groups: SettingGroup[]): Command {
+  for (const group of groups)
+    for (const k of settingsOf(group)) {
+      const option = new Option(`${flagNameOf(k)}${k.flag.arg ? ` ${k.flag.arg}` : ''}`, helpOf(k));
+      if (k.flag.repeat) option.argParser((value: string, previous: string[] = []) => [...previous, value]);
+      cmd.addOption(option);
+    }
   return cmd;
 }
 
@@ -58,7 +62,10 @@ function scaled(value: string, k: FlagKey, flag: string): string {
   return String(Math.round(n * (k.flag.scale as number)));
 }
 
-/** The flags of `groups` that commander parsed into `opts`, as configuration flags (key → value, flag). */
+/**
+ * The flags of `groups` that commander parsed into `opts`, as configuration flags (key → value, flag). A switch
+ * counts only when given (commander gives `--no-resume`'s key true when it is not).
+ */
 export function settingFlags(opts: object, ...groups: SettingGroup[]): ConfigFlags {
   const parsed = opts as Record<string, unknown>;
   const out: ConfigFlags = {};
@@ -66,7 +73,7 @@ export function settingFlags(opts: object, ...groups: SettingGroup[]): ConfigFla
     for (const k of settingsOf(group)) {
       const flag = flagNameOf(k);
       const value = parsed[new Option(flag).attributeName()];
-      if (value === undefined) continue;
+      if (value === undefined || (!k.flag.arg && value !== !flag.startsWith('--no-'))) continue;
       out[k.path] = {
         value: k.flag.scale && typeof value === 'string' ? scaled(value, k, flag) : value,
         flag,

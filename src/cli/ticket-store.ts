@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { SvcIngestError } from '../errors.ts';
 import { type CommonOptions, collect, loadCommandConfig } from './common.ts';
 import { chooseLedger, type LedgerChoice } from './ledger-choice.ts';
+import { addSettingOptions, settingFlags } from './settings.ts';
 
 /** Where the tickets are kept: next to the ledger (--ledger / SVC_LEDGER_PATH), or in its PostgreSQL database. */
 export interface StoreOptions extends CommonOptions {
@@ -12,10 +13,7 @@ export interface StoreOptions extends CommonOptions {
 }
 
 export function storeConfig(opts: StoreOptions) {
-  return loadCommandConfig(
-    opts,
-    opts.ledgerUrl === undefined ? {} : { 'ledger.url': { value: opts.ledgerUrl, flag: '--ledger-url' } },
-  );
+  return loadCommandConfig(opts, settingFlags(opts, 'ledgerUrl'));
 }
 
 /** The ledger whose store keeps the tickets; with `lenient`, a ledger file not made yet is still a place for it. */
@@ -31,12 +29,11 @@ export async function ledgerOf(opts: StoreOptions, lenient: boolean): Promise<Le
 
 /** --ledger / --ledger-url: where the tickets are kept (the ledger's store). */
 export function addStoreOptions(cmd: Command): Command {
-  return cmd
-    .option(
-      '--ledger <path|url>',
-      'the ledger whose store keeps the tickets: tickets.ndjson next to a ledger file, or its PostgreSQL database ' +
-        '(default: ledger.url / SVC_LEDGER_URL, else send.ledgerPath / SVC_LEDGER_PATH)',
-      collect,
-    )
-    .option('--ledger-url <url>', 'a PostgreSQL ledger, postgres://USER@HOST/DB (env SVC_LEDGER_URL)');
+  cmd.option(
+    '--ledger <path|url>',
+    'the ledger whose store keeps the tickets: tickets.ndjson next to a ledger file, or its PostgreSQL database ' +
+      '(default: ledger.url / SVC_LEDGER_URL, else send.ledgerPath / SVC_LEDGER_PATH)',
+    collect,
+  );
+  return addSettingOptions(cmd, 'ledgerUrl');
 }

@@ -6,7 +6,7 @@ import { readWebhookSecret } from '../config/secret.ts';
 import { EXIT, ExitError } from '../errors.ts';
 import { cliIo } from '../io.ts';
 import { createLogger, stderrLine } from '../log.ts';
-import { maskDeep } from '../mask.ts';
+import { maskDeep } from '../mask/index.ts';
 import { isLoopbackBind, loadCommandConfig, parseIntOption, printJson } from './common.ts';
 import { openStoreOf } from './ledger-choice.ts';
 import { ledgerOf, type StoreOptions } from './ticket-store.ts';

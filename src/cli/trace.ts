@@ -3,7 +3,6 @@
 // service only for the customer's redemptions and the tickets that name the ids.
 
 import type { Command } from 'commander';
-import type { ConfigFlags } from '../config/index.ts';
 import { EXIT, ExitError, SvcIngestError } from '../errors.ts';
 import { refuseTypedCardNumbers } from '../mask/typed.ts';
 import type { TicketRecord } from '../tickets/state.ts';
@@ -20,6 +19,7 @@ import {
   setUp,
 } from './common.ts';
 import { chooseLedger, findHits, storedTickets } from './ledger-choice.ts';
+import { addSettingOptions, settingFlags } from './settings.ts';
 
 interface TraceOptions extends CommonOptions {
   customer?: string;
@@ -63,8 +63,7 @@ async function askService(
 
 export async function runTrace(ids: string[], opts: TraceOptions): Promise<number> {
   refuseTypedCardNumbers([['--customer', opts.customer]]);
-  const extra: ConfigFlags =
-    opts.ledgerUrl === undefined ? {} : { 'ledger.url': { value: opts.ledgerUrl, flag: '--ledger-url' } };
+  const extra = settingFlags(opts, 'ledgerUrl');
   const config = loadCommandConfig(opts, extra);
   const wanted = new Set(ids.map((id) => id.trim()).filter((id) => id !== ''));
   if (wanted.size === 0) throw new SvcIngestError('USAGE_INVALID', 'no transaction id given');
@@ -146,9 +145,8 @@ export function define(program: Command): void {
     .argument('<id...>', 'transactionId(s) as sent')
     .option('--customer <id>', 'the customer whose redemptions are asked for (sourceCustomerId)')
     .option('--rejects <path>', 'rejects file to search (default: send.rejectsPath, env SVC_REJECTS_PATH)')
-    .option('--ledger-url <url>', 'a PostgreSQL ledger, postgres://USER@HOST/DB (env SVC_LEDGER_URL)')
     .option('--json', 'print {transactions: [...], exitStatus} as one JSON object on stdout');
-  addLedgerOption(cmd);
+  addSettingOptions(addLedgerOption(cmd), 'ledgerUrl');
   addConnectionOptions(cmd).addHelpText('after', TRACE_EXIT_HELP);
   addExamples(cmd, [
     [

@@ -5,8 +5,9 @@ import { SvcIngestError } from '../errors.ts';
 import { cliIo } from '../io.ts';
 import { refuseTypedCardNumbers } from '../mask/typed.ts';
 import { builtinText } from './builtin.ts';
-import { CONFIG_FILE_ENV, CONFIG_KEYS, type KeySpec, LOG_LEVELS, SESSION_PROVIDERS } from './schema.ts';
+import { CONFIG_FILE_ENV, CONFIG_KEYS, type KeySpec } from './schema.ts';
 import { isEnvName, shownPath } from './secret.ts';
+import { LOG_LEVELS, SESSION_PROVIDERS } from './setting-spec.ts';
 import { FILE_CAPS, readSmallFile } from './small-file.ts';
 import type { Config, ConfigFlags } from './types.ts';
 
@@ -20,7 +21,7 @@ interface Sourced {
   text: boolean;
 }
 
-const KEY_BY_PATH = new Map(CONFIG_KEYS.map((k) => [k.path, k]));
+const KEY_BY_PATH = new Map<string, KeySpec>(CONFIG_KEYS.map((k) => [k.path, k]));
 const GROUPS = new Set(CONFIG_KEYS.filter((k) => k.path.includes('.')).map((k) => k.path.split('.')[0]!));
 
 function invalid(path: string, source: string, expected: string, got?: unknown): SvcIngestError {

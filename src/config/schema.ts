@@ -1,85 +1,46 @@
 // The table of every setting: its configuration key, type and range, the env variable that sets it, and for the
 // settings a command also takes as a flag, the flag, its help text and the commands' option group. Declared once
-// here; the env names, the flags, their help (with the default from config/default.json), the flag → key mapping
-// (src/cli/settings.ts) and the documentation's table (test/config/settings.test.ts) come from it or are checked
-// against it.
+// here; the Config type, the env names, the flags, their help (with the default from config/default.json), the
+// flag → key mapping (src/cli/settings.ts) come from it, and the documentation's tables (docs/configuration.md,
+// docs/contract.md) are checked against it (test/config/settings.test.ts).
+import { envNameOf, type SettingDecl } from './setting-spec.ts';
 
-/** How a key's value is parsed from a string (env, flag) and checked. */
-export type KeyKind = 'string' | 'url' | 'int' | 'bool' | 'list' | 'level' | 'provider' | 'choice';
-
-/**
- * The option groups of flags that are settings, and the commands that take each (src/cli/settings.ts).
- * dispatch: how batches are sent; rejectCaps: when rejects stop a run; progress: progress lines and metrics.
- */
-export const SETTING_GROUPS = {
-  dispatch: ['send', 'backfill work'],
-  rejectCaps: ['send', 'backfill work'],
-  progress: ['send', 'backfill work'],
-} as const;
-export type SettingGroup = keyof typeof SETTING_GROUPS;
-
-/**
- * A setting's flag: `--name <arg>` (the name is the key's last part in kebab case unless `name` says otherwise),
- * its help (the default is appended from config/default.json), its group, and `scale` when the flag's unit is
- * not the key's (seconds for milliseconds: 1000).
- * @example { arg: '<n>', help: 'retries of one batch before it is marked failed', group: 'dispatch' }
- */
-export interface FlagSpec {
-  arg: string;
-  help: string;
-  group: SettingGroup;
-  name?: string;
-  scale?: number;
-  /** Repeatable (a list key): each use adds one item. */
-  repeat?: boolean;
-  /** No default is shown (an optional key). */
-  noDefault?: boolean;
-}
-
-/**
- * One setting.
- * @example { path: 'send.concurrency', kind: 'int', min: 1, max: 256, env: 'SVC_SEND_CONCURRENCY' }
- */
-export interface KeySpec {
-  path: string;
-  kind: KeyKind;
-  /** SVC_ and the path in upper snake case (send.batchSize: SVC_SEND_BATCH_SIZE) unless declared otherwise. */
+/** One setting with its env name. */
+export interface KeySpec extends SettingDecl {
+  path: SettingPath;
   env: string;
-  flag?: FlagSpec;
-  min?: number;
-  max?: number;
-  /** Absent is allowed (no default). */
-  optional?: boolean;
-  /** Non-empty string required. */
-  nonEmpty?: boolean;
-  /** Names a file that must be readable (shown in messages only when it looks like a path: config/secret.ts). */
-  file?: boolean;
-  /** Names env variables (each list item too): checked against the env-name rule, never echoed otherwise. */
-  envName?: boolean;
-  /** Goes into an HTTP header as its name (a token) or its value (printable ASCII); never echoed when refused. */
-  header?: 'name' | 'value';
-  /** kind 'choice': the values allowed. */
-  choices?: readonly string[];
-  /** May hold a password (a postgres:// URL): a refused value is never echoed. */
-  noEcho?: boolean;
-}
-
-export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
-export const SESSION_PROVIDERS = ['startSession', 'static', 'command'] as const;
-
-/** The env variable of a key path by the rule: SVC_ and the path in upper snake case. */
-export function envNameOf(path: string): string {
-  return `SVC_${path
-    .replace(/([A-Z])/g, '_$1')
-    .replace(/\./g, '_')
-    .toUpperCase()}`;
 }
 
 /** Every key, in documentation order; the env names are the documented table (docs/configuration.md). */
-const SETTINGS: ReadonlyArray<Omit<KeySpec, 'env'> & { env?: string }> = [
-  { path: 'baseUrl', kind: 'url' },
-  { path: 'allowInsecureHttp', kind: 'bool' },
-  { path: 'timeoutMs', kind: 'int', min: 1, max: 2_147_483_647 },
+const SETTINGS = [
+  {
+    path: 'baseUrl',
+    kind: 'url',
+    flag: { arg: '<url>', help: 'service base URL', show: 'env', group: 'connection' },
+  },
+  {
+    path: 'allowInsecureHttp',
+    kind: 'bool',
+    flag: {
+      name: 'insecure-http',
+      help: 'allow plain http to a non-loopback host',
+      show: 'env',
+      group: 'connection',
+    },
+  },
+  {
+    path: 'timeoutMs',
+    kind: 'int',
+    min: 1,
+    max: 2_147_483_647,
+    flag: {
+      name: 'timeout',
+      arg: '<ms>',
+      help: 'per-request timeout in ms',
+      show: 'env',
+      group: 'connection',
+    },
+  },
   { path: 'userAgent', kind: 'string', nonEmpty: true, header: 'value' },
   {
     path: 'institutionId',
@@ -166,8 +127,23 @@ const SETTINGS: ReadonlyArray<Omit<KeySpec, 'env'> & { env?: string }> = [
     flag: { arg: '<ms>', help: 'cap on one retry wait', group: 'dispatch' },
   },
   { path: 'send.ledgerPath', kind: 'string', nonEmpty: true, noEcho: true, env: 'SVC_LEDGER_PATH' },
-  { path: 'send.rejectsPath', kind: 'string', nonEmpty: true, env: 'SVC_REJECTS_PATH' },
-  { path: 'send.resume', kind: 'bool' },
+  {
+    path: 'send.rejectsPath',
+    kind: 'string',
+    nonEmpty: true,
+    env: 'SVC_REJECTS_PATH',
+    flag: { name: 'rejects', arg: '<path>', help: 'rejected records, NDJSON', group: 'rejectsFile' },
+  },
+  {
+    path: 'send.resume',
+    kind: 'bool',
+    flag: {
+      name: 'no-resume',
+      help: 'resend transactions the ledger already shows as acknowledged',
+      noDefault: true,
+      group: 'resume',
+    },
+  },
   {
     path: 'send.splitRetries',
     kind: 'int',
@@ -311,6 +287,13 @@ const SETTINGS: ReadonlyArray<Omit<KeySpec, 'env'> & { env?: string }> = [
     optional: true,
     nonEmpty: true,
     noEcho: true,
+    flag: {
+      name: 'ledger-url',
+      arg: '<url>',
+      help: 'a PostgreSQL ledger, postgres://USER@HOST/DB',
+      show: 'env',
+      group: 'ledgerUrl',
+    },
   },
   {
     path: 'ledger.passwordFile',
@@ -340,11 +323,28 @@ const SETTINGS: ReadonlyArray<Omit<KeySpec, 'env'> & { env?: string }> = [
     min: 1,
     max: 1_073_741_824,
   },
-  { path: 'log.level', kind: 'level' },
-];
+  {
+    path: 'log.level',
+    kind: 'level',
+    flag: {
+      name: 'log-level',
+      arg: '<level>',
+      help: 'trace, debug, info, warn, error, fatal or silent',
+      show: 'env',
+      group: 'logging',
+    },
+  },
+] as const satisfies readonly SettingDecl[];
 
-export const CONFIG_KEYS: readonly KeySpec[] = SETTINGS.map((k) => ({
+/** The table's type: what src/config/types.ts derives the Config type from. */
+export type SettingsTable = typeof SETTINGS;
+
+/** Every key of the table, by its dotted path: what ConfigFlags and the messages name. */
+export type SettingPath = (typeof SETTINGS)[number]['path'];
+
+export const CONFIG_KEYS: readonly KeySpec[] = SETTINGS.map((k: SettingDecl) => ({
   ...k,
+  path: k.path as SettingPath,
   env: k.env ?? envNameOf(k.path),
 }));
 

@@ -1,6 +1,6 @@
 // Amounts: a decimal or minor-unit value → a string of integer minor units, by exact string arithmetic.
 import { quote } from '../model/quote.ts';
-import { MapFail } from './fail.ts';
+import { MapFail } from './rule-kit.ts';
 
 /**
  * How an amount column is read.

@@ -1,8 +1,28 @@
 // A profile's columns against a CSV header: a missing required one stops the run, any other is a warning
-// naming the rule (an error under --strict), so a misspelt column never drops a field unnoticed.
+// naming the rule (an error under --strict), so a misspelt column never drops a field unnoticed. The required ones
+// alone (checkRequiredColumns) are what backfill plans and reconcile's exports check.
 import { SvcIngestError } from '../errors.ts';
-import { checkRequiredColumns } from './required-columns.ts';
 import type { ColumnUse, CompiledProfile } from './types.ts';
+
+/**
+ * Throw INPUT_HEADER_MISSING_COLUMN naming every column the profile's required fields read that the header lacks.
+ * @example checkRequiredColumns(profile, ['transactionId', 'postedAmount'], 'a.csv')
+ */
+export function checkRequiredColumns(
+  profile: CompiledProfile,
+  columns: readonly string[],
+  source: string,
+): void {
+  const have = new Set(columns);
+  const missing = profile.requiredColumns.filter((col) => !have.has(col));
+  if (missing.length > 0) {
+    throw new SvcIngestError(
+      'INPUT_HEADER_MISSING_COLUMN',
+      `${source}: header lacks column${missing.length > 1 ? 's' : ''} ${missing.join(', ')} needed by mapping ${profile.name}`,
+      { source },
+    );
+  }
+}
 
 /**
  * How checkHeader reports a missing optional column when it does not throw.

@@ -2,7 +2,8 @@
 // the profile's top level here, one field's rule in rule.ts (source.ts, extract.ts, convert.ts), the card
 // number column in pan.ts.
 
-import { maskDeep, maskPan } from '../mask.ts';
+import { SvcIngestError } from '../errors.ts';
+import { maskDeep, maskPan } from '../mask/index.ts';
 import type { FieldError } from '../model/field-error.ts';
 import type { InputFormat } from '../model/input.ts';
 import {
@@ -19,9 +20,7 @@ import {
   validateValues,
 } from '../validate/validate.ts';
 import { profileCodeNotes } from './code-notes.ts';
-import { checkDepth } from './depth.ts';
 import { type CompiledExpand, compileExpand, ELEMENT_INDEX } from './expand.ts';
-import { MapFail } from './fail.ts';
 import { describeOwnId, type OwnIdShape, ownIdMatcher } from './own-ids.ts';
 import { applyPan, compilePan, type PanRule, setPath } from './pan.ts';
 import { pathText } from './path.ts';
@@ -35,11 +34,37 @@ import {
   FIELDS,
   isObject,
   type Json,
+  MapFail,
   type ProfileNotes,
   type Step,
 } from './rule-kit.ts';
 import { compileTimestamp } from './timestamp.ts';
 import type { ColumnUse, CompiledProfile } from './types.ts';
+
+// A profile nested deeper than any rule needs is refused before anything walks it: the compiler, JSON.stringify of
+// an error's value and the checks recurse, and 200,000 levels would end in "Maximum call stack size exceeded".
+/** Deepest nesting a profile may have (a rule's options sit at about 5 levels: fields.f.match.pattern). */
+export const MAX_PROFILE_DEPTH = 32;
+
+/**
+ * Throws MAPPING_INVALID when `doc` nests objects or arrays more than MAX_PROFILE_DEPTH levels deep. Iterative
+ * (a stack of its own), so any depth is measured without recursion.
+ * @example checkDepth('p.json', { fields: {} }) // fine
+ */
+export function checkDepth(source: string, doc: unknown): void {
+  const stack: Array<[unknown, number]> = [[doc, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop() as [unknown, number];
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth >= MAX_PROFILE_DEPTH)
+      throw new SvcIngestError(
+        'MAPPING_INVALID',
+        `the profile nests objects or arrays more than ${MAX_PROFILE_DEPTH} levels deep (no rule needs more than a few)`,
+        { source },
+      );
+    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, depth + 1]);
+  }
+}
 
 const PROFILE_KEYS = [
   '$schema',
@@ -200,7 +225,7 @@ export function compileProfile(doc: unknown, source: string, defaultName: string
 
 /**
  * `ownNumericIds`: id fields whose values are the bank's own identifiers, sent unchanged even where the card-number
- * rule would see a card number in them (src/mask.ts): a field name (its all-digit values), or
+ * rule would see a card number in them (src/mask/index.ts): a field name (its all-digit values), or
  * `{"field", "prefix", "pattern", "width"}` (its values of that shape, src/mask/declared.ts).
  */
 function compileOwnIds(source: string, v: Json | undefined): OwnIdShape[] {

@@ -1,11 +1,10 @@
 // A rule's conversion (amount, timestamp, boolean, integer, currency, country, state, enum) or the string
 // options (trim, case, zeroPad, maxLength) of a text field.
-import { FIXED_WIDTHS, holdsCardNumberId, maskCardNumbers } from '../mask.ts';
+import { FIXED_WIDTHS, holdsCardNumberId, maskCardNumbers } from '../mask/index.ts';
 import { currencyExponent, toCountryAlpha2, toCurrencyAlpha3, toStateCode } from '../model/codes.ts';
 import { quote } from '../model/quote.ts';
 import { TRANSACTION_FIELDS, type TransactionField } from '../model/transaction.ts';
 import { toMinorUnits } from './amount.ts';
-import { MapFail } from './fail.ts';
 import { compileLocationZone } from './location-zone.ts';
 import { pathText } from './path.ts';
 import { recordZoneOffset, recordZonePath } from './record-zone.ts';
@@ -20,6 +19,7 @@ import {
   isEmpty,
   isObject,
   type Json,
+  MapFail,
   scalarToString,
 } from './rule-kit.ts';
 import { compileTimestamp, TIME_READS, type TimestampConverter } from './timestamp.ts';

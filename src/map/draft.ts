@@ -1,5 +1,5 @@
 // Proposes a mapping profile from a CSV header (and first row) or a first NDJSON object, by known column names.
-import { maskCardNumbers } from '../mask.ts';
+import { maskCardNumbers } from '../mask/index.ts';
 import { CODE_LISTS, isCodeField } from '../model/code-lists.ts';
 import { REQUIRED_FIELDS, TRANSACTION_FIELDS, type TransactionField } from '../model/transaction.ts';
 import {

@@ -1,9 +1,17 @@
 // Taking a value apart: `split` and `match`, applied in that order to a rule's source value.
 import { quote } from '../model/quote.ts';
-import { MapFail } from './fail.ts';
 import type { Getter } from './path.ts';
 import { compilePattern, type LinearPattern, PATTERN_FLAGS } from './pattern.ts';
-import { bad, type Env, isEmpty, isObject, type Json, NO_MATCH, scalarToString } from './rule-kit.ts';
+import {
+  bad,
+  type Env,
+  isEmpty,
+  isObject,
+  type Json,
+  MapFail,
+  NO_MATCH,
+  scalarToString,
+} from './rule-kit.ts';
 
 /**
  * `split` and `match`, applied in that order to the source value (as text). A value they cannot take

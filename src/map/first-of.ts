@@ -1,7 +1,6 @@
 // `first`: a rule that names several sources in order, each with its own options and conversion, and takes the
 // first that yields a value.
 import type { TransactionField } from '../model/transaction.ts';
-import { MapFail } from './fail.ts';
 import {
   bad,
   type ColumnRef,
@@ -9,6 +8,7 @@ import {
   type Env,
   isObject,
   type Json,
+  MapFail,
   type Step,
 } from './rule-kit.ts';
 

@@ -4,7 +4,6 @@
 import { getCountry } from 'countries-and-timezones';
 import { toCountryAlpha2, toStateCode } from '../model/codes.ts';
 import { quote } from '../model/quote.ts';
-import { MapFail } from './fail.ts';
 import type { Getter } from './path.ts';
 import { pathText } from './path.ts';
 import {
@@ -15,6 +14,7 @@ import {
   isEmpty,
   isObject,
   type Json,
+  MapFail,
   scalarToString,
 } from './rule-kit.ts';
 import { STATE_ZONES } from './state-zones.ts';

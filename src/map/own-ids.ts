@@ -1,4 +1,4 @@
-// Declared context for the card-number rule (src/mask.ts): a profile declares an id field the bank's own identifier, which never
+// Declared context for the card-number rule (src/mask/index.ts): a profile declares an id field the bank's own identifier, which never
 // holds a card number (`ownNumericIds`). Declared by name alone, its all-digit values are the bank's; declared with
 // a shape (`prefix`, `pattern`, `width`), every value of that shape is, letters and separators included
 // (`ORD-` + 16 digits, a branch and account number). A value of another shape is checked as any id.

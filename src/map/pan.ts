@@ -1,6 +1,6 @@
 // The profile's `pan`: a card-number column turned into iin, last4 and cardNetworkIdentifier, and masked in
 // the records kept for rejects.
-import { luhnValid, maskPan } from '../mask.ts';
+import { luhnValid, maskPan } from '../mask/index.ts';
 import type { FieldError } from '../model/field-error.ts';
 import { quote } from '../model/quote.ts';
 import type { Getter } from './path.ts';

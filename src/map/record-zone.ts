@@ -1,7 +1,7 @@
 // A time zone read from each record (`"timestamp": { "zone": "{tz}" }`): an IANA name, an abbreviation of
 // ZONE_ABBREVIATIONS, or a UTC offset, resolved once per distinct value.
 import { quote } from '../model/quote.ts';
-import { MapFail } from './fail.ts';
+import { MapFail } from './rule-kit.ts';
 import { type OffsetFn, ZONE_ABBREVIATIONS, zoneOffset } from './timestamp.ts';
 
 /** `{path}`: the zone is read from the record at that path. */

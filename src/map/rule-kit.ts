@@ -1,11 +1,22 @@
 // What the parts of the profile compiler share: the JSON shapes, the compile-time context, the error for a bad
-// profile key, and the value helpers every rule uses.
+// profile key, the one failure a converter raises (MapFail), and the value helpers every rule uses.
 import { SvcIngestError } from '../errors.ts';
 import { quote } from '../model/quote.ts';
 import { TRANSACTION_FIELDS, type TransactionField } from '../model/transaction.ts';
 import { validateTransaction } from '../validate/validate.ts';
-import { MapFail } from './fail.ts';
 import { type Getter, PathError, compileGetter as parseGetter } from './path.ts';
+
+/**
+ * Thrown by a converter for a value it cannot convert, caught per field by the compiled profile. Not an Error: no stack is captured, so a
+ * bad record costs little; it never escapes the mapping module.
+ * @example throw new MapFail('expected a decimal amount, got "abc"')
+ */
+export class MapFail {
+  readonly message: string;
+  constructor(message: string) {
+    this.message = message;
+  }
+}
 
 export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 /** A conversion: the source value → the output value (tx: what is mapped so far; rec: the source record). */

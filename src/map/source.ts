@@ -1,6 +1,6 @@
 // A rule's source: `from` (a column or path), `template` (several joined) or `hash` (a derived id).
 import { createHash } from 'node:crypto';
-import { holdsCardNumberId } from '../mask.ts';
+import { holdsCardNumberId } from '../mask/index.ts';
 import { type Getter, pathText } from './path.ts';
 import {
   bad,

@@ -1,6 +1,6 @@
 // Timestamps: Unix, ISO 8601, local strings in an IANA zone or with a zone abbreviation → ISO 8601 UTC with ms.
 import { quote } from '../model/quote.ts';
-import { MapFail } from './fail.ts';
+import { MapFail } from './rule-kit.ts';
 
 /**
  * Zone abbreviations understood in a value (`2025-10-09 11:20:33 MST`), as fixed UTC offsets in

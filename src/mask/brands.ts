@@ -1,4 +1,4 @@
-// What makes 13-19 digits a card number (src/mask.ts): a card brand's IIN at one of its lengths, and Luhn.
+// What makes 13-19 digits a card number (src/mask/index.ts): a card brand's IIN at one of its lengths, and Luhn.
 
 /** Luhn check of a string of ASCII digits (no separators). */
 export function luhnValid(digits: string): boolean {

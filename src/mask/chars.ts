@@ -1,4 +1,4 @@
-// Characters as the card-number rule reads them (src/mask.ts), the way a person reads them: every character with a
+// Characters as the card-number rule reads them (src/mask/index.ts), the way a person reads them: every character with a
 // decimal digit value is that digit, characters a person does not see are not there, letters are letters, and
 // everything else (spaces, punctuation, symbols, line breaks) separates.
 

@@ -1,4 +1,4 @@
-// The card-number rule applied to an id, code or amount we send (src/mask.ts): the one rule of src/mask/rule.ts,
+// The card-number rule applied to an id, code or amount we send (src/mask/index.ts): the one rule of src/mask/rule.ts,
 // plus what a field's declared shape says (a fixed width) and numbers written in scientific notation.
 import { isCardNumber, MAX, MIN } from './brands.ts';
 import { holdsCard } from './rule.ts';

@@ -1,4 +1,4 @@
-// The one card-number rule (src/mask.ts), on the normalised view of a text (src/mask/view.ts): which digits are a
+// The one card-number rule (src/mask/index.ts), on the normalised view of a text (src/mask/view.ts): which digits are a
 // card number, for everything we send, store or print alike. The mask found here is applied to the text as written.
 //
 // A "digit group" is a maximal stretch of adjacent digits (characters a person does not see left out); a "digit run"

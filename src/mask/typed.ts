@@ -1,7 +1,7 @@
 // Text a person typed (a command-line option, a configuration value) that the tool sends or stores: refused when
 // it holds a card number, before anything is sent — the option named, the number masked in the message.
 import { SvcIngestError } from '../errors.ts';
-import { containsCardNumber, maskExcerpt } from '../mask.ts';
+import { containsCardNumber, maskExcerpt } from './index.ts';
 
 /**
  * Throws a usage error (exit 1) naming the first option whose value holds a card number; values undefined are

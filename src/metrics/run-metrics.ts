@@ -2,6 +2,7 @@
 // counters; per-attempt request latency and requests in flight from around the client's post function.
 
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { SvcHttpError, SvcRedirectError, SvcTimeoutError } from '../client/errors.ts';
 import { SvcIngestError } from '../errors.ts';
 import { refuseTypedCardNumbers } from '../mask/typed.ts';
 import type { RunProgress } from '../record/counters.ts';
@@ -241,8 +242,7 @@ export function createRunMetrics(o: { labels?: Record<string, string> } = {}): R
 
 /** The `status` label of a failed attempt: the HTTP status, else timeout or network. */
 function failureStatus(err: unknown): string {
-  const e = err as { status?: unknown; code?: unknown } | null;
-  if (typeof e?.status === 'number') return String(e.status);
-  if (e?.code === 'SEND_TIMEOUT') return 'timeout';
+  if (err instanceof SvcHttpError || err instanceof SvcRedirectError) return String(err.status);
+  if (err instanceof SvcTimeoutError) return 'timeout';
   return 'network';
 }

@@ -1,5 +1,5 @@
 // How a value is shown in a message: quoted, short, and never a card number.
-import { maskCardNumbers, maskDeep } from '../mask.ts';
+import { maskCardNumbers, maskDeep } from '../mask/index.ts';
 
 /** A value quoted for a message: short, and never a card number. */
 export function quote(v: unknown): string {

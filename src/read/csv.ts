@@ -6,7 +6,7 @@
 import type { CsvError, InfoRecord, Parser } from 'csv-parse';
 import { parse } from 'csv-parse';
 import { SvcIngestError } from '../errors.ts';
-import { maskCardNumbers, maskExcerpt } from '../mask.ts';
+import { maskCardNumbers, maskExcerpt } from '../mask/index.ts';
 import { LineCutter } from './csv-lines.ts';
 import { rejectText } from './excerpt.ts';
 import { type FieldsBuilder, fieldsBuilder } from './fields.ts';

@@ -1,6 +1,6 @@
 // NDJSON reader: one JSON object per line; blank lines skipped, bad or overlong lines become rejects.
 import { isUtf8 } from 'node:buffer';
-import { maskCardNumbers } from '../mask.ts';
+import { maskCardNumbers } from '../mask/index.ts';
 import { rejectText } from './excerpt.ts';
 import type { RawRecord, ReadItem, RecordChunks } from './types.ts';
 

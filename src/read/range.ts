@@ -4,7 +4,7 @@
 // range is the whole file.
 import { createReadStream } from 'node:fs';
 import { SvcIngestError } from '../errors.ts';
-import { maskCardNumbers } from '../mask.ts';
+import { maskCardNumbers } from '../mask/index.ts';
 import type { InputFormat } from '../model/input.ts';
 import { readCsv } from './csv.ts';
 import { readNdjson } from './ndjson.ts';

@@ -4,7 +4,7 @@
 
 import type { LedgerStore } from '../ledger/store.ts';
 import type { Logger } from '../log.ts';
-import { maskCardNumbers } from '../mask.ts';
+import { maskCardNumbers } from '../mask/index.ts';
 import type { CodeTally } from '../model/code-lists.ts';
 import type { FailureClass } from '../send/classify.ts';
 import type { BatchOutcome } from '../send/sink.ts';

@@ -6,12 +6,12 @@ import type { WriteStream } from 'node:fs';
 import { SvcIngestError } from '../errors.ts';
 import { openStateFile, type StateFile } from '../ledger/file/files.ts';
 import { createLineSplitter, type SplitLine } from '../ledger/file/lines.ts';
-import { maskDeep } from '../mask.ts';
+import { maskDeep } from '../mask/index.ts';
 import { createSpillingFingerprintSet, type FingerprintSet } from '../sorted-runs/fingerprint-set.ts';
 
 /**
  * One reject line (CONTRACT.md). Nothing in it holds a full card number: the writer masks every string, key
- * and number of the line (src/mask.ts) on its way to the file. `recordHash` (written by us) is the
+ * and number of the line (src/mask/index.ts) on its way to the file. `recordHash` (written by us) is the
  * first 16 hex digits of the SHA-256 of the record's JSON: with source and line it says "this record again".
  * @example {"source":"a.csv","line":17,"errors":[{"field":"postedAmount","message":"…"}],"record":{…},"runId":"…","recordHash":"…"}
  */
@@ -134,7 +134,7 @@ export async function openRejectsWriter(path: string, opts: RejectsOpenOptions =
   return {
     write(unmasked) {
       if (error) throw failed(error);
-      // The last pass before the disk: every value, key and message of the line, whoever built it (src/mask.ts;
+      // The last pass before the disk: every value, key and message of the line, whoever built it (src/mask/index.ts;
       // idempotent, so a record masked already hashes the same).
       let line: RejectLine;
       try {

@@ -6,7 +6,7 @@ import {
   SvcRequestError,
   SvcTimeoutError,
 } from '../client/errors.ts';
-import { SvcIngestError } from '../errors.ts';
+import { LedgerLeaseError } from '../errors.ts';
 
 /** What a failed attempt was, as the dispatcher and the ledger need it. */
 export interface FailureClass {
@@ -33,8 +33,8 @@ const RETRY_STATUS = new Set([500, 502, 503, 504, 429]);
  * Classify an error thrown by the client's postTransactions, by its class (src/client/errors.ts).
  * Retried: HTTP 500/502/503/504/429 (SvcHttpError), network errors (SvcNetworkError), timeouts (SvcTimeoutError).
  * Not retried: any other status, limits, aborts. Fatal (the run stops): 401 and 403, 404 and 405, any 3xx
- * (SvcRedirectError), a request that could not be built (SvcRequestError), a lease lost (LEDGER_LEASE, raised by
- * the claims gate as a SvcIngestError).
+ * (SvcRedirectError), a request that could not be built (SvcRequestError), a lease lost (LedgerLeaseError, raised by
+ * the claims gate).
  * @example classifyFailure(new SvcHttpError(…status 500…)) → { retry: true, httpStatus: 500, … }
  */
 export function classifyFailure(err: unknown): FailureClass {
@@ -76,7 +76,6 @@ export function classifyFailure(err: unknown): FailureClass {
     };
   if (err instanceof SvcTimeoutError)
     return { retry: true, httpStatus: null, message, requestId: err.requestId };
-  if (err instanceof SvcIngestError && err.code === 'LEDGER_LEASE')
-    return { retry: false, httpStatus: null, message, fatal: 'lease' };
+  if (err instanceof LedgerLeaseError) return { retry: false, httpStatus: null, message, fatal: 'lease' };
   return { retry: false, httpStatus: null, message };
 }

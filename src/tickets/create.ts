@@ -1,7 +1,7 @@
 // `tickets create`: the create is stored first (submitted), then sent until the service acknowledges it (2xx):
 // the interface says a partner that gets no answer resubmits until one arrives, and sourceTicketId makes a
 // resubmission the same ticket. A 4xx other than 408/429 is an answer too (the create is wrong): not resent.
-import { SvcHttpError } from '../client/errors.ts';
+import { SvcHttpError, SvcRedirectError } from '../client/errors.ts';
 import type { CreateTicketRequest } from '../client/models.ts';
 import { SvcIngestError } from '../errors.ts';
 import type { Logger } from '../log.ts';
@@ -63,17 +63,15 @@ export async function submitTicket(
         return client.createTicket(req);
       },
       {
-        // The policy: resubmitted until answered, up to maxAttempts, waits without jitter; a wrong create, refused
-        // credentials or a redirect are answers (thrown), as is anything that is not the service's error.
+        // The policy: resubmitted until answered, up to maxAttempts, waits without jitter; a wrong create or refused
+        // credentials (a 4xx but 408 and 429: isFinalRefusal) and a redirect (SvcRedirectError) are answers
+        // (thrown), as is anything that is not the service's error.
         retries: o.maxAttempts - 1,
         retryBaseMs: o.baseDelayMs,
         retryMaxMs: o.maxDelayMs,
         jitter: false,
         retryable: (err) =>
-          err instanceof SvcIngestError &&
-          !isFinalRefusal(err) &&
-          err.code !== 'SEND_AUTH' &&
-          err.code !== 'SEND_REDIRECT',
+          err instanceof SvcIngestError && !isFinalRefusal(err) && !(err instanceof SvcRedirectError),
         onRetry: (err, attempt) => resubmitting(o.logger, req, attempt, err as Error),
       },
     );
@@ -88,7 +86,7 @@ export async function submitTicket(
     return { accepted: true, httpStatus: res.httpStatus, requestId: res.requestId ?? null, attempts };
   } catch (err) {
     if (!(err instanceof SvcIngestError) || isFinalRefusal(err)) throw err;
-    if (err.code === 'SEND_AUTH' || err.code === 'SEND_REDIRECT') throw err;
+    if (err instanceof SvcRedirectError) throw err;
     // Every attempt spent: the last one is logged as the others were.
     resubmitting(o.logger, req, attempts, err);
     return { accepted: false, attempts: o.maxAttempts, error: err };

@@ -4,7 +4,7 @@ import { constants } from 'node:fs';
 import { type FileHandle, mkdir, open } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { SvcIngestError } from '../errors.ts';
-import { maskDeep } from '../mask.ts';
+import { maskDeep } from '../mask/index.ts';
 import type { TicketEvent } from './state.ts';
 import type { TicketStore, TicketStoreOptions } from './store-types.ts';
 

@@ -3,7 +3,7 @@
 // update refused by a unique key. One feed's role never reads another feed's tickets.
 import { SvcIngestError } from '../errors.ts';
 import { connectLedgerDb } from '../ledger/postgres/schema-check.ts';
-import { maskDeep } from '../mask.ts';
+import { maskDeep } from '../mask/index.ts';
 import type { TicketEvent } from './state.ts';
 import type { TicketStore, TicketStoreOptions } from './store-types.ts';
 

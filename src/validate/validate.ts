@@ -1,6 +1,6 @@
 // Validation of one TransactionNotification against the interface's types and our enforced formats.
 
-import { containsCardNumber, FIXED_WIDTHS, holdsCardNumberId } from '../mask.ts';
+import { containsCardNumber, FIXED_WIDTHS, holdsCardNumberId } from '../mask/index.ts';
 import { isCountryAlpha2, isCurrencyCode } from '../model/codes.ts';
 import type { FieldError } from '../model/field-error.ts';
 import { quote as show } from '../model/quote.ts';
@@ -182,7 +182,7 @@ const CHECKS: Partial<Record<TransactionField, StringCheck>> = {
 
 /**
  * Where a card number could ride along to the service, and which reading of the card-number rule
- * applies (src/mask.ts). `text`: free text, masked when mapped, so one found here came from a constant or
+ * applies (src/mask/index.ts). `text`: free text, masked when mapped, so one found here came from a constant or
  * a default of the profile. `id`: ids, codes and amounts, whose formats allow 13 digits or more; whole
  * digit groups and sequences of them are candidates, never a window inside a longer number. The other
  * string fields (timestamps, MCC, state, postal and country codes, iin, last4, sequence numbers) cannot

@@ -2,7 +2,7 @@
 // through the validator (test/helpers/false-positives.ts; the suite runs 1,000,000), and random undeclared
 // 13-19-digit numbers, whose refusal rate is the rule's cost to a bank that does not declare its numeric ids.
 import { loadavg } from 'node:os';
-import { maskCardNumbers } from '../../src/mask.ts';
+import { maskCardNumbers } from '../../src/mask/index.ts';
 import { digitFuzz, piecesLeft } from '../helpers/digit-fuzz.ts';
 import { KINDS, RANDOM_NUMBER, refusals } from '../helpers/false-positives.ts';
 import { log, type ScenarioResult } from './scenarios.ts';

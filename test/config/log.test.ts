@@ -31,7 +31,7 @@ it('writes redacted NDJSON to stderr, synchronously, even with process.exit righ
   expect(first.sessionToken).toBe('[redacted]');
   expect(first.passphrase).toBe('[redacted]');
   expect(first.record).toEqual({ pan: '[redacted]', cardNumber: '[redacted]', last4: '1111' });
-  // The one masking rule of src/mask.ts: first 6 and last 4 digits kept.
+  // The one masking rule of src/mask/index.ts: first 6 and last 4 digits kept.
   expect(lines[1].msg).toBe('card 411111******1111 seen');
   expect(res.stderr).not.toMatch(/\d{15,19}/);
   expect(res.stderr).not.toContain('abc');

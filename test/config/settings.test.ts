@@ -1,12 +1,21 @@
 // The settings table (src/config/schema.ts) against what is derived from it and what documents it: every env
 // name (the documented ones, literally), every flag on the commands its group names, with the default of
-// config/default.json in its help; docs/configuration.md's table has each key, env name and default; a flag
-// given reaches its key.
+// config/default.json (or its env name) in its help; the Config type; docs/configuration.md's table has each key,
+// env name, default and flag, docs/contract.md's send table each flag of send and its default; a flag given
+// reaches its key.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 import { flagNameOf, settingFlags, shownDefault } from '../../src/cli/settings.ts';
-import { CONFIG_KEYS, defaultValue, loadConfig, SETTING_GROUPS } from '../../src/config/index.ts';
+import {
+  CONFIG_KEYS,
+  type Config,
+  type ConfigFlags,
+  defaultValue,
+  loadConfig,
+  SETTING_GROUPS,
+  type SettingPath,
+} from '../../src/config/index.ts';
 import { ROOT, runCliHere } from '../helpers/cli.ts';
 
 const withFlags = CONFIG_KEYS.filter((k) => k.flag !== undefined) as Array<
@@ -45,11 +54,16 @@ describe('the settings table', () => {
 
   it('each flag: its name, its default in the help, on every command of its group', async () => {
     expect(withFlags.map(flagNameOf)).toEqual([
+      '--base-url',
+      '--insecure-http',
+      '--timeout',
       '--concurrency',
       '--batch-size',
       '--max-retries',
       '--retry-base-ms',
       '--retry-max-ms',
+      '--rejects',
+      '--no-resume',
       '--split-retries',
       '--outage-max-ms',
       '--health-check-window-ms',
@@ -61,6 +75,8 @@ describe('the settings table', () => {
       '--max-reject-bytes',
       '--max-reject-percent',
       '--reject-sample',
+      '--ledger-url',
+      '--log-level',
     ]);
     expect(shownDefault(withFlags.find((k) => k.path === 'send.maxRetries')!)).toBe('5');
     expect(shownDefault(withFlags.find((k) => k.path === 'send.progressIntervalMs')!)).toBe('30');
@@ -71,12 +87,16 @@ describe('the settings table', () => {
       for (const k of withFlags) {
         if (!(SETTING_GROUPS[k.flag.group] as readonly string[]).includes(command)) continue;
         const shown = shownDefault(k);
-        const line = text.match(new RegExp(`^ +${flagNameOf(k)} ${k.flag.arg} +(.*)$`, 'm'))?.[1];
+        const arg = k.flag.arg ? ` ${k.flag.arg}` : '';
+        const line = text.match(new RegExp(`^ +${flagNameOf(k)}${arg} +(.*)$`, 'm'))?.[1];
         expect(line, `${command} ${flagNameOf(k)}`).toBeDefined();
-        if (shown !== undefined) {
+        if (k.flag.show === 'env') expect(line, `${command} ${flagNameOf(k)}`).toContain(`(env ${k.env})`);
+        else if (shown !== undefined) {
           expect(line, `${command} ${flagNameOf(k)}`).toContain(`(default ${shown})`);
-          const v = defaultValue(k.path) as number;
-          expect(Number(shown.split(' ')[0]) * (k.flag.scale ?? 1), k.path).toBe(v);
+          const v = defaultValue(k.path);
+          if (typeof v === 'number')
+            expect(Number(shown.split(' ')[0]) * (k.flag.scale ?? 1), k.path).toBe(v);
+          else expect(shown, k.path).toBe(String(v));
         }
       }
     }
@@ -97,6 +117,60 @@ describe('the settings table', () => {
       progressIntervalMs: 1500,
     });
     expect(flags['send.maxRetries']).toEqual({ value: '7', flag: '--max-retries' });
+    // A switch counts when given only: commander gives --no-resume's key true when it is not.
+    expect(settingFlags({ resume: true, baseUrl: 'http://127.0.0.1:1' }, 'resume', 'connection')).toEqual({
+      baseUrl: { value: 'http://127.0.0.1:1', flag: '--base-url' },
+    });
+    const given = settingFlags(
+      { resume: false, insecureHttp: true, logLevel: 'warn' },
+      'resume',
+      'connection',
+      'logging',
+    );
+    expect(loadConfig({ env: {}, flags: given })).toMatchObject({
+      allowInsecureHttp: true,
+      send: { resume: false },
+      log: { level: 'warn' },
+    });
+  });
+
+  it('the Config type is the table’s: each key typed by its kind, optional where the table says', () => {
+    expectTypeOf<Config['send']['maxRetries']>().toEqualTypeOf<number>();
+    expectTypeOf<Config['send']['resume']>().toEqualTypeOf<boolean>();
+    expectTypeOf<Config['baseUrl']>().toEqualTypeOf<string>();
+    expectTypeOf<Config['session']['scopes']>().toEqualTypeOf<string[]>();
+    expectTypeOf<Config['prepare']['workers']>().toEqualTypeOf<'auto' | 'on' | 'off'>();
+    expectTypeOf<Config['log']['level']>().toEqualTypeOf<
+      'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent'
+    >();
+    expectTypeOf<Config['metrics']>().toEqualTypeOf<{ file?: string; port?: number; labels?: string[] }>();
+    expectTypeOf<keyof Config>().toEqualTypeOf<
+      | 'baseUrl'
+      | 'allowInsecureHttp'
+      | 'timeoutMs'
+      | 'userAgent'
+      | 'institutionId'
+      | 'auth'
+      | 'tls'
+      | 'session'
+      | 'send'
+      | 'metrics'
+      | 'webhook'
+      | 'ledger'
+      | 'prepare'
+      | 'log'
+    >();
+    // A flag's key is one of the table's paths: a misspelt one does not compile.
+    expectTypeOf<keyof ConfigFlags>().toEqualTypeOf<SettingPath>();
+    // @ts-expect-error: not a key of the table
+    const misspelt: ConfigFlags = { 'send.maxRetry': { value: '1', flag: '--max-retries' } };
+    expect(misspelt).toBeDefined();
+    // At run time: every key the table does not call optional has a value in the loaded configuration.
+    const config = loadConfig({ env: {} }) as unknown as Record<string, Record<string, unknown>>;
+    for (const k of CONFIG_KEYS.filter((k) => !k.optional)) {
+      const [head, tail] = k.path.split('.') as [string, string | undefined];
+      expect(tail === undefined ? config[head] : config[head]?.[tail], k.path).toBeDefined();
+    }
   });
 
   it('docs/configuration.md: each key and env name, and each flag’s default as the table says it', () => {
@@ -107,7 +181,27 @@ describe('the settings table', () => {
       expect(row, k.path).toBeDefined();
       expect(row!.split('|')[2], k.path).toContain(`\`${k.env}\``);
       const v = defaultValue(k.path);
-      if (k.flag && typeof v === 'number') expect(row!.split('|')[3], k.path).toContain(String(v));
+      if (typeof v === 'number') expect(row!.split('|')[3], k.path).toContain(String(v));
+      else if (typeof v === 'string' || typeof v === 'boolean')
+        expect(row!.split('|')[3], k.path).toContain(`\`${v}\``);
+      if (k.flag) expect(row, k.path).toContain(`\`${flagNameOf(k as (typeof withFlags)[number])}`);
+    }
+  });
+
+  it('docs/contract.md: each flag of send that is a setting has its row there, with the table’s default', () => {
+    const doc = readFileSync(join(ROOT, 'docs/contract.md'), 'utf8');
+    const rows = doc.split('\n').filter((l) => l.startsWith('| `--'));
+    // The connection and logging flags are named in the contract's prose, as every command's (test/cli/help.test.ts).
+    const common: readonly string[] = ['connection', 'logging'];
+    for (const k of withFlags) {
+      const groups = SETTING_GROUPS[k.flag.group] as readonly string[];
+      if (!groups.includes('send') || common.includes(k.flag.group)) continue;
+      const flag = flagNameOf(k);
+      const row = rows.find((r) => r.split('|')[1]!.includes(`\`${flag}`));
+      expect(row, flag).toBeDefined();
+      const shown = shownDefault(k);
+      if (shown !== undefined)
+        expect(row!.split('|').slice(2).join('|'), flag).toContain(shown.split(' = ').pop());
     }
   });
 

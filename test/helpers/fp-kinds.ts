@@ -5,7 +5,7 @@
 
 import { type OwnIdShape, ownIdMatcher } from '../../src/map/own-ids.ts';
 import { FIELDS } from '../../src/map/rule-kit.ts';
-import { maskCardNumbers } from '../../src/mask.ts';
+import { maskCardNumbers } from '../../src/mask/index.ts';
 import { rulesWithOwnIds, validateValues } from '../../src/validate/validate.ts';
 import { rng } from './false-positives.ts';
 

@@ -1,4 +1,4 @@
-// Test card numbers and a scanner for them written apart from src/mask.ts, so the two can disagree.
+// Test card numbers and a scanner for them written apart from src/mask/index.ts, so the two can disagree.
 import { readAsPerson } from './leak-forms.ts';
 
 /** Append the Luhn check digit to a string of digits. */
@@ -7,7 +7,7 @@ export function withCheckDigit(body: string): string {
   throw new Error('unreachable');
 }
 
-/** Luhn, written again here on purpose (not imported from src/mask.ts). */
+/** Luhn, written again here on purpose (not imported from src/mask/index.ts). */
 export function luhn(digits: string): boolean {
   let sum = 0;
   for (let i = 0; i < digits.length; i++) {
@@ -61,7 +61,7 @@ export function pansIn(text: string, pans: Iterable<string> = Object.values(TEST
   return [...pans].filter((p) => digits.includes(p));
 }
 
-/** The brands' IIN ranges and lengths, written again here as patterns (not imported from src/mask.ts). */
+/** The brands' IIN ranges and lengths, written again here as patterns (not imported from src/mask/index.ts). */
 const BRAND_PATTERNS: Array<[RegExp, number[]]> = [
   [/^4/, [13, 16, 19]],
   [/^5[1-5]/, [16]],
@@ -76,7 +76,7 @@ const BRAND_PATTERNS: Array<[RegExp, number[]]> = [
   [/^(?:60|65|8[12]|508|35[36])/, [16]],
 ];
 
-/** A card number by the brands' formats and Luhn: what a DLP scanner (and src/mask.ts) calls one. */
+/** A card number by the brands' formats and Luhn: what a DLP scanner (and src/mask/index.ts) calls one. */
 export function isBrandCard(digits: string): boolean {
   return luhn(digits) && BRAND_PATTERNS.some(([re, lens]) => re.test(digits) && lens.includes(digits.length));
 }

@@ -6,7 +6,7 @@ import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { luhnValid } from '../../src/mask.ts';
+import { luhnValid } from '../../src/mask/index.ts';
 import { ROOT, runCliHere, summaryOf } from '../helpers/cli.ts';
 import { CONST_RULES } from '../helpers/profiles.ts';
 import { useSimulator } from '../helpers/simulator.ts';

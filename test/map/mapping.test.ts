@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { compileProfile } from '../../src/map/compile.ts';
 import { canonicalProfile, loadProfile } from '../../src/map/profile.ts';
 import type { CompiledProfile } from '../../src/map/types.ts';
-import { holdsCardNumberId, luhnValid, maskCardNumbers, maskPan } from '../../src/mask.ts';
+import { holdsCardNumberId, luhnValid, maskCardNumbers, maskPan } from '../../src/mask/index.ts';
 import { CONST_RULES } from '../helpers/profiles.ts';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'svc-map-'));
@@ -83,7 +83,7 @@ describe('sources', () => {
   });
   it('a hashed id never reads as a card number (a hex that would is hashed again, deterministically)', () => {
     const rule = { hash: { of: ['n'], separator: '|', length: 32, prefix: 'h-' } };
-    // Hex digits glued to letters are no card number (src/mask.ts), so a plain hash hardly ever is one; the
+    // Hex digits glued to letters are no card number (src/mask/index.ts), so a plain hash hardly ever is one; the
     // rehash stays for the one that would be. 20,000 ids: none holds one, each derived the same way twice.
     for (let i = 0; i < 20_000; i++) {
       const id = value('transactionId', rule, { n: String(i) }) as string;

@@ -300,7 +300,7 @@ describe('lithic on samples/lithic.ndjson', () => {
       ),
       transactionType: 'REFUND',
       authorizationAmount: undefined,
-      // stdout shows what the service gets (one rule, src/mask.ts): the ARN whole — 23 digits in one group are
+      // stdout shows what the service gets (one rule, src/mask/index.ts): the ARN whole — 23 digits in one group are
       // one number, no card number, though a 13-19-digit window of them passes Luhn.
       acquirerReferenceNumber: '74618130000000000000007',
     },

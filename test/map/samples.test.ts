@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadProfile } from '../../src/map/profile.ts';
-import { luhnValid } from '../../src/mask.ts';
+import { luhnValid } from '../../src/mask/index.ts';
 import { readInput, resolveInputs } from '../../src/read/open.ts';
 import { validateTransaction } from '../../src/validate/validate.ts';
 

@@ -1,7 +1,7 @@
 // Masking keeps what the rule allows and never more: a seeded fuzz of 100,000 digit contexts (test/helpers/
 // digit-fuzz.ts) leaves no 12 digits of a card number in a row; `make bench BENCH_ARGS="--only pan"` runs 1,000,000.
 import { describe, expect, it } from 'vitest';
-import { holdsCardNumberId, maskCardNumbers, maskPan } from '../../src/mask.ts';
+import { holdsCardNumberId, maskCardNumbers, maskPan } from '../../src/mask/index.ts';
 import { report } from '../faults/helpers.ts';
 import { digitFuzz, piecesLeft } from '../helpers/digit-fuzz.ts';
 

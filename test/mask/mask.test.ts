@@ -1,4 +1,4 @@
-// The card-number rule (src/mask.ts): masking every window in text, the id reading, keys, numbers, excerpts.
+// The card-number rule (src/mask/index.ts): masking every window in text, the id reading, keys, numbers, excerpts.
 import { describe, expect, it } from 'vitest';
 import {
   containsCardNumber,
@@ -9,7 +9,7 @@ import {
   maskExcerpt,
   maskOwnRecord,
   maskPan,
-} from '../../src/mask.ts';
+} from '../../src/mask/index.ts';
 import { LEAK_PANS, writings } from '../helpers/leak-corpus.ts';
 import {
   isBrandCard,

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { luhnValid } from '../../src/mask.ts';
+import { luhnValid } from '../../src/mask/index.ts';
 import { ROOT, runCliHere, summaryOf } from '../helpers/cli.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 

@@ -18,13 +18,13 @@
 // number, a path of OIDs or a store number next to a phone number is no card number; `PAN16-01`, `TXPAN16` and
 // `4539 5787 6362 1486` are.
 
-import { MAX, MIN } from './mask/brands.ts';
-import { asciiDigits, classAt, DIGIT, IGNORE, SEP, widthAt } from './mask/chars.ts';
-import { holdsCard, maskDigits, maskText } from './mask/rule.ts';
+import { MAX, MIN } from './brands.ts';
+import { asciiDigits, classAt, DIGIT, IGNORE, SEP, widthAt } from './chars.ts';
+import { holdsCard, maskDigits, maskText } from './rule.ts';
 
-export { CARD_BRANDS, isCardNumber, luhnValid } from './mask/brands.ts';
-export { FIXED_WIDTHS, holdsCardNumberId } from './mask/ids.ts';
-export { hasThirteenDigits } from './mask/rule.ts';
+export { CARD_BRANDS, isCardNumber, luhnValid } from './brands.ts';
+export { FIXED_WIDTHS, holdsCardNumberId } from './ids.ts';
+export { hasThirteenDigits } from './rule.ts';
 
 /**
  * Mask a card number: first 6 and last 4 digits kept, the rest as `*` (separators dropped).
