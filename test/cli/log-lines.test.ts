@@ -40,6 +40,7 @@ async function runChild(
       stdio: ['pipe', 'pipe', fd],
     });
     const output = collectOutput(child);
+    child.stdin!.on('error', () => {}); // EPIPE from a run that exited before reading its input
     child.stdin!.end(input);
     void output.closed.then(resolve);
   });
