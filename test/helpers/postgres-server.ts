@@ -5,7 +5,7 @@ import type { TestProject } from 'vitest/node';
 import { startPostgres } from './postgres.ts';
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  // Four files at once, each with its CLI runs' pools (10 connections each at most) and its own clients.
+  // Six files at once (maxWorkers), each with its CLI runs' pools (10 connections each at most) and its own clients.
   const server = await startPostgres({ maxConnections: 300 });
   project.provide('postgres', { port: server.port, user: server.user, password: server.password });
   return () => server.stop();
