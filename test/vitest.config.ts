@@ -4,9 +4,10 @@ import LongestFirst from './helpers/sequencer.ts';
 // Test files run in parallel, several per core: most of the suite's time is spent waiting (on the CLI's child
 // processes, the simulator's latency, a real PostgreSQL, timers), not computing, so one file per core (vitest's
 // default: cores - 1, one worker on two cores) leaves the cores idle half the time. Measured on 2 cores
-// (docs/testing.md): 6 workers. The longest files (the cluster, crash, outage and lock-race scenarios) now spend most
-// of their time waiting on leases, outages and child processes: with 4 workers, four of them at once left the cores
-// half idle for the first minute; 6 fill that time (a warm run 142.8 → 127.9 s). VITEST_MAX_WORKERS=N overrides it
+// (docs/testing.md): 4 workers. The longest files (the cluster, crash, outage and lock-race scenarios) spend most
+// of their time waiting on leases, outages and child processes; 6 workers fill that time (a warm run 142.8 → 127.9
+// s) but leave each file a third of a core, and the tests timed between two events less margin: not kept.
+// VITEST_MAX_WORKERS=N overrides it
 // (vitest reads it), e.g. 1 to debug one file.
 // Every file under test/ named *.test.ts is picked up; the longest run first (vitest keeps their durations, and
 // on a fresh clone starts the largest files first).
@@ -34,7 +35,7 @@ export default defineConfig({
     globalSetup: ['test/helpers/postgres-server.ts', 'test/helpers/warm-cli.ts'],
     // The longest files first on a fresh clone too, where vitest has no times yet (test/helpers/sequencer.ts).
     sequence: { sequencer: LongestFirst },
-    maxWorkers: 6,
+    maxWorkers: 4,
     // `make coverage` (--coverage): src/ as the suite's own processes run it (in-process CLI runs included; the
     // CLI's child processes are not measured), a summary, and the floor below checked (docs/testing.md).
     coverage: {
