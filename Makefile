@@ -83,12 +83,13 @@ test: $(STAMP)
 coverage: $(STAMP)
 	[ -t 1 ] || export NO_COLOR=1; vitest run --config test/vitest.config.ts --coverage --exclude test/mask/false-positives.test.ts $(VITEST_ARGS)
 
-# CI's coverage gate (.ci/run, after make test): the same run under coverage, its output in .out/coverage/run.log and
-# its tests not judged again (make test ran and counted them; a test timed for a run without V8's counters may fail
-# under them), then the summary checked against the floor (test/helpers/coverage-gate.ts): one line, exit 1 under it.
+# CI's coverage gate (.ci/run, after make test): the same run under coverage, its output in .out/coverage-run.log
+# (vitest empties .out/coverage/ first) and its tests not judged again (make test ran and counted them; a test timed
+# for a run without V8's counters may fail under them), then the summary checked against the floor
+# (test/helpers/coverage-gate.ts): one line, exit 1 under it.
 coverage-gate: $(STAMP)
-	mkdir -p .out/coverage && rm -f .out/coverage/coverage-summary.json
-	-NO_COLOR=1 vitest run --config test/vitest.config.ts --coverage --coverage.reporter=text-summary --coverage.reporter=json-summary --exclude test/mask/false-positives.test.ts > .out/coverage/run.log 2>&1; grep -E '^ +(Test Files|Tests) ' .out/coverage/run.log
+	mkdir -p .out && rm -f .out/coverage/coverage-summary.json
+	-NO_COLOR=1 vitest run --config test/vitest.config.ts --coverage --coverage.reporter=text-summary --coverage.reporter=json-summary --exclude test/mask/false-positives.test.ts > .out/coverage-run.log 2>&1; grep -E '^ +(Test Files|Tests) ' .out/coverage-run.log
 	node test/helpers/coverage-gate.ts .out/coverage/coverage-summary.json
 
 demo: $(STAMP)
