@@ -4,8 +4,11 @@
 //   them (esbuild runs a module's body on its first import), so a start runs one command's code, as from the sources,
 //   and the dependencies are `require`d where the code first needs them (docs/performance.md, "Start-up");
 // - pool-worker.js, the prepare pool's worker (an ES module, found beside the pool's code).
-// The dependencies stay in node_modules, except the few published only as ES modules (BUNDLED), which a CommonJS
-// file would otherwise load with require(esm). The commit `--version` prints is written in (SVC_INGEST_COMMIT,
+// The dependencies a common command loads go into app.cjs too (BUNDLED: those published only as ES modules, which a
+// CommonJS file would otherwise load with require(esm), and pino, csv-parse and the code lists, which a send loads:
+// from the bundle they cost no module resolution and their functions come with the command's code cache). The rest
+// stay in node_modules and are `require`d where first needed: pg (the PostgreSQL ledger), undici (only where Node's
+// own is not of the same major version: src/client/transport.ts), pino-pretty (a terminal), the lock's addon. The commit `--version` prints is written in (SVC_INGEST_COMMIT,
 // src/version.ts); a path the code computes from its own place is computed from dist/cli/, as from src/<folder>/.
 // Usage: node packaging/bundle.ts [OUT_DIR]   (default dist)
 import { readFileSync, rmSync } from 'node:fs';
@@ -16,7 +19,10 @@ import { plainRequire } from './plain-require.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const out = path.resolve(process.argv[2] ?? path.join(ROOT, 'dist'));
-const BUNDLED = ['commander', 'ky', 'p-limit', 'p-retry'];
+const BUNDLED = [
+  ...['commander', 'ky', 'p-limit', 'p-retry'],
+  ...['pino', 'csv-parse', 'currency-codes', 'i18n-iso-countries', 'countries-and-timezones'],
+];
 const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
   dependencies: Record<string, string>;
 };
