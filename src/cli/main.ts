@@ -3,6 +3,26 @@
 // and the masking rules are loaded (they are the rest of a start: docs/performance.md, "Start-up").
 import { versionLine } from '../version.ts';
 
+/**
+ * A Node older than 22.18 is refused in the launcher's words (src/bin/svc-ingest): the launcher asks a Node its version
+ * only until it has noted it fit, and a Node put in the noted one's place since, with an older file time, comes here.
+ */
+function refuseOldNode(): void {
+  const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
+  if (major > 22 || (major === 22 && minor >= 18)) return;
+  const msg = `svc-ingest: no supported Node.js (>= 22.18) found; node is ${process.version} (${process.execPath}); install Node.js 22 or 24 LTS (Debian/Ubuntu: curl -fsSL https://deb.nodesource.com/setup_24.x | bash - && apt-get install -y nodejs; RHEL-family: curl -fsSL https://rpm.nodesource.com/setup_24.x | bash - && dnf install -y nodejs), or set SVC_INGEST_NODE to a node >= 22.18`;
+  const args = process.argv.slice(2).join(' ');
+  const asked = / --log-format[ =](text|json) /.exec(` ${args} `)?.[1] ?? process.env.SVC_LOG_FORMAT;
+  const json = asked === 'json' || (asked !== 'text' && !process.stderr.isTTY);
+  process.stderr.write(
+    json
+      ? `${JSON.stringify({ level: 50, time: new Date().toISOString(), pid: process.pid, event: 'cli.error', code: 'NODE_UNSUPPORTED', exitStatus: 1, msg })}\n`
+      : `${msg}\n`,
+  );
+  process.exit(1);
+}
+refuseOldNode();
+
 // A closed pipe on stdout (`svc-ingest … | head`) ends the command quietly, as other Unix tools do.
 for (const stream of [process.stdout, process.stderr]) {
   stream.on('error', (err: NodeJS.ErrnoException) => {
