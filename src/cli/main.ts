@@ -1,6 +1,7 @@
 // The bin entry: the one place that touches the real process (its argv, streams, environment, signals and exit
 // status); the CLI itself is main() in run.ts. `--version` alone is answered here, before commander, the logger
 // and the masking rules are loaded (they are the rest of a start: docs/performance.md, "Start-up").
+import { writeSync } from 'node:fs';
 import { versionLine } from '../version.ts';
 
 /**
@@ -23,12 +24,33 @@ function refuseOldNode(): void {
 }
 refuseOldNode();
 
-// A closed pipe on stdout (`svc-ingest … | head`) ends the command quietly, as other Unix tools do.
-for (const stream of [process.stdout, process.stderr]) {
-  stream.on('error', (err: NodeJS.ErrnoException) => {
-    if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
-    throw err;
-  });
+/** A closed pipe on stdout (`svc-ingest … | head`) ends the command quietly, as other Unix tools do. */
+function closedPipeEndsQuietly(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+      throw err;
+    });
+  }
+}
+
+/**
+ * The version line, written to fd 1 directly: process.stdout is a stream, whose first use loads Node's stream modules
+ * (~5 ms of CPU, a sixth of a `--version`). A closed pipe ends quietly, as above; a pipe that is full (a non-blocking
+ * one) takes the rest through the stream.
+ */
+function printVersion(): void {
+  const line = Buffer.from(`${versionLine()}\n`);
+  let done = 0;
+  try {
+    while (done < line.length) done += writeSync(1, line, done);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EPIPE') return;
+    if (code !== 'EAGAIN') throw err;
+    closedPipeEndsQuietly();
+    process.stdout.write(line.subarray(done));
+  }
 }
 
 // Node's own warnings (a deprecation in a dependency) come as log lines too, not as text between them; the
@@ -44,11 +66,12 @@ process.on('warning', (w) => {
 // `svc-ingest --version` (or -V) and nothing else: what commander would print. With anything beside it (an option
 // whose value commander checks first), commander answers as before.
 const args = process.argv.slice(2);
-if (args.length === 1 && (args[0] === '--version' || args[0] === '-V'))
-  process.stdout.write(`${versionLine()}\n`);
-else
+if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) printVersion();
+else {
+  closedPipeEndsQuietly();
   void Promise.all([import('../io.ts'), import('./run.ts')]).then(([{ processIo }, { main }]) =>
     main(process.argv, processIo()).then((status) => {
       process.exitCode = status;
     }),
   );
+}
