@@ -8,8 +8,9 @@
 // CommonJS file would otherwise load with require(esm), and pino, csv-parse and the code lists, which a send loads:
 // from the bundle they cost no module resolution and their functions come with the command's code cache). The rest
 // stay in node_modules and are `require`d where first needed: pg (the PostgreSQL ledger), undici (only where Node's
-// own is not of the same major version: src/client/transport.ts), pino-pretty (a terminal), the lock's addon. The commit `--version` prints is written in (SVC_INGEST_COMMIT,
-// src/version.ts); a path the code computes from its own place is computed from dist/cli/, as from src/<folder>/.
+// own is not of the same major version: src/client/transport.ts), pino-pretty (a terminal), the lock's addon.
+// The commit `--version` prints is written in (SVC_INGEST_COMMIT, src/version.ts); a path the code computes from its
+// own place is computed from dist/cli/, as from src/<folder>/.
 // Usage: node packaging/bundle.ts [OUT_DIR]   (default dist)
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -95,5 +96,8 @@ await Promise.all([
 const appFile = path.join(out, 'cli/app.cjs');
 writeFileSync(
   appFile,
-  readFileSync(appFile, 'utf8').replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`),
+  readFileSync(appFile, 'utf8').replace(
+    /[\u0080-\uffff]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  ),
 );

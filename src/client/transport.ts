@@ -87,7 +87,7 @@ function nodeAgentClass(): typeof Agent | undefined {
  * undici (fetch, WebSocket, cache, mocks; ~110 modules, ~70 ms of CPU), of which the client uses the Agent alone
  * (src/types/undici-agent.d.ts).
  */
-export function agentClass(): typeof Agent {
+function agentClass(): typeof Agent {
   return nodeAgentClass() ?? (require('undici/lib/dispatcher/agent.js') as typeof Agent);
 }
 
