@@ -36,8 +36,8 @@ function closedPipeEndsQuietly(): void {
 
 /**
  * The version line, written to fd 1 directly: process.stdout is a stream, whose first use loads Node's stream modules
- * (~5 ms of CPU, a sixth of a `--version`). A closed pipe ends quietly, as above; a pipe that is full (a non-blocking
- * one) takes the rest through the stream.
+ * (~5 ms of CPU, a sixth of a `--version`). A closed pipe ends quietly, as above; anything else (a full non-blocking
+ * pipe, a closed fd 1) takes the rest through the stream, as before.
  */
 function printVersion(): void {
   const line = Buffer.from(`${versionLine()}\n`);
@@ -45,9 +45,7 @@ function printVersion(): void {
   try {
     while (done < line.length) done += writeSync(1, line, done);
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EPIPE') return;
-    if (code !== 'EAGAIN') throw err;
+    if ((err as NodeJS.ErrnoException).code === 'EPIPE') return;
     closedPipeEndsQuietly();
     process.stdout.write(line.subarray(done));
   }
