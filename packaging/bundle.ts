@@ -4,11 +4,15 @@
 //   them (esbuild runs a module's body on its first import), so a start runs one command's code, as from the sources,
 //   and the dependencies are `require`d where the code first needs them (docs/performance.md, "Start-up");
 // - pool-worker.js, the prepare pool's worker (an ES module, found beside the pool's code).
-// The dependencies stay in node_modules, except the few published only as ES modules (BUNDLED), which a CommonJS
-// file would otherwise load with require(esm). The commit `--version` prints is written in (SVC_INGEST_COMMIT,
-// src/version.ts); a path the code computes from its own place is computed from dist/cli/, as from src/<folder>/.
+// The dependencies a common command loads go into app.cjs too (BUNDLED: those published only as ES modules, which a
+// CommonJS file would otherwise load with require(esm), and pino, csv-parse and the code lists, which a send loads:
+// from the bundle they cost no module resolution and their functions come with the command's code cache). The rest
+// stay in node_modules and are `require`d where first needed: pg (the PostgreSQL ledger), undici (only where Node's
+// own is not of the same major version: src/client/transport.ts), pino-pretty (a terminal), the lock's addon.
+// The commit `--version` prints is written in (SVC_INGEST_COMMIT, src/version.ts); a path the code computes from its
+// own place is computed from dist/cli/, as from src/<folder>/.
 // Usage: node packaging/bundle.ts [OUT_DIR]   (default dist)
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { type BuildOptions, build, type Plugin } from 'esbuild';
 import { gitCommit } from '../src/version.ts';
@@ -16,7 +20,10 @@ import { plainRequire } from './plain-require.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const out = path.resolve(process.argv[2] ?? path.join(ROOT, 'dist'));
-const BUNDLED = ['commander', 'ky', 'p-limit', 'p-retry'];
+const BUNDLED = [
+  ...['commander', 'ky', 'p-limit', 'p-retry'],
+  ...['pino', 'csv-parse', 'currency-codes', 'i18n-iso-countries', 'countries-and-timezones'],
+];
 const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
   dependencies: Record<string, string>;
 };
@@ -83,3 +90,14 @@ await Promise.all([
     outfile: path.join(out, 'cli/pool-worker.js'),
   }),
 ]);
+// app.cjs in ASCII alone: esbuild leaves the few other characters of regular expressions and comments (•, €, °) as
+// they are, and one of them makes V8 hold the whole 1.4 MB source as a two-byte string, read and scanned at each start.
+// A \u escape means the same in a string, a regular expression or a comment.
+const appFile = path.join(out, 'cli/app.cjs');
+writeFileSync(
+  appFile,
+  readFileSync(appFile, 'utf8').replace(
+    /[\u0080-\uffff]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  ),
+);

@@ -64,11 +64,31 @@ export function kyModule(): typeof import('ky') {
 }
 
 /**
- * The Agent's own module, not undici's index: the index loads all of undici (fetch, WebSocket, cache, mocks; ~110
- * modules, ~70 ms of CPU), of which the client uses the Agent alone (src/types/undici-agent.d.ts).
+ * Node's own undici, when it is of the major version the client is written for (dispatch-fetch.ts's handler API):
+ * its Agent class. Node loads that undici for the fetch classes ky uses (globalThis.Request, which ky's module reads
+ * as it loads), and its global dispatcher, set as it loads, is one of its Agents. Taking that class spares loading
+ * the npm package's Agent as well (its ~20 modules, ~20 ms of CPU a start: docs/performance.md, "Start-up").
+ */
+function nodeAgentClass(): typeof Agent | undefined {
+  if (process.versions.undici?.split('.')[0] !== '7') return undefined;
+  void globalThis.Request;
+  const ctor = (globalThis as Record<symbol, { constructor?: unknown } | undefined>)[
+    Symbol.for('undici.globalDispatcher.1')
+  ]?.constructor;
+  return typeof ctor === 'function' &&
+    ctor.name === 'Agent' &&
+    typeof (ctor.prototype as { dispatch?: unknown }).dispatch === 'function'
+    ? (ctor as typeof Agent)
+    : undefined;
+}
+
+/**
+ * Node's own Agent class (above), else the npm package's Agent module, not undici's index: the index loads all of
+ * undici (fetch, WebSocket, cache, mocks; ~110 modules, ~70 ms of CPU), of which the client uses the Agent alone
+ * (src/types/undici-agent.d.ts).
  */
 function agentClass(): typeof Agent {
-  return require('undici/lib/dispatcher/agent.js') as typeof Agent;
+  return nodeAgentClass() ?? (require('undici/lib/dispatcher/agent.js') as typeof Agent);
 }
 
 /** The mutual-TLS material, read when the client is made: a file that cannot be read is refused before any work. */

@@ -1,15 +1,23 @@
 // `make bench`'s start-up scenario: the CPU (user + system, the launcher and anything it runs included) and the peak
 // RSS of `--version`, `--help` and a 50-row send to the simulator, from the clone (its launcher, the TypeScript
 // sources) and from the npm package (`npm pack`, installed into a scratch prefix as docs/install.md says), each with
-// its compile cache warm (one run of each first), against `node -e 0` measured in the same rounds. Runs alternate
-// (each round runs every case once), at least 5 rounds; medians. CPU comes from bash's `times` (getrusage of the
-// children, to the millisecond), peak RSS from GNU time.
+// its compile cache warm (one run of each first), against `node -e 0` measured in the same rounds, and against what
+// ky needs before any of our code (KY_FLOOR). Runs alternate (each round runs every case once), at least 5 rounds;
+// medians. CPU comes from bash's `times` (getrusage of the children, to the millisecond), peak RSS from GNU time.
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LAUNCHER, NODE, ROOT, startDaemon } from './measure.ts';
 import { type Args, log, median, round, type ScenarioResult } from './scenarios.ts';
+
+/**
+ * What ky needs before any of our code runs: Node's built-in undici (the fetch classes ky reads when it loads, and the
+ * Agent the client takes from it: src/client/transport.ts) and one streaming Request, as ky's import-time probe makes.
+ */
+const KY_FLOOR = `void globalThis.Request;
+new globalThis[Symbol.for('undici.globalDispatcher.1')].constructor({ connections: 2 });
+new Request('http://127.0.0.1/', { method: 'POST', body: new ReadableStream(), duplex: 'half' });`;
 
 /** A 50-row canonical CSV (the walk-through's shape), written to `file`. */
 export function writeFiftyRows(file: string): void {
@@ -90,6 +98,7 @@ export async function startup(a: Args): Promise<ScenarioResult> {
     const send = () => ['send', '--ledger', join(work, `l-${++n}`), '--rejects', join(work, `r-${n}`), csv];
     const cases: Array<[string, () => string[]]> = [
       ['node -e 0', () => [NODE, '-e', '0']],
+      ['ky floor', () => [NODE, '--min-semi-space-size=8', '--max-semi-space-size=16', '-e', KY_FLOOR]],
       ...[['clone', LAUNCHER] as const, ['package', installed] as const].flatMap(([way, bin]) => [
         [`${way} --version`, () => [bin, '--version']] as [string, () => string[]],
         [`${way} --help`, () => [bin, '--help']] as [string, () => string[]],
@@ -139,7 +148,7 @@ export async function startup(a: Args): Promise<ScenarioResult> {
       met: med['package send 50 cpuMs']! <= 120 && med['package --version cpuMs']! <= 40,
       display: {
         extra: `${line('package')}; ${line('clone')}`,
-        other: `anchor node -e 0 ${Math.round(anchor)} ms, ${Math.round(med['node -e 0 rssMb']!)} MB; load ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}`,
+        other: `anchor node -e 0 ${Math.round(anchor)} ms, ${Math.round(med['node -e 0 rssMb']!)} MB; ky's floor (Node's undici and one Request) ${fig('ky floor')}; load ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}`,
       },
     };
   } finally {

@@ -1,7 +1,18 @@
 // The bin launcher: runs the CLI on the project's supported Node whatever `node` is first on PATH,
 // exec's it (the CLI is the process that gets signals), and says so in one line when no Node fits.
 import { spawn, spawnSync } from 'node:child_process';
-import { chmod, copyFile, mkdir, mkdtemp, readlink, realpath, writeFile } from 'node:fs/promises';
+import {
+  chmod,
+  copyFile,
+  mkdir,
+  mkdtemp,
+  readFile,
+  readlink,
+  realpath,
+  symlink,
+  utimes,
+  writeFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -91,5 +102,44 @@ describe('bin launcher', () => {
     expect(b.code).toBe(1);
     expect(b.stderr).toMatch(/unknown option/);
     expect(a.stderr + b.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('an installed package asks the node on PATH its version once, then while its note is newer than the node', async () => {
+    // An installed layout (no src/cli), reached through the link npm makes, and a node that logs how it was run.
+    const dir = await realpath(await mkdtemp(join(tmpdir(), 'svc-node-note-')));
+    const root = join(dir, 'lib/node_modules/svc-ingest');
+    await mkdir(join(root, 'src/bin'), { recursive: true });
+    await copyFile(BIN, join(root, 'src/bin/svc-ingest'));
+    await chmod(join(root, 'src/bin/svc-ingest'), 0o755);
+    await mkdir(join(dir, 'bin'));
+    await symlink('../lib/node_modules/svc-ingest/src/bin/svc-ingest', join(dir, 'bin/svc-ingest'));
+    const fake = join(dir, 'fake');
+    await mkdir(fake);
+    const calls = join(dir, 'calls');
+    await writeFile(
+      join(fake, 'node'),
+      `#!/bin/sh\necho "$*" >> ${calls}\nif [ "$1" = --version ]; then echo v24.1.0; fi\n`,
+    );
+    await chmod(join(fake, 'node'), 0o755);
+    // The compile-cache folder, as Node makes it on a first run (this node makes none).
+    const cache = join(dir, 'cache');
+    await mkdir(join(cache, 'svc-ingest-compile'), { recursive: true });
+    const run = () =>
+      spawnSync(join(dir, 'bin/svc-ingest'), ['--version'], {
+        env: { PATH: `${fake}:/usr/bin:/bin`, XDG_CACHE_HOME: cache, HOME: dir },
+        encoding: 'utf8',
+      });
+    const lines = async () => (await readFile(calls, 'utf8')).trim().split('\n');
+    expect(run().status).toBe(0);
+    const entry = `--min-semi-space-size=8 --max-semi-space-size=16 ${root}/dist/cli/main.cjs --version`;
+    expect(await lines()).toEqual(['--version', entry]);
+    expect(await readFile(join(cache, 'svc-ingest-compile/svc-ingest-node'), 'utf8')).toBe(`${fake}/node\n`);
+    expect(run().status).toBe(0);
+    expect(await lines()).toEqual(['--version', entry, entry]);
+    // A node newer than the note (replaced since) is asked again.
+    const later = new Date(Date.now() + 60_000);
+    await utimes(join(fake, 'node'), later, later);
+    expect(run().status).toBe(0);
+    expect(await lines()).toEqual(['--version', entry, entry, '--version', entry]);
   });
 });

@@ -6,6 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.ts';
+import { useSimulator } from '../helpers/simulator.ts';
+import { csvOf, makeTx, range } from '../helpers/transactions.ts';
 
 /** A preload that lists, at exit, every module file loaded (ES modules and CommonJS alike, through Node's hooks). */
 async function preload(): Promise<string> {
@@ -33,6 +35,8 @@ const packages = (loaded: string[]) =>
 const ours = (loaded: string[]) =>
   loaded.filter((u) => !u.includes('/node_modules/')).map((u) => u.replace(/^.*\/src\//, ''));
 
+const sim = useSimulator({ seed: 33 });
+
 describe('start-up loads only what the command uses', () => {
   it('--version loads two modules of ours and no package; a command that writes a log line loads pino, not the lock addon', async () => {
     const env = { NODE_OPTIONS: `--require ${await preload()}` };
@@ -50,5 +54,22 @@ describe('start-up loads only what the command uses', () => {
     expect(atBad).not.toContain('fs-native-extensions');
     // Neither the HTTP stack nor PostgreSQL's client for a command line that is refused.
     for (const p of ['ky', 'undici', 'pg', 'csv-parse']) expect(atBad).not.toContain(p);
+  });
+
+  it("a send talks through Node's own undici (its Agent), not the npm package's too", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'svc-startup-send-'));
+    const csv = join(dir, 'export.csv');
+    await writeFile(csv, csvOf(range(50).map((i) => makeTx(i, 'su'))));
+    const r = await runCli(
+      ['send', '--ledger', join(dir, 'ledger'), '--rejects', join(dir, 'rejects'), csv],
+      {
+        env: { NODE_OPTIONS: `--require ${await preload()}`, SVC_BASE_URL: sim.url },
+      },
+    );
+    expect(r.code, r.rawStderr).toBe(0);
+    expect(sim.stats().transactions.distinct).toBe(50);
+    const atSend = packages(loadedOf(r.rawStderr));
+    expect(atSend).toContain('csv-parse');
+    expect(atSend).not.toContain('undici');
   });
 });
