@@ -3,8 +3,7 @@
 // scavenge costs), in a process of its own. Run it on two checkouts to see which objects a change took away:
 //   node test/bench/alloc-sites.ts ROOT PROFILE FILE [TOP]   e.g.  . canonical test/bench/.data/canonical-200k.csv
 import { Session } from 'node:inspector/promises';
-import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { preparePath } from './prepare-path.ts';
 
 interface SampleNode {
   callFrame: { functionName: string; url: string; lineNumber: number };
@@ -13,14 +12,7 @@ interface SampleNode {
 }
 
 const [rootArg, mapping, file, topArg] = process.argv.slice(2) as [string, string, string, string?];
-const root = resolve(rootArg);
-const at = (rel: string) => pathToFileURL(`${root}/src/${rel}`).href;
-const { loadProfile } = await import(at('map/profile.ts'));
-const { resolveInputs } = await import(at('read/open.ts'));
-const { prepareInput } = await import(at('prepare/prepare.ts'));
-const profile = await loadProfile(mapping === 'canonical' ? undefined : mapping);
-const [spec] = await resolveInputs([file], {});
-const silent = (await import(at('map/silent-errors.ts'))).createSilentErrors(profile);
+const { root, run } = await preparePath(rootArg, mapping, file);
 
 const session = new Session();
 session.connect();
@@ -30,8 +22,7 @@ await session.post('HeapProfiler.startSampling', {
   includeObjectsCollectedByMinorGC: true,
 });
 let records = 0;
-for await (const items of prepareInput(spec, profile, { delimiter: profile.delimiter ?? ',' }, silent))
-  records += items.length;
+for await (const items of run()) records += items.length;
 const { profile: sampled } = (await session.post('HeapProfiler.stopSampling')) as {
   profile: { head: SampleNode };
 };
