@@ -32,6 +32,15 @@ const FREE_TEXT = new Set<string>([
 ]);
 const TRUE_WORDS = new Set(['y', 'yes', 'true', 't', '1']);
 const FALSE_WORDS = new Set(['n', 'no', 'false', 'f', '0']);
+/** Each word of TRUE_WORDS and FALSE_WORDS as written, in upper case and capitalised, to its value. */
+const BOOLEAN_SPELLINGS = new Map<string, boolean>(
+  [
+    ...[...TRUE_WORDS].map((w) => [w, true] as const),
+    ...[...FALSE_WORDS].map((w) => [w, false] as const),
+  ].flatMap(([w, b]) =>
+    [w, w.toUpperCase(), w.charAt(0).toUpperCase() + w.slice(1)].map((s) => [s, b] as const),
+  ),
+);
 const INTEGER = /^[+-]?\d{1,15}$/;
 
 /** The options object of a conversion key, checked against the keys it allows (`true` or absent: none). */
@@ -203,6 +212,9 @@ const toBoolean: Convert = (v) => {
   if (typeof v === 'boolean') return v;
   if (v === 1 || v === 0) return v === 1;
   if (typeof v === 'string') {
+    // The usual spellings (Y, N, true, Yes …) are looked up as they are: no trimmed, lower-cased copy per record.
+    const exact = BOOLEAN_SPELLINGS.get(v);
+    if (exact !== undefined) return exact;
     const w = v.trim().toLowerCase();
     if (TRUE_WORDS.has(w)) return true;
     if (FALSE_WORDS.has(w)) return false;

@@ -70,6 +70,22 @@ describe('CSV', () => {
       paymentNetworkMCC: '0742',
     });
   });
+  it('keeps each line through a relaxed quote, a blank line, a multi-line value and a ragged row, in one write', async () => {
+    // The records come from csv-parse's push with its line count (no per-record info object).
+    const { records, rejects } = await readFile(
+      'lines.csv',
+      'a,b\n1,2\n"x" y,3\n\n"multi\nline",4\n5\n6,7\n',
+    );
+    expect(records.map((r) => [r.line, r.fields])).toEqual([
+      [2, { a: '1', b: '2' }],
+      [3, { a: '"x" y', b: '3' }],
+      [5, { a: 'multi\nline', b: '4' }],
+      [8, { a: '6', b: '7' }],
+    ]);
+    expect(rejects.map((r) => [r.line, r.message])).toEqual([
+      [7, 'expected 2 fields as in the header, got 1'],
+    ]);
+  });
   it('turns ragged rows into rejects with their line and goes on', async () => {
     const { records, rejects } = await readFile('ragged.csv', 'a,b\n1,2\n3\n4,5,6\n7,8\n');
     expect(records.map((r) => r.line)).toEqual([2, 5]);
