@@ -37,6 +37,13 @@ export interface PgLedgerStore extends LedgerStore {
   stats(): PgStoreStats;
 }
 
+/**
+ * Batches the chain puts in a group it hands to admit(): one claim statement for the ids of several batches (admits
+ * coalesce beyond that while a statement is under way). Claims are taken a few batches before they are sent, which
+ * changes no bound: a claim never sent is no duplicate, and a stop records the batches of admitted groups not sent.
+ */
+const ADMIT_BATCHES = 4;
+
 /** Outcomes committed together at most (a group holds at most this many batches; more wait for the next). */
 const MAX_GROUP = 64;
 
@@ -293,6 +300,7 @@ export async function openPgLedgerStore(url: string, o: PgLedgerStoreOptions): P
   return {
     location: db.location,
     badLines: 0,
+    admitBatches: ADMIT_BATCHES,
     session,
     async claimsHeld() {
       if (session === undefined) return true;

@@ -1,0 +1,61 @@
+// A `send` on the PostgreSQL ledger hands the store groups of several batches (the store's `admitBatches`): one
+// claim statement for the ids of about four batches, where the file ledger's groups stay one batch each. Batches
+// still form exactly as before (50 records each, the last one the rest), every record is delivered once, and the
+// rerun skips them all through the same groups.
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { deliveryCounts, FAST, workdir, writeNdjson } from '../faults/helpers.ts';
+import { runCliHere, summaryOf } from '../helpers/cli.ts';
+import { usePostgres } from '../helpers/postgres.ts';
+import { useSimulator } from '../helpers/simulator.ts';
+
+const pgs = usePostgres();
+const sim = useSimulator({ seed: 33 }, 'reset');
+
+/** The store's own count of admit() calls and statements, from its closing log line. */
+function closedLine(stderr: string): { admits: number; trips: { admit: number; record: number } } {
+  const line = stderr
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .find((l) => l.event === 'ledger.pg.closed');
+  expect(line, stderr).toBeDefined();
+  return line as unknown as { admits: number; trips: { admit: number; record: number } };
+}
+
+describe('send on the PostgreSQL ledger: admit groups of several batches', () => {
+  it('claims about four batches per admit, batches of 50 as before, every record once', async () => {
+    const url = await pgs.createDatabase();
+    const db = url.split('/').pop() as string;
+    const w = await workdir('pg-admit-groups');
+    const file = join(w.dir, 'in.ndjson');
+    const ids = await writeNdjson(file, 1010, 'grp');
+    const args = ['send', ...FAST, '--concurrency', '4', '--ledger', url, file];
+    const env = w.env(sim, { SVC_LOG_LEVEL: 'info' });
+
+    const first = await runCliHere(args, { env });
+    expect(first.code, first.stderr).toBe(0);
+    expect(summaryOf(first)).toMatchObject({ read: 1010, sent: 1010, skipped: 0, failed: 0 });
+    expect(deliveryCounts(sim, ids)).toMatchObject({ missing: 0, duplicated: 0, extra: 0 });
+    // 21 batches: 1010 records in groups of 200 (the last 10 at the end of the input) = 6 admit() calls, where
+    // groups of one batch made 21; coalescing can only lower the statements below that.
+    const c = closedLine(first.stderr);
+    expect(c.admits).toBe(6);
+    expect(c.trips.admit).toBeLessThanOrEqual(6);
+    const sizes = await pgs.sql<{ n: number; k: number }>(
+      db,
+      `SELECT cardinality(transaction_ids) AS n, count(*)::int AS k FROM svc_ingest.batches
+       WHERE status = 'acked' GROUP BY 1 ORDER BY 1`,
+    );
+    expect(sizes).toEqual([
+      { n: 10, k: 1 },
+      { n: 50, k: 20 },
+    ]);
+
+    const rerun = await runCliHere(args, { env });
+    expect(rerun.code, rerun.stderr).toBe(0);
+    expect(summaryOf(rerun)).toMatchObject({ read: 1010, sent: 0, skipped: 1010 });
+    expect(closedLine(rerun.stderr).admits).toBe(6);
+    expect(deliveryCounts(sim, ids)).toMatchObject({ missing: 0, duplicated: 0, extra: 0 });
+  });
+});
