@@ -17,7 +17,7 @@ import { parseArgs } from 'node:util';
 import { startPostgres } from '../helpers/postgres.ts';
 import { dataFile } from './cluster.ts';
 import { LAUNCHER, runCli, startDaemon } from './measure.ts';
-import { postmasterPid, treeCpuMs, walStats } from './pg-cpu.ts';
+import { postmasterPid, treeCpuByKind, treeCpuMs, walStats } from './pg-cpu.ts';
 
 const { values } = parseArgs({
   allowPositionals: true,
@@ -78,6 +78,7 @@ try {
     const loadBefore = load();
     const wal0 = await walStats(pg);
     const db0 = treeCpuMs(postmaster);
+    const kind0 = treeCpuByKind(postmaster);
     const perf = values.perf
       ? spawn('perf', ['record', '-F', '499', '-g', '-p', String(postmaster), '-o', values.perf], {
           stdio: 'ignore',
@@ -86,6 +87,7 @@ try {
     const r = await send(url);
     if (perf) await new Promise((res) => perf.once('exit', res).kill('SIGINT'));
     const dbMs = treeCpuMs(postmaster) - db0;
+    const kind1 = treeCpuByKind(postmaster);
     await new Promise((res) => setTimeout(res, 1200)); // the backends' statistics reach the views
     const wal1 = await walStats(pg);
     const commits = await pg.sql<{ n: string }>(
@@ -105,6 +107,10 @@ try {
       wallS: +(r.wallMs / 1000).toFixed(2),
       clientUsPerTx: +((r.cpuMs * 1000) / rows).toFixed(2),
       dbUsPerTx: +((dbMs * 1000) / rows).toFixed(2),
+      // The same by kind of process (backends of closed connections count as `exited`).
+      dbUsPerTxByKind: Object.fromEntries(
+        Object.keys(kind1).map((k) => [k, +((((kind1[k] ?? 0) - (kind0[k] ?? 0)) * 1000) / rows).toFixed(2)]),
+      ),
       deliveredOfCeiling: +(rows / (r.wallMs / 1000) / ceiling).toFixed(3),
       walBytesPerTx: +((wal1.bytes - wal0.bytes) / rows).toFixed(1),
       walFlushesPerBatch: +(((wal1.syncs - wal0.syncs) * 50) / rows).toFixed(2),
