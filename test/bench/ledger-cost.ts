@@ -7,6 +7,8 @@
 // (concurrency × 50 / latency) and the load average. Run under the bench lock:
 //   flock /tmp/svc-bench.lock node test/bench/ledger-cost.ts [--rows 200000] [--concurrency 8] [--latency-ms 0]
 //     [--runs 1] [--no-file]
+// Without --no-file each run sends the same rows into a ledger file first (the anchor: its bytes per id, and the
+// client's CPU per tx in the same moment).
 // To compare two checkouts, copy this file into the other (a `git archive` of the base commit) and run the two
 // alternately: each measures its own launcher and sources.
 import { spawn } from 'node:child_process';
@@ -65,15 +67,23 @@ try {
     if (s.sent !== rows) throw new Error(`sent ${s.sent} of ${rows}: ${r.stderr.slice(-500)}`);
     return r;
   };
-  if (!values['no-file']) {
-    const file = join(work, 'ledger.ndjson');
-    await send(file);
-    const bytes = statSync(file).size;
-    out.file = { bytes, bytesPerId: +(bytes / rows).toFixed(1) };
-  }
+  const ceiling = latencyMs > 0 ? (conc * 50 * 1000) / latencyMs : Number.NaN;
   const per = (v: string | number) => +(Number(v) / rows).toFixed(1);
   const runs: unknown[] = [];
   for (let i = 0; i < Number(values.runs); i++) {
+    // The anchor: the same send into a ledger file, just before each PostgreSQL run (the client's CPU in the same
+    // moment, so the PostgreSQL ledger's share of the client is the difference).
+    let fileRun: Record<string, number> | undefined;
+    if (!values['no-file']) {
+      const file = join(work, `ledger${i}.ndjson`);
+      const fr = await send(file);
+      const bytes = statSync(file).size;
+      fileRun = {
+        bytesPerId: +(bytes / rows).toFixed(1),
+        clientUsPerTx: +((fr.cpuMs * 1000) / rows).toFixed(2),
+        deliveredOfCeiling: +(rows / (fr.wallMs / 1000) / ceiling).toFixed(3),
+      };
+    }
     const url = await pg.createDatabase(`cost${i}`);
     const loadBefore = load();
     const wal0 = await walStats(pg);
@@ -101,9 +111,9 @@ try {
        WHERE schemaname = 'svc_ingest' AND n_tup_ins > $1`,
       [rows / 100],
     );
-    const ceiling = latencyMs > 0 ? (conc * 50 * 1000) / latencyMs : Number.NaN;
     const run: Record<string, unknown> = {
       load: loadBefore,
+      ...(fileRun ? { file: fileRun } : {}),
       wallS: +(r.wallMs / 1000).toFixed(2),
       clientUsPerTx: +((r.cpuMs * 1000) / rows).toFixed(2),
       dbUsPerTx: +((dbMs * 1000) / rows).toFixed(2),
