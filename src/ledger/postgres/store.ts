@@ -50,7 +50,7 @@ const MAX_GROUP = 64;
 // A claim is committed without waiting for its WAL flush (synchronous_commit off for this transaction alone): the
 // next recorded outcome's commit flushes it (WAL is written in order), and a claim lost with a crash of the server
 // was a claim of ids in flight, the bound a worker's death already has (docs/postgres.md, "Claims without a flush").
-const ADMIT_SQL = `
+export const ADMIT_SQL = `
 WITH input AS (SELECT DISTINCT id FROM unnest($1::text[]) AS u(id),
                  (SELECT set_config('synchronous_commit', 'off', true)) AS no_flush),
 claimed AS (
@@ -75,7 +75,7 @@ SELECT t.transaction_id AS id, (t.acked_seq IS NOT NULL AND $2::boolean) AS acke
                         WHERE w.worker_no = t.claim_worker AND w.lease_until > now())) AS live
 FROM svc_ingest.transactions t WHERE t.transaction_id = ANY($1::text[]) AND t.destination_no = $3`;
 
-const RECORD_SQL = `
+export const RECORD_SQL = `
 WITH o AS MATERIALIZED (
   SELECT nextval('svc_ingest.batch_seq') AS seq, u.*
   FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::int[],
