@@ -1,16 +1,16 @@
-// What the claim (admit) and record statements cost the database per id, apart from any client or service: one
-// connection runs each statement over groups of 200 fresh ids (the record as four outcomes of 50) and reads its
-// backend's own CPU from /proc (user + system; 10 ms ticks), on a throwaway PostgreSQL 18 (fsync on) whose
-// `transactions` holds --rows acknowledged ids first. Variants of the statements (a module exporting
-// `VARIANTS: Record<name, sql>`, same parameters; a name starting with `admit` is a claim, else a record) run in the
-// same rounds, each on its own fresh ids, so their figures compare with the current statements' in the same moment.
+// What the claim (CLAIM_SQL, and ADMIT_SQL: its ON CONFLICT form) and record statements cost the database per id,
+// apart from any client or service: one connection runs each statement over groups of 200 fresh ids (the record as
+// four outcomes of 50) and reads its backend's own CPU from /proc (user + system; 10 ms ticks), on a throwaway
+// PostgreSQL 18 (fsync on) whose `transactions` holds --rows acknowledged ids first. Variants of the statements (a
+// module exporting `VARIANTS: Record<name, sql>`, same parameters; a name starting with `admit` is a claim, else a
+// record) run in the same rounds, each on its own fresh ids, so their figures compare with the current statements'.
 //   node_modules/.bin/node test/bench/pg-statements.ts [--rows 500000] [--rounds 150] [--reps 3] [--variants F.ts]
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { ADMIT_SQL, openPgLedgerStore, RECORD_SQL } from '../../src/ledger/postgres/store.ts';
+import { ADMIT_SQL, CLAIM_SQL, openPgLedgerStore, RECORD_SQL } from '../../src/ledger/postgres/store.ts';
 import { createLogger } from '../../src/log.ts';
 import { startPostgres } from '../helpers/postgres.ts';
 
@@ -95,16 +95,21 @@ try {
   };
   const load = loadavg().map((l) => +l.toFixed(2));
   for (let rep = 0; rep < Number(values.reps); rep++) {
+    // The claim as the store makes it (new ids by a plain INSERT), then the same ids recorded.
     const sets = Array.from({ length: ROUNDS }, fresh);
-    await timed('admit', (ids) => admit('admit', ADMIT_SQL, ids), sets);
+    await timed('claim', (ids) => admit('claim', CLAIM_SQL, ids), sets);
     await timed('record', (ids) => record('record', RECORD_SQL, ids), sets);
+    // The claim through ON CONFLICT alone (the store's fallback, and its only form before).
+    const onConflict = Array.from({ length: ROUNDS }, fresh);
+    await timed('admitOnConflict', (ids) => admit('admit', ADMIT_SQL, ids), onConflict);
+    for (const ids of onConflict) await record('record', RECORD_SQL, ids);
     for (const [name, sql] of Object.entries(variants)) {
       const own = Array.from({ length: ROUNDS }, fresh);
       if (name.startsWith('admit')) {
         await timed(name, (ids) => admit(name, sql, ids), own);
         for (const ids of own) await record('record', RECORD_SQL, ids);
       } else {
-        for (const ids of own) await admit('admit', ADMIT_SQL, ids);
+        for (const ids of own) await admit('claim', CLAIM_SQL, ids);
         await timed(name, (ids) => record(name, sql, ids), own);
       }
     }

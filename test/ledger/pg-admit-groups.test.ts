@@ -1,9 +1,14 @@
 // A `send` on the PostgreSQL ledger hands the store groups of several batches (the store's `admitBatches`): one
 // claim statement for the ids of about four batches, where the file ledger's groups stay one batch each. Batches
 // still form exactly as before (50 records each, the last one the rest), every record is delivered once, and the
-// rerun skips them all through the same groups.
+// rerun skips them all through the same groups. New ids are claimed by a plain INSERT; one that another worker
+// inserts meanwhile undoes that statement, and the group is claimed again through ON CONFLICT.
 import { join } from 'node:path';
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import type { BatchItem } from '../../src/batch/batcher.ts';
+import { openPgLedgerStore } from '../../src/ledger/postgres/store.ts';
+import { createLogger } from '../../src/log.ts';
 import { deliveryCounts, FAST, workdir, writeNdjson } from '../faults/helpers.ts';
 import { runCliHere, summaryOf } from '../helpers/cli.ts';
 import { usePostgres } from '../helpers/postgres.ts';
@@ -57,5 +62,69 @@ describe('send on the PostgreSQL ledger: admit groups of several batches', () =>
     expect(summaryOf(rerun)).toMatchObject({ read: 1010, sent: 0, skipped: 1010 });
     expect(closedLine(rerun.stderr).admits).toBe(6);
     expect(deliveryCounts(sim, ids)).toMatchObject({ missing: 0, duplicated: 0, extra: 0 });
+  });
+});
+
+describe('the claim of new ids', () => {
+  const logger = createLogger({ level: 'silent', pretty: false });
+  const items = (ids: string[]): BatchItem[] =>
+    ids.map((id, i) => ({ id, json: '{}', source: 'in.csv', line: i + 2 }));
+
+  it('an id another worker inserts while the claim waits is skipped as elsewhere; the rest are claimed', async () => {
+    const url = await pgs.createDatabase();
+    const a = await openPgLedgerStore(url, {
+      mode: 'write',
+      resume: true,
+      runId: 'a',
+      logger,
+      leaseMs: 60_000,
+    });
+    const b = await openPgLedgerStore(url, {
+      mode: 'write',
+      resume: true,
+      runId: 'b',
+      logger,
+      leaseMs: 60_000,
+    });
+    const other = new pg.Client({ connectionString: url });
+    await other.connect();
+    try {
+      // Worker b's claim of x-1, not yet committed: a's plain INSERT of x-1 waits for it, then finds it taken.
+      await other.query('BEGIN');
+      await other.query(
+        `INSERT INTO svc_ingest.transactions (transaction_id, destination_no, claim_worker, updated_at)
+         VALUES ('x-1', 1, $1, now())`,
+        [b.session?.workerNo],
+      );
+      const admitted = a.admit(items(['x-0', 'x-1', 'x-2']));
+      await new Promise((r) => setTimeout(r, 300));
+      await other.query('COMMIT');
+      const got = await admitted;
+      expect(got.send.map((i) => i.id)).toEqual(['x-0', 'x-2']);
+      expect(got.skipped.map((s) => [s.item.id, s.reason])).toEqual([['x-1', 'elsewhere']]);
+      expect(a.stats().claimRetries).toBe(1);
+      // Ids with a row (acked, claimed, failed) and new ones in one group: the same answers as before.
+      await a.record({
+        batchId: 'b0',
+        runId: 'a',
+        status: 'acked',
+        requestId: 'q',
+        clientRequestId: 'c',
+        attempts: 1,
+        httpStatus: 200,
+        items: items(['x-0']),
+      });
+      const mixed = await a.admit(items(['x-0', 'x-1', 'x-2', 'x-3']));
+      expect(mixed.send.map((i) => i.id)).toEqual(['x-2', 'x-3']);
+      expect(mixed.skipped.map((s) => [s.item.id, s.reason])).toEqual([
+        ['x-0', 'acked'],
+        ['x-1', 'elsewhere'],
+      ]);
+      expect(a.stats().claimRetries).toBe(1);
+    } finally {
+      await other.end();
+      await a.close();
+      await b.close();
+    }
   });
 });
