@@ -52,6 +52,14 @@ const UNIQUE_VIOLATION = '23505';
 /** Outcomes committed together at most (a group holds at most this many batches; more wait for the next). */
 const MAX_GROUP = 64;
 
+// The claim of an id that has a row: unless acked (resume on) or held by another live worker; RETURNING what it took.
+const TAKE_ROW = `ON CONFLICT (transaction_id, destination_no) DO UPDATE SET claim_worker = EXCLUDED.claim_worker, updated_at = now()
+  WHERE (t.acked_seq IS NULL OR NOT $3::boolean)
+    AND (t.claim_worker IS NULL OR t.claim_worker = EXCLUDED.claim_worker
+         OR NOT EXISTS (SELECT 1 FROM svc_ingest.workers w
+                        WHERE w.worker_no = t.claim_worker AND w.lease_until > now()))
+  RETURNING t.transaction_id`;
+
 // A claim is committed without waiting for its WAL flush (synchronous_commit off for this transaction alone): the
 // next recorded outcome's commit flushes it (WAL is written in order), and a claim lost with a crash of the server
 // was a claim of ids in flight, the bound a worker's death already has (docs/postgres.md, "Claims without a flush").
@@ -61,12 +69,7 @@ WITH input AS (SELECT DISTINCT id FROM unnest($1::text[]) AS u(id),
 claimed AS (
   INSERT INTO svc_ingest.transactions AS t (transaction_id, destination_no, claim_worker, updated_at)
   SELECT id, $4, $2, now() FROM input ORDER BY id
-  ON CONFLICT (transaction_id, destination_no) DO UPDATE SET claim_worker = EXCLUDED.claim_worker, updated_at = now()
-  WHERE (t.acked_seq IS NULL OR NOT $3::boolean)
-    AND (t.claim_worker IS NULL OR t.claim_worker = EXCLUDED.claim_worker
-         OR NOT EXISTS (SELECT 1 FROM svc_ingest.workers w
-                        WHERE w.worker_no = t.claim_worker AND w.lease_until > now()))
-  RETURNING t.transaction_id
+  ${TAKE_ROW}
 )
 SELECT i.id, (old.acked_seq IS NOT NULL AND $3::boolean) AS acked
 FROM input i
@@ -94,12 +97,7 @@ claimed AS (
   INSERT INTO svc_ingest.transactions AS t (transaction_id, destination_no, claim_worker, updated_at)
   SELECT id, $4, $2, now() FROM input WHERE EXISTS (SELECT 1 FROM old WHERE old.transaction_id = input.id)
   ORDER BY id
-  ON CONFLICT (transaction_id, destination_no) DO UPDATE SET claim_worker = EXCLUDED.claim_worker, updated_at = now()
-  WHERE (t.acked_seq IS NULL OR NOT $3::boolean)
-    AND (t.claim_worker IS NULL OR t.claim_worker = EXCLUDED.claim_worker
-         OR NOT EXISTS (SELECT 1 FROM svc_ingest.workers w
-                        WHERE w.worker_no = t.claim_worker AND w.lease_until > now()))
-  RETURNING t.transaction_id
+  ${TAKE_ROW}
 )
 SELECT old.transaction_id AS id, (old.acked_seq IS NOT NULL AND $3::boolean) AS acked
 FROM old LEFT JOIN claimed c ON c.transaction_id = old.transaction_id
