@@ -72,8 +72,10 @@ export async function runChain(r: ChainRun): Promise<ChainRunEnd> {
       c.skipped += n;
     };
     // Groups are admitted ahead of batching (drive.ts): one closes where the batch under way would be full once every
-    // group under admission is batched, so a group holds about one batch and admits cost one round trip per batch.
-    const room = () => r.batchSize - (dedupe.expected % r.batchSize);
+    // group under admission is batched, so a group holds about `admitBatches` batches (the store's: 1 for the file,
+    // several for PostgreSQL, where each group is a round trip) and batches form as if each record were alone.
+    const perGroup = r.batchSize * Math.max(1, r.store.admitBatches ?? 1);
+    const room = () => perGroup - (dedupe.expected % r.batchSize);
     const dedupe: ReturnType<typeof createDedupe> = createDedupe({ store: r.store, seen, room, onSkipped });
     const onPass = relaxedNotice(logger, r.profileName);
     const end = await driveChain(r.chunks, {

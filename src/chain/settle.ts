@@ -21,6 +21,7 @@ function deferring(store: LedgerStore): { store: LedgerStore; take(): BatchItem[
     get badLines() {
       return store.badLines;
     },
+    admitBatches: store.admitBatches,
     async admit(items) {
       const a = await store.admit(items);
       for (const s of a.skipped) if (s.reason === 'elsewhere') kept.push(s.item);

@@ -49,6 +49,11 @@ export interface LedgerStore {
    */
   admit(items: readonly BatchItem[]): Promise<Admission>;
   /**
+   * Batches a group handed to admit() should hold (default 1). pg: several, so that one statement claims the ids
+   * of several batches (a round trip and a commit less per batch); the file store answers from memory.
+   */
+  readonly admitBatches?: number;
+  /**
    * Persist one outcome; resolves once durable (file: group-committed fdatasync; pg: committed,
    * concurrent outcomes in one transaction). A rejection is fatal for the run (LEDGER_WRITE).
    */

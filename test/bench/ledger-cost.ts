@@ -7,6 +7,8 @@
 // (concurrency × 50 / latency) and the load average. Run under the bench lock:
 //   flock /tmp/svc-bench.lock node test/bench/ledger-cost.ts [--rows 200000] [--concurrency 8] [--latency-ms 0]
 //     [--runs 1] [--no-file]
+// Without --no-file each run sends the same rows into a ledger file first (the anchor: its bytes per id, and the
+// client's CPU per tx in the same moment).
 // To compare two checkouts, copy this file into the other (a `git archive` of the base commit) and run the two
 // alternately: each measures its own launcher and sources.
 import { spawn } from 'node:child_process';
@@ -17,7 +19,7 @@ import { parseArgs } from 'node:util';
 import { startPostgres } from '../helpers/postgres.ts';
 import { dataFile } from './cluster.ts';
 import { LAUNCHER, runCli, startDaemon } from './measure.ts';
-import { postmasterPid, treeCpuMs, walStats } from './pg-cpu.ts';
+import { postmasterPid, treeCpuByKind, treeCpuMs, walStats } from './pg-cpu.ts';
 
 const { values } = parseArgs({
   allowPositionals: true,
@@ -65,19 +67,28 @@ try {
     if (s.sent !== rows) throw new Error(`sent ${s.sent} of ${rows}: ${r.stderr.slice(-500)}`);
     return r;
   };
-  if (!values['no-file']) {
-    const file = join(work, 'ledger.ndjson');
-    await send(file);
-    const bytes = statSync(file).size;
-    out.file = { bytes, bytesPerId: +(bytes / rows).toFixed(1) };
-  }
+  const ceiling = latencyMs > 0 ? (conc * 50 * 1000) / latencyMs : Number.NaN;
   const per = (v: string | number) => +(Number(v) / rows).toFixed(1);
   const runs: unknown[] = [];
   for (let i = 0; i < Number(values.runs); i++) {
+    // The anchor: the same send into a ledger file, just before each PostgreSQL run (the client's CPU in the same
+    // moment, so the PostgreSQL ledger's share of the client is the difference).
+    let fileRun: Record<string, number> | undefined;
+    if (!values['no-file']) {
+      const file = join(work, `ledger${i}.ndjson`);
+      const fr = await send(file);
+      const bytes = statSync(file).size;
+      fileRun = {
+        bytesPerId: +(bytes / rows).toFixed(1),
+        clientUsPerTx: +((fr.cpuMs * 1000) / rows).toFixed(2),
+        deliveredOfCeiling: +(rows / (fr.wallMs / 1000) / ceiling).toFixed(3),
+      };
+    }
     const url = await pg.createDatabase(`cost${i}`);
     const loadBefore = load();
     const wal0 = await walStats(pg);
     const db0 = treeCpuMs(postmaster);
+    const kind0 = treeCpuByKind(postmaster);
     const perf = values.perf
       ? spawn('perf', ['record', '-F', '499', '-g', '-p', String(postmaster), '-o', values.perf], {
           stdio: 'ignore',
@@ -86,6 +97,7 @@ try {
     const r = await send(url);
     if (perf) await new Promise((res) => perf.once('exit', res).kill('SIGINT'));
     const dbMs = treeCpuMs(postmaster) - db0;
+    const kind1 = treeCpuByKind(postmaster);
     await new Promise((res) => setTimeout(res, 1200)); // the backends' statistics reach the views
     const wal1 = await walStats(pg);
     const commits = await pg.sql<{ n: string }>(
@@ -99,12 +111,16 @@ try {
        WHERE schemaname = 'svc_ingest' AND n_tup_ins > $1`,
       [rows / 100],
     );
-    const ceiling = latencyMs > 0 ? (conc * 50 * 1000) / latencyMs : Number.NaN;
     const run: Record<string, unknown> = {
       load: loadBefore,
+      ...(fileRun ? { file: fileRun } : {}),
       wallS: +(r.wallMs / 1000).toFixed(2),
       clientUsPerTx: +((r.cpuMs * 1000) / rows).toFixed(2),
       dbUsPerTx: +((dbMs * 1000) / rows).toFixed(2),
+      // The same by kind of process (backends of closed connections count as `exited`).
+      dbUsPerTxByKind: Object.fromEntries(
+        Object.keys(kind1).map((k) => [k, +((((kind1[k] ?? 0) - (kind0[k] ?? 0)) * 1000) / rows).toFixed(2)]),
+      ),
       deliveredOfCeiling: +(rows / (r.wallMs / 1000) / ceiling).toFixed(3),
       walBytesPerTx: +((wal1.bytes - wal0.bytes) / rows).toFixed(1),
       walFlushesPerBatch: +(((wal1.syncs - wal0.syncs) * 50) / rows).toFixed(2),

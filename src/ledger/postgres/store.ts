@@ -25,6 +25,8 @@ export interface PgLedgerStoreOptions
 export interface PgStoreStats {
   admits: number;
   admitTrips: number;
+  /** Claims undone by an id another worker inserted meanwhile, and made again through ON CONFLICT. */
+  claimRetries: number;
   outcomes: number;
   commits: number;
   recordTrips: number;
@@ -37,29 +39,68 @@ export interface PgLedgerStore extends LedgerStore {
   stats(): PgStoreStats;
 }
 
+/**
+ * Batches the chain puts in a group it hands to admit(): one claim statement for the ids of several batches (admits
+ * coalesce beyond that while a statement is under way). Claims are taken a few batches before they are sent, which
+ * changes no bound: a claim never sent is no duplicate, and a stop records the batches of admitted groups not sent.
+ */
+const ADMIT_BATCHES = 4;
+
+/** SQLSTATE of a plain INSERT that met a row another transaction inserted. */
+const UNIQUE_VIOLATION = '23505';
+
 /** Outcomes committed together at most (a group holds at most this many batches; more wait for the next). */
 const MAX_GROUP = 64;
+
+// The claim of an id that has a row: unless acked (resume on) or held by another live worker; RETURNING what it took.
+const TAKE_ROW = `ON CONFLICT (transaction_id, destination_no) DO UPDATE SET claim_worker = EXCLUDED.claim_worker, updated_at = now()
+  WHERE (t.acked_seq IS NULL OR NOT $3::boolean)
+    AND (t.claim_worker IS NULL OR t.claim_worker = EXCLUDED.claim_worker
+         OR NOT EXISTS (SELECT 1 FROM svc_ingest.workers w
+                        WHERE w.worker_no = t.claim_worker AND w.lease_until > now()))
+  RETURNING t.transaction_id`;
 
 // A claim is committed without waiting for its WAL flush (synchronous_commit off for this transaction alone): the
 // next recorded outcome's commit flushes it (WAL is written in order), and a claim lost with a crash of the server
 // was a claim of ids in flight, the bound a worker's death already has (docs/postgres.md, "Claims without a flush").
-const ADMIT_SQL = `
+export const ADMIT_SQL = `
 WITH input AS (SELECT DISTINCT id FROM unnest($1::text[]) AS u(id),
                  (SELECT set_config('synchronous_commit', 'off', true)) AS no_flush),
 claimed AS (
   INSERT INTO svc_ingest.transactions AS t (transaction_id, destination_no, claim_worker, updated_at)
   SELECT id, $4, $2, now() FROM input ORDER BY id
-  ON CONFLICT (transaction_id, destination_no) DO UPDATE SET claim_worker = EXCLUDED.claim_worker, updated_at = now()
-  WHERE (t.acked_seq IS NULL OR NOT $3::boolean)
-    AND (t.claim_worker IS NULL OR t.claim_worker = EXCLUDED.claim_worker
-         OR NOT EXISTS (SELECT 1 FROM svc_ingest.workers w
-                        WHERE w.worker_no = t.claim_worker AND w.lease_until > now()))
-  RETURNING t.transaction_id
+  ${TAKE_ROW}
 )
 SELECT i.id, (old.acked_seq IS NOT NULL AND $3::boolean) AS acked
 FROM input i
 LEFT JOIN claimed c ON c.transaction_id = i.id
 LEFT JOIN svc_ingest.transactions old ON old.transaction_id = i.id AND old.destination_no = $4
+WHERE c.transaction_id IS NULL`;
+
+// The usual claim: ids that have no row yet are inserted by a plain INSERT (no speculative insertion, which costs the
+// database about a third more per id: docs/performance.md), ids that have one go through ADMIT_SQL's ON CONFLICT in
+// the same statement. Should another worker insert one of the new ids meanwhile, the plain INSERT fails
+// (unique_violation, the whole statement undone) and the group is claimed again by ADMIT_SQL.
+export const CLAIM_SQL = `
+WITH input AS (SELECT DISTINCT id FROM unnest($1::text[]) AS u(id),
+                 (SELECT set_config('synchronous_commit', 'off', true)) AS no_flush),
+old AS MATERIALIZED (
+  SELECT t.transaction_id, t.acked_seq FROM svc_ingest.transactions t
+  WHERE t.transaction_id = ANY($1::text[]) AND t.destination_no = $4
+),
+fresh AS (
+  INSERT INTO svc_ingest.transactions (transaction_id, destination_no, claim_worker, updated_at)
+  SELECT id, $4, $2, now() FROM input WHERE NOT EXISTS (SELECT 1 FROM old WHERE old.transaction_id = input.id)
+  ORDER BY id
+),
+claimed AS (
+  INSERT INTO svc_ingest.transactions AS t (transaction_id, destination_no, claim_worker, updated_at)
+  SELECT id, $4, $2, now() FROM input WHERE EXISTS (SELECT 1 FROM old WHERE old.transaction_id = input.id)
+  ORDER BY id
+  ${TAKE_ROW}
+)
+SELECT old.transaction_id AS id, (old.acked_seq IS NOT NULL AND $3::boolean) AS acked
+FROM old LEFT JOIN claimed c ON c.transaction_id = old.transaction_id
 WHERE c.transaction_id IS NULL`;
 
 const LOOKUP_SQL = `
@@ -68,7 +109,7 @@ SELECT t.transaction_id AS id, (t.acked_seq IS NOT NULL AND $2::boolean) AS acke
                         WHERE w.worker_no = t.claim_worker AND w.lease_until > now())) AS live
 FROM svc_ingest.transactions t WHERE t.transaction_id = ANY($1::text[]) AND t.destination_no = $3`;
 
-const RECORD_SQL = `
+export const RECORD_SQL = `
 WITH o AS MATERIALIZED (
   SELECT nextval('svc_ingest.batch_seq') AS seq, u.*
   FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::int[],
@@ -189,7 +230,7 @@ export async function openPgLedgerStore(url: string, o: PgLedgerStoreOptions): P
   // A dry run looks its destination up (refused when new, unless asked for; nothing written).
   let destinationNo = session?.destinationNo ?? FIRST_DESTINATION;
   if (!write && hasSchema) destinationNo = await runDestination(db, o, false);
-  const s = { admits: 0, outcomes: 0, commits: 0 };
+  const s = { admits: 0, outcomes: 0, commits: 0, claimRetries: 0 };
   // Nothing is loaded: the store is ready as soon as it is connected (the figures time start-up to this line).
   o.logger.info(
     { event: 'ledger.pg.opened', ledger: db.location, mode: o.mode, workerNo },
@@ -225,12 +266,16 @@ export async function openPgLedgerStore(url: string, o: PgLedgerStoreOptions): P
 
   /** One ADMIT_SQL for the ids of several groups: each id claimed or skipped, as for each group alone. */
   const admitWriteNow = async (ids: string[]): Promise<Map<string, boolean>> => {
-    const r = await db.query<{ id: string; acked: boolean }>(
-      'admit',
-      ADMIT_SQL,
-      [ids, workerNo, o.resume, destinationNo],
-      'svc_admit',
-    );
+    const params = [ids, workerNo, o.resume, destinationNo];
+    let r: { rows: Array<{ id: string; acked: boolean }> };
+    try {
+      r = await db.query<{ id: string; acked: boolean }>('admit', CLAIM_SQL, params, 'svc_claim');
+    } catch (err) {
+      // Another worker inserted one of these ids since the statement began: claim them the other way.
+      if ((err as { code?: unknown }).code !== UNIQUE_VIOLATION) throw err;
+      s.claimRetries++;
+      r = await db.query<{ id: string; acked: boolean }>('admit', ADMIT_SQL, params, 'svc_admit');
+    }
     const skip = new Map<string, boolean>();
     for (const row of r.rows) skip.set(row.id, row.acked);
     held.add(ids.filter((id) => !skip.has(id)));
@@ -293,6 +338,7 @@ export async function openPgLedgerStore(url: string, o: PgLedgerStoreOptions): P
   return {
     location: db.location,
     badLines: 0,
+    admitBatches: ADMIT_BATCHES,
     session,
     async claimsHeld() {
       if (session === undefined) return true;
@@ -338,6 +384,7 @@ export async function openPgLedgerStore(url: string, o: PgLedgerStoreOptions): P
     stats: () => ({
       admits: s.admits,
       admitTrips: db.trips.admit,
+      claimRetries: s.claimRetries,
       outcomes: s.outcomes,
       commits: s.commits,
       recordTrips: db.trips.record,
@@ -353,6 +400,7 @@ export async function openPgLedgerStore(url: string, o: PgLedgerStoreOptions): P
             ledger: db.location,
             trips: { ...db.trips },
             admits: s.admits,
+            claimRetries: s.claimRetries,
             outcomes: s.outcomes,
             commits: s.commits,
           },
