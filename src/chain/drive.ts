@@ -63,13 +63,25 @@ export async function driveChain(chunks: PreparedChunks, s: ChainStages): Promis
     p.catch(() => {}); // awaited below, in order; a rejection ends the run there
     ahead.push(p);
   };
-  /** The admitted records of the oldest group into batches; a full batch goes to `onFull`. */
+  /**
+   * The admitted records of the oldest group into batches; a full batch goes to `onFull`. A group may hold several
+   * batches (the store's `admitBatches`): when `onFull` throws (the run stops), the group's records not yet batched
+   * go back to the front of `ahead`, so the stop's `rest` records them as not sent instead of losing them.
+   */
   const batchOldest = async (onFull: (batch: Batch) => Promise<void>): Promise<void> => {
-    for (const item of await (ahead.shift() as Promise<BatchItem[]>)) {
+    const items = await (ahead.shift() as Promise<BatchItem[]>);
+    for (let i = 0; i < items.length; i++) {
+      const item = items[i] as BatchItem;
       if ((item as PreparedTx).relaxed !== undefined) s.onPass?.(item as PreparedTx);
       // The prepared item itself goes into the batch (it is a BatchItem): no copy per record.
       const batch = batcher.push(item);
-      if (batch) await onFull(batch);
+      if (batch === null) continue;
+      try {
+        await onFull(batch);
+      } catch (err) {
+        if (i + 1 < items.length) ahead.unshift(Promise.resolve(items.slice(i + 1)));
+        throw err;
+      }
     }
   };
   /** The queued records go to the ledger store; once more than LOOKAHEAD groups are in admission, the oldest is batched. */
