@@ -60,12 +60,15 @@ const TAKE_ROW = `ON CONFLICT (transaction_id, destination_no) DO UPDATE SET cla
                         WHERE w.worker_no = t.claim_worker AND w.lease_until > now()))
   RETURNING t.transaction_id`;
 
-// A claim is committed without waiting for its WAL flush (synchronous_commit off for this transaction alone): the
-// next recorded outcome's commit flushes it (WAL is written in order), and a claim lost with a crash of the server
-// was a claim of ids in flight, the bound a worker's death already has (docs/postgres.md, "Claims without a flush").
+// The ids of a claim, each once. A claim is committed without waiting for its WAL flush (synchronous_commit off for
+// this transaction alone): the next recorded outcome's commit flushes it (WAL is written in order), and a claim lost
+// with a crash of the server was a claim of ids in flight, the bound a worker's death already has (docs/postgres.md,
+// "Claims without a flush").
+const CLAIM_INPUT = `WITH input AS (SELECT DISTINCT id FROM unnest($1::text[]) AS u(id),
+                 (SELECT set_config('synchronous_commit', 'off', true)) AS no_flush),`;
+
 export const ADMIT_SQL = `
-WITH input AS (SELECT DISTINCT id FROM unnest($1::text[]) AS u(id),
-                 (SELECT set_config('synchronous_commit', 'off', true)) AS no_flush),
+${CLAIM_INPUT}
 claimed AS (
   INSERT INTO svc_ingest.transactions AS t (transaction_id, destination_no, claim_worker, updated_at)
   SELECT id, $4, $2, now() FROM input ORDER BY id
@@ -82,8 +85,7 @@ WHERE c.transaction_id IS NULL`;
 // the same statement. Should another worker insert one of the new ids meanwhile, the plain INSERT fails
 // (unique_violation, the whole statement undone) and the group is claimed again by ADMIT_SQL.
 export const CLAIM_SQL = `
-WITH input AS (SELECT DISTINCT id FROM unnest($1::text[]) AS u(id),
-                 (SELECT set_config('synchronous_commit', 'off', true)) AS no_flush),
+${CLAIM_INPUT}
 old AS MATERIALIZED (
   SELECT t.transaction_id, t.acked_seq FROM svc_ingest.transactions t
   WHERE t.transaction_id = ANY($1::text[]) AND t.destination_no = $4
