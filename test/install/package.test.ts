@@ -4,7 +4,7 @@
 // and a send with the ledger on a real PostgreSQL. Then what was installed: the built files, no dev tools.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
@@ -300,6 +300,37 @@ describe('the installed package (npm pack, npm install -g --prefix, the README i
       expect(r.code, r.stderr).toBe(0);
       expect(r.stdout).toContain('northwind-csv');
       expect(r.stderr).toBe('');
+    }
+
+    // A Node put in the place of the one the launcher noted fit (its note in the compile-cache folder), with an
+    // older file time, as a package keeps its build's: the launcher takes it without asking its version, and the CLI
+    // refuses it itself, with the launcher's own advice word for word.
+    if (OLD_NODE !== null) {
+      const swapDir = join(dir, 'swap-node-bin');
+      await mkdir(swapDir);
+      const swapped = join(swapDir, 'node');
+      await writeFile(swapped, `#!/bin/sh\nexec ${NODE24} "$@"\n`, { mode: 0o755 });
+      const swapEnv = { ...env, PATH: `${swapDir}${delimiter}${env.PATH}`, XDG_CACHE_HOME: cacheHome };
+      const fit = await run(bin, ['--version'], { cwd: work, env: swapEnv });
+      expect(fit.code, fit.stderr).toBe(0);
+      const note = join(cacheHome, 'svc-ingest-compile/svc-ingest-node');
+      expect((await readFile(note, 'utf8')).trim()).toBe(swapped);
+      await writeFile(swapped, `#!/bin/sh\nexec ${OLD_NODE.path} "$@"\n`, { mode: 0o755 });
+      await utimes(swapped, new Date('2000-01-01'), new Date('2000-01-01'));
+      const refused = await run(bin, ['mappings'], { cwd: work, env: swapEnv });
+      expect(refused.code, refused.stderr).toBe(1);
+      const lines = refused.stderr.trim().split('\n');
+      expect(lines).toHaveLength(1);
+      const line = JSON.parse(lines[0]!) as { msg: string };
+      expect(line).toMatchObject({ level: 50, event: 'cli.error', code: 'NODE_UNSUPPORTED', exitStatus: 1 });
+      expect(line.msg).toContain(`found; node is ${OLD_NODE.version} (`);
+      const launcher = await readFile(join(prefix, 'lib/node_modules/svc-ingest/src/bin/svc-ingest'), 'utf8');
+      const advice =
+        /msg="svc-ingest: no supported Node\.js \(>= 22\.18\) found\$found; (install [^"]+)"/.exec(
+          launcher,
+        )?.[1];
+      expect(advice).toMatch(/^install Node\.js 22 or 24 LTS/);
+      expect(line.msg.endsWith(`); ${advice}`)).toBe(true);
     }
   }, 120_000);
 });
