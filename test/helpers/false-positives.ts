@@ -4,16 +4,17 @@
 import { FIELDS } from '../../src/map/rule-kit.ts';
 import { rulesWithOwnIds, validateValues } from '../../src/validate/validate.ts';
 
-/** xorshift32: fast, seeded, the same sequence on every machine. */
+/**
+ * xorshift32: fast, seeded, the same sequence on every machine. The state is kept as a signed 32-bit integer (the
+ * same bits): held unsigned it exceeds V8's small integers half the time and is boxed at every step.
+ */
 export function rng(seed: number): () => number {
-  let x = seed >>> 0 || 1;
+  let x = (seed >>> 0 || 1) | 0;
   return () => {
     x ^= x << 13;
-    x >>>= 0;
     x ^= x >>> 17;
     x ^= x << 5;
-    x >>>= 0;
-    return x;
+    return x >>> 0;
   };
 }
 
