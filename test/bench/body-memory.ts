@@ -14,7 +14,7 @@ import { parseArgs } from 'node:util';
 import { ROOT } from './measure.ts';
 import { dataFile, median, round, simPost, simulator } from './scenarios.ts';
 
-const LAUNCHER_FLAGS = '--min-semi-space-size=8 --max-semi-space-size=16';
+const LAUNCHER_FLAGS = '--min-semi-space-size=2 --max-semi-space-size=2 --heap-growing-percent=100';
 const { values } = parseArgs({
   options: {
     variant: { type: 'string', multiple: true, default: [] },
@@ -60,6 +60,8 @@ mkdirSync(work, { recursive: true });
 
 interface Run {
   cpuUs: number;
+  /** Delivered tx/s (rows ÷ wall time, start-up included) against the ceiling (concurrency × 50 ÷ 50 ms). */
+  ratio: number;
   rssMb: number;
   abMb: number;
   heapMb: number;
@@ -90,6 +92,7 @@ async function once(v: Variant, i: number): Promise<Run> {
     file,
   ];
   const load = loadavg()[0] as number;
+  const t0 = performance.now();
   const child = spawn(join(v.root, 'node_modules/node/bin/node'), args, {
     env: {
       ...process.env,
@@ -109,6 +112,7 @@ async function once(v: Variant, i: number): Promise<Run> {
     err = (err + d).slice(-2000);
   });
   const code = await new Promise<number | null>((r) => child.once('close', r));
+  const wallS = (performance.now() - t0) / 1000;
   const summary = JSON.parse(out.trim().split('\n').at(-1) ?? '{}') as { sent?: number };
   if (code !== 0 || summary.sent !== rows || !existsSync(usage))
     throw new Error(`${v.name}: exit ${code}, sent ${summary.sent}: ${err}`);
@@ -122,6 +126,7 @@ async function once(v: Variant, i: number): Promise<Run> {
   const col = (k: number) => Math.max(...u.memory.samples.map((s) => s[k] as number));
   return {
     cpuUs: round(((u.userMs + u.systemMs) * 1000) / rows, 2),
+    ratio: round(rows / wallS / ((conc * 50) / 0.05), 3),
     rssMb: round(u.maxRssKb / 1024),
     abMb: col(5),
     heapMb: col(3),
@@ -144,7 +149,8 @@ try {
 for (const [name, runs] of results) {
   const m = (k: keyof Run) => median(runs.map((r) => r[k]));
   process.stdout.write(
-    `${name} median of ${runs.length} (${rows} rows, c${conc}): ${m('cpuUs')} µs/tx, RSS ${m('rssMb')} MB, ` +
+    `${name} median of ${runs.length} (${rows} rows, c${conc}): ${m('cpuUs')} µs/tx, ${m('ratio')} of the ceiling, ` +
+      `RSS ${m('rssMb')} MB, ` +
       `arrayBuffers ${m('abMb')} MB, heapUsed ${m('heapMb')} MB (load ${m('load')})\n`,
   );
 }

@@ -131,7 +131,7 @@ describe('bin launcher', () => {
       });
     const lines = async () => (await readFile(calls, 'utf8')).trim().split('\n');
     expect(run().status).toBe(0);
-    const entry = `--min-semi-space-size=8 --max-semi-space-size=16 ${root}/dist/cli/main.cjs --version`;
+    const entry = `--min-semi-space-size=2 --max-semi-space-size=2 --heap-growing-percent=100 ${root}/dist/cli/main.cjs --version`;
     expect(await lines()).toEqual(['--version', entry]);
     expect(await readFile(join(cache, 'svc-ingest-compile/svc-ingest-node'), 'utf8')).toBe(`${fake}/node\n`);
     expect(run().status).toBe(0);
