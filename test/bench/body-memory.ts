@@ -3,7 +3,7 @@
 // Usage: node test/bench/body-memory.ts --variant NAME=ROOT[|NODE FLAGS[|ENV=V …]] … [--rows 300000]
 //          [--concurrency 32] [--runs 3] [--every 50]
 // ROOT is a checkout with node_modules (a `git archive` copy with node_modules linked in is one); each run is
-// `ROOT/node_modules/node/bin/node FLAGS ROOT/src/cli/main.ts send …` (FLAGS default to the launcher's semi-space
+// `ROOT/node_modules/node/bin/node FLAGS ROOT/src/cli/main.ts send …` (FLAGS default to the launcher's V8 flags for
 // flags), with usage-preload.ts sampling process.memoryUsage() every --every ms. Per run it prints CPU µs per
 // delivered tx (user+sys), peak RSS (getrusage), peak arrayBuffers and heapUsed (MB), and the load average.
 import { spawn } from 'node:child_process';
