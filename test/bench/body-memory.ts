@@ -4,7 +4,7 @@
 //          [--concurrency 32] [--runs 3] [--every 50]
 // ROOT is a checkout with node_modules (a `git archive` copy with node_modules linked in is one); each run is
 // `ROOT/node_modules/node/bin/node FLAGS ROOT/src/cli/main.ts send …` (FLAGS default to the launcher's V8 flags for
-// flags), with usage-preload.ts sampling process.memoryUsage() every --every ms. Per run it prints CPU µs per
+// send), with usage-preload.ts sampling process.memoryUsage() every --every ms. Per run it prints CPU µs per
 // delivered tx (user+sys), peak RSS (getrusage), peak arrayBuffers and heapUsed (MB), and the load average.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
