@@ -248,7 +248,11 @@ describe('request bodies from reused slabs reach the server byte for byte', () =
         ok(res, ids);
       }
     };
-    const { outcomes } = await run(batches(400, 'split'), { splitRetries: 1, retryBaseMs: 100, retryMaxMs: 100 });
+    const { outcomes } = await run(batches(400, 'split'), {
+      splitRetries: 1,
+      retryBaseMs: 100,
+      retryMaxMs: 100,
+    });
     expect(bad).toEqual([]);
     const failed = outcomes.filter((o) => o.status === 'failed').flatMap((o) => o.ids);
     expect(new Set(failed)).toEqual(poison);
