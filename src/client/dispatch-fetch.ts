@@ -1,6 +1,6 @@
 // ky's `fetch`: one undici dispatch per call, answered with a standard Response whose body streams as it arrives.
 import type { Dispatcher } from 'undici';
-import { utf8 } from './body.ts';
+import { holdBody, releaseBody, utf8 } from './body.ts';
 
 /** Statuses whose Response must have no body (the Response constructor refuses one). */
 export const NULL_BODY_STATUS = new Set([101, 103, 204, 205, 304]);
@@ -132,6 +132,17 @@ export function dispatcherFetch(dispatcher: Dispatcher): typeof fetch {
       body = await requestBody(req);
       throwIfAborted();
     }
+    // The body's slab is held until undici is done with the request (onResponseEnd, or onResponseError: on an abort
+    // undici calls it and destroys the socket in the same synchronous call, so nothing of the body is written after),
+    // not until the caller has its answer: a stop or a timeout can end the call while the request is still writing
+    // the body, and body.ts reuses a slab once nothing holds it.
+    const sent = body;
+    if (sent !== null) holdBody(sent);
+    let held = sent !== null;
+    const over = (): void => {
+      if (held && sent !== null) releaseBody(sent);
+      held = false;
+    };
     return new Promise<Response>((resolve, reject) => {
       let controller: Dispatcher.DispatchController | undefined;
       let sink: ReadableStreamDefaultController<Uint8Array> | undefined;
@@ -195,10 +206,12 @@ export function dispatcherFetch(dispatcher: Dispatcher): typeof fetch {
           if ((sink.desiredSize ?? 1) <= 0) c.pause();
         },
         onResponseEnd() {
+          over();
           settle();
           sink?.close();
         },
         onResponseError(_c, err) {
+          over();
           settle();
           const a = aborted();
           if (!answered) reject(a ? a.reason : fetchFailed(err));
@@ -217,6 +230,7 @@ export function dispatcherFetch(dispatcher: Dispatcher): typeof fetch {
           handler,
         );
       } catch (err) {
+        over();
         settle();
         reject(fetchFailed(err));
       }

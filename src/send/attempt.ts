@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pRetry from 'p-retry';
 import type { BatchItem } from '../batch/batcher.ts';
-import { encodeRecords } from '../client/body.ts';
+import { type EncodedBatch, encodeRecords, releaseBody } from '../client/body.ts';
 import type { SvcClient } from '../client/index.ts';
 import type { AttemptResult } from './bisect.ts';
 import type { Breaker } from './breaker.ts';
@@ -32,8 +32,17 @@ export function createAttempt(o: AttemptOptions): Attempt {
     items: BatchItem[],
     retries: number,
   ): Promise<AttemptResult> {
-    // Encoded once for all of its attempts; the records then hold where their bytes are, not their JSON.
+    // Encoded once for all of its attempts; the records then hold where their bytes are, not their JSON. The body's
+    // hold on its slab is given back when this returns: each request still writing it holds it too (dispatch-fetch).
     const body = encodeRecords(items);
+    try {
+      return await attemptWith(body, batchId, retries);
+    } finally {
+      releaseBody(body.bytes);
+    }
+  };
+
+  async function attemptWith(body: EncodedBatch, batchId: string, retries: number): Promise<AttemptResult> {
     let attempts = 0;
     let clientRequestId = '';
     let lastFailure: FailureClass | undefined;
@@ -112,5 +121,5 @@ export function createAttempt(o: AttemptOptions): Attempt {
         failure: failure ?? { retry: false, httpStatus: null, message: 'interrupted', aborted: true },
       };
     }
-  };
+  }
 }

@@ -5,6 +5,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pLimit from 'p-limit';
 import type { Batch } from '../batch/batcher.ts';
+import { releaseWires } from '../client/body.ts';
 import { createAttempt, type PostTransactions } from './attempt.ts';
 import { createBisector, type Delivery } from './bisect.ts';
 import { createBreaker } from './breaker.ts';
@@ -86,7 +87,16 @@ export function createDispatcher(o: DispatcherOptions): Dispatcher {
     onSplit: o.onSplit,
   });
 
+  /** A batch sent (split if need be) and each outcome recorded; then its records' bytes are let go of (body.ts). */
   async function deliverTop(batch: Batch, retries: number): Promise<void> {
+    try {
+      await deliverSettled(batch, retries);
+    } finally {
+      releaseWires(batch.items);
+    }
+  }
+
+  async function deliverSettled(batch: Batch, retries: number): Promise<void> {
     const d: Delivery = { startedAt: performance.now(), acked: 0, failed: [] };
     await bisector.deliver(batch.id, batch.items, retries, d);
     const whole = d.failed[0];

@@ -141,5 +141,18 @@ describe('bin launcher', () => {
     await utimes(join(fake, 'node'), later, later);
     expect(run().status).toBe(0);
     expect(await lines()).toEqual(['--version', entry, entry, '--version', entry]);
+    // The streaming commands get V8's heap held small (docs/commands.md), wherever the command is among the arguments.
+    const heap = '--min-semi-space-size=2 --max-semi-space-size=2 --heap-growing-percent=100';
+    for (const args of [
+      ['send', 'a.csv'],
+      ['--log-level', 'warn', 'backfill', 'plan'],
+    ]) {
+      const r = spawnSync(join(dir, 'bin/svc-ingest'), args, {
+        env: { PATH: `${fake}:/usr/bin:/bin`, XDG_CACHE_HOME: cache, HOME: dir },
+        encoding: 'utf8',
+      });
+      expect(r.status).toBe(0);
+      expect((await lines()).at(-1)).toBe(`${heap} ${root}/dist/cli/main.cjs ${args.join(' ')}`);
+    }
   });
 });

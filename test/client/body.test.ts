@@ -1,7 +1,17 @@
 // The batch body's preparation (src/client/body.ts): the JSON the service gets, and UTF-8 bytes cut from a shared
 // slab that never overwrite a body still in use.
 import { describe, expect, it } from 'vitest';
-import { batchJson, encodeRecords, jsonOf, utf8, type WireRecord } from '../../src/client/body.ts';
+import {
+  batchJson,
+  encodeRecords,
+  holdBody,
+  jsonOf,
+  releaseBody,
+  releaseWires,
+  slabCounts,
+  utf8,
+  type WireRecord,
+} from '../../src/client/body.ts';
 import { makeTransactions } from './fixtures.ts';
 
 describe('batchJson', () => {
@@ -70,5 +80,57 @@ describe('encodeRecords', () => {
     const mixed = encodeRecords([items[3] as WireRecord, fresh]);
     expect(mixed.bytes.toString('utf8')).toBe(batchJson([json[3] as string, json[0] as string]));
     expect(whole.bytes.toString('utf8')).toBe(batchJson(json));
+  });
+});
+
+describe('the slabs of encodeRecords: reused once nothing holds them, never while a body cut from them is held', () => {
+  /** A batch of `n` fresh records (~600 bytes each), numbered from `from`. */
+  function batch(n: number, from: number): { items: WireRecord[]; json: string[] } {
+    const json = makeTransactions(n).map((t, i) => JSON.stringify({ ...t, transactionId: `r-${from + i}` }));
+    return { items: json.map((j) => ({ json: j })), json };
+  }
+
+  it('a batch settled (its body and its records let go of) leaves its slab to the next batches: few slabs for many MB', () => {
+    const before = slabCounts();
+    // ~30 MB of bodies, each let go of at once: without reuse that is ~30 slabs.
+    for (let b = 0; b < 1000; b++) {
+      const { items, json } = batch(50, b * 50);
+      const body = encodeRecords(items);
+      expect(body.bytes.toString('utf8')).toBe(batchJson(json));
+      releaseBody(body.bytes);
+      releaseWires(items);
+      // A record let go of holds no bytes any more (so a second releaseWires gives nothing back twice).
+      expect(items[0]?.wire).toBeUndefined();
+      releaseWires(items);
+    }
+    const after = slabCounts();
+    expect(after.allocated - before.allocated).toBeLessThanOrEqual(2);
+    expect(after.reused - before.reused).toBeGreaterThan(20);
+  });
+
+  it('a body still held (its attempt, a request writing it, its records) keeps its bytes while later batches reuse slabs', () => {
+    const kept = batch(50, 0);
+    const keptBody = encodeRecords(kept.items);
+    // The attempt is over but a request still writes it (dispatch-fetch's hold); its records are settled.
+    holdBody(keptBody.bytes);
+    releaseBody(keptBody.bytes);
+    const part = encodeRecords(kept.items.slice(10, 30));
+    releaseWires(kept.items);
+    const before = slabCounts();
+    for (let b = 1; b < 200; b++) {
+      const { items } = batch(50, b * 50);
+      const body = encodeRecords(items);
+      releaseBody(body.bytes);
+      releaseWires(items);
+    }
+    expect(slabCounts().reused).toBeGreaterThan(before.reused);
+    expect(keptBody.bytes.toString('utf8')).toBe(batchJson(kept.json));
+    expect(part.bytes.toString('utf8')).toBe(batchJson(kept.json.slice(10, 30)));
+    // Let go of, its slab goes back to the pool (the current slab is another by now).
+    const free = slabCounts().free;
+    releaseBody(keptBody.bytes);
+    expect(slabCounts().free).toBe(free);
+    releaseBody(part.bytes);
+    expect(slabCounts().free).toBe(free + 1);
   });
 });
