@@ -141,18 +141,21 @@ describe('bin launcher', () => {
     await utimes(join(fake, 'node'), later, later);
     expect(run().status).toBe(0);
     expect(await lines()).toEqual(['--version', entry, entry, '--version', entry]);
-    // The streaming commands get V8's heap held small (docs/commands.md), wherever the command is among the arguments.
-    const heap = '--min-semi-space-size=2 --max-semi-space-size=2 --heap-growing-percent=100';
-    for (const args of [
-      ['send', 'a.csv'],
-      ['--log-level', 'warn', 'backfill', 'plan'],
-    ]) {
+    // SVC_INGEST_HEAP=small: V8's heap held small (docs/commands.md), whatever the command; the default otherwise.
+    const small = '--min-semi-space-size=2 --max-semi-space-size=2 --heap-growing-percent=100';
+    const usual = '--min-semi-space-size=8 --max-semi-space-size=16';
+    for (const [heap, args, flags] of [
+      ['small', ['send', 'a.csv'], small],
+      ['small', ['--log-level', 'warn', 'backfill', 'plan'], small],
+      ['', ['send', 'a.csv'], usual],
+      ['big', ['send', 'a.csv'], usual],
+    ] as const) {
       const r = spawnSync(join(dir, 'bin/svc-ingest'), args, {
-        env: { PATH: `${fake}:/usr/bin:/bin`, XDG_CACHE_HOME: cache, HOME: dir },
+        env: { PATH: `${fake}:/usr/bin:/bin`, XDG_CACHE_HOME: cache, HOME: dir, SVC_INGEST_HEAP: heap },
         encoding: 'utf8',
       });
       expect(r.status).toBe(0);
-      expect((await lines()).at(-1)).toBe(`${heap} ${root}/dist/cli/main.cjs ${args.join(' ')}`);
+      expect((await lines()).at(-1)).toBe(`${flags} ${root}/dist/cli/main.cjs ${args.join(' ')}`);
     }
   });
 });
