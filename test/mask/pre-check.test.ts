@@ -22,8 +22,8 @@ function plain(text: string, letterEnds: boolean): boolean {
   return false;
 }
 
-// Digits weigh most, so that runs reach the edge; '٣' an Arabic-Indic digit, U+200B an unseen character, 'é' a letter.
-const PARTS = ['0', '1', '4', '7', '9', '5', '2', 'a', 'F', 'x', 'é', '-', ' ', '.', '/', '%', '&', '\\', '٣', '\u200b', '+'];
+// The first 7 are digits; '٣' an Arabic-Indic digit, U+200B an unseen character, 'é' a letter.
+const PARTS = [...'0147952', ...'aFxé- ./%&\\', '٣', '\u200b', '+'];
 
 describe('the pre-check of the card-number rule', () => {
   it('answers as the plain reading on 400,000 seeded texts of 0-40 characters', () => {
