@@ -26,9 +26,10 @@ export default defineConfig({
     // tests leave no state behind them (the environment variables they set are restored; servers, folders and
     // databases are their own); a shuffled order (`--sequence.shuffle.files`) passes as well.
     isolate: false,
-    // One PostgreSQL server for the run, shared by the test files (test/helpers/postgres-server.ts); the CLI's
-    // compile cache filled before the first file, which matters on a fresh clone (test/helpers/warm-cli.ts).
-    globalSetup: ['test/helpers/postgres-server.ts', 'test/helpers/warm-cli.ts'],
+    // One temporary folder for the run, removed at its end (test/helpers/run-tmp.ts: TMPDIR); one PostgreSQL server
+    // for the run, shared by the test files (test/helpers/postgres-server.ts); the CLI's compile cache filled before
+    // the first file, which matters on a fresh clone (test/helpers/warm-cli.ts).
+    globalSetup: ['test/helpers/run-tmp.ts', 'test/helpers/postgres-server.ts', 'test/helpers/warm-cli.ts'],
     // The longest files first on a fresh clone too, where vitest has no times yet (test/helpers/sequencer.ts).
     sequence: { sequencer: LongestFirst },
     maxWorkers: 4,

@@ -9,7 +9,7 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 180_000,
     pool: 'forks',
-    globalSetup: ['test/helpers/postgres-server.ts'],
+    globalSetup: ['test/helpers/run-tmp.ts', 'test/helpers/postgres-server.ts'],
     maxWorkers: 2,
   },
 });

@@ -94,10 +94,12 @@ async function reachable(bin: Binaries, native: string, version: string): Promis
   ensurePostgresUser();
   const ids = postgresIds();
   if (runsAsPostgres(bin.postgres, ids)) return bin;
-  let target = join(tmpdir(), `svc-ingest-postgres-${version}`);
+  // The machine's temp folder, not the run's (run-tmp.ts): the copy is kept from one run to the next.
+  const keep = process.env.SVC_TEST_TMP_ROOT ?? tmpdir();
+  let target = join(keep, `svc-ingest-postgres-${version}`);
   if ((await stat(target).catch(() => null)) !== null && !(await trusted(target))) {
     // Someone else's folder by that name: a copy of this process's own, removed when it exits.
-    const own = join(tmpdir(), `svc-ingest-postgres-${version}-${randomBytes(4).toString('hex')}`);
+    const own = join(keep, `svc-ingest-postgres-${version}-${randomBytes(4).toString('hex')}`);
     process.on('exit', () => rmSync(own, { recursive: true, force: true }));
     target = own;
   }
