@@ -26,19 +26,6 @@ for (let n = MIN; n <= MAX; n++) {
   PRINTED.add(g.join(','));
 }
 
-/** Do 13 digits stand in the text, wherever they are? Stops at the 13th. */
-function anyThirteen(text: string): boolean {
-  const n = text.length;
-  if (n < MIN) return false;
-  let count = 0;
-  for (let i = 0; i < n; i++) {
-    const c = text.charCodeAt(i);
-    const k = c < 128 ? (BMP[c] as number) : classAt(text, i);
-    if (k >= DIGIT && ++count === MIN) return true;
-  }
-  return false;
-}
-
 /** Is one of `%`, `&`, `\\` (an escape's first character) in the text from unit `from` on? */
 function escapeFrom(text: string, from: number): boolean {
   for (let i = from; i < text.length; i++) {
@@ -49,13 +36,13 @@ function escapeFrom(text: string, from: number): boolean {
 }
 
 /**
- * Do 13 digits stand in one run of the text (an escape's hex digits counting as digits)? A letter starts the count
- * again (a separator or an unseen character does not), and an escape's first character (`%`, `&`, `\\`) leaves the
- * answer to the count over the whole text (anyThirteen). One pass of charCodeAt, ASCII through the class table; it
- * stops at a letter with fewer than 13 characters after it and no escape among them (a UUID or a hex id is mostly
- * that).
+ * Do 13 digits stand in the text (an escape's hex digits counting as digits)? With `letterEnds`, only in one run:
+ * a letter starts the count again (a separator or an unseen character does not), and an escape's first character
+ * (`%`, `&`, `\\`) leaves the answer to the count without it. One pass of charCodeAt, ASCII through the class table;
+ * with `letterEnds` it stops at a letter with fewer than 13 characters after it and no escape among them (a UUID or
+ * a hex id is mostly that).
  */
-function runOfThirteen(text: string): boolean {
+function thirteenDigits(text: string, letterEnds: boolean): boolean {
   const n = text.length;
   if (n < MIN) return false;
   let count = 0;
@@ -64,10 +51,11 @@ function runOfThirteen(text: string): boolean {
     const k = c < 128 ? (BMP[c] as number) : classAt(text, i);
     if (k >= DIGIT) {
       if (++count === MIN) return true;
-    } else if (k === LETTER) {
-      if (n - i - 1 < MIN) return escapeFrom(text, i + 1) && anyThirteen(text);
+    } else if (!letterEnds) continue;
+    else if (k === LETTER) {
+      if (n - i - 1 < MIN) return escapeFrom(text, i + 1) && thirteenDigits(text, false);
       count = 0;
-    } else if (c === 37 || c === 38 || c === 92) return anyThirteen(text);
+    } else if (c === 37 || c === 38 || c === 92) return thirteenDigits(text, false);
   }
   return false;
 }
@@ -77,7 +65,7 @@ function runOfThirteen(text: string): boolean {
  * @example hasThirteenDigits('tx-000123') // false
  */
 export function hasThirteenDigits(text: string): boolean {
-  return anyThirteen(text);
+  return thirteenDigits(text, false);
 }
 
 /**
@@ -85,7 +73,7 @@ export function hasThirteenDigits(text: string): boolean {
  * UUIDs, hex ids) end it at once.
  */
 export function mayHoldCard(text: string): boolean {
-  return runOfThirteen(text);
+  return thirteenDigits(text, true);
 }
 
 /** The run under way: its digits as ASCII, each digit's unit, each group's first digit and digit count. */
