@@ -136,12 +136,11 @@ export function dispatcherFetch(dispatcher: Dispatcher): typeof fetch {
     // undici calls it and destroys the socket in the same synchronous call, so nothing of the body is written after),
     // not until the caller has its answer: a stop or a timeout can end the call while the request is still writing
     // the body, and body.ts reuses a slab once nothing holds it.
-    const sent = body;
-    if (sent !== null) holdBody(sent);
-    let held = sent !== null;
+    let held = body;
+    if (held !== null) holdBody(held);
     const over = (): void => {
-      if (held && sent !== null) releaseBody(sent);
-      held = false;
+      if (held !== null) releaseBody(held);
+      held = null;
     };
     return new Promise<Response>((resolve, reject) => {
       let controller: Dispatcher.DispatchController | undefined;
