@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -75,6 +76,31 @@ describe('send: the main job, end to end through the real CLI', () => {
     const again = await runCliHere(['send', ...fast, '--no-resume', file], { env: env() });
     expect(summaryOf(again)).toMatchObject({ sent: 75, skipped: 0 });
     expect(sim.stats().transactions.duplicates).toBe(75);
+  });
+
+  it('SVC_INGEST_HEAP=small: the launcher gives Node the small heap; a send and its rerun go as usual', async () => {
+    // The launcher execs Node in its own place: the process's command line is Node's, flags included.
+    const flags = ['--min-semi-space-size=2', '--max-semi-space-size=2', '--heap-growing-percent=100'];
+    const txs = range(120).map((i) => makeTx(i, 'heap'));
+    const heapEnv = { ...env(), SVC_INGEST_HEAP: 'small' };
+    for (const round of [1, 2]) {
+      const run = startCli(['send', ...fast, '--format', 'ndjson', '-'], {
+        env: heapEnv,
+        keepStdinOpen: true,
+      });
+      const cmdline = () => readFileSync(`/proc/${run.child.pid}/cmdline`, 'utf8').split('\0');
+      await waitFor(() => cmdline().some((a) => a.endsWith('main.ts')), run.child);
+      expect(cmdline().filter((a) => /^--(min-semi-space|max-semi-space|heap-growing)/.test(a))).toEqual(
+        flags,
+      );
+      run.child.stdin!.end(ndjsonOf(txs));
+      const r = await run.done;
+      expect(r.code, r.stderr).toBe(0);
+      expect(summaryOf(r)).toMatchObject(
+        round === 1 ? { read: 120, sent: 120, skipped: 0 } : { read: 120, sent: 0, skipped: 120 },
+      );
+    }
+    expect(sim.stats().transactions.duplicates).toBe(0);
   });
 
   it('reads NDJSON from standard input with --format, and sniffs it without', async () => {
