@@ -35,11 +35,13 @@ describe('the pre-check of the card-number rule', () => {
       // A text mostly of digits and a few of the others, so both answers occur.
       const digitShare = next() % 10;
       let t = '';
-      for (let i = 0; i < len; i++) t += next() % 10 < digitShare ? PARTS[next() % 7] : PARTS[7 + (next() % 14)];
+      for (let i = 0; i < len; i++)
+        t += next() % 10 < digitShare ? PARTS[next() % 7] : PARTS[7 + (next() % 14)];
       const want = plain(t, true);
       if (want) yes++;
       if (mayHoldCard(t) !== want && differ.length < 5) differ.push(JSON.stringify(t));
-      if (hasThirteenDigits(t) !== plain(t, false) && differ.length < 5) differ.push(`any: ${JSON.stringify(t)}`);
+      if (hasThirteenDigits(t) !== plain(t, false) && differ.length < 5)
+        differ.push(`any: ${JSON.stringify(t)}`);
     }
     expect(differ).toEqual([]);
     // Both answers are well represented.
