@@ -27,9 +27,15 @@ export default defineConfig({
     // databases are their own); a shuffled order (`--sequence.shuffle.files`) passes as well.
     isolate: false,
     // One temporary folder for the run, removed at its end (test/helpers/run-tmp.ts: TMPDIR); one PostgreSQL server
-    // for the run, shared by the test files (test/helpers/postgres-server.ts); the CLI's compile cache filled before
-    // the first file, which matters on a fresh clone (test/helpers/warm-cli.ts).
-    globalSetup: ['test/helpers/run-tmp.ts', 'test/helpers/postgres-server.ts', 'test/helpers/warm-cli.ts'],
+    // for the run, shared by the test files (test/helpers/postgres-server.ts); the CLI the tests start as a process,
+    // built as the npm package installs it (test/helpers/cli-build.ts); its compile cache filled before the first
+    // file, which matters on a fresh clone (test/helpers/warm-cli.ts).
+    globalSetup: [
+      'test/helpers/run-tmp.ts',
+      'test/helpers/postgres-server.ts',
+      'test/helpers/cli-build.ts',
+      'test/helpers/warm-cli.ts',
+    ],
     // The longest files first on a fresh clone too, where vitest has no times yet (test/helpers/sequencer.ts).
     sequence: { sequencer: LongestFirst },
     maxWorkers: 4,

@@ -1,11 +1,12 @@
 // What a start loads: `--version` prints and exits from the bin entry alone (src/cli/main.ts and src/version.ts: no
 // commander, no logger, no masking rules); a command that writes a log line loads pino (with its transport
 // machinery, ~29 modules) when it first writes to stderr, and the ledger lock's native addon only when it locks.
+// The clone's start, on the sources (CLONE_BIN): the built CLI holds our modules and most packages in one file.
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../helpers/cli.ts';
+import { CLONE_BIN, runCli } from '../helpers/cli.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import { csvOf, makeTx, range } from '../helpers/transactions.ts';
 
@@ -40,13 +41,13 @@ const sim = useSimulator({ seed: 33 });
 describe('start-up loads only what the command uses', () => {
   it('--version loads two modules of ours and no package; a command that writes a log line loads pino, not the lock addon', async () => {
     const env = { NODE_OPTIONS: `--require ${await preload()}` };
-    const version = await runCli(['--version'], { env });
+    const version = await runCli(['--version'], { env, bin: CLONE_BIN });
     expect(version.code).toBe(0);
     expect(version.stdout).toMatch(/^\d+\.\d+\.\d+ /);
     const atVersion = loadedOf(version.rawStderr);
     expect(ours(atVersion)).toEqual(['cli/main.ts', 'version.ts']);
     expect(packages(atVersion)).toEqual([]);
-    const bad = await runCli(['send', '--no-such-flag'], { env });
+    const bad = await runCli(['send', '--no-such-flag'], { env, bin: CLONE_BIN });
     expect(bad.code).toBe(1);
     const atBad = packages(loadedOf(bad.rawStderr));
     expect(atBad).toContain('pino');
@@ -64,6 +65,7 @@ describe('start-up loads only what the command uses', () => {
       ['send', '--ledger', join(dir, 'ledger'), '--rejects', join(dir, 'rejects'), csv],
       {
         env: { NODE_OPTIONS: `--require ${await preload()}`, SVC_BASE_URL: sim.url },
+        bin: CLONE_BIN,
       },
     );
     expect(r.code, r.rawStderr).toBe(0);

@@ -1,10 +1,31 @@
 // Runs the real CLI: as a child process (the bin launcher, runCli) or in this process (runCliHere); collects its output.
+// A child runs the CLI built as the npm package installs it (cli-build.ts, the suite's globalSetup), unless it names
+// the clone's own launcher (CLONE_BIN) or the run says SVC_TEST_CLI=clone.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
-export const BIN = join(ROOT, 'src/bin/svc-ingest');
+/** The clone's launcher, on the sources (what `make demo` and a developer run). */
+export const CLONE_BIN = join(ROOT, 'src/bin/svc-ingest');
+/** Where cli-build.ts builds the CLI as the npm package installs it, and the compile cache its runs here keep. */
+export const BUILT_CLI = join(ROOT, 'node_modules/.cache/svc-ingest-test-cli');
+const BUILT_CACHE = join(ROOT, 'node_modules/.cache/svc-ingest-test-compile');
+/** The CLI a test starts as a process: the built one, or the clone's with SVC_TEST_CLI=clone. */
+export const BIN = process.env.SVC_TEST_CLI === 'clone' ? CLONE_BIN : join(BUILT_CLI, 'src/bin/svc-ingest');
+/**
+ * The environment a child starts with: this process's, the test's over it, and defaults: one try of the check that
+ * the service answers (not a minute of them), and the built CLI's compile cache in the clone (not the user's).
+ */
+function childEnv(bin: string, env: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    SVC_LOG_LEVEL: 'warn',
+    SVC_SEND_HEALTH_CHECK_WINDOW_MS: '0',
+    ...(bin === CLONE_BIN ? {} : { NODE_COMPILE_CACHE: BUILT_CACHE }),
+    ...env,
+  };
+}
 
 export interface CliResult {
   code: number | null;
@@ -84,18 +105,23 @@ export interface CliRun {
   done: Promise<CliResult>;
 }
 
+/** How a test starts the CLI: its environment over this process's, its input, folder and launcher (default BIN). */
+export interface CliOptions {
+  env?: NodeJS.ProcessEnv;
+  input?: string | Buffer;
+  cwd?: string;
+  bin?: string;
+}
+
 /**
  * Start the CLI. Its standard input gets `input` and is closed, or stays open for the caller to write
  * (`child.stdin`) with `keepStdinOpen`.
  */
-export function startCli(
-  args: string[],
-  opts: { env?: NodeJS.ProcessEnv; input?: string | Buffer; cwd?: string; keepStdinOpen?: boolean } = {},
-): CliRun {
-  const child = spawn(BIN, args, {
+export function startCli(args: string[], opts: CliOptions & { keepStdinOpen?: boolean } = {}): CliRun {
+  const bin = opts.bin ?? BIN;
+  const child = spawn(bin, args, {
     cwd: opts.cwd ?? ROOT,
-    // One try of the check that the service answers (not a minute of them) unless a test says otherwise.
-    env: { ...process.env, SVC_LOG_LEVEL: 'warn', SVC_SEND_HEALTH_CHECK_WINDOW_MS: '0', ...opts.env },
+    env: childEnv(bin, opts.env),
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   const output = collectOutput(child);
@@ -106,10 +132,7 @@ export function startCli(
   return { child, done };
 }
 
-export function runCli(
-  args: string[],
-  opts: { env?: NodeJS.ProcessEnv; input?: string | Buffer; cwd?: string } = {},
-) {
+export function runCli(args: string[], opts: CliOptions = {}) {
   return startCli(args, opts).done;
 }
 
@@ -153,23 +176,16 @@ function textSink(): { stream: Writable; text: () => string } {
  * another process, crashes, the launcher and the package keep runCli. A `cwd` other than this process's runs the
  * child (relative paths are the process's own).
  */
-export async function runCliHere(
-  args: string[],
-  opts: { env?: NodeJS.ProcessEnv; input?: string | Buffer; cwd?: string } = {},
-): Promise<CliResult> {
+export async function runCliHere(args: string[], opts: Omit<CliOptions, 'bin'> = {}): Promise<CliResult> {
   if (opts.cwd !== undefined && resolve(opts.cwd) !== process.cwd()) return runCli(args, opts);
   const { main } = await import('../../src/cli/run.ts');
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    SVC_LOG_LEVEL: 'warn',
-    SVC_SEND_HEALTH_CHECK_WINDOW_MS: '0',
-    ...opts.env,
-  };
+  // The sources, in this process: the environment a child on them would get.
+  const env = childEnv(CLONE_BIN, opts.env);
   for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
   const stdout = textSink();
   const stderr = textSink();
   const stdin = Readable.from(opts.input === undefined ? [] : [Buffer.from(opts.input)]);
-  const code = await main(['node', BIN, ...args], {
+  const code = await main(['node', CLONE_BIN, ...args], {
     stdout: stdout.stream,
     stderr: stderr.stream,
     stdin,

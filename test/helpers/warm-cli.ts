@@ -1,7 +1,9 @@
-// vitest's globalSetup: fills the CLI's compile cache (node_modules/.cache/svc-ingest-compile, set by the launcher)
-// before the first test file starts. On a fresh clone the cache is empty, and each CLI run compiles the sources
-// again until a run of the same command has exited and written it: ~0.65 s of CPU a `send` instead of ~0.32 s, and
-// the files that start at once make dozens of such runs. Four runs here load what nearly every other one
+// vitest's globalSetup, after cli-build.ts: fills the compile cache of the CLI the tests start (BIN in cli.ts: the
+// built CLI's node_modules/.cache/svc-ingest-test-compile, or with SVC_TEST_CLI=clone the sources',
+// node_modules/.cache/svc-ingest-compile, set by the launcher) before the first test file starts. On a fresh clone,
+// or once the build has changed, the cache is empty, and each CLI run compiles again until a run of the same command
+// has exited and written it (the sources: ~0.65 s of CPU a `send` instead of ~0.32 s), and the files that start at
+// once make dozens of such runs. Four runs here load what nearly every other one
 // does: every command's declaration (`--help`), the read → map → validate → chain path (a dry run of a CSV
 // sample), the HTTP client (a send to a closed port, which stops at the health check), and node-postgres with the
 // backfill's modules (a `backfill work` on a PostgreSQL ledger at a closed port, which stops at its first

@@ -89,7 +89,7 @@ describe('send: the main job, end to end through the real CLI', () => {
         keepStdinOpen: true,
       });
       const cmdline = () => readFileSync(`/proc/${run.child.pid}/cmdline`, 'utf8').split('\0');
-      await waitFor(() => cmdline().some((a) => a.endsWith('main.ts')), run.child);
+      await waitFor(() => cmdline().some((a) => /\/cli\/main\.(ts|cjs)$/.test(a)), run.child);
       expect(cmdline().filter((a) => /^--(min-semi-space|max-semi-space|heap-growing)/.test(a))).toEqual(
         flags,
       );
