@@ -16,7 +16,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BIN, ROOT, runCli } from '../helpers/cli.ts';
+import { CLONE_BIN, ROOT, runCli } from '../helpers/cli.ts';
 
 async function fakeNodeDir(version: string): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'svc-fake-node-'));
@@ -28,7 +28,7 @@ async function fakeNodeDir(version: string): Promise<string> {
 describe('bin launcher', () => {
   it('runs on the project Node even when an old node is first on PATH, as the same process (exec)', async () => {
     const old = await fakeNodeDir('20.20.2');
-    const child = spawn(BIN, ['simulate', '--port', '0'], {
+    const child = spawn(CLONE_BIN, ['simulate', '--port', '0'], {
       env: { ...process.env, PATH: `${old}:/usr/bin:/bin`, SVC_LOG_LEVEL: 'warn' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -54,7 +54,7 @@ describe('bin launcher', () => {
     const old = await fakeNodeDir('20.20.2');
     const root = await mkdtemp(join(tmpdir(), 'svc-no-node-'));
     await mkdir(join(root, 'src/bin'), { recursive: true });
-    await copyFile(BIN, join(root, 'src/bin/svc-ingest'));
+    await copyFile(CLONE_BIN, join(root, 'src/bin/svc-ingest'));
     await chmod(join(root, 'src/bin/svc-ingest'), 0o755);
     const r = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
       const child = spawn(join(root, 'src/bin/svc-ingest'), ['--help'], {
@@ -109,7 +109,7 @@ describe('bin launcher', () => {
     const dir = await realpath(await mkdtemp(join(tmpdir(), 'svc-node-note-')));
     const root = join(dir, 'lib/node_modules/svc-ingest');
     await mkdir(join(root, 'src/bin'), { recursive: true });
-    await copyFile(BIN, join(root, 'src/bin/svc-ingest'));
+    await copyFile(CLONE_BIN, join(root, 'src/bin/svc-ingest'));
     await chmod(join(root, 'src/bin/svc-ingest'), 0o755);
     await mkdir(join(dir, 'bin'));
     await symlink('../lib/node_modules/svc-ingest/src/bin/svc-ingest', join(dir, 'bin/svc-ingest'));
