@@ -45,6 +45,12 @@ export interface Workdir {
   env(sim: Simulator, extra?: NodeJS.ProcessEnv): NodeJS.ProcessEnv;
   /** The ledger's batch outcomes as the tests read them back (file: its lines; PostgreSQL: svc_ingest.batches). */
   readLedger(): Promise<{ rows: LedgerRow[]; bad: number }>;
+  /**
+   * After a run on the ledger was killed: once the database has ended the killed run's sessions. A statement it had
+   * already sent (a COMMIT of acknowledgements) still completes after the client is gone, so the ledger read before
+   * can miss what the next run finds. At once on a file ledger.
+   */
+  sessionsEnded(): Promise<void>;
 }
 
 export async function workdir(name: string, kind: LedgerKind = 'file'): Promise<Workdir> {
@@ -64,6 +70,23 @@ export async function workdir(name: string, kind: LedgerKind = 'file'): Promise<
       ...extra,
     }),
     readLedger: () => (pg ? readPgLedger(pg, ledger) : readLedgerBack(ledger)),
+    sessionsEnded: async () => {
+      if (!pg) return;
+      const db = new URL(ledger).pathname.slice(1);
+      const until = Date.now() + 10_000;
+      const open = async () =>
+        (
+          await pg.sql<{ n: number }>(
+            'postgres',
+            'SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1',
+            [db],
+          )
+        )[0]?.n ?? 0;
+      while ((await open()) > 0) {
+        if (Date.now() > until) throw new Error(`the killed run's sessions on ${db} did not end in 10 s`);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    },
   };
 }
 
