@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RunSummary } from '../../src/record/counters.ts';
 import type { Simulator } from '../../src/simulator/index.ts';
+import { dbName, until } from '../helpers/backfill.ts';
 import { type CliResult, summaryOf } from '../helpers/cli.ts';
 import type { TestPostgres } from '../helpers/postgres.ts';
 import { makeTx } from '../helpers/transactions.ts';
@@ -72,9 +73,8 @@ export async function workdir(name: string, kind: LedgerKind = 'file'): Promise<
     readLedger: () => (pg ? readPgLedger(pg, ledger) : readLedgerBack(ledger)),
     sessionsEnded: async () => {
       if (!pg) return;
-      const db = new URL(ledger).pathname.slice(1);
-      const until = Date.now() + 10_000;
-      const open = async () =>
+      const db = dbName(ledger);
+      const sessions = async () =>
         (
           await pg.sql<{ n: number }>(
             'postgres',
@@ -82,10 +82,7 @@ export async function workdir(name: string, kind: LedgerKind = 'file'): Promise<
             [db],
           )
         )[0]?.n ?? 0;
-      while ((await open()) > 0) {
-        if (Date.now() > until) throw new Error(`the killed run's sessions on ${db} did not end in 10 s`);
-        await new Promise((r) => setTimeout(r, 10));
-      }
+      await until(async () => (await sessions()) === 0, 10_000, `the killed run's sessions on ${db} ended`);
     },
   };
 }
@@ -122,7 +119,7 @@ export async function readPgLedger(
   pg: TestPostgres,
   url: string,
 ): Promise<{ rows: LedgerRow[]; bad: number }> {
-  const db = new URL(url).pathname.slice(1);
+  const db = dbName(url);
   const exists = await pg.sql<{ t: string | null }>(
     db,
     "SELECT to_regclass('svc_ingest.batches')::text AS t",

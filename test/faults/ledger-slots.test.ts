@@ -23,6 +23,21 @@ function waits(rawStderr: string | undefined): Array<{ cause?: string; msg?: str
     .filter((l) => l.event === 'ledger.pg.retry');
 }
 
+/** Up to `n` of the server's connection slots held by clients of this test (fewer if it refuses one first). */
+async function holdSlots(url: string, n: number): Promise<pg.Client[]> {
+  const hogs: pg.Client[] = [];
+  while (hogs.length < n) {
+    const c = new pg.Client({ connectionString: url });
+    try {
+      await c.connect();
+    } catch {
+      break;
+    }
+    hogs.push(c);
+  }
+  return hogs;
+}
+
 describe('the ledger server short of connection slots', { timeout: 120_000 }, () => {
   it('a worker refused at start waits for a slot (the warning says why) and finishes once one is free', async () => {
     const w = await workdir('slots-start');
@@ -31,16 +46,7 @@ describe('the ledger server short of connection slots', { timeout: 120_000 }, ()
     const url = await pgs.createDatabase();
     await plan(url, [file], 64 * 1024 * 1024, ['--base-url', sim.url]);
     // Every slot taken (the test's user is a superuser: the reserved ones too).
-    const hogs: pg.Client[] = [];
-    for (;;) {
-      const c = new pg.Client({ connectionString: url });
-      try {
-        await c.connect();
-      } catch {
-        break;
-      }
-      hogs.push(c);
-    }
+    const hogs = await holdSlots(url, Infinity);
     expect(hogs.length).toBe(MAX_CONNECTIONS);
     let warned = false;
     const worker = startWorker(url, 'late', {
@@ -80,12 +86,8 @@ describe('the ledger server short of connection slots', { timeout: 120_000 }, ()
     // Six of the ten slots held until a quarter of the records are acknowledged: the six workers start with four
     // slots among them, so some are refused and wait, whatever the machine's speed (left to the pools alone, a fast
     // run could finish with no worker refused: it happened once in ~50 runs).
-    const hogs: pg.Client[] = [];
-    for (let i = 0; i < MAX_CONNECTIONS - 4; i++) {
-      const c = new pg.Client({ connectionString: url });
-      await c.connect();
-      hogs.push(c);
-    }
+    const hogs = await holdSlots(url, MAX_CONNECTIONS - 4);
+    expect(hogs.length).toBe(MAX_CONNECTIONS - 4);
     const acked = async () =>
       (
         await hogs[0]!.query<{ n: number }>(
@@ -100,7 +102,11 @@ describe('the ledger server short of connection slots', { timeout: 120_000 }, ()
       ),
     );
     try {
-      await until(async () => (await acked()) >= RECORDS / 4, 60_000, 'a quarter of the records acknowledged');
+      await until(
+        async () => (await acked()) >= RECORDS / 4,
+        60_000,
+        'a quarter of the records acknowledged',
+      );
     } finally {
       for (const c of hogs.splice(0)) await c.end();
     }
