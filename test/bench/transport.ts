@@ -6,7 +6,7 @@
 // process CPU (user+sys, all threads) per request; the simulator's CPU over the same window comes from /proc.
 import { spawn } from 'node:child_process';
 import { loadavg } from 'node:os';
-import { encodeRecords } from '../../src/client/body.ts';
+import { encodeRecords, releaseBody, releaseWires, type WireRecord } from '../../src/client/body.ts';
 import { createClient } from '../../src/client/index.ts';
 import { loadConfig } from '../../src/config/index.ts';
 import { makeTx } from '../helpers/transactions.ts';
@@ -54,9 +54,17 @@ async function child(name: string, url: string, concurrency: number, requests: n
   });
   await measure(
     {
-      // As a send posts a batch: its records' JSON encoded once into the body (encodeRecords), then posted.
+      // As a send posts a batch: its records' JSON encoded once into the body (encodeRecords), then posted; the body's
+      // and the records' holds on their slab given back once it is answered, so the slab is reused as in a send.
       post: async (txs, requestId) => {
-        await client.postTransactionsJson(encodeRecords(txs.map((json) => ({ json }))), { requestId });
+        const records: WireRecord[] = txs.map((json) => ({ json }));
+        const body = encodeRecords(records);
+        try {
+          await client.postTransactionsJson(body, { requestId });
+        } finally {
+          releaseBody(body.bytes);
+          releaseWires(records);
+        }
       },
       close: async () => {
         await client.close();
