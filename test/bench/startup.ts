@@ -98,7 +98,7 @@ export async function startup(a: Args): Promise<ScenarioResult> {
     const send = () => ['send', '--ledger', join(work, `l-${++n}`), '--rejects', join(work, `r-${n}`), csv];
     const cases: Array<[string, () => string[]]> = [
       ['node -e 0', () => [NODE, '-e', '0']],
-      ['ky floor', () => [NODE, '--min-semi-space-size=8', '--max-semi-space-size=16', '-e', KY_FLOOR]],
+      ['ky floor', () => [NODE, '--min-semi-space-size=8', '--max-semi-space-size=16', '--heap-growing-percent=100', '-e', KY_FLOOR]],
       ...[['clone', LAUNCHER] as const, ['package', installed] as const].flatMap(([way, bin]) => [
         [`${way} --version`, () => [bin, '--version']] as [string, () => string[]],
         [`${way} --help`, () => [bin, '--help']] as [string, () => string[]],
