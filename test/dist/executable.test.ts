@@ -5,7 +5,7 @@
 // PostgreSQL, and a backfill (plan, then work) through it.
 
 import { spawn } from 'node:child_process';
-import { copyFile, mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -108,6 +108,45 @@ describe('the single executable, alone in an empty folder, no Node on PATH', () 
       expect(locked, 'no OFD lock on the ledger seen while the send ran').toBe(true);
     } finally {
       await slow.stop();
+    }
+  });
+
+  it("runs with the launcher's default heap flags (its own execArgv), as Node's diagnostic report shows", async () => {
+    // The report (NODE_OPTIONS extends the executable's arguments) names the flags and V8's young generation.
+    const reports = join(dir, 'reports');
+    await mkdir(reports);
+    const flags = /^\s*\*\) heap='([^']+)' ;;$/m.exec(
+      await readFile(join(ROOT, 'src/bin/svc-ingest'), 'utf8'),
+    )?.[1];
+    expect(flags, 'the default heap line of src/bin/svc-ingest').toBeDefined();
+    const s = await startSimulator(exe, [], {
+      ...env,
+      NODE_OPTIONS: `--report-on-signal --report-signal=SIGUSR2 --report-directory=${reports}`,
+    });
+    try {
+      s.child.kill('SIGUSR2');
+      type Report = {
+        header: { commandLine: string[] };
+        javascriptHeap: { heapSpaces: { new_space: { memorySize: number } } };
+      };
+      // Written by Node as the signal comes: read once it is whole.
+      const whole = async (): Promise<Report | undefined> => {
+        const name = (await readdir(reports)).find((f) => f.endsWith('.json'));
+        const text = name === undefined ? '' : await readFile(join(reports, name), 'utf8');
+        return text.trimEnd().endsWith('}') ? (JSON.parse(text) as Report) : undefined;
+      };
+      let report: Report | undefined;
+      for (let i = 0; i < 400 && report === undefined; i++) {
+        report = await whole();
+        if (report === undefined) await new Promise((r) => setTimeout(r, 25));
+      }
+      if (report === undefined) throw new Error('no report written within 10 s');
+      const line = report.header.commandLine;
+      expect(line.slice(1, line.indexOf('simulate') - 1)).toEqual((flags as string).split(' '));
+      // --min-semi-space-size=8: the young generation starts at 8 MiB (V8's own start: 1 MiB).
+      expect(report.javascriptHeap.heapSpaces.new_space.memorySize).toBe(8 * 2 ** 20);
+    } finally {
+      await s.stop();
     }
   });
 
