@@ -167,10 +167,10 @@ export function createClient(config: Config, opts: ClientOptions = {}): SvcClien
     if (c.signal?.aborted) throw new SvcNetworkError({ ...info, aborted: true }, { cause: c.signal.reason });
     const headers: Record<string, string> = { [REQUEST_ID_HEADER]: requestId, ...c.headers };
     if (c.body !== undefined) headers['content-type'] = 'application/json';
-    // One deadline for the whole exchange, body included (ky's timeout covers the headers only).
-    const timer = startDeadline(config.timeoutMs);
+    // One deadline for the whole exchange, body included (ky's timeout covers the headers only); it follows the
+    // caller's signal too (mapError tells the two apart by the caller's signal).
+    const timer = startDeadline(config.timeoutMs, c.signal);
     const deadline = timer.signal;
-    const signal = c.signal ? AbortSignal.any([c.signal, deadline]) : deadline;
     const started = performance.now();
     try {
       // Only the keys this call uses: ky merges every key it is given, undefined ones too.
@@ -181,9 +181,9 @@ export function createClient(config: Config, opts: ClientOptions = {}): SvcClien
       // With our fetch the exchange's deadline bounds the whole call, so ky's own timeout (a timer and a promise per
       // call around the same bound, the headers only) is off; a fetch given in options keeps it.
       if (own) {
-        options[EXCHANGE_SIGNAL] = signal;
+        options[EXCHANGE_SIGNAL] = deadline;
         options.timeout = false;
-      } else options.signal = signal;
+      } else options.signal = deadline;
       if (c.body !== undefined) {
         if (own) options[PREPARED_BODY] = c.body;
         else options.body = c.body;

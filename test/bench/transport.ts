@@ -47,6 +47,8 @@ async function child(name: string, url: string, concurrency: number, requests: n
   const make = CANDIDATES[name];
   if (!make) throw new Error(`unknown candidate ${name}`);
   const cand = make({ connections: concurrency });
+  // Every call is given one long-lived signal, as a send gives each its stop signal.
+  const stop = new AbortController().signal;
   const config = loadConfig({ env: {}, flags: { baseUrl: { value: url, flag: '--base-url' } } });
   const client = createClient(config, {
     fetch: cand.fetch as typeof fetch,
@@ -60,7 +62,7 @@ async function child(name: string, url: string, concurrency: number, requests: n
         const records: WireRecord[] = txs.map((json) => ({ json }));
         const body = encodeRecords(records);
         try {
-          await client.postTransactionsJson(body, { requestId });
+          await client.postTransactionsJson(body, { requestId, signal: stop });
         } finally {
           releaseBody(body.bytes);
           releaseWires(records);

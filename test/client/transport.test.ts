@@ -1,7 +1,7 @@
 // The transport beneath ky (src/client/transport.ts, dispatch-fetch.ts) over real HTTP: purpose-built node:http
 // servers on 127.0.0.1 and the simulator. Each requirement of the fetch it hands ky: connection cap, keep-alive,
 // timeouts, aborts, redirects not followed, streamed bodies, ky's hooks, and the error shapes the client classifies.
-import { once } from 'node:events';
+import { getEventListeners, once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { isNetworkError, isTimeoutError, type Options } from 'ky';
@@ -217,6 +217,34 @@ describe('timeouts and aborts', () => {
     expect(due.signal.aborted).toBe(true);
     expect((due.signal.reason as DOMException).name).toBe('TimeoutError');
     expect(cleared.signal.aborted).toBe(false);
+  });
+
+  it("a deadline follows the caller's signal through one listener, taken off when cleared, without a leak warning", async () => {
+    const warnings: Error[] = [];
+    const onWarning = (w: Error) => warnings.push(w);
+    process.on('warning', onWarning);
+    try {
+      const stop = new AbortController();
+      // A send's concurrency of calls at once on its stop signal (an EventTarget warns past 10, an AbortSignal never).
+      const calls = Array.from({ length: 64 }, () => startDeadline(10_000, stop.signal));
+      expect(getEventListeners(stop.signal, 'abort')).toHaveLength(64);
+      for (const d of calls.slice(1)) d.clear();
+      expect(getEventListeners(stop.signal, 'abort')).toHaveLength(1);
+      stop.abort(new Error('stopping'));
+      const first = calls[0] as ReturnType<typeof startDeadline>;
+      expect(first.signal.aborted).toBe(true);
+      expect((first.signal.reason as Error).message).toBe('stopping');
+      expect(calls[1]?.signal.aborted).toBe(false);
+      first.clear();
+      // Started after the caller's abort: aborted at once, with its reason.
+      const late = startDeadline(10_000, stop.signal);
+      expect((late.signal.reason as Error).message).toBe('stopping');
+      late.clear();
+      await new Promise((r) => setImmediate(r));
+      expect(warnings.map((w) => w.name)).not.toContain('MaxListenersExceededWarning');
+    } finally {
+      process.off('warning', onWarning);
+    }
   });
 
   it("the caller's abort before the answer rejects at once (AbortError) and closes that request's socket", async () => {
