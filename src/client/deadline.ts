@@ -15,8 +15,8 @@ export interface Deadline {
 /**
  * `ms` from now, or as soon as `follow` aborts (with its reason), whichever comes first. The caller's signal is
  * followed through one listener, removed by clear(): not AbortSignal.any, whose composite signal the long-lived
- * source keeps a weak reference to, with a finalizer, until a full collection (measured with a send's stop signal:
- * ~40-60 µs of CPU a request more and ~50 MB more resident at concurrency 8; docs/performance.md).
+ * source keeps a weak reference to, with a finalizer, until a full collection (the request-path bench with a send's
+ * stop signal, concurrency 8: ~25 MB more resident with it, its CPU not apart beyond the noise; docs/performance.md).
  */
 export function startDeadline(ms: number, follow?: AbortSignal): Deadline {
   const controller = new AbortController();
