@@ -10,6 +10,7 @@ import { parseArgs } from 'node:util';
 import { build } from 'esbuild';
 import { LOCK_ADDON_ASSET } from '../src/ledger/file/embedded-addon.ts';
 import { gitCommit, VERSION } from '../src/version.ts';
+import { launcherHeapFlags } from './heap-flags.ts';
 import { plainRequire } from './plain-require.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -72,18 +73,6 @@ const assets: Record<string, string> = {
 for (const f of readdirSync(path.join(ROOT, 'config/mappings')).filter((f) => f.endsWith('.json'))) {
   assets[`config/mappings/${f}`] = path.join(ROOT, 'config/mappings', f);
 }
-/**
- * The launcher's default heap flags (src/bin/svc-ingest, the `*)` case), read from it so the two cannot differ: the
- * executable has no launcher, and without them a send at concurrency 32 peaks ~80 MB higher (V8's young generation
- * grows unbounded by them). SVC_INGEST_HEAP is the launcher's alone: the executable always runs these.
- */
-function launcherHeapFlags(): string[] {
-  const launcher = readFileSync(path.join(ROOT, 'src/bin/svc-ingest'), 'utf8');
-  const m = /^\s*\*\) heap='([^']+)' ;;$/m.exec(launcher);
-  if (!m?.[1]) throw new Error("src/bin/svc-ingest: no default heap line (  *) heap='…' ;;)");
-  return m[1].split(' ');
-}
-
 // V8's code cache is made for the Node (and its architecture) that builds the blob: only for the build machine's own.
 const codeCache = arch === process.arch && !values['no-code-cache'];
 const blob = path.join(work, 'sea.blob');
@@ -95,7 +84,9 @@ writeFileSync(
     disableExperimentalSEAWarning: true,
     useCodeCache: codeCache,
     useSnapshot: false,
-    execArgv: launcherHeapFlags(),
+    // The launcher's heap flags (the executable has none of its own): without them a send at concurrency 32 peaks
+    // ~80 MB higher. SVC_INGEST_HEAP is the launcher's alone: the executable always runs these.
+    execArgv: launcherHeapFlags(ROOT),
     assets,
   }),
 );

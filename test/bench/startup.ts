@@ -8,6 +8,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { launcherHeapFlags } from '../../packaging/heap-flags.ts';
 import { LAUNCHER, NODE, ROOT, startDaemon } from './measure.ts';
 import { type Args, log, median, round, type ScenarioResult } from './scenarios.ts';
 
@@ -15,8 +16,6 @@ import { type Args, log, median, round, type ScenarioResult } from './scenarios.
  * What ky needs before any of our code runs: Node's built-in undici (the fetch classes ky reads when it loads, and the
  * Agent the client takes from it: src/client/transport.ts) and one streaming Request, as ky's import-time probe makes.
  */
-/** The launcher's default heap flags (src/bin/svc-ingest), which ky's floor runs with as a send does. */
-const LAUNCHER_HEAP = ['--min-semi-space-size=8', '--max-semi-space-size=16', '--heap-growing-percent=100'];
 const KY_FLOOR = `void globalThis.Request;
 new globalThis[Symbol.for('undici.globalDispatcher.1')].constructor({ connections: 2 });
 new Request('http://127.0.0.1/', { method: 'POST', body: new ReadableStream(), duplex: 'half' });`;
@@ -100,7 +99,7 @@ export async function startup(a: Args): Promise<ScenarioResult> {
     const send = () => ['send', '--ledger', join(work, `l-${++n}`), '--rejects', join(work, `r-${n}`), csv];
     const cases: Array<[string, () => string[]]> = [
       ['node -e 0', () => [NODE, '-e', '0']],
-      ['ky floor', () => [NODE, ...LAUNCHER_HEAP, '-e', KY_FLOOR]],
+      ['ky floor', () => [NODE, ...launcherHeapFlags(ROOT), '-e', KY_FLOOR]],
       ...[['clone', LAUNCHER] as const, ['package', installed] as const].flatMap(([way, bin]) => [
         [`${way} --version`, () => [bin, '--version']] as [string, () => string[]],
         [`${way} --help`, () => [bin, '--help']] as [string, () => string[]],
