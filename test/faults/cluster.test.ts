@@ -46,12 +46,14 @@ describe('workers on a shared PostgreSQL ledger', { timeout: 180_000 }, () => {
     const w3 = runWorker(url, 'w3', o);
     // Mid-partition: it has acknowledged batches, holds a partition, and has records claimed and not yet recorded.
     // Once seen, looked at again with w2 stopped (SIGSTOP), so that it cannot record its claims between the look
-    // and the kill (a loaded machine once let it finish everything it held in that gap).
+    // and the kill (a loaded machine once let it finish everything it held in that gap). Four batches acknowledged
+    // are enough: asking for 1,500 records (into its second partition of 1,000) left a window of a few polls when
+    // the two workers in this process took most partitions, and once none at all (CI, 2026-11-27).
     const midPartition = async () => {
       const r = await workerRow(pgs, url, 'w2');
       return (
         r !== null &&
-        r.recordsAcked >= 1500 &&
+        r.recordsAcked >= 4 * 50 &&
         r.holding !== null &&
         (await openClaims(pgs, url, 'w2')).size >= 100
       );
