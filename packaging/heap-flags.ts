@@ -1,4 +1,5 @@
-// The launcher's default V8 heap flags (src/bin/svc-ingest, its `*)` case), read from the launcher itself so nothing
+// The launcher's default V8 heap flags (src/bin/svc-ingest, its `*)` case: the young generation's size; the old
+// generation's limit is set by the CLI at run time, src/heap-growth.ts), read from the launcher itself so nothing
 // else spells them: the single executable carries them in its blob (packaging/sea.ts), and its test and the bench's
 // start-up anchor take them from here.
 import { readFileSync } from 'node:fs';
@@ -6,7 +7,7 @@ import path from 'node:path';
 
 /**
  * The flags the launcher gives Node when SVC_INGEST_HEAP is not `small`; throws if its default line is not there.
- * @example launcherHeapFlags(ROOT) // ['--min-semi-space-size=8', '--max-semi-space-size=16', '--heap-growing-percent=100']
+ * @example launcherHeapFlags(ROOT) // ['--min-semi-space-size=8', '--max-semi-space-size=16']
  */
 export function launcherHeapFlags(root: string): string[] {
   const launcher = readFileSync(path.join(root, 'src/bin/svc-ingest'), 'utf8');

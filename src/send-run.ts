@@ -104,6 +104,7 @@ async function runSend(o: SendOptions, c: Counters, live: Live): Promise<RunSumm
         import('./chain/settle.ts'),
         import('./chain/claims.ts'),
       ]);
+      o.chainStarting?.();
       end = await runChainSettled(
         {
           chunks: source.chunks,

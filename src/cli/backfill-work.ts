@@ -3,6 +3,7 @@
 
 import type { WorkSummary } from '../backfill/work.ts';
 import { SvcIngestError } from '../errors.ts';
+import { cliIo } from '../io.ts';
 import type { Logger } from '../log.ts';
 import type { RunMetrics } from '../metrics/run-metrics.ts';
 import {
@@ -88,6 +89,7 @@ async function workAndReport(
   let post: import('../send/attempt.ts').PostTransactions = (txs, o) => client.postTransactionsJson(txs, o);
   if (metrics) post = metrics.observePost(post);
   const stop = stopOnSignals(false, logger);
+  cliIo().holdHeap?.();
   const work = startWork({
     url: ctx.url,
     ...ctx.conn,

@@ -131,7 +131,7 @@ describe('bin launcher', () => {
       });
     const lines = async () => (await readFile(calls, 'utf8')).trim().split('\n');
     expect(run().status).toBe(0);
-    const entry = `--min-semi-space-size=8 --max-semi-space-size=16 --heap-growing-percent=100 ${root}/dist/cli/main.cjs --version`;
+    const entry = `--min-semi-space-size=8 --max-semi-space-size=16 ${root}/dist/cli/main.cjs --version`;
     expect(await lines()).toEqual(['--version', entry]);
     expect(await readFile(join(cache, 'svc-ingest-compile/svc-ingest-node'), 'utf8')).toBe(`${fake}/node\n`);
     expect(run().status).toBe(0);
@@ -142,8 +142,8 @@ describe('bin launcher', () => {
     expect(run().status).toBe(0);
     expect(await lines()).toEqual(['--version', entry, entry, '--version', entry]);
     // SVC_INGEST_HEAP=small: V8's heap held small (docs/commands.md), whatever the command; the default otherwise.
-    const small = '--min-semi-space-size=2 --max-semi-space-size=2 --heap-growing-percent=100';
-    const usual = '--min-semi-space-size=8 --max-semi-space-size=16 --heap-growing-percent=100';
+    const small = '--min-semi-space-size=2 --max-semi-space-size=2';
+    const usual = '--min-semi-space-size=8 --max-semi-space-size=16';
     for (const [heap, args, flags] of [
       ['small', ['send', 'a.csv'], small],
       ['small', ['--log-level', 'warn', 'backfill', 'plan'], small],
