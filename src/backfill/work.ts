@@ -54,6 +54,8 @@ export interface WorkOptions extends RejectCaps {
   dispatch: DispatchSettings;
   /** Checks that the service answers, before any partition is claimed. */
   preflight?: () => Promise<void>;
+  /** Called once the service answered, before the first partition is claimed (CliIo.holdHeap). */
+  chainStarting?: () => void;
   /** This worker's rejects file. */
   rejectsPath: string;
   resume: boolean;
@@ -215,6 +217,7 @@ class WorkRun {
         `no backfill planned in ${store.location}: run svc-ingest backfill plan first`,
       );
     await o.preflight?.();
+    o.chainStarting?.();
     if (o.retryFailed) {
       const n = await coordinate('cannot reopen partitions in', reopenFailed(session.db));
       log.info(

@@ -89,7 +89,6 @@ async function workAndReport(
   let post: import('../send/attempt.ts').PostTransactions = (txs, o) => client.postTransactionsJson(txs, o);
   if (metrics) post = metrics.observePost(post);
   const stop = stopOnSignals(false, logger);
-  cliIo().holdHeap?.();
   const work = startWork({
     url: ctx.url,
     ...ctx.conn,
@@ -98,6 +97,7 @@ async function workAndReport(
     batchSize: config.send.batchSize,
     dispatch: dispatchSettings(config, post),
     preflight: healthCheck(config, logger, (signal) => client.checkService(signal)),
+    chainStarting: () => cliIo().holdHeap?.(),
     rejectsPath: config.send.rejectsPath,
     ...rejectCaps(config),
     resume: true,

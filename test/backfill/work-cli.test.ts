@@ -19,6 +19,7 @@ import {
   workerSummary,
 } from '../helpers/backfill.ts';
 import { ROOT, runCliHere } from '../helpers/cli.ts';
+import { expectHeldOnceStarted, lastJsonLine, tracedNode } from '../helpers/heap-trace.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import { csvOf, makeTx, ndjsonOf, range } from '../helpers/transactions.ts';
@@ -186,6 +187,18 @@ describe('backfill work', () => {
     expect(m.code).toBe(1);
     expect(m.stderr).toMatch(/^svc-ingest: MAPPING_INVALID: mapping .*profile\.json differs on this host/m);
     expect(sim.deliveries().size).toBe(0);
+  });
+
+  it("holds V8's old generation to twice its live size once its partitions start (V8's own trace)", async () => {
+    const csv = join(dir, 'heap.csv');
+    await writeFile(csv, csvOf(range(1000).map((i) => makeTx(i, 'wh'))));
+    const url = await pgs.createDatabase();
+    await plan(url, [csv], 150_000, ['--base-url', sim.url]);
+    const r = await startWorker(url, 'heap', { sim, dir, env: { SVC_INGEST_NODE: await tracedNode(dir) } })
+      .done;
+    expect(r.code, r.stderr).toBe(0);
+    expect(lastJsonLine(r.stdout)).toMatchObject({ read: 1000, sent: 1000 });
+    expectHeldOnceStarted(r.stdout);
   });
 
   it('nothing planned: one line, exit 1', async () => {
