@@ -3,18 +3,19 @@
 // Usage: node test/bench/body-memory.ts --variant NAME=ROOT[|NODE FLAGS[|ENV=V …]] … [--rows 300000]
 //          [--concurrency 32] [--runs 3] [--every 50]
 // ROOT is a checkout with node_modules (a `git archive` copy with node_modules linked in is one); each run is
-// `ROOT/node_modules/node/bin/node FLAGS ROOT/src/cli/main.ts send …` (FLAGS default to the launcher's V8 flags for
-// send), with usage-preload.ts sampling process.memoryUsage() every --every ms. Per run it prints CPU µs per
+// `ROOT/node_modules/node/bin/node FLAGS ROOT/src/cli/main.ts send …` (FLAGS default to this clone's launcher's V8
+// flags: packaging/heap-flags.ts), with usage-preload.ts sampling process.memoryUsage() every --every ms. Per run it prints CPU µs per
 // delivered tx (user+sys), peak RSS (getrusage), peak arrayBuffers and heapUsed (MB), and the load average.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { launcherHeapFlags } from '../../packaging/heap-flags.ts';
 import { ROOT } from './measure.ts';
 import { dataFile, median, round, simPost, simulator } from './scenarios.ts';
 
-const LAUNCHER_FLAGS = '--min-semi-space-size=2 --max-semi-space-size=2 --heap-growing-percent=100';
+const LAUNCHER_FLAGS = launcherHeapFlags(ROOT).join(' ');
 const { values } = parseArgs({
   options: {
     variant: { type: 'string', multiple: true, default: [] },
