@@ -6,12 +6,14 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
 /**
- * The flags the launcher gives Node when SVC_INGEST_HEAP is not `small`; throws if its default line is not there.
+ * The flags the launcher gives Node: by default (SVC_INGEST_HEAP not `small`), or with `small`; throws if that line
+ * is not there.
  * @example launcherHeapFlags(ROOT) // ['--min-semi-space-size=8', '--max-semi-space-size=16']
  */
-export function launcherHeapFlags(root: string): string[] {
+export function launcherHeapFlags(root: string, which: 'default' | 'small' = 'default'): string[] {
   const launcher = readFileSync(path.join(root, 'src/bin/svc-ingest'), 'utf8');
-  const m = /^\s*\*\) heap='([^']+)' ;;$/m.exec(launcher);
-  if (!m?.[1]) throw new Error("src/bin/svc-ingest: no default heap line (  *) heap='…' ;;)");
+  const label = which === 'small' ? 'small' : '\\*';
+  const m = new RegExp(`^\\s*${label}\\) heap='([^']+)' ;;$`, 'm').exec(launcher);
+  if (!m?.[1]) throw new Error(`src/bin/svc-ingest: no ${which} heap line (  ${label.replace(/\\/g, '')}) heap='…' ;;)`);
   return m[1].split(' ');
 }
