@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { columnMissing, logRunStart } from './chain/notices.ts';
 import type { SendOptions } from './chain/options.ts';
+import { cliIo } from './io.ts';
 import { checkStateFile } from './ledger/file/files.ts';
 import { openLedgerStore } from './ledger/open.ts';
 import { readyStore } from './ledger/ready.ts';
@@ -104,7 +105,8 @@ async function runSend(o: SendOptions, c: Counters, live: Live): Promise<RunSumm
         import('./chain/settle.ts'),
         import('./chain/claims.ts'),
       ]);
-      o.chainStarting?.();
+      // The run's modules are loaded and the service answered: from here its heap is held (src/heap-growth.ts).
+      cliIo().holdHeap?.();
       end = await runChainSettled(
         {
           chunks: source.chunks,

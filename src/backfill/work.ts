@@ -12,6 +12,7 @@ import type { DispatchSettings } from '../chain/options.ts';
 import type { ChainRunEnd } from '../chain/run.ts';
 import { runChainSettled, settlePollMs, sleep } from '../chain/settle.ts';
 import { SvcIngestError } from '../errors.ts';
+import { cliIo } from '../io.ts';
 import {
   type ClaimedPartition,
   claimPartition,
@@ -54,8 +55,6 @@ export interface WorkOptions extends RejectCaps {
   dispatch: DispatchSettings;
   /** Checks that the service answers, before any partition is claimed. */
   preflight?: () => Promise<void>;
-  /** Called once the service answered, before the first partition is claimed (CliIo.holdHeap). */
-  chainStarting?: () => void;
   /** This worker's rejects file. */
   rejectsPath: string;
   resume: boolean;
@@ -217,7 +216,8 @@ class WorkRun {
         `no backfill planned in ${store.location}: run svc-ingest backfill plan first`,
       );
     await o.preflight?.();
-    o.chainStarting?.();
+    // The service answered and the worker's modules are loaded: from here its heap is held (src/heap-growth.ts).
+    cliIo().holdHeap?.();
     if (o.retryFailed) {
       const n = await coordinate('cannot reopen partitions in', reopenFailed(session.db));
       log.info(

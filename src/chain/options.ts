@@ -25,8 +25,6 @@ export interface SendOptions extends RejectCaps {
   dispatch: DispatchSettings;
   /** Checks that the service answers (the client's checkService); run before any record is read; `signal` ends it. */
   preflight?: (signal?: AbortSignal) => Promise<void>;
-  /** Called once the run's modules are loaded and the service answered, as its records start (CliIo.holdHeap). */
-  chainStarting?: () => void;
   /** Where the ledger is: a file path, or a postgres:// URL (the LedgerStore is picked from it). */
   ledger: string;
   /** The PostgreSQL ledger's password file, lease, wait and TLS rule (config `ledger.*`); a file ledger ignores them. */

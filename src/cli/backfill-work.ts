@@ -3,7 +3,6 @@
 
 import type { WorkSummary } from '../backfill/work.ts';
 import { SvcIngestError } from '../errors.ts';
-import { cliIo } from '../io.ts';
 import type { Logger } from '../log.ts';
 import type { RunMetrics } from '../metrics/run-metrics.ts';
 import {
@@ -97,7 +96,6 @@ async function workAndReport(
     batchSize: config.send.batchSize,
     dispatch: dispatchSettings(config, post),
     preflight: healthCheck(config, logger, (signal) => client.checkService(signal)),
-    chainStarting: () => cliIo().holdHeap?.(),
     rejectsPath: config.send.rejectsPath,
     ...rejectCaps(config),
     resume: true,

@@ -201,7 +201,6 @@ async function sendAndReport(
     preflight: client
       ? healthCheck(config, logger, (signal) => (client as NonNullable<typeof client>).checkService(signal))
       : undefined,
-    chainStarting: () => cliIo().holdHeap?.(),
     // A file path, or postgres://… for the shared PostgreSQL ledger (its password file and lease from ledger.*).
     ledger: s.ledgerPath,
     passwordFile: config.ledger.passwordFile,
