@@ -19,7 +19,7 @@ import {
   workerSummary,
 } from '../helpers/backfill.ts';
 import { ROOT, runCliHere } from '../helpers/cli.ts';
-import { expectHeldOnceStarted, lastJsonLine, tracedNode } from '../helpers/heap-trace.ts';
+import { expectHeldOnceStarted, tracedNode } from '../helpers/heap-trace.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import { csvOf, makeTx, ndjsonOf, range } from '../helpers/transactions.ts';
@@ -197,7 +197,7 @@ describe('backfill work', () => {
     const r = await startWorker(url, 'heap', { sim, dir, env: { SVC_INGEST_NODE: await tracedNode(dir) } })
       .done;
     expect(r.code, r.stderr).toBe(0);
-    expect(lastJsonLine(r.stdout)).toMatchObject({ read: 1000, sent: 1000 });
+    expect(workerSummary(r)).toMatchObject({ read: 1000, sent: 1000 });
     expectHeldOnceStarted(r.stdout);
   });
 

@@ -2,7 +2,7 @@
 // own rejects files and short leases), read the status, and look at one worker's row in the ledger database.
 import { join } from 'node:path';
 import type { Simulator } from '../../src/simulator/index.ts';
-import { type CliResult, type CliRun, runCliHere, startCli } from './cli.ts';
+import { type CliResult, type CliRun, runCliHere, startCli, summaryOf } from './cli.ts';
 import type { TestPostgres } from './postgres.ts';
 
 /** The database name of a test database's URL. */
@@ -102,12 +102,7 @@ export interface WorkerSummary {
 }
 
 export function workerSummary(r: CliResult): WorkerSummary {
-  const last = r.stdout.trim().split('\n').pop() ?? '';
-  try {
-    return JSON.parse(last) as WorkerSummary;
-  } catch {
-    throw new Error(`no worker summary (exit ${r.code}); stderr:\n${r.stderr.slice(-3000)}`);
-  }
+  return summaryOf(r) as unknown as WorkerSummary;
 }
 
 /** `backfill status --json`. */

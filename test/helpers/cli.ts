@@ -136,9 +136,14 @@ export function runCli(args: string[], opts: CliOptions = {}) {
   return startCli(args, opts).done;
 }
 
-/** Parse the last stdout line as the --json summary. */
+/** Parse the last JSON line of stdout as the --json summary (a traced Node's lines may share stdout with it). */
 export function summaryOf(r: CliResult): Record<string, number | string | boolean | null> {
-  const last = r.stdout.trim().split('\n').pop() ?? '';
+  const last =
+    r.stdout
+      .trim()
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .pop() ?? '';
   try {
     return JSON.parse(last);
   } catch {

@@ -13,16 +13,6 @@ export async function tracedNode(dir: string): Promise<string> {
   return node;
 }
 
-/** The last JSON line of a stdout that V8's trace lines share. */
-export function lastJsonLine(stdout: string): unknown {
-  return JSON.parse(
-    stdout
-      .split('\n')
-      .filter((l) => l.startsWith('{'))
-      .pop() ?? 'null',
-  );
-}
-
 /** The collections of the start keep V8's factor; from the CLI's set on, every one says 2.0. */
 export function expectHeldOnceStarted(stdout: string): void {
   const factors = [...stdout.matchAll(/\[HeapController\] factor ([\d.]+)/g)].map((m) => m[1]);

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { runCliHere, startCli, summaryOf, waitFor } from '../helpers/cli.ts';
-import { expectHeldOnceStarted, lastJsonLine, tracedNode } from '../helpers/heap-trace.ts';
+import { expectHeldOnceStarted, tracedNode } from '../helpers/heap-trace.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import { csvOf, makeTx, ndjsonOf, range } from '../helpers/transactions.ts';
 
@@ -113,7 +113,7 @@ describe('send: the main job, end to end through the real CLI', () => {
       input,
     }).done;
     expect(r.code, r.stderr).toBe(0);
-    expect(lastJsonLine(r.stdout)).toMatchObject({ read: 1000, sent: 1000 });
+    expect(summaryOf(r)).toMatchObject({ read: 1000, sent: 1000 });
     expectHeldOnceStarted(r.stdout);
   });
 
