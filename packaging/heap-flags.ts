@@ -12,8 +12,9 @@ import path from 'node:path';
  */
 export function launcherHeapFlags(root: string, which: 'default' | 'small' = 'default'): string[] {
   const launcher = readFileSync(path.join(root, 'src/bin/svc-ingest'), 'utf8');
-  const label = which === 'small' ? 'small' : '\\*';
-  const m = new RegExp(`^\\s*${label}\\) heap='([^']+)' ;;$`, 'm').exec(launcher);
-  if (!m?.[1]) throw new Error(`src/bin/svc-ingest: no ${which} heap line (  ${label.replace(/\\/g, '')}) heap='…' ;;)`);
-  return m[1].split(' ');
+  const lines = new Map([...launcher.matchAll(/^\s*(small|\*)\) heap='([^']+)' ;;$/gm)].map((m) => [m[1], m[2]]));
+  const label = which === 'small' ? 'small' : '*';
+  const flags = lines.get(label);
+  if (!flags) throw new Error(`src/bin/svc-ingest: no ${which} heap line (  ${label}) heap='…' ;;)`);
+  return flags.split(' ');
 }

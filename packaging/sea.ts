@@ -84,8 +84,8 @@ writeFileSync(
     disableExperimentalSEAWarning: true,
     useCodeCache: codeCache,
     useSnapshot: false,
-    // The launcher's heap flags (the executable has none of its own): without them a send at concurrency 32 peaks
-    // ~80 MB higher. SVC_INGEST_HEAP is the launcher's alone: the executable always runs these.
+    // The launcher's heap flags (the executable has none of its own; the old generation's limit the CLI sets at run
+    // time, src/heap-growth.ts): docs/install.md. SVC_INGEST_HEAP is the launcher's alone: the executable runs these.
     execArgv: launcherHeapFlags(ROOT),
     assets,
   }),
