@@ -62,8 +62,8 @@ describe('two feeds in one PostgreSQL database', () => {
     expect(simB.deliveries().size).toBe(300);
     const counts = await pgs.sql(
       dbName(url),
-      `SELECT (SELECT count(*)::int FROM feed_a.transactions WHERE acked_seq IS NOT NULL) AS a,
-              (SELECT count(*)::int FROM feed_b.transactions WHERE acked_seq IS NOT NULL) AS b,
+      `SELECT (SELECT count(*)::int FROM feed_a.transaction_states WHERE state = 'acked') AS a,
+              (SELECT count(*)::int FROM feed_b.transaction_states WHERE state = 'acked') AS b,
               to_regclass('svc_ingest.transactions') IS NULL AS no_default`,
     );
     expect(counts).toEqual([{ a: 300, b: 300, no_default: true }]);

@@ -221,13 +221,13 @@ describe('ledger migrate', () => {
     const first = await runCliHere(['ledger', 'migrate', '--ledger', url]);
     expect(first.code).toBe(0);
     expect(first.stdout).toBe(
-      `${pgs.urlWithoutPassword(dbName(url))}: schema migrated from version 0 to 6\n  applied 1: ledger and backfill\n  applied 2: backfill takeovers and workers\n  applied 3: destinations\n  applied 4: worker identity, rejects written\n  applied 5: tickets per feed\n  applied 6: heap-only record updates\n`,
+      `${pgs.urlWithoutPassword(dbName(url))}: schema migrated from version 0 to 7\n  applied 1: ledger and backfill\n  applied 2: backfill takeovers and workers\n  applied 3: destinations\n  applied 4: worker identity, rejects written\n  applied 5: tickets per feed\n  applied 6: heap-only record updates\n  applied 7: acknowledgements per batch\n`,
     );
     const second = await runCliHere(['ledger', 'migrate', '--ledger', url, '--json']);
     expect(JSON.parse(second.stdout)).toEqual({
       ledger: pgs.urlWithoutPassword(dbName(url)),
-      from: 6,
-      to: 6,
+      from: 7,
+      to: 7,
       applied: [],
     });
     const v = await pgs.sql(
@@ -241,6 +241,7 @@ describe('ledger migrate', () => {
       { version: 4, name: 'worker identity, rejects written', applied_by: expect.stringMatching(/:\d+$/) },
       { version: 5, name: 'tickets per feed', applied_by: expect.stringMatching(/:\d+$/) },
       { version: 6, name: 'heap-only record updates', applied_by: expect.stringMatching(/:\d+$/) },
+      { version: 7, name: 'acknowledgements per batch', applied_by: expect.stringMatching(/:\d+$/) },
     ]);
   });
 });

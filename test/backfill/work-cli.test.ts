@@ -142,7 +142,7 @@ describe('backfill work', () => {
     // Drained: the service holds exactly what the ledger shows acknowledged.
     const acked = await pgs.sql<{ n: number }>(
       db,
-      'SELECT count(*)::int AS n FROM svc_ingest.transactions WHERE acked_seq IS NOT NULL',
+      `SELECT count(*)::int AS n FROM svc_ingest.transaction_states WHERE state = 'acked'`,
     );
     expect(acked).toEqual([{ n: sim.deliveries().size }]);
 

@@ -1,6 +1,6 @@
 // What the claim (CLAIM_SQL, and ADMIT_SQL: its ON CONFLICT form) and record statements cost the database per id,
 // apart from any client or service: one connection runs each statement over groups of 200 fresh ids (the record as
-// four outcomes of 50) and reads its backend's own CPU from /proc (user + system; 10 ms ticks), on a throwaway
+// four outcomes of 50, naming the claim) and reads its backend's own CPU from /proc (user + system; 10 ms ticks), on a throwaway
 // PostgreSQL 18 (fsync on) whose `transactions` holds --rows acknowledged ids first. Variants of the statements (a
 // module exporting `VARIANTS: Record<name, sql>`, same parameters; a name starting with `admit` is a claim, else a
 // record) run in the same rounds, each on its own fresh ids, so their figures compare with the current statements'.
@@ -48,6 +48,7 @@ try {
   await c.connect();
   const pid = Number((await c.query('SELECT pg_backend_pid() AS p')).rows[0].p);
   const me = Number((await c.query('SELECT max(worker_no)::int AS w FROM svc_ingest.workers')).rows[0].w);
+  const serverStart = String((await c.query('SELECT pg_postmaster_start_time()::text AS t')).rows[0].t);
   const cpuMs = () => {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const a = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
@@ -56,7 +57,8 @@ try {
   let next = 0;
   const fresh = () => Array.from({ length: 200 }, () => `T${String(next++).padStart(9, '0')}`);
   let seq = 0;
-  const recordParams = (ids: string[]) => {
+  // Four outcomes of 50 ids, each naming the claim the ids were taken under (RECORD_SQL's parameters).
+  const recordParams = (ids: string[], claim: number) => {
     const four = (v: unknown) => [v, v, v, v];
     const k = [0, 1, 2, 3];
     return [
@@ -72,20 +74,30 @@ try {
       four('s'),
       four(1),
       four(50),
-      ids.map((_, i) => Math.floor(i / 50)),
+      k.map((i) => i * 50 + 1),
+      k.map((i) => i * 50 + 50),
+      four(1),
+      four(1),
       ids,
+      [claim],
       me,
       4,
       ids.length,
       0,
       0,
       1,
+      false,
+      serverStart,
     ];
   };
-  const admit = (name: string, text: string, ids: string[]) =>
-    c.query({ name, text, values: [ids, me, true, 1] });
+  // The claim number each set of ids was admitted under (the claim statement's last row).
+  const claims = new Map<string[], number>();
+  const admit = async (name: string, text: string, ids: string[]) => {
+    const r = await c.query({ name, text, values: [ids, me, true, 1] });
+    claims.set(ids, Number(r.rows.find((row) => row.id === null)?.claim ?? 0));
+  };
   const record = (name: string, text: string, ids: string[]) =>
-    c.query({ name, text, values: recordParams(ids) });
+    c.query({ name, text, values: recordParams(ids, claims.get(ids) ?? 0) });
   const out: Record<string, number[]> = {};
   const timed = async (name: string, run: (ids: string[]) => Promise<unknown>, sets: string[][]) => {
     const t = cpuMs();
@@ -115,8 +127,8 @@ try {
     }
   }
   const left = await c.query(
-    `SELECT count(*)::int AS n FROM svc_ingest.transactions WHERE transaction_id LIKE 'T%'
-     AND (acked_seq IS NULL OR claim_worker IS NOT NULL)`,
+    `SELECT count(*)::int AS n FROM svc_ingest.transaction_states WHERE transaction_id LIKE 'T%'
+     AND state <> 'acked'`,
   );
   await c.end();
   await store.close();

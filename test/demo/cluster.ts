@@ -126,8 +126,7 @@ try {
   const claimsOf = async (id: string) =>
     (
       await db.query<{ transaction_id: string }>(
-        `SELECT t.transaction_id FROM svc_ingest.transactions t JOIN svc_ingest.workers w ON w.worker_no = t.claim_worker
-         WHERE w.worker_id = $1 AND t.acked_seq IS NULL`,
+        `SELECT transaction_id FROM svc_ingest.transaction_states WHERE claimed_by = $1 AND state = 'claimed'`,
         [id],
       )
     ).rows.map((r) => r.transaction_id);

@@ -182,7 +182,7 @@ describe('the single executable, alone in an empty folder, no Node on PATH', () 
     const db = new URL(bf).pathname.slice(1);
     const acked = await pg.sql(
       db,
-      'SELECT count(*)::int AS n FROM svc_ingest.transactions WHERE acked_seq IS NOT NULL',
+      `SELECT count(*)::int AS n FROM svc_ingest.transaction_states WHERE state = 'acked'`,
     );
     expect(acked[0]!.n).toBe(300);
   });

@@ -320,7 +320,7 @@ describe('workers on a shared PostgreSQL ledger', { timeout: 180_000 }, () => {
     expect(sa.skipped! + sb.skipped!).toBe(SHARED);
     const acked = await pgs.sql<{ n: number }>(
       dbName(url),
-      'SELECT count(*)::int AS n FROM svc_ingest.transactions WHERE acked_seq IS NOT NULL',
+      `SELECT count(*)::int AS n FROM svc_ingest.transaction_states WHERE state = 'acked'`,
     );
     expect(acked).toEqual([{ n: all.length }]);
   });
@@ -352,7 +352,7 @@ describe('workers on a shared PostgreSQL ledger', { timeout: 180_000 }, () => {
       (
         await pgs.sql<{ n: number }>(
           dbName(url),
-          'SELECT count(*)::int AS n FROM svc_ingest.transactions WHERE acked_seq IS NOT NULL',
+          `SELECT count(*)::int AS n FROM svc_ingest.transaction_states WHERE state = 'acked'`,
         )
       )[0]?.n ?? 0;
     // a is stopped (SIGSTOP): a process of its own; b, which takes its claims over, runs in this process.

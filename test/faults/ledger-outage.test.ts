@@ -5,6 +5,9 @@
 // and that line is the last it writes.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { BatchItem } from '../../src/batch/batcher.ts';
+import { openPgLedgerStore } from '../../src/ledger/postgres/store.ts';
+import { createLogger } from '../../src/log.ts';
 import { plan, startWorker, until, workerRow, workerSummary } from '../helpers/backfill.ts';
 import { startCli } from '../helpers/cli.ts';
 import { usePostgres } from '../helpers/postgres.ts';
@@ -135,5 +138,51 @@ describe('the ledger database out of reach longer than the lease, shorter than l
     const last = JSON.parse(lines[lines.length - 1] ?? '{}') as { event?: string; msg?: string };
     expect(last.event, lines.slice(-5).join('\n')).toBe('cli.error');
     expect(last.msg).toMatch(/^svc-ingest: LEDGER_WRITE: /);
+  });
+});
+
+describe('a claim lost with a restart of the server', { timeout: 60_000 }, () => {
+  it('outcomes recorded after the server restarted go row by row: acknowledged ids whose claim rows are gone count', async () => {
+    const url = await pgs.createDatabase();
+    const logger = createLogger({ level: 'silent', pretty: false });
+    const store = await openPgLedgerStore(url, {
+      mode: 'write',
+      resume: true,
+      runId: 'lost',
+      logger,
+      leaseMs: 60_000,
+      waitMs: WAIT_MS,
+    });
+    try {
+      const items: BatchItem[] = Array.from({ length: 10 }, (_, i) => ({
+        id: `lost-${i}`,
+        json: '{}',
+        source: 'in.ndjson',
+        line: i + 1,
+      }));
+      expect((await store.admit(items)).send).toHaveLength(10);
+      // The claim committed without a flush and the server crashed before its WAL reached the disk: its rows are
+      // gone (removed here), while the batch was sent and acknowledged.
+      const db = new URL(url).pathname.slice(1);
+      await pgs.sql(db, `DELETE FROM svc_ingest.transactions WHERE transaction_id LIKE 'lost-%'`);
+      await pgs.restart();
+      await store.record({
+        batchId: 'lost-1',
+        runId: 'lost',
+        status: 'acked',
+        requestId: 'req-lost',
+        clientRequestId: 'c-lost',
+        attempts: 1,
+        httpStatus: 200,
+        items,
+      });
+      const [row] = await pgs.sql<{ n: number }>(
+        db,
+        `SELECT count(*)::int AS n FROM svc_ingest.transaction_states WHERE state = 'acked' AND transaction_id LIKE 'lost-%'`,
+      );
+      expect(row?.n).toBe(10);
+    } finally {
+      await store.close();
+    }
   });
 });

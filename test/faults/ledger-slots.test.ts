@@ -91,7 +91,7 @@ describe('the ledger server short of connection slots', { timeout: 120_000 }, ()
     const acked = async () =>
       (
         await hogs[0]!.query<{ n: number }>(
-          'SELECT count(*)::int AS n FROM svc_ingest.transactions WHERE acked_seq IS NOT NULL',
+          `SELECT count(*)::int AS n FROM svc_ingest.transaction_states WHERE state = 'acked'`,
         )
       ).rows[0]?.n ?? 0;
     const t0 = performance.now();

@@ -138,8 +138,7 @@ export async function workerRow(
 export async function openClaims(pgs: TestPostgres, url: string, id: string): Promise<Set<string>> {
   const rows = await pgs.sql<{ transaction_id: string }>(
     dbName(url),
-    `SELECT t.transaction_id FROM svc_ingest.transactions t JOIN svc_ingest.workers w ON w.worker_no = t.claim_worker
-     WHERE w.worker_id = $1 AND t.acked_seq IS NULL`,
+    `SELECT transaction_id FROM svc_ingest.transaction_states WHERE claimed_by = $1 AND state = 'claimed'`,
     [id],
   );
   return new Set(rows.map((r) => r.transaction_id));

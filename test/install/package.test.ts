@@ -248,7 +248,7 @@ describe('the installed package (npm pack, npm install -g --prefix, the README i
     const db = new URL(ledgerUrl).pathname.slice(1);
     const acked = await pg.sql(
       db,
-      'SELECT count(*)::int AS n FROM svc_ingest.transactions WHERE acked_seq IS NOT NULL',
+      `SELECT count(*)::int AS n FROM svc_ingest.transaction_states WHERE state = 'acked'`,
     );
     expect(acked[0]!.n).toBe(50);
 

@@ -91,8 +91,8 @@ describe.each(ledgerKinds(pgs).map((k) => [kindName(k), k] as const))(
       } else {
         const rows = await pgs.sql(
           dbName(w.ledger),
-          `SELECT d.destination, count(*)::int AS n FROM svc_ingest.transactions t
-         JOIN svc_ingest.destinations d USING (destination_no) WHERE t.acked_seq IS NOT NULL GROUP BY 1 ORDER BY 1`,
+          `SELECT destination, count(*)::int AS n FROM svc_ingest.transaction_states WHERE state = 'acked'
+           GROUP BY 1 ORDER BY 1`,
         );
         expect(rows).toEqual(
           [

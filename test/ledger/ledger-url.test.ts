@@ -24,7 +24,7 @@ describe('SVC_LEDGER_URL and ledger.url', () => {
     const db = new URL(url).pathname.slice(1);
     const acked = await pg.sql(
       db,
-      'SELECT count(*)::int AS n FROM svc_ingest.transactions WHERE acked_seq IS NOT NULL',
+      `SELECT count(*)::int AS n FROM svc_ingest.transaction_states WHERE state = 'acked'`,
     );
     expect(acked[0]!.n).toBe(18);
 

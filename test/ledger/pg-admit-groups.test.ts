@@ -92,8 +92,8 @@ describe('the claim of new ids', () => {
       // Worker b's claim of x-1, not yet committed: a's plain INSERT of x-1 waits for it, then finds it taken.
       await other.query('BEGIN');
       await other.query(
-        `INSERT INTO svc_ingest.transactions (transaction_id, destination_no, claim_worker, updated_at)
-         VALUES ('x-1', 1, $1, now())`,
+        `INSERT INTO svc_ingest.transactions (transaction_id, destination_no, claim_worker, claim_no, updated_at)
+         VALUES ('x-1', 1, $1, nextval('svc_ingest.batch_seq'), now())`,
         [b.session?.workerNo],
       );
       const admitted = a.admit(items(['x-0', 'x-1', 'x-2']));

@@ -134,7 +134,7 @@ describe('PostgreSQL ledger store: claims', () => {
         (
           await pgs.sql(
             url.split('/').pop()!,
-            `SELECT count(*)::int AS n FROM svc_ingest.transactions WHERE claim_worker IS NOT NULL`,
+            `SELECT count(*)::int AS n FROM svc_ingest.transaction_states WHERE claimed_by = 'B' AND state = 'claimed'`,
           )
         )[0]?.n,
       ).toBe(20);

@@ -38,7 +38,7 @@ describe('send on the PostgreSQL ledger', () => {
 
     const acked = await pgs.sql(
       db,
-      'SELECT count(*)::int AS n FROM svc_ingest.transactions WHERE acked_seq IS NOT NULL',
+      `SELECT count(*)::int AS n FROM svc_ingest.transaction_states WHERE state = 'acked'`,
     );
     expect(acked).toEqual([{ n: 1234 }]);
 

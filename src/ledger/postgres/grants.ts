@@ -51,7 +51,8 @@ const NEEDS: Record<GrantPurpose, Needs> = {
   read: { tables: [['SELECT', [...LEDGER_RELATIONS]]], sequences: [] },
   prune: {
     tables: [
-      ['SELECT', ['migrations', 'destinations']],
+      // workers: whether a failed id is still held by a live claim (v7).
+      ['SELECT', ['migrations', 'destinations', 'workers']],
       ['SELECT, DELETE', ['batches', 'transactions']],
     ],
     sequences: [],

@@ -111,17 +111,20 @@ FROM svc_ingest.workers WHERE worker_id = $1`;
 // Insert the worker, or take the row of its id when that is free (stopped, lease run out) or still held by the run
 // `$9` that was proven gone; no row back: someone else took it first (look again).
 const TAKE_SQL = `
-INSERT INTO svc_ingest.workers AS w (worker_id, run_id, host, pid, boot_id, process_start, pid_namespace, lease_until)
-VALUES ($1, $2, $3, $4, $5, $6, $10, now() + $7 * interval '1 millisecond')
+INSERT INTO svc_ingest.workers AS w (worker_id, run_id, host, pid, boot_id, process_start, pid_namespace, lease_until,
+  claims_from)
+VALUES ($1, $2, $3, $4, $5, $6, $10, now() + $7 * interval '1 millisecond', nextval('svc_ingest.batch_seq'))
 ON CONFLICT (worker_id) DO UPDATE SET run_id = EXCLUDED.run_id, host = EXCLUDED.host, pid = EXCLUDED.pid,
   boot_id = EXCLUDED.boot_id, process_start = EXCLUDED.process_start, pid_namespace = EXCLUDED.pid_namespace,
-  started_at = now(), heartbeat_at = now(), lease_until = EXCLUDED.lease_until, stopped_at = NULL
+  started_at = now(), heartbeat_at = now(), lease_until = EXCLUDED.lease_until, stopped_at = NULL,
+  claims_from = EXCLUDED.claims_from, lapses = 0
 WHERE NOT (w.stopped_at IS NULL AND w.lease_until > now()) OR (w.run_id = $8 AND $9::boolean)
 RETURNING worker_no`;
 
+// The partitions an earlier process of this id was working on are free again. Its transaction claims ended when this
+// process took the row: a claim is open only when made after its worker's claims_from (acks.ts).
 const FREE_SQL = `
-WITH p AS (UPDATE svc_ingest.partitions SET worker_no = NULL WHERE worker_no = $1 AND state = 'working' RETURNING 1)
-UPDATE svc_ingest.transactions SET claim_worker = NULL, updated_at = now() WHERE claim_worker = $1`;
+UPDATE svc_ingest.partitions SET worker_no = NULL WHERE worker_no = $1 AND state = 'working'`;
 
 function refusal(workerId: string, h: Holder, location: string): SvcIngestError {
   return new SvcIngestError(

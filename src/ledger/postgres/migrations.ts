@@ -225,6 +225,47 @@ CREATE INDEX transactions_claims ON svc_ingest.transactions USING brin (claim_wo
   WITH (pages_per_range = 16, autosummarize = on);
 `,
   },
+  {
+    // An acknowledgement is the batch outcome's row alone: the record inserts one row per batch and updates no
+    // transaction row. A claim row keeps its claim (claim_no, from batch_seq: one per claim statement) and an outcome
+    // names the claims its ids were sent under (claim_nos, GIN-indexed), so an id's state is read through its claim
+    // (acks.ts; the view spells its definitions out, as a released migration never changes). A worker's claims_from
+    // ends the claims of its id's earlier processes (they were cleared row by row before); lapses counts the
+    // heartbeats that found its lease run out (its outcomes are then recorded row by row, as before). Existing rows
+    // keep acked_seq; new pages of transactions are filled (nothing updates their rows but a claim taken again).
+    version: 7,
+    name: 'acknowledgements per batch',
+    sql: `
+ALTER TABLE svc_ingest.transactions ADD COLUMN claim_no bigint;
+ALTER TABLE svc_ingest.transactions SET (fillfactor = 100);
+ALTER TABLE svc_ingest.batches ADD COLUMN claim_nos bigint[];
+CREATE INDEX batches_claims ON svc_ingest.batches USING gin (claim_nos);
+ALTER TABLE svc_ingest.workers ADD COLUMN claims_from bigint NOT NULL DEFAULT 0;
+ALTER TABLE svc_ingest.workers ADD COLUMN lapses integer NOT NULL DEFAULT 0;
+CREATE OR REPLACE VIEW svc_ingest.transaction_states AS
+SELECT t.transaction_id,
+       CASE WHEN a.seq IS NOT NULL THEN 'acked' WHEN c.open THEN 'claimed' ELSE 'failed' END AS state,
+       b.batch_id AS acked_batch_id, b.request_id AS acked_request_id, b.ts AS acked_at,
+       CASE WHEN c.open THEN w.worker_id END AS claimed_by,
+       CASE WHEN c.open THEN w.lease_until END AS claim_lease_until,
+       CASE WHEN c.open THEN w.lease_until > now() END AS claim_live,
+       t.updated_at,
+       d.destination
+FROM svc_ingest.transactions t
+LEFT JOIN svc_ingest.workers w ON w.worker_no = t.claim_worker
+CROSS JOIN LATERAL (
+  SELECT coalesce(t.acked_seq, (SELECT min(r.seq) FROM svc_ingest.batches r
+                                WHERE r.claim_nos @> ARRAY[t.claim_no] AND t.transaction_id = ANY(r.transaction_ids)
+                                  AND r.status = 'acked')) AS seq) a
+CROSS JOIN LATERAL (
+  SELECT coalesce(t.claim_worker IS NOT NULL AND coalesce(t.claim_no, 0) >= w.claims_from
+                  AND NOT EXISTS (SELECT 1 FROM svc_ingest.batches r
+                                  WHERE r.claim_nos @> ARRAY[t.claim_no] AND t.transaction_id = ANY(r.transaction_ids)),
+                  false) AS open) c
+LEFT JOIN svc_ingest.batches b ON b.seq = a.seq
+LEFT JOIN svc_ingest.destinations d ON d.destination_no = t.destination_no;
+`,
+  },
 ];
 
 /** The schema version this build of the tool writes. */

@@ -1,9 +1,10 @@
 // `ledger status|failed|find` on a PostgreSQL ledger: the same answers, in the same shapes, as for a ledger file
 // (ledger/file/query.ts, ledger/file/find.ts), from SQL over svc_ingest.batches (one row per batch outcome, the
-// file's line) and svc_ingest.transactions (whether an id was ever acknowledged). A batch's `seq` stands where a
+// file's line) and svc_ingest.transactions (whether an id was ever acknowledged: acks.ts). A batch's `seq` stands where a
 // file has its line number.
 import type { FoundLine } from '../file/find.ts';
 import type { DestinationStatus, LedgerRun, LedgerStatus, OutstandingFailure } from '../status.ts';
+import { ackedOf } from './acks.ts';
 import type { PgDb } from './db.ts';
 
 const num = (v: unknown): number => Number(v ?? 0);
@@ -22,10 +23,26 @@ WITH f AS (
 last AS (
   SELECT DISTINCT ON (f.id, f.destination_no) f.id, f.seq, f.run_id
   FROM f JOIN svc_ingest.transactions t ON t.transaction_id = f.id AND t.destination_no = f.destination_no
-  WHERE t.acked_seq IS NULL
+  WHERE NOT ${ackedOf('t')}
   ORDER BY f.id, f.destination_no, f.seq DESC
 )
 SELECT run_id, count(*)::int AS ids, count(DISTINCT seq)::int AS batches FROM last GROUP BY run_id`;
+
+/**
+ * Ids acknowledged, each once per destination: by their row (acked_seq), or by an acknowledged outcome of the claim
+ * their row names (joined through the outcome's ids, not looked up row by row). $1 as above.
+ */
+const ACKED_DISTINCT = `
+SELECT count(*) AS n FROM (
+  SELECT t.transaction_id, t.destination_no FROM svc_ingest.transactions t
+  WHERE t.acked_seq IS NOT NULL AND ($1::smallint IS NULL OR t.destination_no = $1)
+  UNION
+  SELECT t.transaction_id, t.destination_no
+  FROM svc_ingest.batches b CROSS JOIN unnest(b.transaction_ids) AS u(id)
+  JOIN svc_ingest.transactions t ON t.transaction_id = u.id AND t.destination_no = b.destination_no
+  WHERE b.status = 'acked' AND b.claim_nos IS NOT NULL AND t.claim_no = ANY(b.claim_nos)
+    AND ($1::smallint IS NULL OR b.destination_no = $1)
+) a`;
 
 /** The number of a destination (null: none of that name, so nothing of it is stored). */
 async function destinationNo(db: PgDb, destination: string): Promise<number | null> {
@@ -81,12 +98,7 @@ async function statusOf(db: PgDb, no: number | null): Promise<LedgerStatus> {
     OUTSTANDING_BY_RUN,
     [no],
   );
-  const distinct = await db.query<{ n: string }>(
-    'other',
-    `SELECT count(*) AS n FROM svc_ingest.transactions
-     WHERE acked_seq IS NOT NULL AND ($1::smallint IS NULL OR destination_no = $1)`,
-    [no],
-  );
+  const distinct = await db.query<{ n: string }>('other', ACKED_DISTINCT, [no]);
   const byRun = new Map(outstanding.rows.map((r) => [r.run_id, r]));
   const list: LedgerRun[] = runs.rows.map((r) => ({
     runId: r.run_id === null ? null : String(r.run_id),
@@ -143,7 +155,7 @@ w AS (
   SELECT o.id, o.failures, o.last, f.n
   FROM o JOIN f ON f.id = o.id AND f.dn = o.dn AND f.seq = o.last
   JOIN svc_ingest.transactions t ON t.transaction_id = o.id AND t.destination_no = o.dn
-  WHERE t.acked_seq IS NULL
+  WHERE NOT ${ackedOf('t')}
 )
 SELECT w.id, w.failures, w.last, w.n, b.ts, b.batch_id, b.run_id, b.request_id, b.client_request_id, b.attempts,
        b.http_status, b.error, b.source, b.first_line, b.last_line, d.destination

@@ -129,7 +129,10 @@ function startSession(db: PgDb, o: PgSessionOptions, reg: Registered): PgSession
     const asked = performance.now();
     const r = await db.query<{ lapsed: boolean }>(
       'heartbeat',
-      `UPDATE svc_ingest.workers w SET lease_until = now() + $2 * interval '1 millisecond', heartbeat_at = now()
+      // A lapse is counted in the row too: the record reads it (store.ts), so outcomes are recorded row by row
+      // from then on even before this answer arrives.
+      `UPDATE svc_ingest.workers w SET lease_until = now() + $2 * interval '1 millisecond', heartbeat_at = now(),
+         lapses = w.lapses + (o.old < now())::int
        FROM (SELECT lease_until AS old FROM svc_ingest.workers WHERE worker_no = $1) o
        WHERE w.worker_no = $1 AND w.run_id = $3 RETURNING o.old < now() AS lapsed`,
       [workerNo, leaseMs, o.runId],

@@ -5,6 +5,7 @@
 import type { BatchItem } from '../../batch/batcher.ts';
 import { SvcIngestError } from '../../errors.ts';
 import type { Admission, LedgerStore, OpenLedgerOptions, RecordedOutcome } from '../store.ts';
+import { ackedIdsOfClaims, ackedOf, ackSeqOf, liveClaimOf } from './acks.ts';
 import { CoalescedAdmits } from './coalesced-admits.ts';
 import type { PgDb } from './db.ts';
 import { FIRST_DESTINATION, runDestination } from './destinations.ts';
@@ -52,98 +53,132 @@ const UNIQUE_VIOLATION = '23505';
 /** Outcomes committed together at most (a group holds at most this many batches; more wait for the next). */
 const MAX_GROUP = 64;
 
-// The claim of an id that has a row: unless acked (resume on) or held by another live worker; RETURNING what it took.
-const TAKE_ROW = `ON CONFLICT (transaction_id, destination_no) DO UPDATE SET claim_worker = EXCLUDED.claim_worker, updated_at = now()
-  WHERE (t.acked_seq IS NULL OR NOT $3::boolean)
-    AND (t.claim_worker IS NULL OR t.claim_worker = EXCLUDED.claim_worker
-         OR NOT EXISTS (SELECT 1 FROM svc_ingest.workers w
-                        WHERE w.worker_no = t.claim_worker AND w.lease_until > now()))
+// The claim of an id that has a row: unless acked (resume on) or held by another live claim; RETURNING what it took.
+// A claim taken again keeps the acknowledgement of the claim it replaces in the row (acked_seq), as the new claim's
+// outcome will be the one read.
+const TAKE_ROW = `ON CONFLICT (transaction_id, destination_no) DO UPDATE SET claim_worker = EXCLUDED.claim_worker,
+    claim_no = EXCLUDED.claim_no, acked_seq = ${ackSeqOf('t')}, updated_at = now()
+  WHERE (NOT $3::boolean OR NOT ${ackedOf('t')})
+    AND (t.claim_worker IS NULL OR t.claim_worker = EXCLUDED.claim_worker OR NOT ${liveClaimOf('t')})
   RETURNING t.transaction_id`;
 
-// The ids of a claim, each once. A claim is committed without waiting for its WAL flush (synchronous_commit off for
-// this transaction alone): the next recorded outcome's commit flushes it (WAL is written in order), and a claim lost
-// with a crash of the server was a claim of ids in flight, the bound a worker's death already has (docs/postgres.md,
-// "Claims without a flush").
+// The ids of a claim, each once, and the claim's number (one per statement, from batch_seq: the outcomes of these ids
+// name it). A claim is committed without waiting for its WAL flush (synchronous_commit off for this transaction
+// alone): the next recorded outcome's commit flushes it (WAL is written in order), and a claim lost with a crash of
+// the server was a claim of ids in flight, the bound a worker's death already has (docs/postgres.md, "Claims without
+// a flush").
 const CLAIM_INPUT = `WITH input AS (SELECT DISTINCT id FROM unnest($1::text[]) AS u(id),
-                 (SELECT set_config('synchronous_commit', 'off', true)) AS no_flush),`;
+                 (SELECT set_config('synchronous_commit', 'off', true)) AS no_flush),
+claim AS MATERIALIZED (SELECT nextval('svc_ingest.batch_seq') AS no),`;
+
+// The rows answered: each id skipped (acked, or claimed elsewhere), and one row with the claim's number (id null).
+const CLAIM_ANSWER = 'UNION ALL SELECT NULL, NULL, claim.no FROM claim';
 
 export const ADMIT_SQL = `
 ${CLAIM_INPUT}
 claimed AS (
-  INSERT INTO svc_ingest.transactions AS t (transaction_id, destination_no, claim_worker, updated_at)
-  SELECT id, $4, $2, now() FROM input ORDER BY id
+  INSERT INTO svc_ingest.transactions AS t (transaction_id, destination_no, claim_worker, claim_no, updated_at)
+  SELECT id, $4, $2, claim.no, now() FROM input, claim ORDER BY id
   ${TAKE_ROW}
 )
-SELECT i.id, (old.acked_seq IS NOT NULL AND $3::boolean) AS acked
+SELECT i.id, (${ackedOf('old')} AND $3::boolean) AS acked, NULL::bigint AS claim
 FROM input i
 LEFT JOIN claimed c ON c.transaction_id = i.id
 LEFT JOIN svc_ingest.transactions old ON old.transaction_id = i.id AND old.destination_no = $4
-WHERE c.transaction_id IS NULL`;
+WHERE c.transaction_id IS NULL
+${CLAIM_ANSWER}`;
 
 // The usual claim: ids that have no row yet are inserted by a plain INSERT (no speculative insertion, which costs the
 // database about a third more per id: docs/performance.md), ids that have one go through ADMIT_SQL's ON CONFLICT in
 // the same statement. Should another worker insert one of the new ids meanwhile, the plain INSERT fails
-// (unique_violation, the whole statement undone) and the group is claimed again by ADMIT_SQL.
+// (unique_violation, the whole statement undone) and the group is claimed again by ADMIT_SQL. Whether a row is
+// acknowledged is read for the group at once (ackedIdsOfClaims); only rows not acknowledged are claimed again.
 export const CLAIM_SQL = `
 ${CLAIM_INPUT}
 old AS MATERIALIZED (
-  SELECT t.transaction_id, t.acked_seq FROM svc_ingest.transactions t
+  SELECT t.transaction_id, t.acked_seq, t.claim_no FROM svc_ingest.transactions t
   WHERE t.transaction_id = ANY($1::text[]) AND t.destination_no = $4
 ),
+acks AS MATERIALIZED (${ackedIdsOfClaims('old', '$4')}),
+known AS MATERIALIZED (
+  SELECT old.transaction_id, (old.acked_seq IS NOT NULL OR acks.id IS NOT NULL) AS acked
+  FROM old LEFT JOIN acks ON acks.id = old.transaction_id
+),
 fresh AS (
-  INSERT INTO svc_ingest.transactions (transaction_id, destination_no, claim_worker, updated_at)
-  SELECT id, $4, $2, now() FROM input WHERE NOT EXISTS (SELECT 1 FROM old WHERE old.transaction_id = input.id)
+  INSERT INTO svc_ingest.transactions (transaction_id, destination_no, claim_worker, claim_no, updated_at)
+  SELECT id, $4, $2, claim.no, now() FROM input, claim
+  WHERE NOT EXISTS (SELECT 1 FROM known WHERE known.transaction_id = input.id)
   ORDER BY id
 ),
 claimed AS (
-  INSERT INTO svc_ingest.transactions AS t (transaction_id, destination_no, claim_worker, updated_at)
-  SELECT id, $4, $2, now() FROM input WHERE EXISTS (SELECT 1 FROM old WHERE old.transaction_id = input.id)
+  INSERT INTO svc_ingest.transactions AS t (transaction_id, destination_no, claim_worker, claim_no, updated_at)
+  SELECT id, $4, $2, claim.no, now() FROM input, claim
+  WHERE EXISTS (SELECT 1 FROM known WHERE known.transaction_id = input.id AND NOT (known.acked AND $3::boolean))
   ORDER BY id
   ${TAKE_ROW}
 )
-SELECT old.transaction_id AS id, (old.acked_seq IS NOT NULL AND $3::boolean) AS acked
-FROM old LEFT JOIN claimed c ON c.transaction_id = old.transaction_id
-WHERE c.transaction_id IS NULL`;
+SELECT known.transaction_id AS id, (known.acked AND $3::boolean) AS acked, NULL::bigint AS claim
+FROM known LEFT JOIN claimed c ON c.transaction_id = known.transaction_id
+WHERE c.transaction_id IS NULL
+${CLAIM_ANSWER}`;
 
 const LOOKUP_SQL = `
-SELECT t.transaction_id AS id, (t.acked_seq IS NOT NULL AND $2::boolean) AS acked,
-       (t.claim_worker IS NOT NULL AND EXISTS (SELECT 1 FROM svc_ingest.workers w
-                        WHERE w.worker_no = t.claim_worker AND w.lease_until > now())) AS live
-FROM svc_ingest.transactions t WHERE t.transaction_id = ANY($1::text[]) AND t.destination_no = $3`;
+WITH old AS MATERIALIZED (
+  SELECT t.transaction_id, t.acked_seq, t.claim_no, t.claim_worker FROM svc_ingest.transactions t
+  WHERE t.transaction_id = ANY($1::text[]) AND t.destination_no = $3
+),
+acks AS MATERIALIZED (${ackedIdsOfClaims('old', '$3')})
+SELECT old.transaction_id AS id, ((old.acked_seq IS NOT NULL OR acks.id IS NOT NULL) AND $2::boolean) AS acked,
+       ${liveClaimOf('old')} AS live
+FROM old LEFT JOIN acks ON acks.id = old.transaction_id`;
 
+// A group of outcomes, one row each in batches (their ids sliced out of $17 by ids_from..ids_to, the claims they were
+// sent under out of $18): that row is the acknowledgement of its ids, no transaction row is written. Row by row, as
+// before schema 7 (acked_seq set, the claim cleared, a row inserted where there is none), only when the rows may not
+// name this worker's claims: an id the store holds no claim for or holds twice ($25); a server started since the
+// store opened ($26: a claim made before may be lost, its commit not flushed); a lease that has run out now or since
+// the worker started (another worker may have taken a claim over).
 export const RECORD_SQL = `
 WITH o AS MATERIALIZED (
   SELECT nextval('svc_ingest.batch_seq') AS seq, u.*
   FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::int[],
-              $9::text[], $10::text[], $11::bigint[], $12::bigint[])
+              $9::text[], $10::text[], $11::bigint[], $12::bigint[], $13::int[], $14::int[], $15::int[], $16::int[])
     AS u(k, batch_id, run_id, status, request_id, client_request_id, attempts, http_status, error, source,
-         first_line, last_line)
+         first_line, last_line, ids_from, ids_to, claims_from, claims_to)
 ),
-ids AS MATERIALIZED (SELECT * FROM unnest($13::int[], $14::text[]) WITH ORDINALITY AS u(k, id, n)),
 b AS (
   INSERT INTO svc_ingest.batches (seq, batch_id, run_id, worker_no, status, request_id, client_request_id, attempts,
-    http_status, error, source, first_line, last_line, transaction_ids, destination_no)
-  SELECT o.seq, o.batch_id, o.run_id, $15, o.status, o.request_id, o.client_request_id, o.attempts, o.http_status,
-    o.error, o.source, o.first_line, o.last_line, coalesce(a.ids, '{}'), $20
-  FROM o LEFT JOIN (SELECT k, array_agg(id ORDER BY n) AS ids FROM ids GROUP BY k) a ON a.k = o.k ORDER BY o.k
+    http_status, error, source, first_line, last_line, transaction_ids, destination_no, claim_nos)
+  SELECT o.seq, o.batch_id, o.run_id, $19, o.status, o.request_id, o.client_request_id, o.attempts, o.http_status,
+    o.error, o.source, o.first_line, o.last_line, ($17::text[])[o.ids_from:o.ids_to], $24,
+    ($18::bigint[])[o.claims_from:o.claims_to]
+  FROM o ORDER BY o.k
+),
+by_row AS MATERIALIZED (
+  SELECT $25::boolean OR pg_postmaster_start_time() IS DISTINCT FROM $26::timestamptz
+    OR coalesce((SELECT w.lapses > 0 OR w.lease_until <= now() FROM svc_ingest.workers w WHERE w.worker_no = $19),
+                true) AS yes
+),
+ids AS MATERIALIZED (
+  SELECT o.seq, o.status, u.id FROM o, by_row, unnest(($17::text[])[o.ids_from:o.ids_to]) AS u(id) WHERE by_row.yes
 ),
 tx AS (
   INSERT INTO svc_ingest.transactions AS t (transaction_id, destination_no, acked_seq, claim_worker, updated_at)
-  SELECT ids.id, $20, min(o.seq) FILTER (WHERE o.status = 'acked'), NULL, now()
-  FROM ids JOIN o ON o.k = ids.k GROUP BY ids.id ORDER BY ids.id
+  SELECT ids.id, $24, min(ids.seq) FILTER (WHERE ids.status = 'acked'), NULL, now()
+  FROM ids GROUP BY ids.id ORDER BY ids.id
   ON CONFLICT (transaction_id, destination_no) DO UPDATE SET
     acked_seq = coalesce(t.acked_seq, EXCLUDED.acked_seq),
-    claim_worker = CASE WHEN t.claim_worker = $15 THEN NULL ELSE t.claim_worker END,
+    claim_worker = CASE WHEN t.claim_worker = $19 THEN NULL ELSE t.claim_worker END,
     updated_at = now()
 ),
 counters AS (
-  UPDATE svc_ingest.workers SET batches_acked = batches_acked + $16, records_acked = records_acked + $17,
-    batches_failed = batches_failed + $18, records_failed = records_failed + $19
-  WHERE worker_no = $15
+  UPDATE svc_ingest.workers SET batches_acked = batches_acked + $20, records_acked = records_acked + $21,
+    batches_failed = batches_failed + $22, records_failed = records_failed + $23
+  WHERE worker_no = $19
 ),
 -- The destination has acknowledged something: from now on it holds the ledger (a run elsewhere is refused).
 dest AS (
-  UPDATE svc_ingest.destinations SET acked = true WHERE destination_no = $20 AND NOT acked AND $17::bigint > 0
+  UPDATE svc_ingest.destinations SET acked = true WHERE destination_no = $24 AND NOT acked AND $21::bigint > 0
 )
 SELECT count(*)::int AS n FROM o`;
 
@@ -159,11 +194,18 @@ interface Pending {
   reject: (err: Error) => void;
 }
 
-/** The parameters of RECORD_SQL for a group of outcomes. */
-function recordParams(group: readonly RecordedOutcome[], workerNo: number, destinationNo: number): unknown[] {
-  const cols: unknown[][] = Array.from({ length: 12 }, () => []);
-  const idK: number[] = [];
+/** The parameters of RECORD_SQL for a group of outcomes, with the claims `held` has for their ids. */
+function recordParams(
+  group: readonly RecordedOutcome[],
+  held: HeldClaims,
+  workerNo: number,
+  destinationNo: number,
+  serverStart: string | null,
+): unknown[] {
+  const cols: unknown[][] = Array.from({ length: 16 }, () => []);
   const ids: string[] = [];
+  const claims: number[] = [];
+  let byRow = false;
   let batchesAcked = 0;
   let recordsAcked = 0;
   let batchesFailed = 0;
@@ -171,6 +213,10 @@ function recordParams(group: readonly RecordedOutcome[], workerNo: number, desti
   group.forEach((o, k) => {
     const first = o.items[0];
     const last = o.items[o.items.length - 1];
+    const idsFrom = ids.length + 1;
+    for (const it of o.items) ids.push(it.id);
+    const claimsFrom = claims.length + 1;
+    if (!held.claimsOf(o.items, claims)) byRow = true;
     const row = [
       k,
       o.batchId,
@@ -184,12 +230,12 @@ function recordParams(group: readonly RecordedOutcome[], workerNo: number, desti
       first?.source ?? null,
       first?.line ?? null,
       last?.line ?? null,
+      idsFrom,
+      ids.length,
+      claimsFrom,
+      claims.length,
     ];
     for (let c = 0; c < row.length; c++) cols[c]?.push(row[c]);
-    for (const it of o.items) {
-      idK.push(k);
-      ids.push(it.id);
-    }
     if (o.status === 'acked') {
       batchesAcked++;
       recordsAcked += o.items.length;
@@ -200,14 +246,16 @@ function recordParams(group: readonly RecordedOutcome[], workerNo: number, desti
   });
   return [
     ...cols,
-    idK,
     ids,
+    claims,
     workerNo,
     batchesAcked,
     recordsAcked,
     batchesFailed,
     recordsFailed,
     destinationNo,
+    byRow,
+    serverStart,
   ];
 }
 
@@ -232,6 +280,18 @@ export async function openPgLedgerStore(url: string, o: PgLedgerStoreOptions): P
   // A dry run looks its destination up (refused when new, unless asked for; nothing written).
   let destinationNo = session?.destinationNo ?? FIRST_DESTINATION;
   if (!write && hasSchema) destinationNo = await runDestination(db, o, false);
+  // The server's start: a claim commits without a flush, so a claim made before the server restarted (or failed
+  // over) may be gone while its batch was sent; outcomes are recorded row by row once the server is another one.
+  let serverStart: string | null = null;
+  if (write) {
+    try {
+      const r = await db.query<{ t: string }>('other', 'SELECT pg_postmaster_start_time()::text AS t');
+      serverStart = r.rows[0]?.t ?? null;
+    } catch (err) {
+      if (ownSession) await session?.close().catch(() => {});
+      throw db.fail('LEDGER_WRITE', 'cannot read the server start of', err);
+    }
+  }
   const s = { admits: 0, outcomes: 0, commits: 0, claimRetries: 0 };
   // Nothing is loaded: the store is ready as soon as it is connected (the figures time start-up to this line).
   o.logger.info(
@@ -269,18 +329,26 @@ export async function openPgLedgerStore(url: string, o: PgLedgerStoreOptions): P
   /** One ADMIT_SQL for the ids of several groups: each id claimed or skipped, as for each group alone. */
   const admitWriteNow = async (ids: string[]): Promise<Map<string, boolean>> => {
     const params = [ids, workerNo, o.resume, destinationNo];
-    let r: { rows: Array<{ id: string; acked: boolean }> };
+    type Row = { id: string | null; acked: boolean | null; claim: string | null };
+    let r: { rows: Row[] };
     try {
-      r = await db.query<{ id: string; acked: boolean }>('admit', CLAIM_SQL, params, 'svc_claim');
+      r = await db.query<Row>('admit', CLAIM_SQL, params, 'svc_claim');
     } catch (err) {
       // Another worker inserted one of these ids since the statement began: claim them the other way.
       if ((err as { code?: unknown }).code !== UNIQUE_VIOLATION) throw err;
       s.claimRetries++;
-      r = await db.query<{ id: string; acked: boolean }>('admit', ADMIT_SQL, params, 'svc_admit');
+      r = await db.query<Row>('admit', ADMIT_SQL, params, 'svc_admit');
     }
     const skip = new Map<string, boolean>();
-    for (const row of r.rows) skip.set(row.id, row.acked);
-    held.add(ids.filter((id) => !skip.has(id)));
+    let claim = 0;
+    for (const row of r.rows) {
+      if (row.id === null) claim = Number(row.claim);
+      else skip.set(row.id, row.acked === true);
+    }
+    held.add(
+      ids.filter((id) => !skip.has(id)),
+      claim,
+    );
     return skip;
   };
   // Admits that arrive while one is under way (the chain admits up to LOOKAHEAD groups ahead) wait and go
@@ -306,8 +374,10 @@ export async function openPgLedgerStore(url: string, o: PgLedgerStoreOptions): P
       RECORD_SQL,
       recordParams(
         group.map((p) => p.outcome),
+        held,
         workerNo,
         destinationNo,
+        serverStart,
       ),
       'svc_record',
     );
