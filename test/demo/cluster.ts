@@ -9,6 +9,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 import pg from 'pg';
 import { startSimulator } from '../../src/simulator/index.ts';
+import { OPEN_CLAIMS_OF } from '../helpers/backfill.ts';
 import { collectOutput } from '../helpers/cli.ts';
 import { startPostgres } from '../helpers/postgres.ts';
 
@@ -124,12 +125,7 @@ try {
 
   // Kill worker-2 -9 in the middle of a partition: records acknowledged, a partition held, records in flight.
   const claimsOf = async (id: string) =>
-    (
-      await db.query<{ transaction_id: string }>(
-        `SELECT transaction_id FROM svc_ingest.transaction_states WHERE claimed_by = $1 AND state = 'claimed'`,
-        [id],
-      )
-    ).rows.map((r) => r.transaction_id);
+    (await db.query<{ transaction_id: string }>(OPEN_CLAIMS_OF, [id])).rows.map((r) => r.transaction_id);
   for (let t = 0; ; t++) {
     const r = await db.query<{ acked: string; holding: string | null }>(
       `SELECT w.records_acked AS acked,

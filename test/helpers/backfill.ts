@@ -1,6 +1,7 @@
 // Backfills through the real CLI for tests: plan inputs, start workers (`backfill work` child processes with their
 // own rejects files and short leases), read the status, and look at one worker's row in the ledger database.
 import { join } from 'node:path';
+import { openClaimOf } from '../../src/ledger/postgres/acks.ts';
 import type { Simulator } from '../../src/simulator/index.ts';
 import { type CliResult, type CliRun, runCliHere, startCli, summaryOf } from './cli.ts';
 import type { TestPostgres } from './postgres.ts';
@@ -134,13 +135,17 @@ export async function workerRow(
   };
 }
 
+/**
+ * The ids worker $1 holds open claims on (not recorded, made by its current process), read through its own rows:
+ * the view decides every row of the table, too slow to poll while workers run.
+ */
+export const OPEN_CLAIMS_OF = `SELECT t.transaction_id FROM svc_ingest.transactions t
+  JOIN svc_ingest.workers w ON w.worker_no = t.claim_worker
+  WHERE w.worker_id = $1 AND t.acked_seq IS NULL AND ${openClaimOf('t', 'w')}`;
+
 /** Ids a worker holds claims on without an acknowledged outcome (what it had read, in flight or queued). */
 export async function openClaims(pgs: TestPostgres, url: string, id: string): Promise<Set<string>> {
-  const rows = await pgs.sql<{ transaction_id: string }>(
-    dbName(url),
-    `SELECT transaction_id FROM svc_ingest.transaction_states WHERE claimed_by = $1 AND state = 'claimed'`,
-    [id],
-  );
+  const rows = await pgs.sql<{ transaction_id: string }>(dbName(url), OPEN_CLAIMS_OF, [id]);
   return new Set(rows.map((r) => r.transaction_id));
 }
 

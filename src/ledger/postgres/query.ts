@@ -29,19 +29,17 @@ last AS (
 SELECT run_id, count(*)::int AS ids, count(DISTINCT seq)::int AS batches FROM last GROUP BY run_id`;
 
 /**
- * Ids acknowledged, each once per destination: by their row (acked_seq), or by an acknowledged outcome of the claim
- * their row names (joined through the outcome's ids, not looked up row by row). $1 as above.
+ * Ids acknowledged, each once per destination: by their row (acked_seq), or held by an acknowledged outcome written
+ * since schema 7 (such an outcome is the acknowledgement of its ids: acks.ts; read as one pass over the outcomes,
+ * not a lookup per row). $1 as above.
  */
 const ACKED_DISTINCT = `
 SELECT count(*) AS n FROM (
   SELECT t.transaction_id, t.destination_no FROM svc_ingest.transactions t
   WHERE t.acked_seq IS NOT NULL AND ($1::smallint IS NULL OR t.destination_no = $1)
   UNION
-  SELECT t.transaction_id, t.destination_no
-  FROM svc_ingest.batches b CROSS JOIN unnest(b.transaction_ids) AS u(id)
-  JOIN svc_ingest.transactions t ON t.transaction_id = u.id AND t.destination_no = b.destination_no
-  WHERE b.status = 'acked' AND b.claim_nos IS NOT NULL AND t.claim_no = ANY(b.claim_nos)
-    AND ($1::smallint IS NULL OR b.destination_no = $1)
+  SELECT u.id, b.destination_no FROM svc_ingest.batches b CROSS JOIN unnest(b.transaction_ids) AS u(id)
+  WHERE b.status = 'acked' AND b.claim_nos IS NOT NULL AND ($1::smallint IS NULL OR b.destination_no = $1)
 ) a`;
 
 /** The number of a destination (null: none of that name, so nothing of it is stored). */
