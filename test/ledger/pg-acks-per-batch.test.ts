@@ -105,6 +105,35 @@ describe('schema 7: acknowledgements per batch', () => {
     await rerun.close();
   });
 
+  it('resume off sends acknowledged ids again and keeps their acknowledgement; a dry run reads the same states', async () => {
+    const url = await pgs.createDatabase();
+    const first = await open(url, 'first');
+    const group = items('r', 10);
+    const got = await first.admit(group);
+    await first.record(outcome('first', got.send.slice(0, 6)));
+    await first.record(outcome('first-failed', got.send.slice(6), 'failed'));
+    await first.close();
+    // --no-resume: every id is claimed again (the claim replaces the one the acknowledgement was read through)...
+    const again = await open(url, 'again', false);
+    const all = await again.admit(group);
+    expect(ids(all.send)).toEqual(ids(group));
+    // ...and that send fails: the six acknowledged before stay acknowledged, the rest is failed.
+    await again.record(outcome('again', all.send, 'failed'));
+    await again.close();
+    const s = await states(url);
+    expect(
+      Object.entries(s)
+        .filter(([, v]) => v === 'acked')
+        .map(([k]) => k),
+    ).toEqual(ids(group.slice(0, 6)));
+    // A dry run (read mode) skips what is acknowledged and would send the rest.
+    const dry = await openPgLedgerStore(url, { mode: 'read', resume: true, runId: 'dry', logger });
+    const looked = await dry.admit(group);
+    expect(ids(looked.send)).toEqual(ids(group.slice(6)));
+    expect(looked.skipped.map((x) => x.reason)).toEqual(Array(6).fill('acked'));
+    await dry.close();
+  });
+
   it('an outcome with ids this store holds no claim for, or holds twice, is recorded row by row', async () => {
     const url = await pgs.createDatabase();
     const store = await open(url, 'by-row');
