@@ -194,8 +194,8 @@ export async function registerWorker(
     const workerNo = t.rows[0]?.worker_no;
     if (workerNo === undefined) continue;
     // What an earlier process of this id held is free at once: its partitions (stale, claimed again from their
-    // start by this worker or any other) and its transaction claims (else another worker taking the partition over
-    // would skip them as live claims of this one).
+    // start by this worker or any other) here, and its transaction claims by the row taken above (claims_from: else
+    // another worker taking the partition over would skip them as live claims of this one).
     if (h) await db.query('other', FREE_SQL, [workerNo]);
     if (h?.live)
       o.logger.warn(
