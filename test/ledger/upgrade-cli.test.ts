@@ -171,6 +171,58 @@ describe('upgrading the PostgreSQL ledger under restricted roles', () => {
     expect(JSON.parse(status.stdout)).toMatchObject({ done: true, records: { sent: 200 } });
   });
 
+  it('a role granted --for prune prunes what a restricted send role wrote (schema 7: it reads workers too)', async () => {
+    const { url, db, owner, roles } = await withRoles('pr_owner', 'pr_sender', 'pr_pruner');
+    const [sender, pruner] = roles as [string, string];
+    const ownerUrl = as(url, owner, 'feed_a');
+    expect((await runCliHere(['ledger', 'migrate', '--ledger', ownerUrl])).code).toBe(0);
+    for (const [r, use] of [
+      [sender, 'send'],
+      [pruner, 'prune'],
+    ] as const) {
+      const g = await runCliHere([
+        'ledger',
+        'grant',
+        '--ledger',
+        ownerUrl,
+        '--role',
+        r,
+        '--for',
+        use,
+        '--apply',
+      ]);
+      expect(g.code, g.stderr).toBe(0);
+    }
+    const dir = await mkdtemp(join(tmpdir(), 'svc-grant-prune-'));
+    const env = { SVC_BASE_URL: sim.url, SVC_REJECTS_PATH: join(dir, 'rejects.ndjson') };
+    const night = async (name: string, n: number) => {
+      const file = join(dir, `${name}.ndjson`);
+      await writeFile(file, ndjsonOf(range(n).map((i) => makeTx(i, name))));
+      const r = await runCliHere(['send', ...FAST, '--ledger', as(url, sender, 'feed_a'), file], { env });
+      expect(r.code, r.stderr).toBe(0);
+    };
+    await night('old', 100);
+    await pgs.sql(db, `UPDATE feed_a.batches SET ts = '2026-01-02T00:00:00Z'`);
+    await night('new', 50);
+    const pruned = await runCliHere([
+      'ledger',
+      'prune',
+      '--before',
+      '2026-06-01',
+      '--ledger',
+      as(url, pruner, 'feed_a'),
+      '--json',
+    ]);
+    expect(pruned.code, pruned.stderr).toBe(0);
+    expect(JSON.parse(pruned.stdout)).toMatchObject({ prunedBatches: 2, prunedTransactions: 100 });
+    const [left] = await pgs.sql<{ acked: number; rows: number }>(
+      db,
+      `SELECT (SELECT count(*)::int FROM feed_a.transaction_states WHERE state = 'acked') AS acked,
+              (SELECT count(*)::int FROM feed_a.transactions) AS rows`,
+    );
+    expect(left).toEqual({ acked: 50, rows: 50 });
+  });
+
   it("feed B's role cannot read feed A's tickets; each feed's tickets role works in its own schema", async () => {
     const made = await withRoles('tk_owner', 'tk_feed_a', 'tk_feed_b');
     const { url, db, owner } = made;
