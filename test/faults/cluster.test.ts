@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   dbName,
+  openClaimCount,
   openClaims,
   plan,
   runWorker,
@@ -38,7 +39,9 @@ describe('workers on a shared PostgreSQL ledger', { timeout: 180_000 }, () => {
     const ids = await writeNdjson(file, RECORDS, 'ck');
     const url = await pgs.createDatabase();
     await plan(url, [file], 1000 * recordBytes('ck'), ['--base-url', sim.url]);
-    sim.setFaults({ ...NO_FAULTS, latencyMs: 10, jitterMs: 5 });
+    // A 40 ms service: a partition takes a worker ~0.25 s, long enough for the poll below to find w2 in one on a
+    // loaded machine (at 10 ms the whole run took ~0.2 s, and the suite's load once let it pass unseen).
+    sim.setFaults({ ...NO_FAULTS, latencyMs: 40, jitterMs: 5 });
     const o = { sim, dir: w.dir, concurrency: CONCURRENCY };
     // w2 is the one killed: a process of its own. w1 and w3 run in this process (no signal reaches them).
     const w1 = runWorker(url, 'w1', o);
@@ -55,7 +58,7 @@ describe('workers on a shared PostgreSQL ledger', { timeout: 180_000 }, () => {
         r !== null &&
         r.recordsAcked >= 4 * 50 &&
         r.holding !== null &&
-        (await openClaims(pgs, url, 'w2')).size >= 100
+        (await openClaimCount(pgs, url, 'w2')) >= 100
       );
     };
     await until(

@@ -149,6 +149,23 @@ export async function openClaims(pgs: TestPostgres, url: string, id: string): Pr
   return new Set(rows.map((r) => r.transaction_id));
 }
 
+/**
+ * How many open claims worker $1 holds, counted cheaply enough to poll while it runs: the rows its current process
+ * claimed, less the ids of the outcomes it has recorded since it started (each id claimed and recorded once by one
+ * process, as in these tests before any takeover).
+ */
+const OPEN_CLAIM_COUNT = `SELECT
+  (SELECT count(*) FROM svc_ingest.transactions t
+   WHERE t.claim_worker = w.worker_no AND coalesce(t.claim_no, 0) >= w.claims_from)
+  - (SELECT coalesce(sum(cardinality(b.transaction_ids)), 0) FROM svc_ingest.batches b
+     WHERE b.worker_no = w.worker_no AND b.seq > w.claims_from) AS n
+  FROM svc_ingest.workers w WHERE w.worker_id = $1`;
+
+export async function openClaimCount(pgs: TestPostgres, url: string, id: string): Promise<number> {
+  const rows = await pgs.sql<{ n: string }>(dbName(url), OPEN_CLAIM_COUNT, [id]);
+  return Number(rows[0]?.n ?? 0);
+}
+
 /** Poll until `cond` resolves true (every 50 ms), or fail after `ms`. */
 export async function until(cond: () => Promise<boolean>, ms = 30_000, what = 'condition'): Promise<void> {
   const end = Date.now() + ms;
