@@ -9,7 +9,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 import pg from 'pg';
 import { startSimulator } from '../../src/simulator/index.ts';
-import { OPEN_CLAIMS_OF } from '../helpers/backfill.ts';
+import { OPEN_CLAIM_COUNT, OPEN_CLAIMS_OF } from '../helpers/backfill.ts';
 import { collectOutput } from '../helpers/cli.ts';
 import { startPostgres } from '../helpers/postgres.ts';
 
@@ -137,7 +137,7 @@ try {
       row &&
       Number(row.acked) >= 2000 &&
       row.holding !== null &&
-      (await claimsOf('worker-2')).length >= 100
+      Number((await db.query<{ n: string }>(OPEN_CLAIM_COUNT, ['worker-2'])).rows[0]?.n ?? 0) >= 100
     )
       break;
     if (victim.child.exitCode !== null || t > 1200)

@@ -154,7 +154,7 @@ export async function openClaims(pgs: TestPostgres, url: string, id: string): Pr
  * claimed, less the ids of the outcomes it has recorded since it started (each id claimed and recorded once by one
  * process, as in these tests before any takeover).
  */
-const OPEN_CLAIM_COUNT = `SELECT
+export const OPEN_CLAIM_COUNT = `SELECT
   (SELECT count(*) FROM svc_ingest.transactions t
    WHERE t.claim_worker = w.worker_no AND coalesce(t.claim_no, 0) >= w.claims_from)
   - (SELECT coalesce(sum(cardinality(b.transaction_ids)), 0) FROM svc_ingest.batches b
