@@ -52,6 +52,28 @@ async function withRoles(owner: string, ...others: string[]) {
   return { url, db, owner: ownerRole, roles };
 }
 
+/** `ledger migrate` as the schema's owner, then `ledger grant --role R --for USE --apply` for each role given. */
+async function migrateAndGrant(
+  ownerUrl: string,
+  grants: ReadonlyArray<readonly [string, string]>,
+): Promise<void> {
+  expect((await runCliHere(['ledger', 'migrate', '--ledger', ownerUrl])).code).toBe(0);
+  for (const [r, use] of grants) {
+    const g = await runCliHere([
+      'ledger',
+      'grant',
+      '--ledger',
+      ownerUrl,
+      '--role',
+      r,
+      '--for',
+      use,
+      '--apply',
+    ]);
+    expect(g.code, g.stderr).toBe(0);
+  }
+}
+
 /** The schema version the previous release made (0.1.0 before worker identities and tickets per feed). */
 const PREVIOUS_RELEASE_SCHEMA = 3;
 
@@ -137,20 +159,7 @@ describe('upgrading the PostgreSQL ledger under restricted roles', () => {
   it('a role granted --for backfill plans, works and reads the backfill status', async () => {
     const { url, owner, roles } = await withRoles('bf_owner', 'bf_worker');
     const worker = roles[0] as string;
-    const ownerUrl = as(url, owner, 'feed_a');
-    expect((await runCliHere(['ledger', 'migrate', '--ledger', ownerUrl])).code).toBe(0);
-    const g = await runCliHere([
-      'ledger',
-      'grant',
-      '--ledger',
-      ownerUrl,
-      '--role',
-      worker,
-      '--for',
-      'backfill',
-      '--apply',
-    ]);
-    expect(g.code, g.stderr).toBe(0);
+    await migrateAndGrant(as(url, owner, 'feed_a'), [[worker, 'backfill']]);
     const dir = await mkdtemp(join(tmpdir(), 'svc-grant-backfill-'));
     const file = join(dir, 'all.ndjson');
     await writeFile(file, ndjsonOf(range(200).map((i) => makeTx(i, 'gb'))));
@@ -174,25 +183,10 @@ describe('upgrading the PostgreSQL ledger under restricted roles', () => {
   it('a role granted --for prune prunes what a restricted send role wrote (schema 7: it reads workers too)', async () => {
     const { url, db, owner, roles } = await withRoles('pr_owner', 'pr_sender', 'pr_pruner');
     const [sender, pruner] = roles as [string, string];
-    const ownerUrl = as(url, owner, 'feed_a');
-    expect((await runCliHere(['ledger', 'migrate', '--ledger', ownerUrl])).code).toBe(0);
-    for (const [r, use] of [
+    await migrateAndGrant(as(url, owner, 'feed_a'), [
       [sender, 'send'],
       [pruner, 'prune'],
-    ] as const) {
-      const g = await runCliHere([
-        'ledger',
-        'grant',
-        '--ledger',
-        ownerUrl,
-        '--role',
-        r,
-        '--for',
-        use,
-        '--apply',
-      ]);
-      expect(g.code, g.stderr).toBe(0);
-    }
+    ]);
     const dir = await mkdtemp(join(tmpdir(), 'svc-grant-prune-'));
     const env = { SVC_BASE_URL: sim.url, SVC_REJECTS_PATH: join(dir, 'rejects.ndjson') };
     const night = async (name: string, n: number) => {
