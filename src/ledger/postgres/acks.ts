@@ -13,8 +13,7 @@ export const ackSeqOf = (t: string): string =>
   `coalesce(${t}.acked_seq, (SELECT min(r.seq) ${ofClaim(t)} AND r.status = 'acked'))`;
 
 /** Whether row `t`'s id was acknowledged (for a destination: the row's). */
-export const ackedOf = (t: string): string =>
-  `(${t}.acked_seq IS NOT NULL OR EXISTS (SELECT 1 ${ofClaim(t)} AND r.status = 'acked'))`;
+export const ackedOf = (t: string): string => `(${ackSeqOf(t)} IS NOT NULL)`;
 
 /** Whether the outcome of row `t`'s current claim is recorded (acked or failed): its claim is over. */
 export const recordedOf = (t: string): string => `EXISTS (SELECT 1 ${ofClaim(t)})`;

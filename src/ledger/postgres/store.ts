@@ -74,6 +74,16 @@ claim AS MATERIALIZED (SELECT nextval('svc_ingest.batch_seq') AS no),`;
 // The rows answered: each id skipped (acked, or claimed elsewhere), and one row with the claim's number (id null).
 const CLAIM_ANSWER = 'UNION ALL SELECT NULL, NULL, claim.no FROM claim';
 
+/**
+ * Two CTEs over a group's ids ($1): `old`, the rows they have for the destination (`dest`, a parameter), and `acks`,
+ * those of them acknowledged through their claims' outcomes, read at once for the group (ackedIdsOfClaims).
+ */
+const rowsAndAcks = (dest: string) => `old AS MATERIALIZED (
+  SELECT t.transaction_id, t.acked_seq, t.claim_no, t.claim_worker FROM svc_ingest.transactions t
+  WHERE t.transaction_id = ANY($1::text[]) AND t.destination_no = ${dest}
+),
+acks AS MATERIALIZED (${ackedIdsOfClaims('old', dest)})`;
+
 export const ADMIT_SQL = `
 ${CLAIM_INPUT}
 claimed AS (
@@ -95,11 +105,7 @@ ${CLAIM_ANSWER}`;
 // acknowledged is read for the group at once (ackedIdsOfClaims); only rows not acknowledged are claimed again.
 export const CLAIM_SQL = `
 ${CLAIM_INPUT}
-old AS MATERIALIZED (
-  SELECT t.transaction_id, t.acked_seq, t.claim_no FROM svc_ingest.transactions t
-  WHERE t.transaction_id = ANY($1::text[]) AND t.destination_no = $4
-),
-acks AS MATERIALIZED (${ackedIdsOfClaims('old', '$4')}),
+${rowsAndAcks('$4')},
 known AS MATERIALIZED (
   SELECT old.transaction_id, (old.acked_seq IS NOT NULL OR acks.id IS NOT NULL) AS acked
   FROM old LEFT JOIN acks ON acks.id = old.transaction_id
@@ -123,11 +129,7 @@ WHERE c.transaction_id IS NULL
 ${CLAIM_ANSWER}`;
 
 const LOOKUP_SQL = `
-WITH old AS MATERIALIZED (
-  SELECT t.transaction_id, t.acked_seq, t.claim_no, t.claim_worker FROM svc_ingest.transactions t
-  WHERE t.transaction_id = ANY($1::text[]) AND t.destination_no = $3
-),
-acks AS MATERIALIZED (${ackedIdsOfClaims('old', '$3')})
+WITH ${rowsAndAcks('$3')}
 SELECT old.transaction_id AS id, ((old.acked_seq IS NOT NULL OR acks.id IS NOT NULL) AND $2::boolean) AS acked,
        ${liveClaimOf('old')} AS live
 FROM old LEFT JOIN acks ON acks.id = old.transaction_id`;
