@@ -88,12 +88,62 @@ function previousReleaseGrants(schema: string, roleName: string): string[] {
   ];
 }
 
+/** The GRANTs the previous version (schema 6) printed for `ledger grant --for send` and `--for prune`, as written. */
+function schema6Grants(schema: string, sender: string, pruner: string): string[] {
+  return [
+    `GRANT USAGE ON SCHEMA ${schema} TO ${sender}`,
+    `GRANT SELECT ON ${schema}.migrations TO ${sender}`,
+    `GRANT SELECT, INSERT, UPDATE ON ${schema}.workers, ${schema}.transactions, ${schema}.batches, ${schema}.destinations TO ${sender}`,
+    `GRANT USAGE ON SEQUENCE ${schema}.batch_seq TO ${sender}`,
+    `GRANT USAGE ON SCHEMA ${schema} TO ${pruner}`,
+    `GRANT SELECT ON ${schema}.migrations, ${schema}.destinations TO ${pruner}`,
+    `GRANT SELECT, DELETE ON ${schema}.batches, ${schema}.transactions TO ${pruner}`,
+  ];
+}
+
 /** The `svc-ingest …` lines of the sh block under "### Upgrading svc-ingest" in docs/postgres.md. */
 function upgradeSteps(): string[] {
   const doc = readFileSync(join(ROOT, 'docs/postgres.md'), 'utf8');
   const section = doc.slice(doc.indexOf('### Upgrading svc-ingest'));
   const block = /```sh\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
   return block.split('\n').filter((l) => l.startsWith('svc-ingest '));
+}
+
+/** The docs' example URL of the owner, put in place of this test's. */
+const DOC_OWNER_URL = 'postgres://feed_a_owner@db.internal/ledger?schema=feed_a';
+
+/**
+ * The documented upgrade steps, as written, with this test's owner URL and roles: `ledger migrate`, then the grant
+ * line once per restricted role with the `--for` it runs (the docs: "The second line again for each restricted
+ * role"). Twice, as an operator unsure whether the first went through would run them again.
+ */
+async function runUpgradeSteps(
+  ownerUrl: string,
+  grants: ReadonlyArray<readonly [string, string]>,
+): Promise<void> {
+  const steps = upgradeSteps();
+  expect(steps.map((s) => shellWords(s).slice(1, 3).join(' '))).toEqual(['ledger migrate', 'ledger grant']);
+  const [migrateLine, grantLine] = steps as [string, string];
+  const lines = [
+    migrateLine,
+    ...grants.map(([r, use]) =>
+      grantLine.replaceAll('feed_a_sender', r).replace('--for send', `--for ${use}`),
+    ),
+  ];
+  for (const step of [...lines, ...lines]) {
+    const r = await runCliHere(shellWords(step.replaceAll(DOC_OWNER_URL, ownerUrl)).slice(1));
+    expect(r.code, `${step}\n${r.stderr}`).toBe(0);
+  }
+}
+
+/** The lines of the fenced block of docs/postgres.md that starts with `first`. */
+function docBlock(first: string): string[] {
+  const doc = readFileSync(join(ROOT, 'docs/postgres.md'), 'utf8');
+  const block = [...doc.matchAll(/```[a-z]*\n([\s\S]*?)```/g)]
+    .map((m) => m[1] ?? '')
+    .find((b) => b.startsWith(first));
+  expect(block, first).toBeDefined();
+  return (block ?? '').trimEnd().split('\n');
 }
 
 describe('upgrading the PostgreSQL ledger under restricted roles', () => {
@@ -130,17 +180,16 @@ describe('upgrading the PostgreSQL ledger under restricted roles', () => {
     );
     expect(sim.deliveries().size).toBe(0);
 
-    // The documented steps, as written, with this test's URL and role.
-    const steps = upgradeSteps();
-    expect(steps.map((s) => shellWords(s).slice(1, 3).join(' '))).toEqual(['ledger migrate', 'ledger grant']);
-    // Twice, as an operator unsure whether the first went through would run them again: both no-ops the second time.
-    for (const step of [...steps, ...steps]) {
-      const line = step
-        .replaceAll('postgres://feed_a_owner@db.internal/ledger?schema=feed_a', as(url, owner, 'feed_a'))
-        .replaceAll('feed_a_sender', sender);
-      const r = await runCliHere(shellWords(line).slice(1));
-      expect(r.code, `${step}\n${r.stderr}`).toBe(0);
-    }
+    // The line docs/postgres.md shows for it, word for word but for this test's URL and owner.
+    const shown = /the ledger database (\S+) has/.exec(lines[0] ?? '')?.[1] ?? '';
+    const [docLine] = docBlock('svc-ingest: LEDGER_MIGRATION_PENDING');
+    expect(
+      docLine
+        ?.replace('postgres://feed_a_sender@db.internal/ledger?schema=feed_a', shown)
+        .replace('(role feed_a_owner)', `(role ${owner})`),
+    ).toBe(lines[0]);
+
+    await runUpgradeSteps(as(url, owner, 'feed_a'), [[sender, 'send']]);
 
     const after = await nightly();
     expect(after.code, after.stderr).toBe(0);
@@ -154,6 +203,78 @@ describe('upgrading the PostgreSQL ledger under restricted roles', () => {
     expect(denied.code).toBe(1);
     expect(denied.stderr).toMatch(/LEDGER_READ: .*permission denied/);
     expect(denied.stderr).not.toMatch(/LEDGER_WRITE/);
+  });
+
+  it("from the previous version's schema 6, its send and prune roles as its `ledger grant` made them: the documented steps, then the night and a prune", async () => {
+    const { url, db, owner, roles } = await withRoles('s6_owner', 's6_sender', 's6_pruner');
+    const [sender, pruner] = roles as [string, string];
+    const ownerDb = await connectPg(resolvePgTarget(as(url, owner, 'feed_a')), { logger });
+    try {
+      expect(
+        await migrate(
+          ownerDb,
+          MIGRATIONS.filter((m) => m.version <= 6),
+        ),
+      ).toMatchObject({ to: 6 });
+      for (const g of schema6Grants('feed_a', sender, pruner)) await ownerDb.query('other', g);
+    } finally {
+      await ownerDb.close();
+    }
+    const dir = await mkdtemp(join(tmpdir(), 'svc-upgrade-6-'));
+    const file = join(dir, 'night.ndjson');
+    const txs = range(120).map((i) => makeTx(i, 's6'));
+    await writeFile(file, ndjsonOf(txs));
+    // An earlier night as schema 6 wrote it: half of these ids acknowledged in January (rows with acked_seq).
+    await pgs.sql(
+      db,
+      `WITH w AS (INSERT INTO feed_a.workers (worker_id, run_id, host, pid, lease_until, stopped_at)
+                  VALUES ('v6', 'v6', 'h', 1, now(), now()) RETURNING worker_no),
+            b AS (INSERT INTO feed_a.batches (ts, batch_id, run_id, worker_no, status, request_id, client_request_id,
+                    attempts, http_status, transaction_ids)
+                  SELECT '2026-01-02T00:00:00Z', 'v6-0', 'v6', worker_no, 'acked', 'req-v6', 'c-v6', 1, 200, $1::text[]
+                  FROM w RETURNING seq)
+       INSERT INTO feed_a.transactions (transaction_id, acked_seq) SELECT u, (SELECT seq FROM b) FROM unnest($1::text[]) u`,
+      [txs.slice(0, 60).map((t) => t.transactionId)],
+    );
+    const env = { SVC_BASE_URL: sim.url, SVC_REJECTS_PATH: join(dir, 'rejects.ndjson') };
+    const nightly = () => runCliHere(['send', ...FAST, '--ledger', as(url, sender, 'feed_a'), file], { env });
+    const before = await nightly();
+    expect(before.code).toBe(1);
+    expect(before.stderr).toContain("schema version 6, older than this svc-ingest's 7");
+
+    await runUpgradeSteps(as(url, owner, 'feed_a'), [
+      [sender, 'send'],
+      [pruner, 'prune'],
+    ]);
+
+    const after = await nightly();
+    expect(after.code, after.stderr).toBe(0);
+    expect(summary(after)).toMatchObject({ read: 120, sent: 60, skipped: 60 });
+    const pruned = await runCliHere([
+      'ledger',
+      'prune',
+      '--before',
+      '2026-06-01',
+      '--ledger',
+      as(url, pruner, 'feed_a'),
+      '--json',
+    ]);
+    expect(pruned.code, pruned.stderr).toBe(0);
+    expect(JSON.parse(pruned.stdout)).toMatchObject({ prunedBatches: 1, prunedTransactions: 60 });
+    const [left] = await pgs.sql<{ acked: number }>(
+      db,
+      `SELECT count(*)::int AS acked FROM feed_a.transaction_states WHERE state = 'acked'`,
+    );
+    expect(left?.acked).toBe(60);
+  });
+
+  it("docs/postgres.md's `ledger grant` example prints what it shows, run as written twice", async () => {
+    const [command, ...shown] = docBlock('$ svc-ingest ledger grant');
+    for (let i = 0; i < 2; i++) {
+      const r = await runCliHere(shellWords((command ?? '').slice(2)).slice(1));
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout.trimEnd().split('\n')).toEqual(shown);
+    }
   });
 
   it('a role granted --for backfill plans, works and reads the backfill status', async () => {
