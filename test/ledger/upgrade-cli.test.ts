@@ -74,6 +74,13 @@ async function migrateAndGrant(
   }
 }
 
+/** `ledger prune --before 2026-06-01 --json` on `ledger` (as its role): its summary, once it exited 0. */
+async function pruneBefore2026June(ledger: string): Promise<unknown> {
+  const r = await runCliHere(['ledger', 'prune', '--before', '2026-06-01', '--ledger', ledger, '--json']);
+  expect(r.code, r.stderr).toBe(0);
+  return JSON.parse(r.stdout);
+}
+
 /** The schema version the previous release made (0.1.0 before worker identities and tickets per feed). */
 const PREVIOUS_RELEASE_SCHEMA = 3;
 
@@ -250,17 +257,10 @@ describe('upgrading the PostgreSQL ledger under restricted roles', () => {
     const after = await nightly();
     expect(after.code, after.stderr).toBe(0);
     expect(summary(after)).toMatchObject({ read: 120, sent: 60, skipped: 60 });
-    const pruned = await runCliHere([
-      'ledger',
-      'prune',
-      '--before',
-      '2026-06-01',
-      '--ledger',
-      as(url, pruner, 'feed_a'),
-      '--json',
-    ]);
-    expect(pruned.code, pruned.stderr).toBe(0);
-    expect(JSON.parse(pruned.stdout)).toMatchObject({ prunedBatches: 1, prunedTransactions: 60 });
+    expect(await pruneBefore2026June(as(url, pruner, 'feed_a'))).toMatchObject({
+      prunedBatches: 1,
+      prunedTransactions: 60,
+    });
     const [left] = await pgs.sql<{ acked: number }>(
       db,
       `SELECT count(*)::int AS acked FROM feed_a.transaction_states WHERE state = 'acked'`,
@@ -319,17 +319,10 @@ describe('upgrading the PostgreSQL ledger under restricted roles', () => {
     await night('old', 100);
     await pgs.sql(db, `UPDATE feed_a.batches SET ts = '2026-01-02T00:00:00Z'`);
     await night('new', 50);
-    const pruned = await runCliHere([
-      'ledger',
-      'prune',
-      '--before',
-      '2026-06-01',
-      '--ledger',
-      as(url, pruner, 'feed_a'),
-      '--json',
-    ]);
-    expect(pruned.code, pruned.stderr).toBe(0);
-    expect(JSON.parse(pruned.stdout)).toMatchObject({ prunedBatches: 2, prunedTransactions: 100 });
+    expect(await pruneBefore2026June(as(url, pruner, 'feed_a'))).toMatchObject({
+      prunedBatches: 2,
+      prunedTransactions: 100,
+    });
     const [left] = await pgs.sql<{ acked: number; rows: number }>(
       db,
       `SELECT (SELECT count(*)::int FROM feed_a.transaction_states WHERE state = 'acked') AS acked,
