@@ -11,29 +11,15 @@ import { openPgSession } from '../../src/ledger/postgres/session.ts';
 import { openPgLedgerStore } from '../../src/ledger/postgres/store.ts';
 import { resolvePgTarget } from '../../src/ledger/postgres/url.ts';
 import { createLogger } from '../../src/log.ts';
+import { dbName } from '../helpers/backfill.ts';
+import { ids, items, outcome } from '../helpers/pg-outcomes.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 
 const pgs = usePostgres();
 const logger = createLogger({ level: 'silent', pretty: false });
-const dbName = (url: string) => url.split('/').pop() as string;
-
-const items = (prefix: string, n: number): BatchItem[] =>
-  Array.from({ length: n }, (_, i) => ({ id: `${prefix}-${i}`, json: '{}', source: 'in.csv', line: i + 2 }));
-const ids = (its: readonly BatchItem[]) => its.map((i) => i.id).sort();
 
 const open = (url: string, runId: string, resume = true) =>
   openPgLedgerStore(url, { mode: 'write', resume, runId, logger, leaseMs: 60_000 });
-
-const outcome = (batchId: string, its: BatchItem[], status: 'acked' | 'failed' = 'acked') => ({
-  batchId,
-  runId: 'r',
-  status,
-  requestId: status === 'acked' ? `req-${batchId}` : null,
-  clientRequestId: `c-${batchId}`,
-  attempts: 1,
-  httpStatus: status === 'acked' ? 200 : 500,
-  items: its,
-});
 
 /** The transactions table's row counters once the backends have reported them (within about a second). */
 async function tupleCounts(db: string, ins: number): Promise<{ ins: number; upd: number }> {
@@ -157,6 +143,22 @@ describe('schema 7: acknowledgements per batch', () => {
       ['c-0', 'c-1', 'c-2', 'd-0', 'd-1', 'u-0', 'u-1', 'u-2'].map((id) => ({ id, acked: true })),
     );
     expect(new Set(Object.values(await states(url)))).toEqual(new Set(['acked']));
+  });
+
+  it('an outcome recorded row by row after one acknowledged its ids through their claim keeps that acknowledgement', async () => {
+    const url = await pgs.createDatabase();
+    const store = await open(url, 'twice');
+    const got = await store.admit(items('k', 5));
+    await store.record(outcome('k-acked', got.send));
+    // The same ids again, no longer held (row by row: the claim and its number cleared from the rows).
+    await store.record(outcome('k-failed', got.send, 'failed'));
+    await store.close();
+    const rows = await pgs.sql<{ acked: boolean; claim: string | null }>(
+      dbName(url),
+      'SELECT acked_seq IS NOT NULL AS acked, claim_no AS claim FROM svc_ingest.transactions',
+    );
+    expect(rows).toEqual(Array.from({ length: 5 }, () => ({ acked: true, claim: null })));
+    expect(Object.values(await states(url))).toEqual(Array(5).fill('acked'));
   });
 
   it('a lease that ran out: the outcome is recorded row by row, so an id another worker took over stays acknowledged', async () => {

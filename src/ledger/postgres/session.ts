@@ -11,6 +11,17 @@ import { connectLedgerDb } from './schema-check.ts';
 
 export { connectLedgerDb } from './schema-check.ts';
 
+/**
+ * Whether a worker of a version before schema 7 may still be running on this ledger: its row has no `claims_from`
+ * (0, migration 7's default: this version always sets one), it has not ended its lease, and its lease ran out less
+ * than a day ago (a process paused past its lease goes on when it wakes). Such a worker reads an id as acknowledged
+ * by its row alone (`acked_seq`), so while one may run, outcomes are recorded row by row (store.ts): a worker of the
+ * previous version still sending during or after `ledger migrate` neither sends again what this one acknowledged nor
+ * takes a claim as over. None can start on schema 7 (it refuses a newer schema), so this ends once they have.
+ */
+export const OLDER_WORKERS_SQL = `EXISTS (SELECT 1 FROM svc_ingest.workers x
+  WHERE x.claims_from = 0 AND x.stopped_at IS NULL AND x.lease_until > now() - interval '1 day')`;
+
 /** Defaults of the lease: claims of a worker silent for 30 s may be taken over; renewed every 10 s. */
 export const DEFAULT_LEASE_MS = 30_000;
 
@@ -64,6 +75,8 @@ export interface PgSession {
   readonly lapsed: boolean;
   /** How many times a heartbeat found the lease had run out (each time, the claims held are checked again). */
   readonly lapses: number;
+  /** A worker of a version before schema 7 may still be running (OLDER_WORKERS_SQL), as of the last heartbeat. */
+  readonly olderWorkers: boolean;
   /** Stop the heartbeat, end the lease (the worker's claims become free to take), close the connections. Idempotent. */
   close(): Promise<void>;
 }
@@ -91,7 +104,9 @@ export async function openPgSession(url: string, o: PgSessionOptions): Promise<P
       leaseMs,
       logger: o.logger,
     });
-    return startSession(db, o, { workerId, workerNo, destinationNo, leaseMs, heartbeatMs, release });
+    const older = await db.query<{ older: boolean }>('other', `SELECT ${OLDER_WORKERS_SQL} AS older`);
+    const olderWorkers = older.rows[0]?.older ?? true;
+    return startSession(db, o, { workerId, workerNo, destinationNo, leaseMs, heartbeatMs, release, olderWorkers });
   } catch (err) {
     await db.close().catch(() => {});
     throw db.fail('LEDGER_WRITE', 'cannot register this worker in', err);
@@ -105,6 +120,7 @@ interface Registered {
   leaseMs: number;
   heartbeatMs: number;
   release: () => void;
+  olderWorkers: boolean;
 }
 
 /** The registered worker's heartbeat, lease checks and close. */
@@ -113,6 +129,12 @@ function startSession(db: PgDb, o: PgSessionOptions, reg: Registered): PgSession
   o.logger.debug({ event: 'ledger.pg.worker', workerId, workerNo, leaseMs }, 'worker registered');
 
   let lapses = 0;
+  let olderWorkers = reg.olderWorkers;
+  if (olderWorkers)
+    o.logger.info(
+      { event: 'ledger.pg.olderWorkers', workerId },
+      'a worker of an earlier svc-ingest (ledger schema 6 or older) may still be running: outcomes are recorded row by row, as it reads them, until it has stopped',
+    );
   // Measured from before the query that renewed it, on this host's monotonic clock: never later than the database's.
   let heldUntil = performance.now() + leaseMs;
   // One heartbeat at a time: a caller arriving while one is under way gets its answer. Two at once could answer out
@@ -127,19 +149,20 @@ function startSession(db: PgDb, o: PgSessionOptions, reg: Registered): PgSession
   };
   const beat = async (): Promise<{ lapsed: boolean }> => {
     const asked = performance.now();
-    const r = await db.query<{ lapsed: boolean }>(
+    const r = await db.query<{ lapsed: boolean; older: boolean }>(
       'heartbeat',
       // A lapse is counted in the row too: the record reads it (store.ts), so outcomes are recorded row by row
       // from then on even before this answer arrives.
       `UPDATE svc_ingest.workers w SET lease_until = now() + $2 * interval '1 millisecond', heartbeat_at = now(),
          lapses = w.lapses + (o.old < now())::int
        FROM (SELECT lease_until AS old FROM svc_ingest.workers WHERE worker_no = $1) o
-       WHERE w.worker_no = $1 AND w.run_id = $3 RETURNING o.old < now() AS lapsed`,
+       WHERE w.worker_no = $1 AND w.run_id = $3 RETURNING o.old < now() AS lapsed, ${OLDER_WORKERS_SQL} AS older`,
       [workerNo, leaseMs, o.runId],
       'svc_heartbeat',
     );
     const lapsed = r.rows[0]?.lapsed ?? true;
     if (r.rows.length > 0) heldUntil = asked + leaseMs;
+    olderWorkers = r.rows[0]?.older ?? olderWorkers;
     if (lapsed) {
       lapses++;
       o.logger.warn(
@@ -179,6 +202,9 @@ function startSession(db: PgDb, o: PgSessionOptions, reg: Registered): PgSession
     },
     get lapses() {
       return lapses;
+    },
+    get olderWorkers() {
+      return olderWorkers;
     },
     async stillHeld() {
       if (performance.now() < heldUntil) return true;

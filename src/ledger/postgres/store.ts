@@ -136,10 +136,13 @@ FROM old LEFT JOIN acks ON acks.id = old.transaction_id`;
 
 // A group of outcomes, one row each in batches (their ids sliced out of $17 by ids_from..ids_to, the claims they were
 // sent under out of $18): that row is the acknowledgement of its ids, no transaction row is written. Row by row, as
-// before schema 7 (acked_seq set, the claim cleared, a row inserted where there is none), only when the rows may not
-// name this worker's claims: an id the store holds no claim for or holds twice ($25); a server started since the
-// store opened ($26: a claim made before may be lost, its commit not flushed); a lease that has run out now or since
-// the worker started (another worker may have taken a claim over).
+// before schema 7 (acked_seq set, the claim and its number cleared, a row inserted where there is none), only when
+// the rows may not name this worker's claims or a worker may read them otherwise: an id the store holds no claim for
+// or holds twice, or a worker of a version before schema 7 that may still be running ($25: it reads acknowledgements
+// in rows alone, and takes a row's claim without renumbering it); a server started since the store opened ($26: a
+// claim made before may be lost, its commit not flushed); a lease that has run out now or since the worker started
+// (another worker may have taken a claim over). A row's acknowledgement through its claim's outcome is kept in
+// acked_seq when its claim number is cleared.
 export const RECORD_SQL = `
 WITH o AS MATERIALIZED (
   SELECT nextval('svc_ingest.batch_seq') AS seq, u.*
@@ -169,8 +172,9 @@ tx AS (
   SELECT ids.id, $24, min(ids.seq) FILTER (WHERE ids.status = 'acked'), NULL, now()
   FROM ids GROUP BY ids.id ORDER BY ids.id
   ON CONFLICT (transaction_id, destination_no) DO UPDATE SET
-    acked_seq = coalesce(t.acked_seq, EXCLUDED.acked_seq),
+    acked_seq = coalesce(${ackSeqOf('t')}, EXCLUDED.acked_seq),
     claim_worker = CASE WHEN t.claim_worker = $19 THEN NULL ELSE t.claim_worker END,
+    claim_no = CASE WHEN t.claim_worker = $19 THEN NULL ELSE t.claim_no END,
     updated_at = now()
 ),
 counters AS (
@@ -196,18 +200,22 @@ interface Pending {
   reject: (err: Error) => void;
 }
 
-/** The parameters of RECORD_SQL for a group of outcomes, with the claims `held` has for their ids. */
+/**
+ * The parameters of RECORD_SQL for a group of outcomes, with the claims `held` has for their ids; `byRow` when a
+ * worker of a version before schema 7 may still be running (session.ts, OLDER_WORKERS_SQL).
+ */
 function recordParams(
   group: readonly RecordedOutcome[],
   held: HeldClaims,
   workerNo: number,
   destinationNo: number,
   serverStart: string | null,
+  olderWorkers: boolean,
 ): unknown[] {
   const cols: unknown[][] = Array.from({ length: 16 }, () => []);
   const ids: string[] = [];
   const claims: number[] = [];
-  let byRow = false;
+  let byRow = olderWorkers;
   let batchesAcked = 0;
   let recordsAcked = 0;
   let batchesFailed = 0;
@@ -380,6 +388,7 @@ export async function openPgLedgerStore(url: string, o: PgLedgerStoreOptions): P
         workerNo,
         destinationNo,
         serverStart,
+        session?.olderWorkers ?? false,
       ),
       'svc_record',
     );

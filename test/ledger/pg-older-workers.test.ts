@@ -1,0 +1,155 @@
+// A worker of the previous version (schema 6) still running when its ledger is migrated to schema 7 — a backfill or
+// a night whose hosts are upgraded one at a time. That version reads an id as acknowledged by its row alone
+// (`acked_seq`) and takes a row's claim without numbering it; its claim statement is below, as it shipped. While such a
+// worker may run, this version records its outcomes row by row, so the older one neither sends again what this one
+// acknowledged nor has its claims read as over; once it has stopped, outcomes go back to one row per batch.
+import { describe, expect, it } from 'vitest';
+import type { BatchItem } from '../../src/batch/batcher.ts';
+import { connectPg } from '../../src/ledger/postgres/db.ts';
+import { MIGRATIONS, migrate } from '../../src/ledger/postgres/migrations.ts';
+import { openPgLedgerStore } from '../../src/ledger/postgres/store.ts';
+import { resolvePgTarget } from '../../src/ledger/postgres/url.ts';
+import { createLogger } from '../../src/log.ts';
+import { dbName } from '../helpers/backfill.ts';
+import { ids, items, outcome } from '../helpers/pg-outcomes.ts';
+import { usePostgres } from '../helpers/postgres.ts';
+
+const pgs = usePostgres();
+const logger = createLogger({ level: 'silent', pretty: false });
+const open = (url: string, runId: string, heartbeatMs?: number) =>
+  openPgLedgerStore(url, { mode: 'write', resume: true, runId, logger, leaseMs: 60_000, heartbeatMs });
+
+// The previous version's claim statement (src/ledger/postgres/store.ts at schema 6: CLAIM_INPUT, TAKE_ROW and
+// CLAIM_SQL), as it shipped. $1 ids, $2 its worker number, $3 resume, $4 the destination.
+const SCHEMA6_CLAIM_SQL = `
+WITH input AS (SELECT DISTINCT id FROM unnest($1::text[]) AS u(id),
+                 (SELECT set_config('synchronous_commit', 'off', true)) AS no_flush),
+old AS MATERIALIZED (
+  SELECT t.transaction_id, t.acked_seq FROM svc_ingest.transactions t
+  WHERE t.transaction_id = ANY($1::text[]) AND t.destination_no = $4
+),
+fresh AS (
+  INSERT INTO svc_ingest.transactions (transaction_id, destination_no, claim_worker, updated_at)
+  SELECT id, $4, $2, now() FROM input WHERE NOT EXISTS (SELECT 1 FROM old WHERE old.transaction_id = input.id)
+  ORDER BY id
+),
+claimed AS (
+  INSERT INTO svc_ingest.transactions AS t (transaction_id, destination_no, claim_worker, updated_at)
+  SELECT id, $4, $2, now() FROM input WHERE EXISTS (SELECT 1 FROM old WHERE old.transaction_id = input.id)
+  ORDER BY id
+  ON CONFLICT (transaction_id, destination_no) DO UPDATE SET claim_worker = EXCLUDED.claim_worker, updated_at = now()
+  WHERE (t.acked_seq IS NULL OR NOT $3::boolean)
+    AND (t.claim_worker IS NULL OR t.claim_worker = EXCLUDED.claim_worker
+         OR NOT EXISTS (SELECT 1 FROM svc_ingest.workers w
+                        WHERE w.worker_no = t.claim_worker AND w.lease_until > now()))
+  RETURNING t.transaction_id
+)
+SELECT old.transaction_id AS id, (old.acked_seq IS NOT NULL AND $3::boolean) AS acked
+FROM old LEFT JOIN claimed c ON c.transaction_id = old.transaction_id
+WHERE c.transaction_id IS NULL`;
+
+/**
+ * A ledger at schema 6 with a worker of that version registered as it registered itself (no claims_from), its lease
+ * `lease` from now, then migrated to 7 under it. Returns the database's name and that worker's number.
+ */
+async function migratedUnderAnOlderWorker(
+  url: string,
+  lease: string,
+): Promise<{ db: string; older: number }> {
+  const conn = await connectPg(resolvePgTarget(url), { logger });
+  try {
+    await migrate(
+      conn,
+      MIGRATIONS.filter((m) => m.version <= 6),
+    );
+    const [w] = await pgs.sql<{ worker_no: number }>(
+      dbName(url),
+      `INSERT INTO svc_ingest.workers (worker_id, run_id, host, pid, lease_until)
+       VALUES ('v6', 'v6', 'h', 1, now() + interval '${lease}') RETURNING worker_no`,
+    );
+    expect(await migrate(conn)).toMatchObject({ from: 6, to: 7 });
+    return { db: dbName(url), older: w?.worker_no as number };
+  } finally {
+    await conn.close();
+  }
+}
+
+/** What the older worker's claim statement leaves it to send, of `its`. */
+async function olderClaims(db: string, older: number, its: readonly BatchItem[]): Promise<string[]> {
+  const skipped = await pgs.sql<{ id: string; acked: boolean }>(db, SCHEMA6_CLAIM_SQL, [
+    its.map((i) => i.id),
+    older,
+    true,
+    1,
+  ]);
+  const out = new Set(skipped.map((r) => r.id));
+  return its.map((i) => i.id).filter((id) => !out.has(id));
+}
+
+const updatedRows = async (db: string): Promise<number> =>
+  (
+    await pgs.sql<{ n: number }>(
+      db,
+      `SELECT count(*)::int AS n FROM svc_ingest.transactions WHERE acked_seq IS NOT NULL OR claim_no IS NULL`,
+    )
+  )[0]?.n ?? -1;
+
+describe('a worker of the previous version still running after the migration to schema 7', () => {
+  it('does not send again what this version acknowledged, and its claims of failed ids stay its own', async () => {
+    const url = await pgs.createDatabase();
+    const { db, older } = await migratedUnderAnOlderWorker(url, '1 hour');
+    const store = await open(url, 'new');
+    expect(store.session?.olderWorkers).toBe(true);
+    const acked = items('a', 40);
+    const failed = items('f', 10);
+    const got = await store.admit([...acked, ...failed]);
+    expect(got.send).toHaveLength(50);
+    await store.record(outcome('b-acked', acked));
+    await store.record(outcome('b-failed', failed, 'failed'));
+    await store.close();
+
+    // The older worker, reading the same input: only the failed ids are its to send.
+    expect((await olderClaims(db, older, [...acked, ...failed])).sort()).toEqual(ids(failed));
+    // Its claims are live claims for this version: another run skips them, it does not send them a second time.
+    const next = await open(url, 'next');
+    const again = await next.admit([...acked, ...failed]);
+    await next.close();
+    expect(again.send).toHaveLength(0);
+    expect(again.skipped.filter((x) => x.reason === 'acked')).toHaveLength(40);
+    expect(ids(again.skipped.filter((x) => x.reason === 'elsewhere').map((x) => x.item))).toEqual(
+      ids(failed),
+    );
+  });
+
+  it('once it has stopped, outcomes are one row per batch again; one gone for more than a day does not count', async () => {
+    const url = await pgs.createDatabase();
+    const { db } = await migratedUnderAnOlderWorker(url, '1 hour');
+    const store = await open(url, 'new', 20);
+    try {
+      expect(store.session?.olderWorkers).toBe(true);
+      const first = await store.admit(items('x', 10));
+      await store.record(outcome('x', first.send));
+      expect(await updatedRows(db)).toBe(10);
+      // It stops (its close ends its lease): the next heartbeat sees it.
+      await pgs.sql(
+        db,
+        `UPDATE svc_ingest.workers SET stopped_at = now(), lease_until = now() WHERE worker_id = 'v6'`,
+      );
+      for (let i = 0; i < 200 && store.session?.olderWorkers; i++)
+        await new Promise((r) => setTimeout(r, 10));
+      expect(store.session?.olderWorkers).toBe(false);
+      const second = await store.admit(items('y', 10));
+      await store.record(outcome('y', second.send));
+      expect(await updatedRows(db)).toBe(10);
+    } finally {
+      await store.close();
+    }
+
+    // A process of that version killed two days ago (its lease never ended) is not waited for.
+    const stale = await pgs.createDatabase();
+    await migratedUnderAnOlderWorker(stale, '-2 days');
+    const s2 = await open(stale, 'new');
+    expect(s2.session?.olderWorkers).toBe(false);
+    await s2.close();
+  });
+});
