@@ -47,8 +47,12 @@ export interface LedgerWriterOptions {
  * the run): when a group's first outcome is queued while other requests are still out, the group may wait up to
  * COMMIT_DELAY_MS for their outcomes before its sync, ended early once every request in flight has its outcome
  * queued (nothing else can arrive). It waits while waiting pays: while at least half of the recent waits caught
- * another outcome (an average over ~8 waits); below that only every PROBE_EVERY-th group waits, to see whether
- * it pays again. So a busy sender (concurrency 32 against a 50 ms service: an outcome every ~1.6 ms, ~70 % of
+ * another outcome (an average over ~8 waits); below that only a probe waits, every PROBE_EVERY-th group at first, to
+ * see whether it pays again, and each probe while waits still do not pay makes the next one twice as far off (up to
+ * MAX_PROBE_EVERY groups); once they pay again (probes that caught outcomes bring the share back over a half),
+ * every group waits again and probes start over at PROBE_EVERY. Each probe that catches nothing has held its
+ * group's slots for the whole delay: at concurrency 8 a probe every 8 groups cost ~1 % of the delivered rate
+ * (docs/performance.md). So a busy sender (concurrency 32 against a 50 ms service: an outcome every ~1.6 ms, ~70 % of
  * waits catch one) shares its syncs, and one whose outcomes come spread out (concurrency 8: one every ~6.5 ms,
  * ~25 %) does not lengthen each slot's cycle for nothing; outcomes that come in bursts are caught at any
  * concurrency. A sync costs ~100 µs of CPU (the syscall and the thread pool's round trip). With nothing else in
@@ -56,8 +60,10 @@ export interface LedgerWriterOptions {
  * A slot is still freed only once its outcome is durable: the kill -9 bound is unchanged.
  */
 export const COMMIT_DELAY_MS = 2;
-/** While waits seldom pay, every this many groups one waits anyway (and so measures whether they pay again). */
+/** While waits seldom pay, a probe waits anyway (and so measures whether they pay again), first every this many groups. */
 export const PROBE_EVERY = 8;
+/** The longest interval between probes, after probes in a row found that waiting did not pay. */
+export const MAX_PROBE_EVERY = 256;
 
 /**
  * Write every byte of `buf`, or throw: a write(2) may write only part (a nearly full disk writes what fits and
@@ -142,13 +148,15 @@ export async function openLedgerWriter(
   // The share of recent waits that caught another outcome, groups since the last probe, the gathering group's wake-up.
   let paying = 1;
   let sinceProbe = 0;
+  let probeEvery = PROBE_EVERY;
   let wake: (() => void) | null = null;
   const outstanding = () => (opts.inFlight ? opts.inFlight() - queue.length : 0);
 
   /** Waits for the outcomes still out, up to COMMIT_DELAY_MS, when that pays; false if it did not wait. */
   async function gather(): Promise<boolean> {
     if (outstanding() <= 0) return false;
-    if (paying < 0.5 && ++sinceProbe < PROBE_EVERY) return false;
+    const probing = paying < 0.5;
+    if (probing && ++sinceProbe < probeEvery) return false;
     sinceProbe = 0;
     const before = queue.length;
     await new Promise<void>((resolve) => {
@@ -163,7 +171,11 @@ export async function openLedgerWriter(
         resolve();
       };
     });
-    paying += ((queue.length > before ? 1 : 0) - paying) / 8;
+    const caught = queue.length > before;
+    paying += ((caught ? 1 : 0) - paying) / 8;
+    // While waits do not pay, each probe makes the next one twice as far off; once they pay again, PROBE_EVERY.
+    probeEvery =
+      paying >= 0.5 ? PROBE_EVERY : probing ? Math.min(probeEvery * 2, MAX_PROBE_EVERY) : probeEvery;
     return true;
   }
 
