@@ -82,6 +82,11 @@ export function formatStatus(s: LedgerStatus): string[] {
       `destination ${d.destination ?? '(none recorded)'}: batches ${d.batches.acked} acked, ${d.batches.failed} failed; ` +
         `ids ${d.ids.ackedDistinct} acknowledged, ${d.ids.outstanding} outstanding`,
     );
+  if (s.olderWorkers)
+    lines.push(
+      `workers of an earlier svc-ingest (ledger schema 6 or older) still running: ${s.olderWorkers}; ` +
+        'until they stop, outcomes are recorded row by row, as they read them',
+    );
   if (s.lastRun) lines.push(`last ${runLine(s.lastRun)}`);
   if (s.runs.length > 1) {
     const shown = s.runs.slice(-RUNS_SHOWN);

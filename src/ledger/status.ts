@@ -58,6 +58,12 @@ export interface LedgerStatus {
   destinations?: DestinationStatus[];
   /** Set when the status was asked for one destination (`--destination`): every count is that one's. */
   destination?: string;
+  /**
+   * PostgreSQL: workers of an earlier svc-ingest (ledger schema 6 or older) that may still be running, whose reading
+   * of the ledger makes this version record outcomes row by row until they have stopped (docs/postgres.md); only
+   * when there are some.
+   */
+  olderWorkers?: number;
 }
 
 /**

@@ -11,6 +11,7 @@ import { openPgLedgerStore } from '../../src/ledger/postgres/store.ts';
 import { resolvePgTarget } from '../../src/ledger/postgres/url.ts';
 import { createLogger } from '../../src/log.ts';
 import { dbName } from '../helpers/backfill.ts';
+import { runCliHere } from '../helpers/cli.ts';
 import { ids, items, outcome } from '../helpers/pg-outcomes.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 
@@ -86,6 +87,17 @@ async function olderClaims(db: string, older: number, its: readonly BatchItem[])
   return its.map((i) => i.id).filter((id) => !out.has(id));
 }
 
+/** `ledger status`: the count of older workers in its JSON, and its text's line about them (if any). */
+async function olderWorkersInStatus(url: string): Promise<{ json: unknown; line: string | undefined }> {
+  const json = await runCliHere(['ledger', 'status', '--json', '--ledger', url]);
+  const text = await runCliHere(['ledger', 'status', '--ledger', url]);
+  expect([json.code, text.code], json.stderr + text.stderr).toEqual([0, 0]);
+  return {
+    json: JSON.parse(json.stdout).olderWorkers,
+    line: text.stdout.split('\n').find((l) => l.includes('earlier svc-ingest')),
+  };
+}
+
 const updatedRows = async (db: string): Promise<number> =>
   (
     await pgs.sql<{ n: number }>(
@@ -119,6 +131,11 @@ describe('a worker of the previous version still running after the migration to 
     expect(ids(again.skipped.filter((x) => x.reason === 'elsewhere').map((x) => x.item))).toEqual(
       ids(failed),
     );
+    // `ledger status` says why outcomes go row by row, in its text and its JSON.
+    expect(await olderWorkersInStatus(url)).toEqual({
+      json: 1,
+      line: 'workers of an earlier svc-ingest (ledger schema 6 or older) still running: 1; until they stop, outcomes are recorded row by row, as they read them',
+    });
   });
 
   it('once it has stopped, outcomes are one row per batch again; one gone for more than a day does not count', async () => {
@@ -138,6 +155,7 @@ describe('a worker of the previous version still running after the migration to 
       for (let i = 0; i < 200 && store.session?.olderWorkers; i++)
         await new Promise((r) => setTimeout(r, 10));
       expect(store.session?.olderWorkers).toBe(false);
+      expect(await olderWorkersInStatus(url)).toEqual({ json: undefined, line: undefined });
       const second = await store.admit(items('y', 10));
       await store.record(outcome('y', second.send));
       expect(await updatedRows(db)).toBe(10);

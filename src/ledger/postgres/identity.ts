@@ -10,6 +10,19 @@ import { SvcIngestError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
 import type { PgDb } from './db.ts';
 
+/**
+ * A worker row registered by a version before schema 7 that may still be running (alias `x`): no `claims_from` (0,
+ * migration 7's default; TAKE_SQL always sets one), its lease not ended, and run out less than a day ago (a process
+ * paused past its lease goes on when it wakes). Such a worker reads an id as acknowledged by its row alone
+ * (`acked_seq`), so while one may run, outcomes are recorded row by row (store.ts): a worker of the previous version
+ * still sending during or after `ledger migrate` neither sends again what this one acknowledged nor takes a claim as
+ * over. None can start on schema 7 (it refuses a newer schema), so this ends once they have.
+ */
+export const OLDER_WORKER_ROW = `x.claims_from = 0 AND x.stopped_at IS NULL AND x.lease_until > now() - interval '1 day'`;
+
+/** Whether any worker of a version before schema 7 may still be running (OLDER_WORKER_ROW). */
+export const OLDER_WORKERS_SQL = `EXISTS (SELECT 1 FROM svc_ingest.workers x WHERE ${OLDER_WORKER_ROW})`;
+
 /** This process as the workers table records it. */
 export interface ProcessIdentity {
   host: string;

@@ -6,6 +6,7 @@ import type { FoundLine } from '../file/find.ts';
 import type { DestinationStatus, LedgerRun, LedgerStatus, OutstandingFailure } from '../status.ts';
 import { ackedOf } from './acks.ts';
 import type { PgDb } from './db.ts';
+import { OLDER_WORKER_ROW } from './identity.ts';
 
 const num = (v: unknown): number => Number(v ?? 0);
 const iso = (v: unknown): string | null => (v instanceof Date ? v.toISOString() : null);
@@ -62,7 +63,9 @@ export async function pgLedgerStatus(db: PgDb, opts: { destination?: string } = 
     const no = await destinationNo(db, opts.destination);
     return { ...(await statusOf(db, no ?? -1)), destination: opts.destination };
   }
-  const all = await statusOf(db, null);
+  const older = await olderWorkers(db);
+  // Only when there are some: a status has the same shape on a ledger file and in the database.
+  const all = { ...(await statusOf(db, null)), ...(older > 0 ? { olderWorkers: older } : {}) };
   const names = await db.query<{ n: number; d: string | null }>(
     'other',
     'SELECT destination_no AS n, destination AS d FROM svc_ingest.destinations ORDER BY destination_no',
@@ -74,6 +77,15 @@ export async function pgLedgerStatus(db: PgDb, opts: { destination?: string } = 
     per.push({ destination: row.d, batches: s.batches, ids: s.ids });
   }
   return { ...all, destinations: per };
+}
+
+/** Workers of an earlier svc-ingest that may still be running (identity.ts, OLDER_WORKER_ROW). */
+async function olderWorkers(db: PgDb): Promise<number> {
+  const r = await db.query<{ n: number }>(
+    'other',
+    `SELECT count(*)::int AS n FROM svc_ingest.workers x WHERE ${OLDER_WORKER_ROW}`,
+  );
+  return r.rows[0]?.n ?? 0;
 }
 
 /** The status over one destination's rows (`no`), or all (null): ledgers: one entry, its `lines` the outcomes. */

@@ -6,21 +6,10 @@ import { hostname } from 'node:os';
 import type { Logger } from '../../log.ts';
 import type { PgDb } from './db.ts';
 import { runDestination } from './destinations.ts';
-import { registerWorker } from './identity.ts';
+import { OLDER_WORKERS_SQL, registerWorker } from './identity.ts';
 import { connectLedgerDb } from './schema-check.ts';
 
 export { connectLedgerDb } from './schema-check.ts';
-
-/**
- * Whether a worker of a version before schema 7 may still be running on this ledger: its row has no `claims_from`
- * (0, migration 7's default: this version always sets one), it has not ended its lease, and its lease ran out less
- * than a day ago (a process paused past its lease goes on when it wakes). Such a worker reads an id as acknowledged
- * by its row alone (`acked_seq`), so while one may run, outcomes are recorded row by row (store.ts): a worker of the
- * previous version still sending during or after `ledger migrate` neither sends again what this one acknowledged nor
- * takes a claim as over. None can start on schema 7 (it refuses a newer schema), so this ends once they have.
- */
-export const OLDER_WORKERS_SQL = `EXISTS (SELECT 1 FROM svc_ingest.workers x
-  WHERE x.claims_from = 0 AND x.stopped_at IS NULL AND x.lease_until > now() - interval '1 day')`;
 
 /** Defaults of the lease: claims of a worker silent for 30 s may be taken over; renewed every 10 s. */
 export const DEFAULT_LEASE_MS = 30_000;
@@ -106,7 +95,15 @@ export async function openPgSession(url: string, o: PgSessionOptions): Promise<P
     });
     const older = await db.query<{ older: boolean }>('other', `SELECT ${OLDER_WORKERS_SQL} AS older`);
     const olderWorkers = older.rows[0]?.older ?? true;
-    return startSession(db, o, { workerId, workerNo, destinationNo, leaseMs, heartbeatMs, release, olderWorkers });
+    return startSession(db, o, {
+      workerId,
+      workerNo,
+      destinationNo,
+      leaseMs,
+      heartbeatMs,
+      release,
+      olderWorkers,
+    });
   } catch (err) {
     await db.close().catch(() => {});
     throw db.fail('LEDGER_WRITE', 'cannot register this worker in', err);

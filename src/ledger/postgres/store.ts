@@ -202,7 +202,7 @@ interface Pending {
 
 /**
  * The parameters of RECORD_SQL for a group of outcomes, with the claims `held` has for their ids; `byRow` when a
- * worker of a version before schema 7 may still be running (session.ts, OLDER_WORKERS_SQL).
+ * worker of a version before schema 7 may still be running (identity.ts, OLDER_WORKER_ROW).
  */
 function recordParams(
   group: readonly RecordedOutcome[],
