@@ -174,8 +174,8 @@ export async function openLedgerWriter(
     const caught = queue.length > before;
     paying += ((caught ? 1 : 0) - paying) / 8;
     // While waits do not pay, each probe makes the next one twice as far off; once they pay again, PROBE_EVERY.
-    probeEvery =
-      paying >= 0.5 ? PROBE_EVERY : probing ? Math.min(probeEvery * 2, MAX_PROBE_EVERY) : probeEvery;
+    if (paying >= 0.5) probeEvery = PROBE_EVERY;
+    else if (probing) probeEvery = Math.min(probeEvery * 2, MAX_PROBE_EVERY);
     return true;
   }
 

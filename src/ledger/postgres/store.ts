@@ -75,14 +75,19 @@ claim AS MATERIALIZED (SELECT nextval('svc_ingest.batch_seq') AS no),`;
 const CLAIM_ANSWER = 'UNION ALL SELECT NULL, NULL, claim.no FROM claim';
 
 /**
- * Two CTEs over a group's ids ($1): `old`, the rows they have for the destination (`dest`, a parameter), and `acks`,
- * those of them acknowledged through their claims' outcomes, read at once for the group (ackedIdsOfClaims).
+ * CTEs over a group's ids ($1): `old`, the rows they have for the destination (`dest`, a parameter); `acks`, those of
+ * them acknowledged through their claims' outcomes, read at once for the group (ackedIdsOfClaims); and `known`, the
+ * rows with whether each is acknowledged (`acked`), by its row or through its claim.
  */
 const rowsAndAcks = (dest: string) => `old AS MATERIALIZED (
   SELECT t.transaction_id, t.acked_seq, t.claim_no, t.claim_worker FROM svc_ingest.transactions t
   WHERE t.transaction_id = ANY($1::text[]) AND t.destination_no = ${dest}
 ),
-acks AS MATERIALIZED (${ackedIdsOfClaims('old', dest)})`;
+acks AS MATERIALIZED (${ackedIdsOfClaims('old', dest)}),
+known AS MATERIALIZED (
+  SELECT old.*, (old.acked_seq IS NOT NULL OR acks.id IS NOT NULL) AS acked
+  FROM old LEFT JOIN acks ON acks.id = old.transaction_id
+)`;
 
 export const ADMIT_SQL = `
 ${CLAIM_INPUT}
@@ -106,10 +111,6 @@ ${CLAIM_ANSWER}`;
 export const CLAIM_SQL = `
 ${CLAIM_INPUT}
 ${rowsAndAcks('$4')},
-known AS MATERIALIZED (
-  SELECT old.transaction_id, (old.acked_seq IS NOT NULL OR acks.id IS NOT NULL) AS acked
-  FROM old LEFT JOIN acks ON acks.id = old.transaction_id
-),
 fresh AS (
   INSERT INTO svc_ingest.transactions (transaction_id, destination_no, claim_worker, claim_no, updated_at)
   SELECT id, $4, $2, claim.no, now() FROM input, claim
@@ -130,9 +131,8 @@ ${CLAIM_ANSWER}`;
 
 const LOOKUP_SQL = `
 WITH ${rowsAndAcks('$3')}
-SELECT old.transaction_id AS id, ((old.acked_seq IS NOT NULL OR acks.id IS NOT NULL) AND $2::boolean) AS acked,
-       ${liveClaimOf('old')} AS live
-FROM old LEFT JOIN acks ON acks.id = old.transaction_id`;
+SELECT known.transaction_id AS id, (known.acked AND $2::boolean) AS acked, ${liveClaimOf('known')} AS live
+FROM known`;
 
 // A group of outcomes, one row each in batches (their ids sliced out of $17 by ids_from..ids_to, the claims they were
 // sent under out of $18): that row is the acknowledgement of its ids, no transaction row is written. Row by row, as
@@ -201,8 +201,9 @@ interface Pending {
 }
 
 /**
- * The parameters of RECORD_SQL for a group of outcomes, with the claims `held` has for their ids; `byRow` when a
- * worker of a version before schema 7 may still be running (identity.ts, OLDER_WORKER_ROW).
+ * The parameters of RECORD_SQL for a group of outcomes, with the claims `held` has for their ids. `olderWorkers`: a
+ * worker of a version before schema 7 may still be running (identity.ts, OLDER_WORKER_ROW), so every outcome goes
+ * row by row.
  */
 function recordParams(
   group: readonly RecordedOutcome[],
