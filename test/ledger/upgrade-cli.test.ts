@@ -153,25 +153,40 @@ function docBlock(first: string): string[] {
   return (block ?? '').trimEnd().split('\n');
 }
 
+/** The feed's schema `feed_a` at schema `version`, made by its owner, with the GRANTs of that time applied. */
+async function ledgerAt(url: string, owner: string, version: number, grants: string[]): Promise<void> {
+  const ownerDb = await connectPg(resolvePgTarget(as(url, owner, 'feed_a')), { logger });
+  try {
+    expect(
+      await migrate(
+        ownerDb,
+        MIGRATIONS.filter((m) => m.version <= version),
+      ),
+    ).toMatchObject({ to: version });
+    for (const g of grants) await ownerDb.query('other', g);
+  } finally {
+    await ownerDb.close();
+  }
+}
+
+/** A night's input of 120 transactions (ids `prefix`…), and its nightly `send` as `sender` into `feed_a`. */
+async function nightOf(url: string, sender: string, prefix: string) {
+  const dir = await mkdtemp(join(tmpdir(), `svc-upgrade-${prefix}-`));
+  const file = join(dir, 'night.ndjson');
+  const txs = range(120).map((i) => makeTx(i, prefix));
+  await writeFile(file, ndjsonOf(txs));
+  const env = { SVC_BASE_URL: sim.url, SVC_REJECTS_PATH: join(dir, 'rejects.ndjson') };
+  const nightly = () => runCliHere(['send', ...FAST, '--ledger', as(url, sender, 'feed_a'), file], { env });
+  return { txs, nightly };
+}
+
 describe('upgrading the PostgreSQL ledger under restricted roles', () => {
   it('a send before the migration stops with one line naming ledger migrate; the documented steps; then send runs', async () => {
     const { url, db, owner, roles } = await withRoles('feed_owner', 'feed_sender');
     const sender = roles[0] as string;
     // The previous release's schema, made by the owner, and the nightly role's grants of that time.
-    const previous = MIGRATIONS.filter((m) => m.version <= PREVIOUS_RELEASE_SCHEMA);
-    const ownerDb = await connectPg(resolvePgTarget(as(url, owner, 'feed_a')), { logger });
-    try {
-      expect(await migrate(ownerDb, previous)).toMatchObject({ to: PREVIOUS_RELEASE_SCHEMA });
-      for (const g of previousReleaseGrants('feed_a', sender)) await ownerDb.query('other', g);
-    } finally {
-      await ownerDb.close();
-    }
-    const dir = await mkdtemp(join(tmpdir(), 'svc-upgrade-'));
-    const file = join(dir, 'night.ndjson');
-    const txs = range(120).map((i) => makeTx(i, 'up'));
-    await writeFile(file, ndjsonOf(txs));
-    const env = { SVC_BASE_URL: sim.url, SVC_REJECTS_PATH: join(dir, 'rejects.ndjson') };
-    const nightly = () => runCliHere(['send', ...FAST, '--ledger', as(url, sender, 'feed_a'), file], { env });
+    await ledgerAt(url, owner, PREVIOUS_RELEASE_SCHEMA, previousReleaseGrants('feed_a', sender));
+    const { nightly } = await nightOf(url, sender, 'up');
 
     const before = await nightly();
     expect(before.code).toBe(1);
@@ -215,22 +230,8 @@ describe('upgrading the PostgreSQL ledger under restricted roles', () => {
   it("from the previous version's schema 6, its send and prune roles as its `ledger grant` made them: the documented steps, then the night and a prune", async () => {
     const { url, db, owner, roles } = await withRoles('s6_owner', 's6_sender', 's6_pruner');
     const [sender, pruner] = roles as [string, string];
-    const ownerDb = await connectPg(resolvePgTarget(as(url, owner, 'feed_a')), { logger });
-    try {
-      expect(
-        await migrate(
-          ownerDb,
-          MIGRATIONS.filter((m) => m.version <= 6),
-        ),
-      ).toMatchObject({ to: 6 });
-      for (const g of schema6Grants('feed_a', sender, pruner)) await ownerDb.query('other', g);
-    } finally {
-      await ownerDb.close();
-    }
-    const dir = await mkdtemp(join(tmpdir(), 'svc-upgrade-6-'));
-    const file = join(dir, 'night.ndjson');
-    const txs = range(120).map((i) => makeTx(i, 's6'));
-    await writeFile(file, ndjsonOf(txs));
+    await ledgerAt(url, owner, 6, schema6Grants('feed_a', sender, pruner));
+    const { txs, nightly } = await nightOf(url, sender, 's6');
     // An earlier night as schema 6 wrote it: half of these ids acknowledged in January (rows with acked_seq).
     await pgs.sql(
       db,
@@ -243,8 +244,6 @@ describe('upgrading the PostgreSQL ledger under restricted roles', () => {
        INSERT INTO feed_a.transactions (transaction_id, acked_seq) SELECT u, (SELECT seq FROM b) FROM unnest($1::text[]) u`,
       [txs.slice(0, 60).map((t) => t.transactionId)],
     );
-    const env = { SVC_BASE_URL: sim.url, SVC_REJECTS_PATH: join(dir, 'rejects.ndjson') };
-    const nightly = () => runCliHere(['send', ...FAST, '--ledger', as(url, sender, 'feed_a'), file], { env });
     const before = await nightly();
     expect(before.code).toBe(1);
     expect(before.stderr).toContain("schema version 6, older than this svc-ingest's 7");
