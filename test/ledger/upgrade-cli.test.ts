@@ -19,6 +19,7 @@ import { dbName } from '../helpers/backfill.ts';
 import { ROOT, runCliHere } from '../helpers/cli.ts';
 import { shellWords } from '../helpers/doc-examples.ts';
 import { usePostgres } from '../helpers/postgres.ts';
+import { SCHEMA6_CLAIM_SQL } from '../helpers/schema6.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import { makeTx, ndjsonOf, range } from '../helpers/transactions.ts';
 
@@ -265,6 +266,48 @@ describe('upgrading the PostgreSQL ledger under restricted roles', () => {
       `SELECT count(*)::int AS acked FROM feed_a.transaction_states WHERE state = 'acked'`,
     );
     expect(left?.acked).toBe(60);
+  });
+
+  it('a worker of the previous version still running, as the send role, through the documented steps: it sends none of what the upgraded night acknowledged', async () => {
+    const { url, owner, roles } = await withRoles('ow_owner', 'ow_sender', 'ow_pruner');
+    const [sender, pruner] = roles as [string, string];
+    await ledgerAt(url, owner, 6, schema6Grants('feed_a', sender, pruner));
+    // The older worker: registered as that version registered itself (no claims_from), under the send role, and
+    // still running through the upgrade (its lease renewed).
+    const older = await connectPg(resolvePgTarget(as(url, sender, 'feed_a')), { logger });
+    try {
+      const registered = await older.query<{ worker_no: number }>(
+        'other',
+        `INSERT INTO svc_ingest.workers (worker_id, run_id, host, pid, lease_until)
+         VALUES ('v6-host:1:v6', 'v6', 'v6-host', 1, now() + interval '1 hour') RETURNING worker_no`,
+      );
+      await runUpgradeSteps(as(url, owner, 'feed_a'), [
+        [sender, 'send'],
+        [pruner, 'prune'],
+      ]);
+      const { txs, nightly } = await nightOf(url, sender, 'ow');
+      const sent = await nightly();
+      expect(sent.code, sent.stderr).toBe(0);
+      expect(summary(sent)).toMatchObject({ read: 120, sent: 120 });
+      // The older worker reads the same night with its own claim statement, as the send role: nothing to send.
+      const dest = await older.query<{ n: number }>(
+        'other',
+        'SELECT DISTINCT destination_no AS n FROM svc_ingest.batches',
+      );
+      const skipped = await older.query<{ id: string; acked: boolean }>('other', SCHEMA6_CLAIM_SQL, [
+        txs.map((t) => t.transactionId),
+        registered.rows[0]?.worker_no,
+        true,
+        dest.rows[0]?.n,
+      ]);
+      expect(skipped.rows.filter((r) => r.acked)).toHaveLength(120);
+      // The send role's `ledger status` says why the night went row by row.
+      const status = await runCliHere(['ledger', 'status', '--json', '--ledger', as(url, sender, 'feed_a')]);
+      expect(status.code, status.stderr).toBe(0);
+      expect(JSON.parse(status.stdout).olderWorkers).toBe(1);
+    } finally {
+      await older.close();
+    }
   });
 
   it("docs/postgres.md's `ledger grant` example prints what it shows, run as written twice", async () => {
