@@ -117,6 +117,9 @@ async function client(a: Args, concurrency: number): Promise<ScenarioResult> {
       ] as const) {
         const res = lastJson(await transportChild(cand, sim.url, concurrency, requests), name);
         run[key] = round((res.cpuUsPerRequest as number) / BATCH, 2);
+        // The same CPU split by thread (Linux): the main thread's share, the rest V8's helpers and libuv's pool.
+        if (typeof res.mainUsPerRequest === 'number')
+          run[key.replace('UsPerTx', 'MainUsPerTx')] = round(res.mainUsPerRequest / BATCH, 2);
       }
       run.overUsPerTx = round((run.oursUsPerTx as number) - (run.bareUsPerTx as number), 2);
       run.load1 = round(loadavg()[0] as number, 2);
@@ -136,7 +139,11 @@ async function client(a: Args, concurrency: number): Promise<ScenarioResult> {
     median: m,
     display: {
       extra: `ours/bare x${(m.oursUsPerTx! / m.bareUsPerTx!).toFixed(2)}`,
-      other: `ours ${m.oursUsPerTx?.toFixed(2)} µs/tx, bare Pool ${m.bareUsPerTx?.toFixed(2)} (+${m.overUsPerTx?.toFixed(2)})`,
+      other:
+        `ours ${m.oursUsPerTx?.toFixed(2)} µs/tx, bare Pool ${m.bareUsPerTx?.toFixed(2)} (+${m.overUsPerTx?.toFixed(2)})` +
+        (m.oursMainUsPerTx !== undefined && m.bareMainUsPerTx !== undefined
+          ? `; main thread ${m.oursMainUsPerTx.toFixed(2)} / ${m.bareMainUsPerTx.toFixed(2)}`
+          : ''),
     },
   };
 }
