@@ -111,15 +111,14 @@ async function client(a: Args, concurrency: number): Promise<ScenarioResult> {
   try {
     for (let i = 1; i <= a.runs; i++) {
       const run: Record<string, number> = {};
-      for (const [key, cand] of [
-        ['oursUsPerTx', 'undici-dispatch'],
-        ['bareUsPerTx', 'bare-pool'],
+      // Each client's CPU, and its main thread's share (Linux; the rest is V8's helpers and libuv's pool).
+      for (const [key, mainKey, cand] of [
+        ['oursUsPerTx', 'oursMainUsPerTx', 'undici-dispatch'],
+        ['bareUsPerTx', 'bareMainUsPerTx', 'bare-pool'],
       ] as const) {
         const res = lastJson(await transportChild(cand, sim.url, concurrency, requests), name);
         run[key] = round((res.cpuUsPerRequest as number) / BATCH, 2);
-        // The same CPU split by thread (Linux): the main thread's share, the rest V8's helpers and libuv's pool.
-        if (typeof res.mainUsPerRequest === 'number')
-          run[key.replace('UsPerTx', 'MainUsPerTx')] = round(res.mainUsPerRequest / BATCH, 2);
+        if (typeof res.mainUsPerRequest === 'number') run[mainKey] = round(res.mainUsPerRequest / BATCH, 2);
       }
       run.overUsPerTx = round((run.oursUsPerTx as number) - (run.bareUsPerTx as number), 2);
       run.load1 = round(loadavg()[0] as number, 2);

@@ -81,15 +81,23 @@ export function fmtRows(n: number): string {
 
 export const round = (x: number, digits = 1): number => Math.round(x * 10 ** digits) / 10 ** digits;
 
-/** CPU time (user+sys, ms, all threads) a running process has used so far, from /proc/<pid>/stat. */
-export function procCpuMs(pid: number): number {
+/**
+ * CPU time (user+sys, ms) in a /proc stat file: a process's (`/proc/<pid>/stat`, all its threads) or one thread's
+ * (`/proc/<pid>/task/<tid>/stat`). NaN when it cannot be read (the process has exited, or no /proc).
+ */
+export function statCpuMs(file: string): number {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = readFileSync(file, 'utf8');
     const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return (Number(f[11]) + Number(f[12])) * 10; // clock ticks of 10 ms (USER_HZ = 100)
   } catch {
     return Number.NaN;
   }
+}
+
+/** CPU time (user+sys, ms, all threads) a running process has used so far, from /proc/<pid>/stat. */
+export function procCpuMs(pid: number): number {
+  return statCpuMs(`/proc/${pid}/stat`);
 }
 
 /** The memory samples' largest RSS and what the heap, external memory and array buffers were then (MB). */

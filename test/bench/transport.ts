@@ -5,14 +5,14 @@
 // Each (candidate, concurrency, run) is a fresh child process: warm-up, then N requests; the child reports its
 // process CPU (user+sys, all threads) per request; the simulator's CPU over the same window comes from /proc.
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { encodeRecords, releaseBody, releaseWires, type WireRecord } from '../../src/client/body.ts';
 import { createClient } from '../../src/client/index.ts';
 import { loadConfig } from '../../src/config/index.ts';
 import { makeTx } from '../helpers/transactions.ts';
 import { LAUNCHER, ROOT, startDaemon } from './measure.ts';
-import { procCpuMs } from './scenarios.ts';
+import { procCpuMs, statCpuMs } from './scenarios.ts';
 import { CANDIDATES } from './transport-candidates.ts';
 
 const BATCH = 50;
@@ -85,21 +85,21 @@ async function child(name: string, url: string, concurrency: number, requests: n
  * /proc/self/task (Linux); null elsewhere. The request path's excess over the bare Pool is split by it.
  */
 function threadCpuUs(): { main: number; others: number } | null {
+  let tasks: string[];
   try {
-    const tick = 1e6 / 100; // USER_HZ: the kernel reports clock ticks of 1/100 s to user space on Linux
-    let main = 0;
-    let others = 0;
-    for (const t of readdirSync('/proc/self/task')) {
-      const st = readFileSync(`/proc/self/task/${t}/stat`, 'utf8');
-      const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
-      const us = (Number(f[11]) + Number(f[12])) * tick;
-      if (Number(t) === process.pid) main += us;
-      else others += us;
-    }
-    return { main, others };
+    tasks = readdirSync('/proc/self/task');
   } catch {
     return null;
   }
+  let main = 0;
+  let others = 0;
+  for (const t of tasks) {
+    const ms = statCpuMs(`/proc/self/task/${t}/stat`);
+    if (Number.isNaN(ms)) continue; // a thread that ended between the listing and the read
+    if (Number(t) === process.pid) main += ms * 1000;
+    else others += ms * 1000;
+  }
+  return { main, others };
 }
 
 async function measure(
