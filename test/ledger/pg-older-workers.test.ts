@@ -47,6 +47,16 @@ async function migratedUnderAnOlderWorker(
   }
 }
 
+/** A worker of the previous version registering on a ledger already at schema 7, as it registers (no claims_from). */
+async function registerLate(db: string): Promise<number> {
+  const [w] = await pgs.sql<{ worker_no: number }>(
+    db,
+    `INSERT INTO svc_ingest.workers (worker_id, run_id, host, pid, lease_until)
+     VALUES ('v6-late', 'v6-late', 'h', 2, now() + interval '1 hour') RETURNING worker_no`,
+  );
+  return w?.worker_no as number;
+}
+
 /** What the older worker's claim statement leaves it to send, of `its`. */
 async function olderClaims(db: string, older: number, its: readonly BatchItem[]): Promise<string[]> {
   const skipped = await pgs.sql<{ id: string; acked: boolean }>(db, SCHEMA6_CLAIM_SQL, [
@@ -108,6 +118,52 @@ describe('a worker of the previous version still running after the migration to 
       json: 1,
       line: 'workers of an earlier svc-ingest (ledger schema 6 or older) still running: 1; until they stop, outcomes are recorded row by row, as they read them',
     });
+  });
+
+  // The registration race: the older worker checked the schema before the migration committed and registered after
+  // this worker last asked, so this run's first outcomes went out as batch rows alone.
+  it('one that registers after this run asked gets the acknowledgements already recorded per batch, at the next record', async () => {
+    const url = await pgs.createDatabase();
+    const store = await open(url, 'new', 20);
+    const db = dbName(url);
+    expect(store.session?.olderWorkers).toBe(false);
+    const early = items('e', 30);
+    await store.admit(early);
+    await store.record(outcome('early', early));
+    expect(await updatedRows(db)).toBe(0);
+    const older = await registerLate(db);
+    for (let i = 0; i < 200 && !store.session?.olderWorkers; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(store.session?.olderWorkers).toBe(true);
+    const late = items('l', 10);
+    await store.admit(late);
+    await store.record(outcome('late', late));
+    expect(await updatedRows(db)).toBe(40);
+    await store.close();
+    // This worker's lease has ended: the older worker reads every id as acknowledged, none is its to send.
+    expect(await olderClaims(db, older, [...early, ...late])).toEqual([]);
+  });
+
+  it('one that registers after the last heartbeat gets them at close', async () => {
+    const url = await pgs.createDatabase();
+    const store = await open(url, 'new');
+    const db = dbName(url);
+    const acked = items('a', 20);
+    const failed = items('f', 5);
+    await store.admit([...acked, ...failed]);
+    await store.record(outcome('a', acked));
+    await store.record(outcome('f', failed, 'failed'));
+    const older = await registerLate(db);
+    expect(store.session?.olderWorkers).toBe(false);
+    await store.close();
+    expect((await olderClaims(db, older, [...acked, ...failed])).sort()).toEqual(ids(failed));
+    // Without an older worker, the close writes no row: the outcomes stay one row per batch.
+    const quiet = await pgs.createDatabase();
+    const s2 = await open(quiet, 'quiet');
+    const its = items('q', 10);
+    await s2.admit(its);
+    await s2.record(outcome('q', its));
+    await s2.close();
+    expect(await updatedRows(dbName(quiet))).toBe(0);
   });
 
   it('once it has stopped, outcomes are one row per batch again; one gone for more than a day does not count', async () => {

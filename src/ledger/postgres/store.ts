@@ -10,6 +10,7 @@ import { CoalescedAdmits } from './coalesced-admits.ts';
 import type { PgDb } from './db.ts';
 import { FIRST_DESTINATION, runDestination } from './destinations.ts';
 import { claimsTakenOver, HeldClaims } from './held-claims.ts';
+import { OLDER_WORKERS_SQL } from './identity.ts';
 import { connectLedgerDb, openPgSession, type PgSession, type PgSessionOptions } from './session.ts';
 
 export interface PgLedgerStoreOptions
@@ -193,6 +194,19 @@ SELECT count(*)::int AS n FROM o`;
 const RELEASE_SQL = `
 UPDATE svc_ingest.transactions SET claim_worker = NULL, updated_at = now()
 WHERE transaction_id = ANY($2::text[]) AND destination_no = $3 AND claim_worker = $1`;
+
+// A worker of the previous version that registered after this one last asked (between its own schema check and the
+// migration's commit; identity.ts): it reads acknowledgements in rows alone, and would take, once this worker's lease
+// ends, the rows of ids this run acknowledged through a batch row before it was seen. Their acknowledgements go into
+// the rows, as a record row by row writes them: this run's acknowledged outcomes, their ids whose row this worker
+// still holds.
+export const CATCH_UP_SQL = `
+UPDATE svc_ingest.transactions t
+SET acked_seq = a.seq, claim_worker = NULL, claim_no = NULL, updated_at = now()
+FROM (SELECT u.id, min(b.seq) AS seq FROM svc_ingest.batches b, unnest(b.transaction_ids) AS u(id)
+      WHERE b.run_id = ANY($2::text[]) AND b.worker_no = $1 AND b.destination_no = $3 AND b.status = 'acked'
+      GROUP BY u.id) a
+WHERE t.transaction_id = a.id AND t.destination_no = $3 AND t.claim_worker = $1 AND t.acked_seq IS NULL`;
 
 interface Pending {
   outcome: RecordedOutcome;
@@ -379,7 +393,21 @@ export async function openPgLedgerStore(url: string, o: PgLedgerStoreOptions): P
     return skip;
   };
 
+  // The runs of outcomes recorded through their batch row alone while no older worker was seen (one seen later
+  // needs them in rows: CATCH_UP_SQL).
+  const perBatch = new Set<string>();
+  const catchUp = async (): Promise<void> => {
+    const r = await db.query('other', CATCH_UP_SQL, [workerNo, [...perBatch], destinationNo]);
+    perBatch.clear();
+    o.logger.info(
+      { event: 'ledger.pg.olderWorkers.caughtUp', rows: r.rowCount ?? 0 },
+      'a worker of an earlier svc-ingest registered after this run started: the acknowledgements this run recorded per batch are now in their rows too',
+    );
+  };
   const commit = async (group: Pending[]): Promise<void> => {
+    const older = session?.olderWorkers ?? false;
+    if (older && perBatch.size > 0) await catchUp();
+    else if (!older) for (const p of group) perBatch.add(p.outcome.runId);
     await db.query(
       'record',
       RECORD_SQL,
@@ -389,7 +417,7 @@ export async function openPgLedgerStore(url: string, o: PgLedgerStoreOptions): P
         workerNo,
         destinationNo,
         serverStart,
-        session?.olderWorkers ?? false,
+        older,
       ),
       'svc_record',
     );
@@ -493,6 +521,22 @@ export async function openPgLedgerStore(url: string, o: PgLedgerStoreOptions): P
         if (!write) {
           await db.close();
           return;
+        }
+        try {
+          // The end of this worker's lease lets an older worker take its rows: asked once more, for one that
+          // registered since the last heartbeat.
+          if (perBatch.size > 0 && !broken) {
+            const r = await db.query<{ older: boolean }>('other', `SELECT ${OLDER_WORKERS_SQL} AS older`);
+            if (r.rows[0]?.older !== false) await catchUp();
+          }
+        } catch (err) {
+          o.logger.warn(
+            {
+              event: 'ledger.pg.catchUp',
+              error: db.fail('LEDGER_WRITE', 'recording acknowledgements in', err).message,
+            },
+            'could not write this run’s acknowledgements into their rows for a worker of an earlier svc-ingest',
+          );
         }
         try {
           // Claims not recorded (read but never sent: interrupted, or the run stopped) are free again at once.
