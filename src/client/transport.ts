@@ -9,6 +9,7 @@ import { FILE_CAPS, readSmallBytes } from '../config/small-file.ts';
 import type { Config } from '../config/types.ts';
 import { SvcIngestError } from '../errors.ts';
 import { dispatcherFetch } from './dispatch-fetch.ts';
+import { holdParserTierUp } from './parser-tier.ts';
 
 /**
  * HTTP plumbing shared by all endpoints of one client. The ky instance (and the Agent beneath it) is made on first use.
@@ -139,8 +140,10 @@ export function createTransport(
     accept: 'application/json',
     ...constant,
   };
+  let parserBudgetBack = (): void => {};
   function build(): KyInstance {
     let fetchImpl: typeof fetch;
+    const kyLib = kyModule();
     if (connect === null) {
       fetchImpl = opts.fetch as typeof fetch;
     } else {
@@ -148,8 +151,11 @@ export function createTransport(
       // One undici dispatch per call on the Agent; redirects are never followed (see dispatcherFetch): a 3xx comes
       // back as it came, so the batch, the auth header and the card data never go to a host we were not configured for.
       fetchImpl = dispatcherFetch(agent);
+      // Every module the first connection needs is loaded before the parser's budget is raised (parser-tier.ts).
+      if (config.baseUrl.startsWith('https:')) require('node:tls');
+      parserBudgetBack = holdParserTierUp(agent);
     }
-    return kyModule().default.create({
+    return kyLib.default.create({
       prefix: config.baseUrl,
       retry: 0,
       timeout: config.timeoutMs,
@@ -166,6 +172,7 @@ export function createTransport(
     },
     ownOptions: connect !== null || opts.fetchTakesOwnOptions === true,
     async close() {
+      parserBudgetBack();
       await agent?.close();
     },
   };
