@@ -3,8 +3,9 @@
 // docs/postgres.md gave (written out below, as operators copied them); the new package's
 // `send` stops with one line naming `ledger migrate` and the owner (exit 1, nothing sent); the upgrade steps are
 // taken from docs/postgres.md and run as written (the URL and role names put in); then the nightly `send` runs.
-// Also: a role granted `--for backfill` plans, works and reads the status; the tickets of one feed unreadable by
-// another feed's role.
+// Also: a worker of the previous version still running through the steps, or registering during a night (the race at
+// the migration's commit); a role granted `--for backfill` plans, works and reads the status; the tickets of one feed
+// unreadable by another feed's role.
 import { readFileSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -16,7 +17,7 @@ import { resolvePgTarget } from '../../src/ledger/postgres/url.ts';
 import { createLogger } from '../../src/log.ts';
 import { FAST, STACK, summary } from '../faults/helpers.ts';
 import { dbName } from '../helpers/backfill.ts';
-import { ROOT, runCliHere } from '../helpers/cli.ts';
+import { ROOT, runCliHere, startCli } from '../helpers/cli.ts';
 import { shellWords } from '../helpers/doc-examples.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { SCHEMA6_CLAIM_SQL } from '../helpers/schema6.ts';
@@ -305,6 +306,52 @@ describe('upgrading the PostgreSQL ledger under restricted roles', () => {
       const status = await runCliHere(['ledger', 'status', '--json', '--ledger', as(url, sender, 'feed_a')]);
       expect(status.code, status.stderr).toBe(0);
       expect(JSON.parse(status.stdout).olderWorkers).toBe(1);
+    } finally {
+      await older.close();
+    }
+  });
+
+  it('a worker of the previous version that registers during a night, as the send role: at its close the night writes what it acknowledged per batch into the rows, and that worker sends none of it', async () => {
+    // The race at the migration's commit: that version checked the schema before it committed and registers after
+    // this night last asked (its heartbeat is seconds away): the night's outcomes so far are batch rows alone.
+    const { url, owner, roles } = await withRoles('lt_owner', 'lt_sender');
+    const [sender] = roles as [string];
+    await migrateAndGrant(as(url, owner, 'feed_a'), [[sender, 'send']]);
+    const txs = range(1200).map((i) => makeTx(i, 'lt'));
+    const dir = await mkdtemp(join(tmpdir(), 'svc-upgrade-late-'));
+    const night = startCli(
+      ['send', ...FAST, '--format', 'ndjson', '--ledger', as(url, sender, 'feed_a'), '-'],
+      {
+        env: { SVC_BASE_URL: sim.url, SVC_REJECTS_PATH: join(dir, 'rejects.ndjson') },
+        keepStdinOpen: true,
+      },
+    );
+    const older = await connectPg(resolvePgTarget(as(url, sender, 'feed_a')), { logger });
+    try {
+      // Enough for the chain to admit and send some batches while its input stays open.
+      night.child.stdin!.write(ndjsonOf(txs.slice(0, 1000)));
+      const batches = async () =>
+        (await older.query<{ n: number }>('other', 'SELECT count(*)::int AS n FROM svc_ingest.batches'))
+          .rows[0]?.n;
+      for (let i = 0; i < 400 && ((await batches()) ?? 0) < 2; i++)
+        await new Promise((r) => setTimeout(r, 25));
+      expect(await batches()).toBeGreaterThanOrEqual(2);
+      const registered = await older.query<{ worker_no: number }>(
+        'other',
+        `INSERT INTO svc_ingest.workers (worker_id, run_id, host, pid, lease_until)
+         VALUES ('v6-host:2:v6', 'v6', 'v6-host', 2, now() + interval '1 hour') RETURNING worker_no`,
+      );
+      night.child.stdin!.end(ndjsonOf(txs.slice(1000)));
+      const r = await night.done;
+      expect(r.code, r.stderr).toBe(0);
+      expect(summary(r)).toMatchObject({ read: 1200, sent: 1200 });
+      const skipped = await older.query<{ id: string; acked: boolean }>('other', SCHEMA6_CLAIM_SQL, [
+        txs.map((t) => t.transactionId),
+        registered.rows[0]?.worker_no,
+        true,
+        1,
+      ]);
+      expect(skipped.rows.filter((x) => x.acked)).toHaveLength(1200);
     } finally {
       await older.close();
     }
