@@ -12,7 +12,7 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, wri
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import vm from 'node:vm';
-import { parserFlagBack } from '../src/client/parser-tier.ts';
+import { parserBudgetBack } from '../src/client/parser-tier.ts';
 import { startFlagsBack } from '../src/heap-growth.ts';
 
 declare const __dirname: string;
@@ -37,7 +37,7 @@ function save(cacheFile: string, script: vm.Script): void {
     const tmp = `${cacheFile}.${process.pid}.tmp`;
     // V8 stamps the cache with its flags as they are now: as Node started, as the next start reads it.
     startFlagsBack();
-    parserFlagBack();
+    parserBudgetBack();
     writeFileSync(tmp, script.createCachedData());
     renameSync(tmp, cacheFile);
     const build = path.basename(cacheFile).replace(/-[a-z-]+\.bin$/, '-');

@@ -9,7 +9,7 @@ import { FILE_CAPS, readSmallBytes } from '../config/small-file.ts';
 import type { Config } from '../config/types.ts';
 import { SvcIngestError } from '../errors.ts';
 import { dispatcherFetch } from './dispatch-fetch.ts';
-import { parserTierHeld } from './parser-tier.ts';
+import { holdParserTierUp } from './parser-tier.ts';
 
 /**
  * HTTP plumbing shared by all endpoints of one client. The ky instance (and the Agent beneath it) is made on first use.
@@ -140,6 +140,7 @@ export function createTransport(
     accept: 'application/json',
     ...constant,
   };
+  let parserBudgetBack = (): void => {};
   function build(): KyInstance {
     let fetchImpl: typeof fetch;
     const kyLib = kyModule();
@@ -149,10 +150,10 @@ export function createTransport(
       agent = newAgent(connect, connections);
       // One undici dispatch per call on the Agent; redirects are never followed (see dispatcherFetch): a 3xx comes
       // back as it came, so the batch, the auth header and the card data never go to a host we were not configured for.
-      // The first request is made with undici's parser kept from V8's optimizing compiler (parser-tier.ts); every
-      // module it needs is loaded before.
+      fetchImpl = dispatcherFetch(agent);
+      // Every module the first connection needs is loaded before the parser's budget is raised (parser-tier.ts).
       if (config.baseUrl.startsWith('https:')) require('node:tls');
-      fetchImpl = parserTierHeld(dispatcherFetch(agent));
+      parserBudgetBack = holdParserTierUp(agent);
     }
     return kyLib.default.create({
       prefix: config.baseUrl,
@@ -171,6 +172,7 @@ export function createTransport(
     },
     ownOptions: connect !== null || opts.fetchTakesOwnOptions === true,
     async close() {
+      parserBudgetBack();
       await agent?.close();
     },
   };
