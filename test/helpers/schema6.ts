@@ -33,3 +33,13 @@ claimed AS (
 SELECT old.transaction_id AS id, (old.acked_seq IS NOT NULL AND $3::boolean) AS acked
 FROM old LEFT JOIN claimed c ON c.transaction_id = old.transaction_id
 WHERE c.transaction_id IS NULL`;
+
+/**
+ * A worker of the previous version registering itself: the columns its registration wrote (not its statement as
+ * shipped). No `claims_from`: migration 7's default (0) is what marks a worker of that version. $1 its worker id (also
+ * its run id), $2 its pid, $3 its lease from now (an interval: '1 hour', or '-2 days' for one killed since). Answers
+ * its `worker_no`.
+ */
+export const SCHEMA6_REGISTER_SQL = `
+INSERT INTO svc_ingest.workers (worker_id, run_id, host, pid, lease_until)
+VALUES ($1, $1, 'v6-host', $2, now() + $3::interval) RETURNING worker_no`;

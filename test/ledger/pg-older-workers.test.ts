@@ -14,7 +14,7 @@ import { dbName } from '../helpers/backfill.ts';
 import { runCliHere } from '../helpers/cli.ts';
 import { ids, items, outcome } from '../helpers/pg-outcomes.ts';
 import { usePostgres } from '../helpers/postgres.ts';
-import { SCHEMA6_CLAIM_SQL } from '../helpers/schema6.ts';
+import { SCHEMA6_CLAIM_SQL, SCHEMA6_REGISTER_SQL } from '../helpers/schema6.ts';
 
 const pgs = usePostgres();
 const logger = createLogger({ level: 'silent', pretty: false });
@@ -35,11 +35,7 @@ async function migratedUnderAnOlderWorker(
       conn,
       MIGRATIONS.filter((m) => m.version <= 6),
     );
-    const [w] = await pgs.sql<{ worker_no: number }>(
-      dbName(url),
-      `INSERT INTO svc_ingest.workers (worker_id, run_id, host, pid, lease_until)
-       VALUES ('v6', 'v6', 'h', 1, now() + interval '${lease}') RETURNING worker_no`,
-    );
+    const [w] = await pgs.sql<{ worker_no: number }>(dbName(url), SCHEMA6_REGISTER_SQL, ['v6', 1, lease]);
     expect(await migrate(conn)).toMatchObject({ from: 6, to: 7 });
     return { db: dbName(url), older: w?.worker_no as number };
   } finally {
@@ -49,11 +45,7 @@ async function migratedUnderAnOlderWorker(
 
 /** A worker of the previous version registering on a ledger already at schema 7, as it registers (no claims_from). */
 async function registerLate(db: string): Promise<number> {
-  const [w] = await pgs.sql<{ worker_no: number }>(
-    db,
-    `INSERT INTO svc_ingest.workers (worker_id, run_id, host, pid, lease_until)
-     VALUES ('v6-late', 'v6-late', 'h', 2, now() + interval '1 hour') RETURNING worker_no`,
-  );
+  const [w] = await pgs.sql<{ worker_no: number }>(db, SCHEMA6_REGISTER_SQL, ['v6-late', 2, '1 hour']);
   return w?.worker_no as number;
 }
 

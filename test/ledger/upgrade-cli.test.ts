@@ -20,7 +20,7 @@ import { dbName } from '../helpers/backfill.ts';
 import { ROOT, runCliHere, startCli } from '../helpers/cli.ts';
 import { shellWords } from '../helpers/doc-examples.ts';
 import { usePostgres } from '../helpers/postgres.ts';
-import { SCHEMA6_CLAIM_SQL } from '../helpers/schema6.ts';
+import { SCHEMA6_CLAIM_SQL, SCHEMA6_REGISTER_SQL } from '../helpers/schema6.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import { makeTx, ndjsonOf, range } from '../helpers/transactions.ts';
 
@@ -277,11 +277,11 @@ describe('upgrading the PostgreSQL ledger under restricted roles', () => {
     // still running through the upgrade (its lease renewed).
     const older = await connectPg(resolvePgTarget(as(url, sender, 'feed_a')), { logger });
     try {
-      const registered = await older.query<{ worker_no: number }>(
-        'other',
-        `INSERT INTO svc_ingest.workers (worker_id, run_id, host, pid, lease_until)
-         VALUES ('v6-host:1:v6', 'v6', 'v6-host', 1, now() + interval '1 hour') RETURNING worker_no`,
-      );
+      const registered = await older.query<{ worker_no: number }>('other', SCHEMA6_REGISTER_SQL, [
+        'v6-host:1:v6',
+        1,
+        '1 hour',
+      ]);
       await runUpgradeSteps(as(url, owner, 'feed_a'), [
         [sender, 'send'],
         [pruner, 'prune'],
@@ -336,11 +336,11 @@ describe('upgrading the PostgreSQL ledger under restricted roles', () => {
       for (let i = 0; i < 400 && ((await batches()) ?? 0) < 2; i++)
         await new Promise((r) => setTimeout(r, 25));
       expect(await batches()).toBeGreaterThanOrEqual(2);
-      const registered = await older.query<{ worker_no: number }>(
-        'other',
-        `INSERT INTO svc_ingest.workers (worker_id, run_id, host, pid, lease_until)
-         VALUES ('v6-host:2:v6', 'v6', 'v6-host', 2, now() + interval '1 hour') RETURNING worker_no`,
-      );
+      const registered = await older.query<{ worker_no: number }>('other', SCHEMA6_REGISTER_SQL, [
+        'v6-host:2:v6',
+        2,
+        '1 hour',
+      ]);
       night.child.stdin!.end(ndjsonOf(txs.slice(1000)));
       const r = await night.done;
       expect(r.code, r.stderr).toBe(0);
