@@ -3,9 +3,9 @@
 // once a budget of executed bytes is spent: with V8's budget, after the first one or two answers. That compile is
 // ~100 ms of a helper thread's CPU and ~40 MB of its memory (`--trace-wasm-compilation-times`), as much as the rest of
 // a short command (a 50-row send: docs/performance.md). So the instance is made under a budget a hundred times V8's: a
-// run of up to ~100 requests never pays for the compile, a longer one pays it as before, after 100–200 answers. The
-// baseline parser's extra cost over those answers did not show: 3,000 requests cost the same CPU with V8's
-// `--liftoff-only` and without it (three runs each, within the noise).
+// run of up to ~100 requests never pays for the compile, a longer one pays it as before, after 100–200 answers. Until
+// then each answer is parsed by the baseline parser, ~27 µs slower a request at concurrency 32 (docs/performance.md,
+// where keeping it there for good was tried and not kept): a few ms over those answers.
 //
 // The budget is a V8 flag, read when the instance is made, and V8 stamps a code cache with a hash of its flags (it
 // refuses one stamped under other flags: src/heap-growth.ts). So the flag is set only from just before the first

@@ -140,7 +140,7 @@ export function createTransport(
     accept: 'application/json',
     ...constant,
   };
-  let parserBudgetBack = (): void => {};
+  let budgetBack = (): void => {};
   function build(): KyInstance {
     let fetchImpl: typeof fetch;
     const kyLib = kyModule();
@@ -153,7 +153,7 @@ export function createTransport(
       fetchImpl = dispatcherFetch(agent);
       // Every module the first connection needs is loaded before the parser's budget is raised (parser-tier.ts).
       if (config.baseUrl.startsWith('https:')) require('node:tls');
-      parserBudgetBack = holdParserTierUp(agent);
+      budgetBack = holdParserTierUp(agent);
     }
     return kyLib.default.create({
       prefix: config.baseUrl,
@@ -172,7 +172,7 @@ export function createTransport(
     },
     ownOptions: connect !== null || opts.fetchTakesOwnOptions === true,
     async close() {
-      parserBudgetBack();
+      budgetBack();
       await agent?.close();
     },
   };
