@@ -93,12 +93,8 @@ async function runSend(o: SendOptions, c: Counters, live: Live): Promise<RunSumm
     let end = { interrupted, outage: false, tooManyRejects: null as string | null };
     const codes = createCodeTally();
     if (!interrupted) {
-      const caps = {
-        maxLines: o.maxRejects,
-        maxBytes: o.maxRejectBytes,
-        sources: inputs.specs.map(sourceName),
-      };
-      if (rejectsPath) rejects = await openRejectsWriter(o.rejectsPath, caps);
+      const sources = inputs.specs.map(sourceName);
+      if (rejectsPath) rejects = await openRejectsWriter(o.rejectsPath, { caps: o.caps, sources });
       // The chain's modules are loaded once the ledger is ours: a run refused before (a locked ledger, the service
       // not answering) does not load them.
       const [{ runChainSettled, settlePollMs }, { gatedOnClaims }] = await Promise.all([
@@ -114,7 +110,7 @@ async function runSend(o: SendOptions, c: Counters, live: Live): Promise<RunSumm
           runId,
           counters: c,
           rejects,
-          caps: o,
+          caps: o.caps,
           batchSize: o.batchSize,
           dispatch: o.dryRun ? undefined : gatedOnClaims(o.dispatch, store),
           profileName: profile.name,

@@ -40,7 +40,7 @@ import { checkInput, profiles } from './partition-input.ts';
 import { partitionRejects } from './partition-rejects.ts';
 import { PartitionWatch, type PartitionWhere } from './watch.ts';
 
-export interface WorkOptions extends RejectCaps {
+export interface WorkOptions {
   /** postgres://… */
   url: string;
   passwordFile?: string;
@@ -57,6 +57,8 @@ export interface WorkOptions extends RejectCaps {
   preflight?: () => Promise<void>;
   /** This worker's rejects file. */
   rejectsPath: string;
+  /** The reject caps (a slice of the configuration's send.*). */
+  caps: RejectCaps;
   resume: boolean;
   /** First put every done partition that has failed records back to pending (read again, failed ones resent). */
   retryFailed?: boolean;
@@ -226,8 +228,7 @@ class WorkRun {
       );
     }
     this.rejects = await openRejectsWriter(o.rejectsPath, {
-      maxLines: o.maxRejects,
-      maxBytes: o.maxRejectBytes,
+      caps: o.caps,
       sources: await coordinate('cannot read the backfill in', plannedPaths(session.db)),
     });
   }
@@ -361,7 +362,7 @@ class WorkRun {
         batchPrefix: `${this.runId}-p${p.partitionNo}`,
         counters: c,
         rejects,
-        caps: this.o,
+        caps: this.o.caps,
         batchSize: this.o.batchSize,
         dispatch: this.gated,
         profileName: profile.name,

@@ -8,7 +8,7 @@ import type { DispatcherOptions } from '../send/dispatcher.ts';
 /** The service sink's settings: everything DispatcherOptions takes but the recorder's callbacks. */
 export type DispatchSettings = Omit<DispatcherOptions, 'onOutcome' | 'onRetry' | 'onSplit' | 'onBreaker'>;
 
-export interface SendOptions extends RejectCaps {
+export interface SendOptions {
   inputs: string[];
   format?: InputFormat;
   /** The name standard input or a pipe goes by in the ledger, the rejects and the logs (--source-name). */
@@ -38,6 +38,8 @@ export interface SendOptions extends RejectCaps {
   destination?: string;
   newDestination?: boolean;
   rejectsPath: string;
+  /** The reject caps (a slice of the configuration's send.*). */
+  caps: RejectCaps;
   /** Write rejects even in a dry run (the user named --rejects). */
   rejectsExplicit?: boolean;
   resume: boolean;

@@ -4,14 +4,14 @@ import { accessSync, constants } from 'node:fs';
 import { SvcIngestError } from '../errors.ts';
 import { cliIo } from '../io.ts';
 import { refuseTypedCardNumbers } from '../mask/typed.ts';
-import { builtinText } from './builtin.ts';
 import { CONFIG_FILE_ENV, CONFIG_KEYS, type KeySpec } from './schema.ts';
 import { isEnvName, shownPath } from './secret.ts';
 import { LOG_LEVELS, SESSION_PROVIDERS } from './setting-spec.ts';
 import { FILE_CAPS, readSmallFile } from './small-file.ts';
 import type { Config, ConfigFlags } from './types.ts';
 
-const DEFAULT_SOURCE = 'config/default.json';
+/** Where a default comes from, as messages name it: the settings table (src/config/schema.ts). */
+const DEFAULT_SOURCE = 'the defaults';
 
 /** A value with where it came from, for error messages. */
 interface Sourced {
@@ -36,11 +36,11 @@ function invalid(path: string, source: string, expected: string, got?: unknown):
   );
 }
 
-/** A config file's object; `builtin`: `file` is one the tool ships (config/default.json), not a path. */
-function readJsonFile(file: string, source: string, builtin = false): Record<string, unknown> {
+/** A config file's object. */
+function readJsonFile(file: string, source: string): Record<string, unknown> {
   let text: string;
   try {
-    text = builtin ? builtinText(file, FILE_CAPS.config) : readSmallFile(file, FILE_CAPS.config);
+    text = readSmallFile(file, FILE_CAPS.config);
   } catch (err) {
     throw new SvcIngestError(
       'CONFIG_FILE_UNREADABLE',
@@ -224,7 +224,7 @@ function setPath(target: Record<string, unknown>, path: string, value: unknown):
 }
 
 /**
- * Loads and validates the configuration: config/default.json, then the file named by env SVC_CONFIG,
+ * Loads and validates the configuration: the table's defaults, then the file named by env SVC_CONFIG,
  * then `opts.file` (--config), then env SVC_* (see CONFIG_KEYS), then `opts.flags`.
  * @throws SvcIngestError CONFIG_INVALID naming the key, the source of its value and what was expected.
  */
@@ -233,7 +233,10 @@ export function loadConfig(
 ): Config {
   const env = opts.env ?? cliIo().env;
   const layers = new Map<string, Sourced>();
-  flattenFile(readJsonFile(DEFAULT_SOURCE, DEFAULT_SOURCE, true), DEFAULT_SOURCE, layers);
+  for (const spec of CONFIG_KEYS) {
+    const value = Array.isArray(spec.default) ? [...spec.default] : spec.default;
+    if (value !== undefined) layers.set(spec.path, { value, source: DEFAULT_SOURCE, text: false });
+  }
   const envFile = env[CONFIG_FILE_ENV];
   if (envFile) flattenFile(readJsonFile(envFile, `env ${CONFIG_FILE_ENV}`), `file ${envFile}`, layers);
   if (opts.file) flattenFile(readJsonFile(opts.file, 'flag --config'), `file ${opts.file}`, layers);
@@ -386,14 +389,19 @@ export function withLedgerName(url: string, name: string): string {
   }
 }
 
-let defaults: Record<string, unknown> | undefined;
 /**
- * A key's value in config/default.json (undefined when it has none): the default a flag's help shows.
+ * A key's default, as the settings table declares it (undefined when it has none): the default a flag's help shows.
  * @example defaultValue('send.batchSize') // 50
  */
 export function defaultValue(path: string): unknown {
-  defaults ??= readJsonFile(DEFAULT_SOURCE, DEFAULT_SOURCE, true);
-  let v: unknown = defaults;
-  for (const part of path.split('.')) v = (v as Record<string, unknown> | undefined)?.[part];
-  return v;
+  return KEY_BY_PATH.get(path)?.default;
+}
+
+/**
+ * The configuration of the table's defaults alone (no file, no env, no flag): what a test passes where a function
+ * takes a slice of the configuration and the test sets none of it.
+ * @example createRejecter(writer, counters, runId, defaultConfig().send)
+ */
+export function defaultConfig(): Config {
+  return loadConfig({ env: {} });
 }

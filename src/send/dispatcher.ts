@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pLimit from 'p-limit';
 import type { Batch } from '../batch/batcher.ts';
 import { releaseWires } from '../client/body.ts';
+import type { Config } from '../config/index.ts';
 import { createAttempt, type PostTransactions } from './attempt.ts';
 import { createBisector, type Delivery } from './bisect.ts';
 import { createBreaker } from './breaker.ts';
@@ -15,23 +16,24 @@ import type { BatchOutcome, Sink } from './sink.ts';
 import { createSlots } from './slots.ts';
 import { OutageError, StopError, stopFor } from './stop.ts';
 
+/**
+ * The dispatcher's settings, the table's send.* keys (a key renamed in the table does not compile here):
+ * concurrency, a batch's retries and their backoff, the retries of each part of a split batch, and outageMaxMs,
+ * the longest time the service may keep failing (counted from the first failed attempt after the last ack) before
+ * the dispatcher gives up with an OutageError. A batch's retries end at that limit (p-retry's maxRetryTime
+ * shortens the last wait); a probe that would wait past it is not made; the attempt under way can add up to its
+ * timeout.
+ */
+export type DispatchConfig = Pick<
+  Config['send'],
+  'concurrency' | 'maxRetries' | 'retryBaseMs' | 'retryMaxMs' | 'splitRetries' | 'outageMaxMs'
+>;
+
 export interface DispatcherOptions {
   post: PostTransactions;
-  concurrency: number;
-  maxRetries: number;
-  retryBaseMs: number;
-  retryMaxMs: number;
-  /** Retries for each part of a split batch (default 1). */
-  splitRetries?: number;
+  settings: DispatchConfig;
   /** Consecutive failed batches that open the breaker (default max(3, concurrency)). */
   breakerThreshold?: number;
-  /**
-   * Longest time the service may keep failing (counted from the first failed attempt after the last ack) before
-   * the dispatcher gives up with an OutageError (default 120000 ms). A batch's retries end at the limit (p-retry's
-   * maxRetryTime shortens the last wait); a probe that would wait past it is not made; the attempt under way then
-   * can add up to its timeout.
-   */
-  outageMaxMs?: number;
   /** Called once per outcome, inside the batch's slot; must persist it (the ledger). A throw is fatal. */
   onOutcome(outcome: BatchOutcome): Promise<void>;
   /** Called for every retry scheduled (for counters / logs). */
@@ -44,13 +46,13 @@ export interface DispatcherOptions {
 export type Dispatcher = Sink;
 
 export function createDispatcher(o: DispatcherOptions): Dispatcher {
-  const concurrency = o.concurrency;
+  const { concurrency, outageMaxMs, retryBaseMs, retryMaxMs, splitRetries } = o.settings;
   const limit = pLimit(concurrency);
   const breaker = createBreaker({
     threshold: o.breakerThreshold ?? Math.max(3, concurrency),
-    outageMaxMs: o.outageMaxMs ?? 120_000,
-    baseWaitMs: o.retryBaseMs,
-    maxWaitMs: o.retryMaxMs,
+    outageMaxMs,
+    baseWaitMs: retryBaseMs,
+    maxWaitMs: retryMaxMs,
   });
   const stopCtl = new AbortController();
   let fatal: Error | null = null;
@@ -69,7 +71,7 @@ export function createDispatcher(o: DispatcherOptions): Dispatcher {
 
   const attempt = createAttempt({
     post: o.post,
-    timing: o,
+    timing: o.settings,
     breaker,
     stop: stopCtl.signal,
     onRetry: o.onRetry,
@@ -83,7 +85,7 @@ export function createDispatcher(o: DispatcherOptions): Dispatcher {
     fatal: (f) => raise(stopFor(f)),
     stopped: () => stopCtl.signal.aborted,
     lastAckAt: () => breaker.lastAckAt,
-    splitRetries: o.splitRetries ?? 1,
+    splitRetries,
     onSplit: o.onSplit,
   });
 
@@ -138,7 +140,7 @@ export function createDispatcher(o: DispatcherOptions): Dispatcher {
   async function probe(batch: Batch): Promise<void> {
     while (running.size > 0) await Promise.race(running);
     if (fatal) return refuse(batch);
-    if (!breaker.open) return void track(limit(() => deliverTop(batch, o.maxRetries)));
+    if (!breaker.open) return void track(limit(() => deliverTop(batch, o.settings.maxRetries)));
     const wait = breaker.nextWait();
     if (breaker.spent(wait)) {
       giveUp();
@@ -166,7 +168,7 @@ export function createDispatcher(o: DispatcherOptions): Dispatcher {
         if (fatal) throw fatal;
         return;
       }
-      track(limit(() => deliverTop(batch, o.maxRetries)));
+      track(limit(() => deliverTop(batch, o.settings.maxRetries)));
     },
     async drain() {
       while (running.size > 0) await Promise.all([...running]);
