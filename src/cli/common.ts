@@ -35,10 +35,7 @@ export interface CommonOptions {
 
 /** `--config <file>`: the one common flag that is not a setting. */
 export function addConfigOption(cmd: Command): Command {
-  return cmd.option(
-    '--config <file>',
-    `JSON config file merged over config/default.json (env ${CONFIG_FILE_ENV})`,
-  );
+  return cmd.option('--config <file>', `JSON config file merged over the defaults (env ${CONFIG_FILE_ENV})`);
 }
 
 /** Adds the connection settings (--base-url, --insecure-http, --timeout), --config and --log-level to a command. */

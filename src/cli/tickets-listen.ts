@@ -56,8 +56,7 @@ export async function runListen(opts: ListenOptions): Promise<void> {
     host: opts.host,
     path,
     ...(secret !== undefined ? { secret } : {}),
-    timeoutMs: config.webhook.timeoutMs,
-    maxConnections: config.webhook.maxConnections,
+    settings: config.webhook,
     async onUpdate(raw) {
       // Whatever the sender put in an update, no card number is printed, stored or logged in full.
       const u = maskDeep(raw) as TicketWebhookUpdate;

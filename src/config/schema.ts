@@ -3,6 +3,7 @@
 // here; the Config type, the defaults (config/default.json is checked equal to them), the env names, the flags,
 // their help (with the default), the flag → key mapping (src/cli/settings.ts) come from it, and the documentation's
 // tables (docs/configuration.md, docs/contract.md) are checked against it (test/config/settings.test.ts).
+import { VERSION } from '../version.ts';
 import { envNameOf, type SettingDecl } from './setting-spec.ts';
 
 /** One setting with its env name. */
@@ -44,7 +45,7 @@ const SETTINGS = [
       group: 'connection',
     },
   },
-  { path: 'userAgent', default: 'svc-ingest/0.1.0', kind: 'string', nonEmpty: true, header: 'value' },
+  { path: 'userAgent', default: `svc-ingest/${VERSION}`, kind: 'string', nonEmpty: true, header: 'value' },
   {
     path: 'institutionId',
     kind: 'string',
@@ -346,8 +347,8 @@ const SETTINGS = [
   { path: 'prepare.threads', kind: 'int', optional: true, min: 1, max: 64 },
   {
     path: 'prepare.chunkBytes',
+    default: 524_288,
     kind: 'int',
-    optional: true,
     min: 1,
     max: 1_073_741_824,
   },

@@ -34,8 +34,8 @@ export interface PoolOptions {
   delimiter: string;
   maxLineBytes: number;
   threads: number;
-  /** A chunk ends at the first record boundary after this many bytes (default 512 KiB). */
-  chunkBytes?: number;
+  /** A chunk ends at the first record boundary after this many bytes (prepare.chunkBytes). */
+  chunkBytes: number;
   /** A CSV file's header, when the caller has read it already (else it is read here). */
   columns?: string[];
   /** Told how many input bytes the feeder consumed (it runs at most a few chunks ahead of the consumer). */
@@ -68,7 +68,7 @@ function errorOf(m: Extract<PoolReply, { t: 'error' }>): Error {
 /**
  * Read, map and validate one input file (CSV or NDJSON, gzipped or not) on `threads` worker threads.
  * Memory stays bounded: reading runs at most a few chunks ahead of the consumer.
- * @example for await (const items of prepareInPool(spec, { mapping: undefined, delimiter: ',', maxLineBytes: 1 << 20, threads: 2 })) …
+ * @example for await (const items of prepareInPool(spec, { mapping: undefined, delimiter: ',', maxLineBytes: 1 << 20, threads: 2, chunkBytes: 524288 })) …
  */
 export async function* prepareInPool(spec: InputSpec, o: PoolOptions): PreparedChunks {
   const source = sourceName(spec);
@@ -152,7 +152,7 @@ export async function* prepareInPool(spec: InputSpec, o: PoolOptions): PreparedC
       format: spec.format,
       delimiter: o.delimiter,
       maxLineBytes: o.maxLineBytes,
-      chunkBytes: o.chunkBytes ?? 512 * 1024,
+      chunkBytes: o.chunkBytes,
     });
     let line = 1;
     let open = -1; // the chunk being fed

@@ -5,6 +5,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { TicketWebhookUpdate } from '../client/models.ts';
+import type { Config } from '../config/index.ts';
 
 /** `v1=<hex HMAC-SHA256>`; several comma-separated values are accepted (a sender rotating its secret). */
 export const SIGNATURE_HEADER = 'X-SVC-Signature';
@@ -89,7 +90,7 @@ export function verifyWebhook(
 
 /**
  * A running webhook receiver.
- * @example const r = await startWebhookReceiver({ port: 0, onUpdate: (u) => console.log(u.processingStatus) }); r.url; await r.close()
+ * @example const r = await startWebhookReceiver({ port: 0, settings: config.webhook, onUpdate: (u) => console.log(u.processingStatus) }); r.url; await r.close()
  */
 export interface WebhookReceiver {
   /** Full URL of the webhook path, e.g. http://127.0.0.1:43123/webhook */
@@ -98,16 +99,20 @@ export interface WebhookReceiver {
   close(): Promise<void>;
 }
 
+/** The receiver's slice of the configuration. */
+export type WebhookConfig = Pick<Config['webhook'], 'timeoutMs' | 'maxConnections'>;
+
 export interface WebhookReceiverOptions {
   port?: number;
   host?: string;
   path?: string;
   /** Shared secret: when set, every POST must carry a valid signature (401 otherwise, and it is not delivered). */
   secret?: string;
-  /** Headers, and the whole request, must arrive within this (ms; default 10000). */
-  timeoutMs?: number;
-  /** Open connections at most; a new one beyond it closes the oldest (default 64). */
-  maxConnections?: number;
+  /**
+   * The table's webhook.timeoutMs (headers, and the whole request, must arrive within it) and
+   * webhook.maxConnections (open connections at most; a new one beyond it closes the oldest).
+   */
+  settings: WebhookConfig;
   /**
    * Each update; when it returns a promise the 200 is sent once it resolves (the update is stored first), and a
    * rejection is answered 500 so the sender delivers it again.
@@ -124,8 +129,7 @@ const JSON_TYPE = /^application\/([a-z0-9.+-]+\+)?json\s*(;.*)?$/i;
 export function startWebhookReceiver(opts: WebhookReceiverOptions): Promise<WebhookReceiver> {
   const path = opts.path ?? '/webhook';
   const host = opts.host ?? '127.0.0.1';
-  const timeoutMs = opts.timeoutMs ?? 10_000;
-  const maxConnections = opts.maxConnections ?? 64;
+  const { timeoutMs, maxConnections } = opts.settings;
   const secret = opts.secret;
   /** Signatures delivered within the window: a replay of one is answered 200 but not delivered again. */
   const seen = new Map<string, number>();
