@@ -84,7 +84,7 @@ writeFileSync(
     useCodeCache: codeCache,
     useSnapshot: false,
     // The launcher's heap flags (the executable has none of its own; the old generation's limit the CLI sets at run
-    // time, src/heap-growth.ts): docs/install.md. SVC_INGEST_HEAP is the launcher's alone: the executable runs these.
+    // time, src/runtime/heap-growth.ts): docs/install.md. SVC_INGEST_HEAP is the launcher's alone: the executable runs these.
     execArgv: launcherHeapFlags(ROOT),
     assets,
   }),

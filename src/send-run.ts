@@ -101,7 +101,7 @@ async function runSend(o: SendOptions, c: Counters, live: Live): Promise<RunSumm
         import('./chain/settle.ts'),
         import('./chain/claims.ts'),
       ]);
-      // The run's modules are loaded and the service answered: from here its heap is held (src/heap-growth.ts).
+      // The run's modules are loaded and the service answered: from here its heap is held (src/runtime/heap-growth.ts).
       cliIo().holdHeap?.();
       end = await runChainSettled(
         {

@@ -10,7 +10,7 @@ import { gatePost } from '../chain/claims.ts';
 import { logRunStart } from '../chain/notices.ts';
 import type { DispatchSettings } from '../chain/options.ts';
 import type { ChainRunEnd } from '../chain/run.ts';
-import { runChainSettled, settlePollMs, sleep } from '../chain/settle.ts';
+import { runChainSettled, settlePollMs } from '../chain/settle.ts';
 import { SvcIngestError } from '../errors.ts';
 import { cliIo } from '../io.ts';
 import {
@@ -36,6 +36,7 @@ import {
 } from '../record/counters.ts';
 import type { RejectCaps } from '../record/rejecter.ts';
 import { nullRejectsWriter, openRejectsWriter, type RejectsWriter } from '../record/rejects.ts';
+import { sleep } from '../sleep.ts';
 import { checkInput, profiles } from './partition-input.ts';
 import { partitionRejects } from './partition-rejects.ts';
 import { PartitionWatch, type PartitionWhere } from './watch.ts';
@@ -218,7 +219,7 @@ class WorkRun {
         `no backfill planned in ${store.location}: run svc-ingest backfill plan first`,
       );
     await o.preflight?.();
-    // The service answered and the worker's modules are loaded: from here its heap is held (src/heap-growth.ts).
+    // The service answered and the worker's modules are loaded: from here its heap is held (src/runtime/heap-growth.ts).
     cliIo().holdHeap?.();
     if (o.retryFailed) {
       const n = await coordinate('cannot reopen partitions in', reopenFailed(session.db));
@@ -253,6 +254,7 @@ class WorkRun {
             'every open partition is held by a live worker; waiting (one whose worker dies is claimed again after its lease)',
           );
         waiting = true;
+        // Not send/retried.ts: nothing failed; a poll at a fixed pace until a partition is free or a signal stops it.
         await sleep(pollMs, o.signal);
         continue;
       }

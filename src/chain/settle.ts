@@ -50,20 +50,6 @@ export function settlePollMs(leaseMs: number): number {
   return Math.min(2000, Math.max(200, Math.floor(leaseMs / 10)));
 }
 
-/** Wait `ms`, or less when the signal aborts. */
-export function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-  });
-}
-
 /** Records still in flight at another worker: the poll goes on. */
 class StillElsewhere extends Error {}
 

@@ -2,7 +2,7 @@
 
 import { once } from 'node:events';
 import type { Command } from 'commander';
-import { EXIT, ExitError } from '../errors.ts';
+import { EXIT, exitWith } from '../errors.ts';
 import { cliIo } from '../io.ts';
 import { destinationOf } from '../ledger/destination.ts';
 import type { FoundLine } from '../ledger/file/find.ts';
@@ -229,11 +229,6 @@ function options(cmd: Command, json: string): Command {
   return addConfigAndLogOptions(cmd);
 }
 
-async function exitWith(code: Promise<number>): Promise<void> {
-  const c = await code;
-  if (c !== EXIT.OK) throw new ExitError(c, `ledger exit ${c}`);
-}
-
 export function define(program: Command): void {
   const ledger = program
     .command('ledger')
@@ -267,7 +262,7 @@ export function define(program: Command): void {
     'print the status as one JSON object on stdout',
   )
     .addHelpText('after', '\nExit status: 0 reported; 1 could not run (a missing ledger, a directory, …).')
-    .action(async (opts: LedgerOptions) => exitWith(runStatus(opts)));
+    .action(async (opts: LedgerOptions) => exitWith(await runStatus(opts)));
   addExamples(status, [
     ['svc-ingest ledger status', 'the configured ledger, readable'],
     [
@@ -287,7 +282,7 @@ export function define(program: Command): void {
       'after',
       '\nExit status: 0 nothing outstanding; 3 some ids outstanding (a rerun of send resends them); 1 could not run.',
     )
-    .action(async (opts: LedgerOptions) => exitWith(runFailed(opts)));
+    .action(async (opts: LedgerOptions) => exitWith(await runFailed(opts)));
   addExamples(failed, [
     ['svc-ingest ledger failed', 'readable, one id a line'],
     ["svc-ingest ledger failed --json | jq -r '.transactionId' > outstanding.txt", 'just the ids'],
@@ -300,7 +295,7 @@ export function define(program: Command): void {
     'print one JSON object a line (NDJSON) on stdout; an id in no line gives {"transactionId", "status": "absent"}',
   )
     .addHelpText('after', '\nExit status: 0 every id is in some line; 2 some id is in none; 1 could not run.')
-    .action(async (ids: string[], opts: LedgerOptions) => exitWith(runFind(ids, opts)));
+    .action(async (ids: string[], opts: LedgerOptions) => exitWith(await runFind(ids, opts)));
   addExamples(find, [
     ['svc-ingest ledger find tx-0001 tx-0002', 'two ids in the configured ledger'],
     ['svc-ingest ledger find --ledger old.ndjson --ledger new.ndjson --json tx-0001', 'two ledgers, NDJSON'],

@@ -3,7 +3,7 @@
 
 import { once } from 'node:events';
 import { type Command, Option } from 'commander';
-import { EXIT, SvcIngestError } from '../errors.ts';
+import { EXIT, exitWith, SvcIngestError } from '../errors.ts';
 import { cliIo } from '../io.ts';
 import { formatStderrLine, stderrLine } from '../log.ts';
 import { addExamples, printWarning } from './common.ts';
@@ -56,7 +56,7 @@ export function define(program: Command): void {
       'only the rejects',
     ],
   ]).action(async (inputs: string[], flags: MapFlags) => {
-    cliIo().exitCode = await runMap(inputs, flags);
+    exitWith(await runMap(inputs, flags));
   });
 }
 

@@ -1,7 +1,7 @@
 // `svc-ingest reconcile`: matches customers' redemptions against the transactions our ledgers show as acked.
 
 import { type Command, Option } from 'commander';
-import { EXIT, ExitError, SvcIngestError } from '../errors.ts';
+import { EXIT, exitWith, SvcIngestError } from '../errors.ts';
 import type { FoundLine } from '../ledger/file/find.ts';
 import type { LedgerReader } from '../ledger/reader.ts';
 import { type Logger, stderrLine } from '../log.ts';
@@ -399,7 +399,6 @@ export function define(program: Command): void {
     ],
   ]);
   cmd.action(async (opts: ReconcileOptions) => {
-    const code = await runReconcile(opts);
-    if (code !== EXIT.OK) throw new ExitError(code, `reconcile exit ${code}`);
+    exitWith(await runReconcile(opts));
   });
 }

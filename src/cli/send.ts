@@ -2,7 +2,7 @@
 
 import { type Command, Option } from 'commander';
 import type { ConfigFlags } from '../config/index.ts';
-import { SvcIngestError } from '../errors.ts';
+import { exitWith, SvcIngestError } from '../errors.ts';
 import { cliIo } from '../io.ts';
 import { addConnectionOptions, addExamples, type CommonOptions } from './common.ts';
 import {
@@ -91,7 +91,7 @@ export function define(program: Command): void {
     ],
     ['svc-ingest send --dry-run --rejects /tmp/rejects.ndjson exports/*.csv', 'validate only; nothing sent'],
   ]).action(async (inputs: string[], flags: SendFlags) => {
-    cliIo().exitCode = await runSendCommand(inputs, flags);
+    exitWith(await runSendCommand(inputs, flags));
   });
 }
 

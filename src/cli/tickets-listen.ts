@@ -3,7 +3,7 @@
 import { createEnumWarner, warnTicketEnums } from '../client/enums.ts';
 import type { TicketWebhookUpdate } from '../client/models.ts';
 import { readWebhookSecret } from '../config/secret.ts';
-import { EXIT, ExitError } from '../errors.ts';
+import { EXIT, exitWith } from '../errors.ts';
 import { cliIo } from '../io.ts';
 import { createLogger, stderrLine } from '../log.ts';
 import { maskDeep } from '../mask/index.ts';
@@ -104,5 +104,5 @@ export async function runListen(opts: ListenOptions): Promise<void> {
   offSignals();
   await receiver.close();
   await store.close();
-  if (code !== EXIT.OK) throw new ExitError(code);
+  exitWith(code);
 }

@@ -3,7 +3,7 @@
 // service only for the customer's redemptions and the tickets that name the ids.
 
 import type { Command } from 'commander';
-import { EXIT, ExitError, SvcIngestError } from '../errors.ts';
+import { EXIT, exitWith, SvcIngestError } from '../errors.ts';
 import { refuseTypedCardNumbers } from '../mask/typed.ts';
 import type { TicketRecord } from '../tickets/state.ts';
 import type { CustomerRedemptions, TransactionTrace } from '../trace/trace.ts';
@@ -160,7 +160,6 @@ export function define(program: Command): void {
     ],
   ]);
   cmd.action(async (ids: string[], opts: TraceOptions) => {
-    const code = await runTrace(ids, opts);
-    if (code !== EXIT.OK) throw new ExitError(code, `trace exit ${code}`);
+    exitWith(await runTrace(ids, opts));
   });
 }

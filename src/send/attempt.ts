@@ -1,11 +1,11 @@
 // One batch's delivery attempts: p-retry around the client's post (the one retry loop of the tool), with the
 // retry policy deciding each retry and its wait, and the breaker told of every failed attempt.
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import pRetry from 'p-retry';
 import type { BatchItem } from '../batch/batcher.ts';
 import { type EncodedBatch, encodeRecords, releaseBody } from '../client/body.ts';
 import type { SvcClient } from '../client/index.ts';
+import { sleep } from '../sleep.ts';
 import type { AttemptResult } from './bisect.ts';
 import type { Breaker } from './breaker.ts';
 import { classifyFailure, type FailureClass } from './classify.ts';
@@ -55,6 +55,7 @@ export function createAttempt(o: AttemptOptions): Attempt {
     const left = o.breaker.retryBudget();
     const retryUntil = performance.now() + left;
     try {
+      // Not send/retried.ts: a batch's own loop, with Retry-After, the outage limit and the breaker (retry-policy.ts).
       const res = await pRetry(
         async (n) => {
           attempts = n;
@@ -90,7 +91,7 @@ export function createAttempt(o: AttemptOptions): Attempt {
             if (!next.retry) return;
             o.onRetry?.({ batchId, attempt: attemptNumber, failure: lastFailure, delayMs: next.delayMs });
             // Retry-After is honoured by waiting the difference on top of p-retry's own delay.
-            if (next.extraMs > 0) await sleep(next.extraMs, undefined, { signal: o.stop }).catch(() => {});
+            if (next.extraMs > 0) await sleep(next.extraMs, o.stop);
           },
         },
       );

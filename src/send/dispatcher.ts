@@ -2,11 +2,11 @@
 // tool), composing the pure retry policy (retry-policy.ts), poison isolation (bisect.ts) and the outage breaker
 // (breaker.ts). It stops the run at once on a failure no batch can fix (stop.ts) and records each outcome (through
 // onOutcome, the recorder) before freeing the batch's slot.
-import { setTimeout as sleep } from 'node:timers/promises';
 import pLimit from 'p-limit';
 import type { Batch } from '../batch/batcher.ts';
 import { releaseWires } from '../client/body.ts';
 import type { Config } from '../config/index.ts';
+import { sleep } from '../sleep.ts';
 import { createAttempt, type PostTransactions } from './attempt.ts';
 import { createBisector, type Delivery } from './bisect.ts';
 import { createBreaker } from './breaker.ts';
@@ -147,7 +147,8 @@ export function createDispatcher(o: DispatcherOptions): Dispatcher {
       return refuse(batch);
     }
     o.onBreaker?.({ state: 'probe', waitMs: wait });
-    await sleep(wait, undefined, { signal: stopCtl.signal }).catch(() => {});
+    // Not send/retried.ts: the breaker's growing waits between probes (breaker.ts), across batches, not one call's.
+    await sleep(wait, stopCtl.signal);
     if (fatal) return refuse(batch);
     if (stopCtl.signal.aborted)
       return abandon(batch, 'not sent: interrupted while the service was unavailable');

@@ -6,9 +6,9 @@ import { unlink } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { createServer, type Server } from 'node:net';
 import { hostname } from 'node:os';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { IN_EXECUTABLE } from '../../config/builtin.ts';
 import { SvcIngestError } from '../../errors.ts';
+import { sleep } from '../../sleep.ts';
 import { embeddedLocks, type LockBinding, locksOver, type NativeLocks } from './embedded-addon.ts';
 import { checkStateFile, openStateFile, type StateFile } from './files.ts';
 
@@ -165,6 +165,7 @@ export async function acquireLedgerLock(
     if (!got) {
       // The holder writes its owner file right after taking the lock: give it a moment to appear.
       let owner = await readOwner(ownerPath);
+      // Not send/retried.ts (ledger/ is below send/): five looks 20 ms apart for a file, with no failure to back off from.
       for (let i = 0; i < 5 && !(owner && owner.ino === file.ino); i++) {
         await sleep(20);
         owner = await readOwner(ownerPath);

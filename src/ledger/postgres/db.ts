@@ -197,6 +197,7 @@ export async function connectPg(target: PgTarget, o: PgDbOptions): Promise<PgDb>
   };
   /** `fn` tried again within waitMs while it fails in a way `mayWait` accepts (then it is given up on for good). */
   const retrying = <T>(fn: () => Promise<T>, mayWait: (r: Refusal | null) => boolean): Promise<T> =>
+    // Not send/retried.ts: ledger/ is below send/ (test/architecture/layers.test.ts), so p-retry itself, no jitter.
     pRetry(fn, {
       retries: Number.POSITIVE_INFINITY,
       minTimeout: 100,

@@ -8,6 +8,7 @@ import { readFileSync, readlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { SvcIngestError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
+import { sleep } from '../../sleep.ts';
 import type { PgDb } from './db.ts';
 
 /**
@@ -148,8 +149,6 @@ function refusal(workerId: string, h: Holder, location: string): SvcIngestError 
   );
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 /**
  * Register this process as worker `workerId`: returns its worker number and a release for the in-process record.
  * A dead holder of the id on this host is replaced at once; a live one refused (USAGE_INVALID, one line); a holder
@@ -162,6 +161,7 @@ export async function registerWorker(
   const me = ownIdentity();
   const key = `${db.location}\n${db.schema}\n${o.workerId}`;
   let waitingFor = null as { run: string; beat: number } | null;
+  // Not send/retried.ts (ledger/ is below send/), and no backoff: a poll of another host's lease, ended by its expiry.
   for (;;) {
     const r = await db.query<Holder>('other', HOLDER_SQL, [o.workerId]);
     const h = r.rows[0];
