@@ -81,7 +81,7 @@ const LINES = sources(join(ROOT, 'src')).flatMap((file) =>
 
 const leafOf = (k: KeySpec): string => k.path.split('.').pop() as string;
 const LEAVES = CONFIG_KEYS.map(leafOf);
-const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const literal = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** The patterns that name setting `k` on a line (the header says which). */
 function namesOf(k: KeySpec): { patterns: RegExp[]; word: RegExp } {
@@ -89,10 +89,10 @@ function namesOf(k: KeySpec): { patterns: RegExp[]; word: RegExp } {
   const plain = /^[a-z]+$/.test(leaf) || LEAVES.filter((l) => l === leaf).length > 1;
   const flag = k.flag ? `--${k.flag.name ?? leaf.replace(/([A-Z])/g, '-$1').toLowerCase()}` : undefined;
   const word = plain
-    ? new RegExp(k.path.includes('.') ? `\\b${escape(k.path)}\\b` : `\\b(config|cfg)\\.${leaf}\\b`)
+    ? new RegExp(k.path.includes('.') ? `\\b${literal(k.path)}\\b` : `\\b(config|cfg)\\.${leaf}\\b`)
     : new RegExp(`\\b${leaf}\\b`);
   const patterns = [new RegExp(`\\b${k.env}\\b`), word];
-  if (k.path.includes('.')) patterns.push(new RegExp(`\\b${escape(k.path)}\\b`));
+  if (k.path.includes('.')) patterns.push(new RegExp(`\\b${literal(k.path)}\\b`));
   if (flag) patterns.push(new RegExp(`${flag}\\b`));
   return { patterns, word };
 }
