@@ -167,11 +167,12 @@ export function formatStderrLine(
 }
 
 /**
- * A pino logger writing to stderr (fd 2) synchronously, so nothing is lost when the process exits.
+ * A pino logger writing to stderr (fd 2) synchronously, so nothing is lost when the process exits; `level` is the
+ * configuration's log.level (a command passes its `config.log`).
  * `pretty` defaults to the log format (logFormat(): text on a TTY); pino-pretty runs in-process as a stream (no worker),
  * loaded only then (a JSON run, and a command that logs nothing, never load it).
  */
-export function createLogger(opts: { level: string; pretty?: boolean }): Logger {
+export function createLogger(opts: { readonly level: string; pretty?: boolean }): Logger {
   const pino = loadPino();
   // The run's io, taken now: pino-pretty writes later, from its own stream.
   const io = cliIo();

@@ -66,7 +66,7 @@ export function formatWorkSummary(s: WorkSummary): string {
 export async function runWorkCommand(opts: WorkCliOptions): Promise<number> {
   const ctx = pgLedgerContext(opts, 'backfill work', deliveryFlags(opts));
   const workerId = checkWorkerId(opts.workerId);
-  return withRunMetrics(ctx.config, ctx.logger, (metrics) =>
+  return withRunMetrics(ctx.config.metrics, ctx.logger, (metrics) =>
     workAndReport(ctx, opts, workerId, ctx.logger, metrics),
   );
 }

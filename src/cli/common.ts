@@ -83,7 +83,7 @@ export async function setUp(
   clientOpts: { connections?: number } = {},
 ): Promise<CommandContext> {
   const config = loadCommandConfig(opts, extra);
-  const logger = createLogger({ level: config.log.level });
+  const logger = createLogger(config.log);
   const { createClient } = await import('../client/client.ts');
   const client = createClient(config, { logger, ...clientOpts });
   return { config, logger, client, close: () => client.close() };

@@ -115,25 +115,22 @@ export function stopOnSignals(readsStdin: boolean, logger: Logger): { signal: Ab
  * on (its summary says `metricsWritten: false`); the exit status is recorded.
  */
 export async function withRunMetrics(
-  config: Config,
+  settings: Config['metrics'],
   logger: Logger,
   run: (metrics: RunMetrics | null, exposure: MetricsExposure | null) => Promise<number>,
 ): Promise<number> {
-  const wanted = config.metrics.file !== undefined || config.metrics.port !== undefined;
-  if (!wanted && (config.metrics.labels ?? []).length === 0) return run(null, null);
+  const { file, port, labels: given = [] } = settings;
+  const wanted = file !== undefined || port !== undefined;
+  if (!wanted && given.length === 0) return run(null, null);
   const [{ createRunMetrics, parseMetricLabels }, { exposeMetrics }] = await Promise.all([
     import('../metrics/run-metrics.ts'),
     import('../metrics/expose.ts'),
   ]);
   // Checked also when no metrics are written: a bad label is a mistake in the job's definition either way.
-  const labels = parseMetricLabels(config.metrics.labels ?? []);
+  const labels = parseMetricLabels(given);
   if (!wanted) return run(null, null);
   const metrics = createRunMetrics({ labels });
-  const exposure = await exposeMetrics(metrics, {
-    file: config.metrics.file,
-    port: config.metrics.port,
-    logger,
-  });
+  const exposure = await exposeMetrics(metrics, { file, port, logger });
   const finish = async (code: number): Promise<void> => {
     metrics.finish(code);
     await exposure

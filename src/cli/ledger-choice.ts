@@ -58,7 +58,7 @@ export function ledgerConnection(config: Config, logger: Logger): LedgerConnecti
 /** Connects to the PostgreSQL ledger `url` as the configuration says (`write`: may create or migrate its schema). */
 export async function connectPgLedger(url: string, config: Config, write: boolean) {
   const { createLogger } = await import('../log.ts');
-  return connectLedger(url, ledgerConnection(config, createLogger({ level: config.log.level })), write);
+  return connectLedger(url, ledgerConnection(config, createLogger(config.log)), write);
 }
 
 /** Runs `fn` with a reader of the chosen ledger, closed after. */

@@ -132,7 +132,7 @@ async function withReader<T>(opts: LedgerOptions, fn: (reader: LedgerReader) => 
     import('../log.ts'),
     import('../ledger/reader.ts'),
   ]);
-  const conn = ledgerConnection(config, createLogger({ level: config.log.level }));
+  const conn = ledgerConnection(config, createLogger(config.log));
   const reader = await openLedgerReader(ref, { ...conn, requireLedger: true });
   try {
     return await fn(reader);

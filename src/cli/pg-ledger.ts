@@ -65,7 +65,7 @@ export function pgLedgerContext(
       `${command} needs a PostgreSQL ledger (postgres://…), not ${url.replace(/\/\/([^/@:]*):[^/@]*@/, '//$1@')}`,
     );
   }
-  const logger = createLogger({ level: config.log.level });
+  const logger = createLogger(config.log);
   return { url, conn: ledgerConnection(config, logger), config, logger };
 }
 

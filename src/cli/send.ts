@@ -113,7 +113,7 @@ async function runSendCommand(inputs: string[], flags: SendFlags): Promise<numbe
   ]);
   const config = loadCommandConfig(flags, sendFlags(flags));
   useLedgerUrl(config, flags.ledger !== undefined);
-  const logger = createLogger({ level: config.log.level });
+  const logger = createLogger(config.log);
   if (inputs.length === 0 && cliIo().stdin.isTTY) {
     // A bare `svc-ingest send` at a terminal would sit waiting for typed records: say what it wants instead.
     throw new SvcIngestError(
@@ -123,7 +123,7 @@ async function runSendCommand(inputs: string[], flags: SendFlags): Promise<numbe
   }
   const paths = inputs.length === 0 ? ['-'] : inputs;
   await checkRunFiles(paths, config, flags);
-  return withRunMetrics(config, logger, (metrics, exposure) =>
+  return withRunMetrics(config.metrics, logger, (metrics, exposure) =>
     sendAndReport(paths, flags, config, logger, metrics, exposure),
   );
 }

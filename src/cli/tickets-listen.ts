@@ -25,7 +25,7 @@ export function isFinalUpdate(u: TicketWebhookUpdate): boolean {
 
 export async function runListen(opts: ListenOptions): Promise<void> {
   const config = loadCommandConfig(opts);
-  const logger = createLogger({ level: config.log.level });
+  const logger = createLogger(config.log);
   const warn = createEnumWarner(logger);
   const port = parseIntOption(opts.port, '--port');
   const path = opts.path.startsWith('/') ? opts.path : `/${opts.path}`;

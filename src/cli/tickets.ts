@@ -50,7 +50,7 @@ interface StatusOptions extends StoreOptions {
 /** Refuses ids the ledger never shows acknowledged: the service would answer the ticket with an Error update. */
 async function checkAcknowledged(ids: string[], choice: LedgerChoice, opts: CreateOptions): Promise<void> {
   const config = storeConfig(opts);
-  const hits = await findHits(choice, new Set(ids), config, createLogger({ level: config.log.level }));
+  const hits = await findHits(choice, new Set(ids), config, createLogger(config.log));
   const acked = new Set(hits.filter((h) => h.status === 'acked').map((h) => h.transactionId));
   const never = ids.filter((id) => !acked.has(id));
   if (never.length === 0) return;
@@ -204,7 +204,7 @@ export async function runStatus(opts: StatusOptions): Promise<void> {
     throw new SvcIngestError('USAGE_INVALID', `--stale-after-ms: expected 0 or more, got ${staleAfterMs}`);
   const choice = await ledgerOf(opts, true);
   const config = storeConfig(opts);
-  const logger = createLogger({ level: config.log.level });
+  const logger = createLogger(config.log);
   const [{ loadTickets }, { ticketsStatus, formatTicketsStatus, isStale }] = await Promise.all([
     import('../tickets/store.ts'),
     import('../tickets/status.ts'),

@@ -43,13 +43,10 @@ const OVER_FIVE: Partial<Record<SettingPath, number>> = {
   'send.rejectsPath': 27,
   'send.splitRetries': 7,
   'send.outageMaxMs': 9,
-  'metrics.file': 6,
-  'metrics.labels': 7,
   'webhook.secretEnv': 14,
   'webhook.secretFile': 12,
   'webhook.maxConnections': 10,
   'prepare.chunkBytes': 10,
-  'log.level': 12,
 };
 
 /** Settings still given a default of their own below src/config/ (the line's text, as it is). */
