@@ -1,8 +1,8 @@
-// The settings table (src/config/schema.ts) against what is derived from it and what documents it: every env
-// name (the documented ones, literally), every flag on the commands its group names, with the default of
-// the table (or its env name) in its help; config/default.json equal to the table; the Config type; docs/configuration.md's table has each key,
-// env name, default and flag, docs/contract.md's send table each flag of send and its default; a flag given
-// reaches its key.
+// The settings table (src/config/schema.ts) against what is derived from it and what documents it: the defaults
+// (config/default.json equal to them), every env name (the documented ones, literally), every flag on the commands
+// its group names, with the table's default (or its env name) in its help; the Config type; docs/configuration.md's
+// table has each key, env name, default and flag, docs/contract.md's send table each flag of send and its default;
+// a flag given reaches its key.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, expectTypeOf, it } from 'vitest';
