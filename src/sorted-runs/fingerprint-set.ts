@@ -167,14 +167,7 @@ export function createSpillingFingerprintSet(
       rehash(Math.ceil(cap * 1.5), cap);
       return;
     }
-    let n = 0;
-    for (let i = 0; i < cap; i++) {
-      const lo = slots[2 * i] as number;
-      if (lo === 0) continue;
-      slots[2 * n] = lo;
-      slots[2 * n + 1] = slots[2 * i + 1] as number;
-      n++;
-    }
+    const n = compact(slots, cap);
     sortSlots(slots, n);
     const run = spill(n);
     if (!run) {
@@ -238,6 +231,19 @@ export function createSpillingFingerprintSet(
 
 /** A fingerprint's home slot in a table of `c` slots: multiply-shift on the high hash. */
 const home = (hi: number, c: number) => Math.floor((hi / 4294967296) * c);
+
+/** Moves the fingerprints of a table of `cap` slots to its first slots, in place; how many there are. */
+function compact(slots: Uint32Array, cap: number): number {
+  let n = 0;
+  for (let i = 0; i < cap; i++) {
+    const lo = slots[2 * i] as number;
+    if (lo === 0) continue;
+    slots[2 * n] = lo;
+    slots[2 * n + 1] = slots[2 * i + 1] as number;
+    n++;
+  }
+  return n;
+}
 
 /** A table of `cap` slots holding the fingerprints in the first `scan` slots of `old`. */
 function rehashed(old: Uint32Array, scan: number, cap: number): Uint32Array<ArrayBuffer> {
