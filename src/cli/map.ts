@@ -105,12 +105,7 @@ async function runMap(inputs: string[], flags: MapFlags): Promise<number> {
   const limit = positiveInt(flags.limit, '--limit');
   // With --limit only the first records matter: read them inline rather than start a pool.
   const pool = choosePool(loadConfig().prepare, { dryRun: limit === undefined, concurrency: 0 });
-  if (inputs.length === 0 && cliIo().stdin.isTTY) {
-    throw new SvcIngestError(
-      'USAGE_INVALID',
-      "no input: name export files, or pipe records into standard input ('-' reads the terminal); see --help",
-    );
-  }
+  refuseTerminalInput(inputs);
   const mapping = flags.mapping === 'canonical' ? undefined : flags.mapping;
   const profile = await loadProfile(mapping);
   const { specs, delimiter, headers, onHeader } = await openInputs(
@@ -191,6 +186,16 @@ async function runMap(inputs: string[], flags: MapFlags): Promise<number> {
     { read, ...(expanded > 0 ? { expanded } : {}), mapped, rejected, exitStatus: code },
   );
   return code;
+}
+
+/** No input named and standard input a terminal: a usage error, not a wait on the keyboard. */
+function refuseTerminalInput(inputs: string[]): void {
+  if (inputs.length === 0 && cliIo().stdin.isTTY) {
+    throw new SvcIngestError(
+      'USAGE_INVALID',
+      "no input: name export files, or pipe records into standard input ('-' reads the terminal); see --help",
+    );
+  }
 }
 
 /** The reject line of a transactionId met before in this run (the first one is the one sent). */
