@@ -244,7 +244,7 @@ function deliver(
   res: ServerResponse,
   body: Buffer,
   header: (name: string) => string | undefined,
-): void {
+) {
   const secret = opts.secret;
   const refuse = (status: number, reason: string): void => refuseRequest(opts, req, res, status, reason);
   let signature: string | undefined;
