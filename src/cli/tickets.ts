@@ -258,6 +258,53 @@ export function define(program: Command): void {
     ['svc-ingest tickets get T-1', 'read it back'],
     ['svc-ingest help tickets create', "one sub-command's options"],
   ]);
+  defineCreate(tickets);
+  const get = addConnectionOptions(
+    tickets
+      .command('get')
+      .description('read a ticket back by your ticket id')
+      .argument('<id>', 'sourceTicketId')
+      .option('--json', 'print the ticket as JSON on stdout'),
+  );
+  addStoreOptions(get);
+  addExamples(get, [
+    ['svc-ingest tickets get T-1', 'status, dates, resolution'],
+    ['svc-ingest tickets get T-1 --json | jq .status', 'as JSON'],
+  ]).action(async (id: string, opts: GetOptions) => runGet(id, opts));
+  defineListen(tickets);
+  const status = addConnectionOptions(
+    tickets
+      .command('status')
+      .description(
+        'where the stored tickets stand: open, stale (no first update for too long), Error (to correct and resubmit), closed by resolution',
+      )
+      .option(
+        '--stale-after-ms <ms>',
+        'a ticket with no first update for longer than this is stale',
+        '86400000',
+      )
+      .option(
+        '--refresh',
+        'read every stale ticket back from the service (tickets get) and store what it says',
+      )
+      .option('--json', 'print the report as one JSON object on stdout')
+      .addHelpText(
+        'after',
+        '\nExit status: 0 the report was printed; 1 could not run; 5 service unavailable (--refresh).',
+      ),
+  );
+  addStoreOptions(status);
+  addExamples(status, [
+    ['svc-ingest tickets status', 'open, stale, Error and closed tickets'],
+    [
+      'svc-ingest tickets status --stale-after-ms 3600000 --refresh --json',
+      'stale after an hour; read those back',
+    ],
+  ]).action(async (opts: StatusOptions) => runStatus(opts));
+}
+
+/** tickets create: its options, help and examples. */
+function defineCreate(tickets: Command): void {
   const create = addConnectionOptions(
     tickets
       .command('create')
@@ -299,18 +346,10 @@ export function define(program: Command): void {
       'with an author, answer as JSON',
     ],
   ]).action(async (opts: CreateOptions) => runCreate(opts));
-  const get = addConnectionOptions(
-    tickets
-      .command('get')
-      .description('read a ticket back by your ticket id')
-      .argument('<id>', 'sourceTicketId')
-      .option('--json', 'print the ticket as JSON on stdout'),
-  );
-  addStoreOptions(get);
-  addExamples(get, [
-    ['svc-ingest tickets get T-1', 'status, dates, resolution'],
-    ['svc-ingest tickets get T-1 --json | jq .status', 'as JSON'],
-  ]).action(async (id: string, opts: GetOptions) => runGet(id, opts));
+}
+
+/** tickets listen: its options, help and examples. */
+function defineListen(tickets: Command): void {
   const listen = addConnectionOptions(
     tickets
       .command('listen')
@@ -341,33 +380,4 @@ export function define(program: Command): void {
       'signed updates only (the secret in env HOOK_SECRET)',
     ],
   ]).action(async (opts: ListenOptions) => (await import('./tickets-listen.ts')).runListen(opts));
-  const status = addConnectionOptions(
-    tickets
-      .command('status')
-      .description(
-        'where the stored tickets stand: open, stale (no first update for too long), Error (to correct and resubmit), closed by resolution',
-      )
-      .option(
-        '--stale-after-ms <ms>',
-        'a ticket with no first update for longer than this is stale',
-        '86400000',
-      )
-      .option(
-        '--refresh',
-        'read every stale ticket back from the service (tickets get) and store what it says',
-      )
-      .option('--json', 'print the report as one JSON object on stdout')
-      .addHelpText(
-        'after',
-        '\nExit status: 0 the report was printed; 1 could not run; 5 service unavailable (--refresh).',
-      ),
-  );
-  addStoreOptions(status);
-  addExamples(status, [
-    ['svc-ingest tickets status', 'open, stale, Error and closed tickets'],
-    [
-      'svc-ingest tickets status --stale-after-ms 3600000 --refresh --json',
-      'stale after an hour; read those back',
-    ],
-  ]).action(async (opts: StatusOptions) => runStatus(opts));
 }

@@ -9,7 +9,7 @@ import type { Config } from '../config/index.ts';
 import { sleep } from '../sleep.ts';
 import { createAttempt, type PostTransactions } from './attempt.ts';
 import { createBisector, type Delivery } from './bisect.ts';
-import { createBreaker } from './breaker.ts';
+import { type Breaker, createBreaker } from './breaker.ts';
 import type { FailureClass } from './classify.ts';
 import { ackedOutcome, failedOutcome, notSentOutcome } from './outcomes.ts';
 import type { BatchOutcome, Sink } from './sink.ts';
@@ -89,37 +89,15 @@ export function createDispatcher(o: DispatcherOptions): Dispatcher {
     onSplit: o.onSplit,
   });
 
+  const parts: DeliveryParts = { o, bisector, breaker, stop: stopCtl.signal, fatal: () => fatal, giveUp };
+
   /** A batch sent (split if need be) and each outcome recorded; then its records' bytes are let go of (body.ts). */
   async function deliverTop(batch: Batch, retries: number): Promise<void> {
     try {
-      await deliverSettled(batch, retries);
+      await deliverSettled(parts, batch, retries);
     } finally {
       releaseWires(batch.items);
     }
-  }
-
-  async function deliverSettled(batch: Batch, retries: number): Promise<void> {
-    const d: Delivery = { startedAt: performance.now(), acked: 0, failed: [] };
-    await bisector.deliver(batch.id, batch.items, retries, d);
-    const whole = d.failed[0];
-    // Only while no batch has failed whole (the breaker counts those), so an outage is not hammered.
-    if (
-      whole !== undefined &&
-      whole.items === batch.items &&
-      whole.splittable &&
-      breaker.quiet &&
-      !stopCtl.signal.aborted &&
-      !breaker.spent(0)
-    ) {
-      await bisector.explore(whole, d);
-    }
-    // The service has been failing for outageMaxMs (this batch's retries ran up to the limit): give up.
-    if (d.acked === 0 && d.failed.length > 0 && !(fatal instanceof StopError) && breaker.spent(0)) giveUp();
-    const stopping = fatal instanceof StopError;
-    for (const part of d.failed) await o.onOutcome(failedOutcome(part, stopping));
-    const change = breaker.settle(d.acked > 0, stopping);
-    if (change === 'closed') o.onBreaker?.({ state: 'closed' });
-    else if (change === 'opened') o.onBreaker?.({ state: 'open' });
   }
 
   const { running, track, waitForSlot } = createSlots(limit, concurrency, (err) => raise(err));
@@ -183,4 +161,43 @@ export function createDispatcher(o: DispatcherOptions): Dispatcher {
       return limit.activeCount;
     },
   };
+}
+
+/** What deliverSettled works with: the dispatcher's parts, its stop signal and its fatal error so far. */
+interface DeliveryParts {
+  o: DispatcherOptions;
+  bisector: ReturnType<typeof createBisector>;
+  breaker: Breaker;
+  stop: AbortSignal;
+  fatal: () => Error | null;
+  giveUp: () => void;
+}
+
+/**
+ * A batch sent, split if need be: a batch failed whole is explored (its refused record isolated) while the service
+ * otherwise answers; each failed part recorded, and the breaker told how the batch went.
+ */
+async function deliverSettled(c: DeliveryParts, batch: Batch, retries: number): Promise<void> {
+  const d: Delivery = { startedAt: performance.now(), acked: 0, failed: [] };
+  await c.bisector.deliver(batch.id, batch.items, retries, d);
+  const whole = d.failed[0];
+  // Only while no batch has failed whole (the breaker counts those), so an outage is not hammered.
+  if (
+    whole !== undefined &&
+    whole.items === batch.items &&
+    whole.splittable &&
+    c.breaker.quiet &&
+    !c.stop.aborted &&
+    !c.breaker.spent(0)
+  ) {
+    await c.bisector.explore(whole, d);
+  }
+  // The service has been failing for outageMaxMs (this batch's retries ran up to the limit): give up.
+  if (d.acked === 0 && d.failed.length > 0 && !(c.fatal() instanceof StopError) && c.breaker.spent(0))
+    c.giveUp();
+  const stopping = c.fatal() instanceof StopError;
+  for (const part of d.failed) await c.o.onOutcome(failedOutcome(part, stopping));
+  const change = c.breaker.settle(d.acked > 0, stopping);
+  if (change === 'closed') c.o.onBreaker?.({ state: 'closed' });
+  else if (change === 'opened') c.o.onBreaker?.({ state: 'open' });
 }
