@@ -19,7 +19,7 @@ import {
   printOwnJson,
   printText,
 } from './common.ts';
-import { chooseLedger, ledgerConnection } from './ledger-choice.ts';
+import { chooseLedger } from './ledger-choice.ts';
 
 interface LedgerOptions extends CommonOptions {
   ledger?: string[];
@@ -116,7 +116,8 @@ function foundLine(h: FoundLine): string {
 }
 
 /**
- * The command's ledger (one LedgerRef: --ledger, else ledger.url / SVC_LEDGER_URL, else send.ledgerPath) and a reader
+ * The command's ledger (the one rule, src/ledger/ref.ts: --ledger, else ledger.url / SVC_LEDGER_URL, else
+ * send.ledgerPath) and a reader
  * of it; a PostgreSQL database without the ledger's schema is LEDGER_READ. `fn`'s reader is closed after.
  */
 async function withReader<T>(opts: LedgerOptions, fn: (reader: LedgerReader) => Promise<T>): Promise<T> {
@@ -132,8 +133,10 @@ async function withReader<T>(opts: LedgerOptions, fn: (reader: LedgerReader) => 
     import('../log.ts'),
     import('../ledger/reader.ts'),
   ]);
-  const conn = ledgerConnection(config, createLogger({ level: config.log.level }));
-  const reader = await openLedgerReader(ref, { ...conn, requireLedger: true });
+  const reader = await openLedgerReader(ref, {
+    logger: createLogger({ level: config.log.level }),
+    requireLedger: true,
+  });
   try {
     return await fn(reader);
   } finally {
@@ -243,7 +246,7 @@ export function define(program: Command): void {
     )
     .addHelpText(
       'after',
-      '\nstatus, failed and find read every --ledger given (default: ledger.url / SVC_LEDGER_URL when set,\nelse send.ledgerPath, as for send); a missing ledger or a\n' +
+      '\nstatus, failed and find read every --ledger given (default: ledger.url / SVC_LEDGER_URL when set,\nelse send.ledgerPath, as for every command); a missing ledger or a\n' +
         'directory is an error. A PostgreSQL ledger (--ledger postgres://USER@HOST/DB) is read on its own.',
     );
   addExamples(ledger, [

@@ -200,10 +200,9 @@ export async function runReconcile(opts: ReconcileOptions): Promise<number> {
     });
     // SEND_UNAVAILABLE: exit 5, one line (and with --json / --ndjson the error object on stdout) from main.ts.
     if (unavailable) throw unavailable;
-    const tickets = await storedTickets(choice, config, logger);
+    const tickets = await storedTickets(choice, logger);
     return withLedgerReader(
       choice,
-      config,
       logger,
       async (ledger) => {
         if (byTransaction) {

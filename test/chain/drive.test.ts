@@ -18,6 +18,7 @@ import { nullRejectsWriter } from '../../src/record/rejects.ts';
 import type { Sink } from '../../src/send/sink.ts';
 import { OutageError } from '../../src/send/stop.ts';
 import { createSpillingFingerprintSet } from '../../src/sorted-runs/fingerprint-set.ts';
+import { fileRef } from '../helpers/ledger-ref.ts';
 
 const logger = createLogger({ level: 'silent', pretty: false });
 const tx = (n: number): PreparedItem => ({
@@ -47,7 +48,7 @@ async function run(items: PreparedItem[], acked: string[], caps = {}, perGroup =
     path,
     `${JSON.stringify({ ts: 't', batchId: 'b', status: 'acked', transactionIds: acked })}\n`,
   );
-  const store = await openLedgerStore(path, { mode: 'read', resume: true, runId: 'r', logger });
+  const store = await openLedgerStore(fileRef(path), { mode: 'read', resume: true, runId: 'r', logger });
   const c = newCounters();
   const submitted: Batch[] = [];
   const abandoned: Batch[] = [];

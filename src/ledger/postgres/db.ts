@@ -6,6 +6,7 @@ import pg from 'pg';
 import pgpass from 'pgpass';
 import { type ErrorCode, SvcIngestError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
+import type { PgConnection } from '../ref.ts';
 import { isRefusedNotNow, type Refusal, refusalOf, waitingMessage } from './refusal.ts';
 import { type PgTarget, scrubSecret } from './url.ts';
 
@@ -14,21 +15,21 @@ export type TripKind = 'admit' | 'record' | 'heartbeat' | 'claim' | 'other';
 
 export interface PgDbOptions {
   logger: Logger;
-  /** Connections in the pool at most (ledger.poolMax; default 4: admit, record, heartbeat and partitions each have
-   *  one to use). Refused for lack of slots, the pool makes do with the connections it has for a while. */
-  maxConnections?: number;
-  /** How long a lost connection is waited for before giving up (default 60 s); at start, only a server that refuses
-   *  for lack of connection slots or because it is starting up is waited for (an unreachable one fails at once). */
-  waitMs?: number;
-  /** A server off loopback may be reached without TLS (ledger.allowPlaintext); else such a URL is refused. */
-  allowPlaintext?: boolean;
+  /**
+   * How the database is reached (the ledger.* settings, ../ref.ts). poolMax: connections in the pool at most
+   * (refused for lack of slots, the pool makes do with those it has for a while). The wait: how long a lost
+   * connection is waited for before giving up; at start, only a server that refuses for lack of connection slots or
+   * because it is starting up is waited for (an unreachable one fails at once). allowPlaintext: a server off
+   * loopback may be reached without TLS; else such a URL is refused.
+   */
+  connection: PgConnection;
   /** Unused mid-run: a stopping run still records what it has in flight (a second signal exits at once). */
   signal?: AbortSignal;
 }
 
 /**
  * A connected database.
- * @example const db = await connectPg(target, { logger }); const r = await db.query('other', 'SELECT 1'); await db.close()
+ * @example const db = await connectPg(target, { logger, connection: ref.connection }); const r = await db.query('other', 'SELECT 1'); await db.close()
  */
 export interface PgDb {
   /** The URL without credentials. */
@@ -64,7 +65,7 @@ function pgpassLookup(params: Parameters<typeof pgpass>[0]): Promise<string> {
       pass === undefined
         ? reject(
             new Error(
-              'the server asks for a password and none was given (the URL, ledger.passwordFile / ' +
+              'the server asks for a password and none was given (the URL, the password file ' +
                 'SVC_LEDGER_PASSWORD_FILE, PGPASSWORD, or a matching line of ~/.pgpass or PGPASSFILE)',
             ),
           )
@@ -117,7 +118,8 @@ const REGROW_MS = 5000;
  */
 export async function connectPg(target: PgTarget, o: PgDbOptions): Promise<PgDb> {
   // Refused before any packet leaves: ids, errors and the login would cross the network in clear.
-  if (target.plainRemote && !o.allowPlaintext)
+  const { waitMs, poolMax, allowPlaintext } = o.connection;
+  if (target.plainRemote && !allowPlaintext)
     throw new SvcIngestError(
       'CONFIG_INVALID',
       `the ledger database ${target.location} is not on loopback and its URL asks for no TLS: add ?sslmode=verify-full ` +
@@ -126,7 +128,7 @@ export async function connectPg(target: PgTarget, o: PgDbOptions): Promise<PgDb>
     );
   const pool = new pg.Pool({
     connectionString: target.connectionString,
-    max: o.maxConnections ?? 4,
+    max: poolMax,
     // A connection idle for 2 s is closed: the pool holds what the process uses at once (admit and record, mostly),
     // not its peak, so that with too few slots on the server the other processes get theirs.
     idleTimeoutMillis: 2000,
@@ -143,10 +145,8 @@ export async function connectPg(target: PgTarget, o: PgDbOptions): Promise<PgDb>
     ),
   );
   const trips: Record<TripKind, number> = { admit: 0, record: 0, heartbeat: 0, claim: 0, other: 0 };
-  const waitMs = o.waitMs ?? 60_000;
-  const poolMax = o.maxConnections ?? 4;
   let connected = false;
-  // Set when a statement waited the whole waitMs for the database in vain: later ones (releasing claims, ending the
+  // Set when a statement waited the whole wait for the database in vain: later ones (releasing claims, ending the
   // lease on the way out) are tried once, so a run that gives up on its database exits without waiting again.
   let gaveUp = false;
   // One warning per wait (and one line when it ends), not one per statement that met it.
@@ -195,7 +195,7 @@ export async function connectPg(target: PgTarget, o: PgDbOptions): Promise<PgDb>
       lastRefusal = performance.now();
     }
   };
-  /** `fn` tried again within waitMs while it fails in a way `mayWait` accepts (then it is given up on for good). */
+  /** `fn` tried again within the wait while it fails in a way `mayWait` accepts (then it is given up on for good). */
   const retrying = <T>(fn: () => Promise<T>, mayWait: (r: Refusal | null) => boolean): Promise<T> =>
     pRetry(fn, {
       retries: Number.POSITIVE_INFINITY,
