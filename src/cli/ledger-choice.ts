@@ -4,7 +4,7 @@
 import type { Config } from '../config/index.ts';
 import type { FoundLine } from '../ledger/file/find.ts';
 import { type LedgerReader, openLedgerReader } from '../ledger/reader.ts';
-import { type LedgerRef, resolveLedgers } from '../ledger/ref.ts';
+import { type LedgerRef, resolveLedgers, warnLedgerNotice } from '../ledger/ref.ts';
 import type { Logger } from '../log.ts';
 import type { TicketRecord } from '../tickets/state.ts';
 import type { TicketStore } from '../tickets/store.ts';
@@ -14,10 +14,16 @@ export type LedgerChoice = readonly LedgerRef[];
 
 /**
  * The command's ledger(s) by the one rule: --ledger (repeatable for files), else ledger.url, else send.ledgerPath;
- * each ledger file must exist (a mistyped path is an error before anything else is done, not an empty ledger).
+ * each ledger file must exist (a mistyped path is an error before anything else is done, not an empty ledger). A
+ * --ledger file while SVC_LEDGER_URL is set is used, and said (warnLedgerNotice).
  */
-export async function chooseLedger(given: string[] | undefined, config: Config): Promise<LedgerChoice> {
+export async function chooseLedger(
+  given: string[] | undefined,
+  config: Config,
+  logger: Logger,
+): Promise<LedgerChoice> {
   const choice = resolveLedgers(config, given);
+  for (const ref of choice) warnLedgerNotice(logger, ref);
   const { checkLedgerPaths } = await import('../ledger/file/query.ts');
   await checkLedgerPaths(choice.flatMap((r) => (r.kind === 'file' ? [r.path] : [])));
   return choice;

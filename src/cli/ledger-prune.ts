@@ -3,7 +3,7 @@
 // ledger has its old outcomes and acknowledged ids deleted.
 import type { Command } from 'commander';
 import { SvcIngestError } from '../errors.ts';
-import { resolveLedger } from '../ledger/ref.ts';
+import { resolveLedger, warnLedgerNotice } from '../ledger/ref.ts';
 import {
   addConfigAndLogOptions,
   addExamples,
@@ -40,18 +40,20 @@ async function runPrune(opts: PruneOptions): Promise<void> {
   const config = loadCommandConfig(opts);
   const before = pruneInstant(opts.before);
   const ref = resolveLedger(config, opts.ledger);
+  const { createLogger } = await import('../log.ts');
+  const logger = createLogger({ level: config.log.level });
+  warnLedgerNotice(logger, ref);
   if (ref.kind === 'postgres') {
     if (opts.archive !== undefined)
       throw new SvcIngestError(
         'USAGE_INVALID',
         '--archive is for a ledger file (a database keeps its own backups)',
       );
-    const [{ prunePgLedger }, { connectLedger }, { createLogger }] = await Promise.all([
+    const [{ prunePgLedger }, { connectLedger }] = await Promise.all([
       import('../ledger/postgres/prune.ts'),
       import('../ledger/reader.ts'),
-      import('../log.ts'),
     ]);
-    const { db } = await connectLedger(ref, createLogger({ level: config.log.level }), true);
+    const { db } = await connectLedger(ref, logger, true);
     try {
       const r = await prunePgLedger(db, { before }).catch((err: unknown) => {
         throw db.fail('LEDGER_WRITE', 'cannot prune', err);

@@ -7,6 +7,7 @@ import { cliIo } from '../io.ts';
 import { destinationOf } from '../ledger/destination.ts';
 import type { FoundLine } from '../ledger/file/find.ts';
 import type { LedgerReader } from '../ledger/reader.ts';
+import { ledgerNotice } from '../ledger/ref.ts';
 import type { LedgerRun, LedgerStatus, OutstandingFailure } from '../ledger/status.ts';
 import { maskCardNumbers, maskOwnRecord } from '../mask/index.ts';
 import {
@@ -117,10 +118,14 @@ function foundLine(h: FoundLine): string {
 
 /**
  * The command's ledger (the one rule, src/ledger/ref.ts: --ledger, else ledger.url / SVC_LEDGER_URL, else
- * send.ledgerPath) and a reader
- * of it; a PostgreSQL database without the ledger's schema is LEDGER_READ. `fn`'s reader is closed after.
+ * send.ledgerPath) and a reader of it; a PostgreSQL database without the ledger's schema is LEDGER_READ. `fn` is
+ * also given the line saying which ledger is used when a --ledger file and SVC_LEDGER_URL are both set (else null);
+ * its reader is closed after.
  */
-async function withReader<T>(opts: LedgerOptions, fn: (reader: LedgerReader) => Promise<T>): Promise<T> {
+async function withReader<T>(
+  opts: LedgerOptions,
+  fn: (reader: LedgerReader, notice: string | null) => Promise<T>,
+): Promise<T> {
   // A signal ends the command through process.exit, so the indexes' temp folders are removed ('exit' handlers).
   const io = cliIo();
   const off = io.onSignal((sig) => {
@@ -128,26 +133,28 @@ async function withReader<T>(opts: LedgerOptions, fn: (reader: LedgerReader) => 
     io.exit(sig === 'SIGINT' ? EXIT.SIGINT : EXIT.SIGTERM);
   });
   const config = loadCommandConfig(opts);
-  const ref = await chooseLedger(opts.ledger, config);
   const [{ createLogger }, { openLedgerReader }] = await Promise.all([
     import('../log.ts'),
     import('../ledger/reader.ts'),
   ]);
-  const reader = await openLedgerReader(ref, {
-    logger: createLogger({ level: config.log.level }),
-    requireLedger: true,
-  });
+  const logger = createLogger({ level: config.log.level });
+  const ref = await chooseLedger(opts.ledger, config, logger);
+  const reader = await openLedgerReader(ref, { logger, requireLedger: true });
   try {
-    return await fn(reader);
+    return await fn(reader, ref.map(ledgerNotice).find((n) => n !== null) ?? null);
   } finally {
     await reader.close();
   }
 }
 
 export async function runStatus(opts: LedgerOptions): Promise<number> {
-  const status = await withReader(opts, (r) => r.status({ destination: destinationAsked(opts) }));
-  if (opts.json) printJson(status);
-  else printText(formatStatus(status));
+  const { status, notice } = await withReader(opts, async (r, notice) => ({
+    status: await r.status({ destination: destinationAsked(opts) }),
+    notice,
+  }));
+  // A --ledger file while SVC_LEDGER_URL is set: the answer says which ledger it is of (also warned on stderr).
+  if (opts.json) printJson(notice === null ? status : { ...status, ledgerNotice: notice });
+  else printText(notice === null ? formatStatus(status) : [notice, ...formatStatus(status)]);
   return EXIT.OK;
 }
 

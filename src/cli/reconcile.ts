@@ -4,7 +4,7 @@ import { type Command, Option } from 'commander';
 import { EXIT, ExitError, SvcIngestError } from '../errors.ts';
 import type { FoundLine } from '../ledger/file/find.ts';
 import type { LedgerReader } from '../ledger/reader.ts';
-import { type Logger, stderrLine } from '../log.ts';
+import { createLogger, type Logger, stderrLine } from '../log.ts';
 import { refuseTypedCardNumbers } from '../mask/typed.ts';
 import type { ExportTransaction } from '../reconcile/customers.ts';
 import type { CustomerReconciliation, FetchedCustomer, ReconcileReport } from '../reconcile/reconcile.ts';
@@ -161,7 +161,7 @@ export async function runReconcile(opts: ReconcileOptions): Promise<number> {
   if (byTransaction && opts.ndjson) throw usage('--ndjson: reconcile by transaction prints --json or text');
   // The ledger is checked before anything is read or asked of the service: files, or one PostgreSQL ledger.
   const config = loadCommandConfig(opts);
-  const choice = await chooseLedger(opts.ledger, config);
+  const choice = await chooseLedger(opts.ledger, config, createLogger({ level: config.log.level }));
   const [{ collectCustomers }, { fetchRedemptions, matchRedemptions }] = await Promise.all([
     import('../reconcile/customers.ts'),
     import('../reconcile/reconcile.ts'),

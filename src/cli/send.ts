@@ -107,7 +107,7 @@ type RunMetrics = import('../metrics/run-metrics.ts').RunMetrics;
 type LedgerRef = import('../ledger/ref.ts').LedgerRef;
 
 async function runSendCommand(inputs: string[], flags: SendFlags): Promise<number> {
-  const [{ loadCommandConfig }, { createLogger }, { resolveLedger }] = await Promise.all([
+  const [{ loadCommandConfig }, { createLogger }, { resolveLedger, warnLedgerNotice }] = await Promise.all([
     import('./common.ts'),
     import('../log.ts'),
     import('../ledger/ref.ts'),
@@ -115,6 +115,7 @@ async function runSendCommand(inputs: string[], flags: SendFlags): Promise<numbe
   const config = loadCommandConfig(flags, sendFlags(flags));
   const ledger = resolveLedger(config, flags.ledger);
   const logger = createLogger({ level: config.log.level });
+  warnLedgerNotice(logger, ledger);
   if (inputs.length === 0 && cliIo().stdin.isTTY) {
     // A bare `svc-ingest send` at a terminal would sit waiting for typed records: say what it wants instead.
     throw new SvcIngestError(

@@ -1,7 +1,8 @@
 // Where `tickets` keeps its tickets: the store of a ledger (tickets.ndjson next to a ledger file, or its PostgreSQL
 // database), named by --ledger / --ledger-url or the configuration.
 import type { Command } from 'commander';
-import { resolveLedgers } from '../ledger/ref.ts';
+import { resolveLedgers, warnLedgerNotice } from '../ledger/ref.ts';
+import { createLogger } from '../log.ts';
 import { type CommonOptions, collect, LEDGER_OPTION_HELP, loadCommandConfig } from './common.ts';
 import { chooseLedger, type LedgerChoice } from './ledger-choice.ts';
 import { addSettingOptions, settingFlags } from './settings.ts';
@@ -20,7 +21,11 @@ export function storeConfig(opts: StoreOptions) {
 export async function ledgerOf(opts: StoreOptions, lenient: boolean): Promise<LedgerChoice> {
   // Lenient: a ledger file not made yet is still a place for tickets; else a mistyped one is an error.
   const config = storeConfig(opts);
-  return lenient ? resolveLedgers(config, opts.ledger) : chooseLedger(opts.ledger, config);
+  const logger = createLogger({ level: config.log.level });
+  if (!lenient) return chooseLedger(opts.ledger, config, logger);
+  const choice = resolveLedgers(config, opts.ledger);
+  for (const ref of choice) warnLedgerNotice(logger, ref);
+  return choice;
 }
 
 /** --ledger / --ledger-url: where the tickets are kept (the ledger's store). */

@@ -67,9 +67,9 @@ export async function runTrace(ids: string[], opts: TraceOptions): Promise<numbe
   const config = loadCommandConfig(opts, extra);
   const wanted = new Set(ids.map((id) => id.trim()).filter((id) => id !== ''));
   if (wanted.size === 0) throw new SvcIngestError('USAGE_INVALID', 'no transaction id given');
-  const choice = await chooseLedger(opts.ledger, config);
   const ctx = await setUp(opts, extra);
   try {
+    const choice = await chooseLedger(opts.ledger, config, ctx.logger);
     const hits = await findHits(choice, wanted, ctx.logger);
     const { findRejects } = await import('../trace/rejects.ts');
     const rejectsPath = opts.rejects ?? config.send.rejectsPath;

@@ -4,6 +4,7 @@
 // opens a ledger (send, ledger *, backfill, trace, reconcile, tickets, the ticket store) takes that value.
 import type { Config } from '../config/index.ts';
 import { SvcIngestError } from '../errors.ts';
+import type { Logger } from '../log.ts';
 import { isPostgresUrl, redactPgUrl } from './postgres/url.ts';
 
 /**
@@ -20,7 +21,13 @@ export type LedgerFrom = '--ledger' | 'ledger.url' | 'send.ledgerPath';
  * @example { kind: 'postgres', url: 'postgres://svc@db/ledger', connection: { waitMs: 60000, … }, from: 'ledger.url' }
  */
 export type LedgerRef =
-  | { kind: 'file'; path: string; from: LedgerFrom }
+  | {
+      kind: 'file';
+      path: string;
+      from: LedgerFrom;
+      /** A ledger.url that is set and not used (a --ledger file wins): said, never silent (ledgerNotice). */
+      unused?: string;
+    }
   | { kind: 'postgres'; url: string; connection: PgConnection; from: LedgerFrom };
 
 export type PgLedgerRef = Extract<LedgerRef, { kind: 'postgres' }>;
@@ -42,8 +49,8 @@ export function connectionOf(config: Config): PgConnection {
 /**
  * The ledger a command uses, by the one rule: `given` (its --ledger, trimmed), else ledger.url, else
  * send.ledgerPath. A postgres:// or postgresql:// location is PostgreSQL (ledger.name added as `?schema=` unless the
- * URL names one), anything else a file. A --ledger file while ledger.url names a database is refused in one line:
- * the run would otherwise keep a ledger of its own that the URL's readers never see.
+ * URL names one), anything else a file. A --ledger file while ledger.url names a database: the file is used (the
+ * explicit choice), and the ref says which URL is not (`unused`): the command says so (ledgerNotice).
  * @example resolveLedger(config, opts.ledger) // { kind: 'file', path: 'ledger/transactions.ndjson', from: 'send.ledgerPath' }
  */
 export function resolveLedger(config: Config, given?: string): LedgerRef {
@@ -61,8 +68,8 @@ export function resolveLedger(config: Config, given?: string): LedgerRef {
       ? [url, 'ledger.url']
       : [config.send.ledgerPath.trim(), 'send.ledgerPath'];
   if (!isPostgresUrl(location)) {
-    if (from === '--ledger' && url !== undefined) throw bothGiven(location, url);
-    return { kind: 'file', path: location, from };
+    const unused = from === '--ledger' && url !== undefined ? redactPgUrl(url) : undefined;
+    return { kind: 'file', path: location, from, ...(unused ? { unused } : {}) };
   }
   return {
     kind: 'postgres',
@@ -105,19 +112,21 @@ export function requirePostgres(ref: LedgerRef, command: string): PgLedgerRef {
   );
 }
 
-/** Where a ledger is, as it may be shown (a URL without its password) with the setting that named it. */
-export function describeLedger(ref: LedgerRef): string {
-  const where = ref.kind === 'file' ? ref.path : redactPgUrl(ref.url);
-  return `${where} (from ${SHOWN[ref.from]})`;
+/**
+ * The line a command says when --ledger names a file while ledger.url (SVC_LEDGER_URL) names a database: which one
+ * it uses and which it does not; null when only one ledger is named.
+ * @example ledgerNotice(ref) // '--ledger /var/lib/svc-ingest/transactions.ndjson is used; ledger.url (env SVC_LEDGER_URL) postgres://svc@db/ledger is set and not used'
+ */
+export function ledgerNotice(ref: LedgerRef): string | null {
+  if (ref.kind !== 'file' || ref.unused === undefined) return null;
+  return `--ledger ${ref.path} is used; ${SHOWN['ledger.url']} ${ref.unused} is set and not used (drop --ledger to use it)`;
 }
 
-function bothGiven(path: string, url: string): SvcIngestError {
-  return new SvcIngestError(
-    'USAGE_INVALID',
-    `two ledgers named: --ledger ${path} (a file) and ${SHOWN['ledger.url']} ${redactPgUrl(url)}; ` +
-      'give one: drop --ledger to use the database, or unset SVC_LEDGER_URL (ledger.url) to use the file',
-    { field: 'ledger.url' },
-  );
+/** Says ledgerNotice as the command's warning (its first log line), when there is one. */
+export function warnLedgerNotice(logger: Logger, ref: LedgerRef): void {
+  const notice = ledgerNotice(ref);
+  if (notice && ref.kind === 'file')
+    logger.warn({ event: 'ledger.named_twice', ledger: ref.path, unused: ref.unused }, notice);
 }
 
 /**
