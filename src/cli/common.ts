@@ -158,8 +158,8 @@ export function collect(value: string, previous: string[] = []): string[] {
 
 /** How every --ledger help names the rule (src/ledger/ref.ts resolveLedger). */
 export const LEDGER_OPTION_HELP =
-  'default: ledger.url / env SVC_LEDGER_URL, else send.ledgerPath / env SVC_LEDGER_PATH; a file here while ' +
-  'SVC_LEDGER_URL is set is refused';
+  'default: ledger.url / env SVC_LEDGER_URL, else send.ledgerPath / env SVC_LEDGER_PATH; a file given here ' +
+  'while SVC_LEDGER_URL is set is used, and a warning says so';
 
 /** Adds a repeatable `--ledger PATH|URL` (read-only commands read every ledger file given, or one PostgreSQL ledger). */
 export function addLedgerOption(cmd: Command): Command {

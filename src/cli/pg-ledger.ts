@@ -6,12 +6,7 @@ import type { Config, ConfigFlags } from '../config/index.ts';
 import { connectLedger } from '../ledger/reader.ts';
 import { type PgLedgerRef, requirePostgres, resolveLedger } from '../ledger/ref.ts';
 import { createLogger, type Logger } from '../log.ts';
-import {
-  addConfigAndLogOptions,
-  type CommonOptions,
-  LEDGER_OPTION_HELP,
-  loadCommandConfig,
-} from './common.ts';
+import { addConfigAndLogOptions, type CommonOptions, loadCommandConfig } from './common.ts';
 
 /** The options every PostgreSQL-ledger command takes. */
 export interface PgLedgerOptions extends CommonOptions {
@@ -24,7 +19,8 @@ export function addPgLedgerOptions(cmd: Command): Command {
   return addConfigAndLogOptions(
     cmd.option(
       '--ledger <url>',
-      `the shared ledger, postgres://USER@HOST[:PORT]/DATABASE (${LEDGER_OPTION_HELP}; a file is refused). ` +
+      'the shared ledger, postgres://USER@HOST[:PORT]/DATABASE (env SVC_LEDGER_URL; one of the two is required; ' +
+        'a ledger file, from here or send.ledgerPath, is refused). ' +
         'The password: env SVC_LEDGER_PASSWORD_FILE (a file holding it), PGPASSWORD or ~/.pgpass; never shown',
     ),
   ).option('--json', 'print the result as one JSON line on stdout');
