@@ -5,13 +5,10 @@
 import type { Config } from '../config/index.ts';
 import { SvcIngestError } from '../errors.ts';
 import type { Logger } from '../log.ts';
+import type { PgConnection } from './connection.ts';
 import { isPostgresUrl, redactPgUrl } from './postgres/url.ts';
 
-/**
- * How a PostgreSQL ledger is reached: the ledger group of the settings table but its location (url, name), as one
- * value (password file, wait, pool size, plain-text rule, lease).
- */
-export type PgConnection = Readonly<Omit<Config['ledger'], 'url' | 'name'>>;
+export type { PgConnection } from './connection.ts';
 
 /** Which setting named the ledger in force (said in refusals and in the run's first log line). */
 export type LedgerFrom = '--ledger' | 'ledger.url' | 'send.ledgerPath';

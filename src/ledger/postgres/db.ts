@@ -6,7 +6,7 @@ import pg from 'pg';
 import pgpass from 'pgpass';
 import { type ErrorCode, SvcIngestError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
-import type { PgConnection } from '../ref.ts';
+import type { PgConnection } from '../connection.ts';
 import { isRefusedNotNow, type Refusal, refusalOf, waitingMessage } from './refusal.ts';
 import { type PgTarget, scrubSecret } from './url.ts';
 

@@ -4,7 +4,7 @@
 import { FILE_CAPS, readSmallFile, SmallFileError } from '../../config/small-file.ts';
 import { SvcIngestError } from '../../errors.ts';
 import { cliIo } from '../../io.ts';
-import type { PgConnection } from '../ref.ts';
+import type { PgConnection } from '../connection.ts';
 
 /** The setting naming the password file, for messages. */
 const PASSWORD_FILE_KEY = 'ledger.passwordFile';
