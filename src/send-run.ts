@@ -73,16 +73,11 @@ async function runSend(o: SendOptions, c: Counters, live: Live): Promise<RunSumm
       runId,
       logger: log,
       signal: o.signal,
-      passwordFile: o.passwordFile,
-      leaseMs: o.leaseMs,
-      waitMs: o.waitMs,
-      poolMax: o.poolMax,
-      allowPlaintext: o.allowPlaintext,
       destination: o.destination,
       newDestination: o.newDestination,
       inFlight: () => live.inFlight(),
     });
-    logRunStart(log, runId, store.location, rejectsPath, o.dryRun);
+    logRunStart(log, runId, store.location, rejectsPath, o.dryRun, o.ledger.from);
     // Before any record is read (standard input would be consumed): does the service answer at all? A signal
     // while it waits (up to --timeout) ends the check at once: the run stops interrupted, nothing read.
     if (!o.dryRun)
@@ -122,7 +117,7 @@ async function runSend(o: SendOptions, c: Counters, live: Live): Promise<RunSumm
             live.inFlight = () => sink.inFlight;
           },
         },
-        { pollMs: settlePollMs(o.leaseMs ?? 30_000) },
+        { pollMs: settlePollMs(o.ledger.kind === 'postgres' ? o.ledger.connection.leaseMs : undefined) },
       );
     }
     // The warnings of a probably wrong profile, once, at the end (mapping check prints the same).

@@ -24,6 +24,7 @@ import {
 } from '../ledger/postgres/backfill/partitions.ts';
 import { openPgSession, type PgSession } from '../ledger/postgres/session.ts';
 import { openPgLedgerStore, type PgLedgerStore } from '../ledger/postgres/store.ts';
+import type { PgLedgerRef } from '../ledger/ref.ts';
 import type { Logger } from '../log.ts';
 import { prepareRecords } from '../prepare/prepare.ts';
 import { readRange } from '../read/range.ts';
@@ -42,14 +43,8 @@ import { partitionRejects } from './partition-rejects.ts';
 import { PartitionWatch, type PartitionWhere } from './watch.ts';
 
 export interface WorkOptions {
-  /** postgres://… */
-  url: string;
-  passwordFile?: string;
-  leaseMs: number;
-  waitMs?: number;
-  /** ledger.poolMax: connections to the database at most. */
-  poolMax?: number;
-  allowPlaintext?: boolean;
+  /** The shared ledger, with its connection settings (the lease among them). */
+  ledger: PgLedgerRef;
   /** This worker's name (default host:pid:runId); two live processes must never share one. */
   workerId?: string;
   batchSize: number;
@@ -105,7 +100,7 @@ function addInto(total: Counters, c: Counters): void {
 
 /**
  * Start a worker.
- * @example const w = startWork({ url, leaseMs: 30000, batchSize: 50, dispatch, rejectsPath, resume: true, logger }); await w.done
+ * @example const w = startWork({ ledger: ref, batchSize: 50, dispatch, rejectsPath, resume: true, logger }); await w.done
  */
 export function startWork(o: WorkOptions): WorkHandle {
   const totals = newCounters();
@@ -119,7 +114,7 @@ export function startWork(o: WorkOptions): WorkHandle {
   return { progress, done };
 }
 
-/** How long a backfill statement may take: past ledger.waitMs a database error stops the worker with one
+/** How long a backfill statement may take: past the connection's wait a database error stops the worker with one
  *  LEDGER_WRITE line naming the ledger, as the store's do (not an "unexpected error"). */
 type Coordinate = <T>(doing: string, op: Promise<T>) => Promise<T>;
 
@@ -131,14 +126,9 @@ async function runWork(o: WorkOptions, totals: Counters, live: Live): Promise<Wo
   const started = performance.now();
   const runId = randomBytes(4).toString('hex');
   let run: WorkRun | undefined;
-  const session = await openPgSession(o.url, {
+  const session = await openPgSession(o.ledger, {
     runId,
     workerId: o.workerId,
-    leaseMs: o.leaseMs,
-    passwordFile: o.passwordFile,
-    waitMs: o.waitMs,
-    poolMax: o.poolMax,
-    allowPlaintext: o.allowPlaintext,
     destination: o.destination,
     newDestination: o.newDestination,
     logger: o.logger,
@@ -186,7 +176,7 @@ class WorkRun {
     this.totals = totals;
     this.live = live;
     this.log = o.logger;
-    this.progressMs = o.progressMs ?? Math.min(5000, Math.floor(o.leaseMs / 3));
+    this.progressMs = o.progressMs ?? Math.min(5000, Math.floor(o.ledger.connection.leaseMs / 3));
     this.rejectsPath = resolve(o.rejectsPath);
     this.coordinate = (doing, op) =>
       op.catch((err: unknown) => {
@@ -204,7 +194,7 @@ class WorkRun {
   /** The store, a backfill planned in it, the service answering, failed partitions reopened, the rejects file. */
   async open(): Promise<void> {
     const { o, session, log, coordinate } = this;
-    const store = await openPgLedgerStore(o.url, {
+    const store = await openPgLedgerStore(o.ledger, {
       mode: 'write',
       resume: o.resume,
       runId: this.runId,
@@ -212,7 +202,7 @@ class WorkRun {
       session,
     });
     this.store = store;
-    logRunStart(log, this.runId, store.location, this.rejectsPath, false);
+    logRunStart(log, this.runId, store.location, this.rejectsPath, false, o.ledger.from);
     if ((await coordinate('cannot read the backfill in', openPartitions(session.db))).total === 0)
       throw new SvcIngestError(
         'USAGE_INVALID',
@@ -375,7 +365,7 @@ class WorkRun {
           this.live.inFlight = () => sink.inFlight;
         },
       },
-      { pollMs: settlePollMs(this.o.leaseMs) },
+      { pollMs: settlePollMs(this.o.ledger.connection.leaseMs) },
     );
   }
 

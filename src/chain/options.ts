@@ -1,4 +1,5 @@
 // What a send run is given (the CLI builds it from the configuration and the flags).
+import type { LedgerRef } from '../ledger/ref.ts';
 import type { Logger } from '../log.ts';
 import type { InputFormat } from '../model/input.ts';
 import type { PoolChoice } from '../prepare/choose.ts';
@@ -25,15 +26,8 @@ export interface SendOptions {
   dispatch: DispatchSettings;
   /** Checks that the service answers (the client's checkService); run before any record is read; `signal` ends it. */
   preflight?: (signal?: AbortSignal) => Promise<void>;
-  /** Where the ledger is: a file path, or a postgres:// URL (the LedgerStore is picked from it). */
-  ledger: string;
-  /** The PostgreSQL ledger's password file, lease, wait and TLS rule (config `ledger.*`); a file ledger ignores them. */
-  passwordFile?: string;
-  leaseMs?: number;
-  waitMs?: number;
-  /** ledger.poolMax: connections to the PostgreSQL ledger at most. */
-  poolMax?: number;
-  allowPlaintext?: boolean;
+  /** The ledger (src/ledger/ref.ts): a file, or PostgreSQL with its connection settings. */
+  ledger: LedgerRef;
   /** Where the run sends (ledger/destination.ts), and whether it may be new to the ledger (--new-destination). */
   destination?: string;
   newDestination?: boolean;

@@ -46,7 +46,9 @@ export interface SettleOptions {
 }
 
 /** How often to look again: a tenth of the lease (its claims are free at most one lease after its worker died), 0.2–2 s. */
-export function settlePollMs(leaseMs: number): number {
+export function settlePollMs(leaseMs: number | undefined): number {
+  // A ledger file has no lease: the longest poll.
+  if (leaseMs === undefined) return 2000;
   return Math.min(2000, Math.max(200, Math.floor(leaseMs / 10)));
 }
 

@@ -88,9 +88,7 @@ async function workAndReport(
   if (metrics) post = metrics.observePost(post);
   const stop = stopOnSignals(false, logger);
   const work = startWork({
-    url: ctx.url,
-    ...ctx.conn,
-    leaseMs: config.ledger.leaseMs,
+    ledger: ctx.ledger,
     workerId,
     batchSize: config.send.batchSize,
     dispatch: dispatchSettings(config, post),

@@ -51,8 +51,7 @@ async function runPlan(files: string[], opts: PlanCliOptions): Promise<void> {
   // node-postgres is loaded only by the commands that use it.
   const { planBackfill } = await import('../backfill/plan.ts');
   const r = await planBackfill({
-    url: ctx.url,
-    ...ctx.conn,
+    ledger: ctx.ledger,
     files,
     mapping: opts.mapping,
     format: opts.format,

@@ -48,7 +48,7 @@ async function runGrant(opts: GrantOptions): Promise<void> {
   const role = checkRole(opts.role);
   const purposes = checkPurposes(opts.for);
   const ctx = pgLedgerContext(opts, 'ledger grant');
-  const target = resolvePgTarget(ctx.url);
+  const target = resolvePgTarget(ctx.ledger.url);
   const statements = grantStatements(target.schema, role, purposes);
   const result = {
     ledger: target.location,

@@ -31,7 +31,7 @@ export async function runListen(opts: ListenOptions): Promise<void> {
   const path = opts.path.startsWith('/') ? opts.path : `/${opts.path}`;
   const secret = readWebhookSecret(config);
   const { storeUpdate } = await import('../tickets/store.ts');
-  const store = await openStoreOf(await ledgerOf(opts, true), config, logger);
+  const store = await openStoreOf(await ledgerOf(opts, true), logger);
   if (secret === undefined && !isLoopbackBind(opts.host)) {
     logger.warn(
       { event: 'webhook.unsigned', host: opts.host },

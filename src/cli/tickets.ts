@@ -14,7 +14,6 @@ import type { TicketStore } from '../tickets/store.ts';
 import {
   addConnectionOptions,
   addExamples,
-  type loadCommandConfig,
   parseIntOption,
   printJson,
   printText,
@@ -50,11 +49,11 @@ interface StatusOptions extends StoreOptions {
 /** Refuses ids the ledger never shows acknowledged: the service would answer the ticket with an Error update. */
 async function checkAcknowledged(ids: string[], choice: LedgerChoice, opts: CreateOptions): Promise<void> {
   const config = storeConfig(opts);
-  const hits = await findHits(choice, new Set(ids), config, createLogger(config.log));
+  const hits = await findHits(choice, new Set(ids), createLogger(config.log));
   const acked = new Set(hits.filter((h) => h.status === 'acked').map((h) => h.transactionId));
   const never = ids.filter((id) => !acked.has(id));
   if (never.length === 0) return;
-  const where = 'pg' in choice ? 'the PostgreSQL ledger' : choice.files.join(', ');
+  const where = choice.map((r) => (r.kind === 'postgres' ? 'the PostgreSQL ledger' : r.path)).join(', ');
   throw new SvcIngestError(
     'USAGE_INVALID',
     `transaction ${never.join(', ')}: never acknowledged by the service according to ${where}; a ticket about it ` +
@@ -125,8 +124,8 @@ export async function runCreate(opts: CreateOptions): Promise<void> {
     import('../tickets/create.ts'),
     import('../tickets/store.ts'),
   ]);
-  await withContext(opts, async ({ client, config, logger }) => {
-    const store = await openStoreOf(choice, config, logger);
+  await withContext(opts, async ({ client, logger }) => {
+    const store = await openStoreOf(choice, logger);
     try {
       const known = (await loadTickets(store)).get(req.sourceTicketId);
       if (known && known.phase !== 'submitted' && known.phase !== 'error') {
@@ -172,9 +171,9 @@ export function formatTicket(t: Ticket): string[] {
 
 export async function runGet(id: string, opts: GetOptions): Promise<void> {
   const choice = await ledgerOf(opts, true);
-  await withContext(opts, async ({ client, config, logger }) => {
+  await withContext(opts, async ({ client, logger }) => {
     const ticket = await client.getTicket(id);
-    await keepFetched(choice, config, logger, [ticket]);
+    await keepFetched(choice, logger, [ticket]);
     if (opts.json) printJson(ticket);
     else printText(formatTicket(ticket));
   });
@@ -183,13 +182,12 @@ export async function runGet(id: string, opts: GetOptions): Promise<void> {
 /** Keeps tickets as read back (`fetched` events); a store that cannot be written is a warning, not a failure. */
 async function keepFetched(
   choice: LedgerChoice,
-  config: ReturnType<typeof loadCommandConfig>,
   logger: ReturnType<typeof createLogger>,
   tickets: Ticket[],
 ): Promise<void> {
   let store: TicketStore | undefined;
   try {
-    store = await openStoreOf(choice, config, logger);
+    store = await openStoreOf(choice, logger);
     for (const ticket of tickets) await store.append(fetchedEvent(ticket));
   } catch (err) {
     logger.warn({ event: 'tickets.store_failed', error: (err as Error).message }, 'ticket not stored');
@@ -209,7 +207,7 @@ export async function runStatus(opts: StatusOptions): Promise<void> {
     import('../tickets/store.ts'),
     import('../tickets/status.ts'),
   ]);
-  const store = await openStoreOf(choice, config, logger, !opts.refresh);
+  const store = await openStoreOf(choice, logger, !opts.refresh);
   try {
     let tickets = await loadTickets(store);
     const now = Date.now();

@@ -67,10 +67,10 @@ export async function runTrace(ids: string[], opts: TraceOptions): Promise<numbe
   const config = loadCommandConfig(opts, extra);
   const wanted = new Set(ids.map((id) => id.trim()).filter((id) => id !== ''));
   if (wanted.size === 0) throw new SvcIngestError('USAGE_INVALID', 'no transaction id given');
-  const choice = await chooseLedger(opts.ledger, config);
   const ctx = await setUp(opts, extra);
   try {
-    const hits = await findHits(choice, wanted, config, ctx.logger);
+    const choice = await chooseLedger(opts.ledger, config, ctx.logger);
+    const hits = await findHits(choice, wanted, ctx.logger);
     const { findRejects } = await import('../trace/rejects.ts');
     const rejectsPath = opts.rejects ?? config.send.rejectsPath;
     const rejects = await findRejects(rejectsPath, wanted);
@@ -78,7 +78,7 @@ export async function runTrace(ids: string[], opts: TraceOptions): Promise<numbe
       throw new SvcIngestError('LEDGER_READ', `rejects file ${rejectsPath}: no such file`, {
         source: rejectsPath,
       });
-    const tickets = (await storedTickets(choice, config, ctx.logger)).filter((t) =>
+    const tickets = (await storedTickets(choice, ctx.logger)).filter((t) =>
       t.transactions.some((x) => wanted.has(x)),
     );
     const customerOf = (id: string): string | null =>

@@ -260,11 +260,6 @@ export function loadConfig(
   for (const group of GROUPS) out[group] ??= {};
   const cfg = out as unknown as Config;
   crossCheck(cfg, sourceOf);
-  // ledger.name travels in the URL from here on (?schema=), so every command and store sees one location.
-  if (cfg.ledger.name !== undefined) {
-    if (cfg.ledger.url !== undefined) cfg.ledger.url = withLedgerName(cfg.ledger.url, cfg.ledger.name);
-    cfg.send.ledgerPath = withLedgerName(cfg.send.ledgerPath, cfg.ledger.name);
-  }
   return cfg;
 }
 
@@ -369,23 +364,6 @@ function crossCheck(cfg: Config, sourceOf: (path: string) => string): void {
       `a value >= send.retryBaseMs (${cfg.send.retryBaseMs})`,
       cfg.send.retryMaxMs,
     );
-  }
-}
-
-/**
- * A postgres:// URL with the ledger name `name` added as `?schema=`, unless it names one already; anything else
- * (a ledger file's path) as it is.
- * @example withLedgerName('postgres://svc@db/ledger', 'feed_a') // 'postgres://svc@db/ledger?schema=feed_a'
- */
-export function withLedgerName(url: string, name: string): string {
-  if (!/^postgres(ql)?:\/\//i.test(url.trim())) return url;
-  try {
-    const u = new URL(url.trim());
-    if (u.searchParams.has('schema')) return url;
-    u.searchParams.set('schema', name);
-    return u.toString();
-  } catch {
-    return url;
   }
 }
 

@@ -19,6 +19,7 @@ import { nullRejectsWriter } from '../../src/record/rejects.ts';
 import type { Sink } from '../../src/send/sink.ts';
 import { OutageError } from '../../src/send/stop.ts';
 import { createSpillingFingerprintSet } from '../../src/sorted-runs/fingerprint-set.ts';
+import { fileRef } from '../helpers/ledger-ref.ts';
 
 const logger = createLogger({ level: 'silent', pretty: false });
 const tx = (n: number): PreparedItem => ({
@@ -54,7 +55,7 @@ async function run(
     path,
     `${JSON.stringify({ ts: 't', batchId: 'b', status: 'acked', transactionIds: acked })}\n`,
   );
-  const store = await openLedgerStore(path, { mode: 'read', resume: true, runId: 'r', logger });
+  const store = await openLedgerStore(fileRef(path), { mode: 'read', resume: true, runId: 'r', logger });
   const c = newCounters();
   const submitted: Batch[] = [];
   const abandoned: Batch[] = [];
