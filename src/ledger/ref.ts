@@ -5,13 +5,13 @@
 import type { Config } from '../config/index.ts';
 import { SvcIngestError } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import type { PgConnection } from './connection.ts';
+import { LEDGER_URL_KEY, type PgConnection } from './connection.ts';
 import { isPostgresUrl, redactPgUrl } from './postgres/url.ts';
 
 export type { PgConnection } from './connection.ts';
 
 /** Which setting named the ledger in force (said in refusals and in the run's first log line). */
-export type LedgerFrom = '--ledger' | 'ledger.url' | 'send.ledgerPath';
+export type LedgerFrom = '--ledger' | typeof LEDGER_URL_KEY | 'send.ledgerPath';
 
 /**
  * A ledger: a file, or a PostgreSQL database (its URL carries the ledger's schema as `?schema=`).
@@ -33,7 +33,7 @@ export type FileLedgerRef = Extract<LedgerRef, { kind: 'file' }>;
 /** The environment variable and key of each source, for messages. */
 const SHOWN: Record<LedgerFrom, string> = {
   '--ledger': '--ledger',
-  'ledger.url': 'ledger.url (env SVC_LEDGER_URL)',
+  [LEDGER_URL_KEY]: `${LEDGER_URL_KEY} (env SVC_LEDGER_URL)`,
   'send.ledgerPath': 'send.ledgerPath (env SVC_LEDGER_PATH)',
 };
 
@@ -57,12 +57,12 @@ export function resolveLedger(config: Config, given?: string): LedgerRef {
     throw new SvcIngestError(
       'CONFIG_INVALID',
       'config key ledger.url: expected a postgres:// or postgresql:// URL (a ledger file goes in send.ledgerPath)',
-      { field: 'ledger.url' },
+      { field: LEDGER_URL_KEY },
     );
   const [location, from]: [string, LedgerFrom] = flag
     ? [flag, '--ledger']
     : url !== undefined
-      ? [url, 'ledger.url']
+      ? [url, LEDGER_URL_KEY]
       : [config.send.ledgerPath.trim(), 'send.ledgerPath'];
   if (!isPostgresUrl(location)) {
     const unused = from === '--ledger' && url !== undefined ? redactPgUrl(url) : undefined;
@@ -116,7 +116,7 @@ export function requirePostgres(ref: LedgerRef, command: string): PgLedgerRef {
  */
 export function ledgerNotice(ref: LedgerRef): string | null {
   if (ref.kind !== 'file' || ref.unused === undefined) return null;
-  return `--ledger ${ref.path} is used; ${SHOWN['ledger.url']} ${ref.unused} is set and not used (drop --ledger to use it)`;
+  return `--ledger ${ref.path} is used; ${SHOWN[LEDGER_URL_KEY]} ${ref.unused} is set and not used (drop --ledger to use it)`;
 }
 
 /** Says ledgerNotice as the command's warning (its first log line), when there is one. */
