@@ -116,8 +116,8 @@ export async function runChainSettled(r: ChainRun, o: SettleOptions): Promise<Ch
     },
     {
       retries: Number.POSITIVE_INFINITY,
-      retryBaseMs: o.pollMs,
-      retryMaxMs: o.pollMs,
+      baseDelayMs: o.pollMs,
+      maxDelayMs: o.pollMs,
       jitter: false,
       retryable: (err) => err instanceof StillElsewhere,
       signal: r.signal,
