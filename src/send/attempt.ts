@@ -3,9 +3,9 @@
 import { randomUUID } from 'node:crypto';
 import pRetry from 'p-retry';
 import type { BatchItem } from '../batch/batcher.ts';
-import type { Config } from '../config/index.ts';
 import { type EncodedBatch, encodeRecords, releaseBody } from '../client/body.ts';
 import type { SvcClient } from '../client/index.ts';
+import type { Config } from '../config/index.ts';
 import { sleep } from '../sleep.ts';
 import type { AttemptResult } from './bisect.ts';
 import type { Breaker } from './breaker.ts';

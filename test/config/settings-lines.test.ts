@@ -36,7 +36,6 @@ const OVER_FIVE: Partial<Record<SettingPath, number>> = {
   'send.rejectsPath': 23,
   'webhook.secretEnv': 10,
   'webhook.secretFile': 12,
-  'webhook.maxConnections': 7,
   'ledger.leaseMs': 22,
   'prepare.chunkBytes': 10,
 };
