@@ -117,7 +117,7 @@ async function runSend(o: SendOptions, c: Counters, live: Live): Promise<RunSumm
             live.inFlight = () => sink.inFlight;
           },
         },
-        { pollMs: settlePollMs(o.ledger.kind === 'postgres' ? o.ledger.connection.leaseMs : undefined) },
+        { pollMs: settlePollMs(o.ledger) },
       );
     }
     // The warnings of a probably wrong profile, once, at the end (mapping check prints the same).

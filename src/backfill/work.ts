@@ -365,7 +365,7 @@ class WorkRun {
           this.live.inFlight = () => sink.inFlight;
         },
       },
-      { pollMs: settlePollMs(this.o.ledger.connection.leaseMs) },
+      { pollMs: settlePollMs(this.o.ledger) },
     );
   }
 

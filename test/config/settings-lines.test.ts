@@ -30,7 +30,7 @@ const OVER_FIVE: Partial<Record<SettingPath, number>> = {
   'send.rejectsPath': 23,
   'webhook.secretEnv': 10,
   'webhook.secretFile': 10,
-  'ledger.leaseMs': 22,
+  'ledger.leaseMs': 11,
   'prepare.chunkBytes': 10,
 };
 
