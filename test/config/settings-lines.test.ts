@@ -28,8 +28,6 @@ const OVER_FIVE: Partial<Record<SettingPath, number>> = {
   'send.retryMaxMs': 10,
   'send.ledgerPath': 22,
   'send.rejectsPath': 23,
-  'webhook.secretEnv': 10,
-  'webhook.secretFile': 10,
   'ledger.leaseMs': 11,
   'prepare.chunkBytes': 10,
 };
