@@ -29,7 +29,7 @@ const OVER_FIVE: Partial<Record<SettingPath, number>> = {
   'send.ledgerPath': 22,
   'send.rejectsPath': 23,
   'ledger.leaseMs': 11,
-  'prepare.chunkBytes': 10,
+  'prepare.chunkBytes': 7,
 };
 
 function sources(dir: string): string[] {
