@@ -11,7 +11,10 @@ import { isPostgresUrl, redactPgUrl } from './postgres/url.ts';
 export type { PgConnection } from './connection.ts';
 
 /** Which setting named the ledger in force (said in refusals and in the run's first log line). */
-export type LedgerFrom = '--ledger' | typeof LEDGER_URL_KEY | 'send.ledgerPath';
+/** The setting that names a ledger file when neither --ledger nor ledger.url does (env SVC_LEDGER_PATH). */
+const LEDGER_PATH_KEY = 'send.ledgerPath';
+
+export type LedgerFrom = '--ledger' | typeof LEDGER_URL_KEY | typeof LEDGER_PATH_KEY;
 
 /**
  * A ledger: a file, or a PostgreSQL database (its URL carries the ledger's schema as `?schema=`).
@@ -34,7 +37,7 @@ export type FileLedgerRef = Extract<LedgerRef, { kind: 'file' }>;
 const SHOWN: Record<LedgerFrom, string> = {
   '--ledger': '--ledger',
   [LEDGER_URL_KEY]: `${LEDGER_URL_KEY} (env SVC_LEDGER_URL)`,
-  'send.ledgerPath': 'send.ledgerPath (env SVC_LEDGER_PATH)',
+  [LEDGER_PATH_KEY]: `${LEDGER_PATH_KEY} (env SVC_LEDGER_PATH)`,
 };
 
 /** The connection settings of the configuration: every ledger.* setting but where the ledger is. */
@@ -63,7 +66,7 @@ export function resolveLedger(config: Config, given?: string): LedgerRef {
     ? [flag, '--ledger']
     : url !== undefined
       ? [url, LEDGER_URL_KEY]
-      : [config.send.ledgerPath.trim(), 'send.ledgerPath'];
+      : [config.send.ledgerPath.trim(), LEDGER_PATH_KEY];
   if (!isPostgresUrl(location)) {
     const unused = from === '--ledger' && url !== undefined ? redactPgUrl(url) : undefined;
     return { kind: 'file', path: location, from, ...(unused ? { unused } : {}) };
@@ -97,7 +100,7 @@ export function resolveLedgers(config: Config, given: readonly string[] | undefi
  */
 export function requirePostgres(ref: LedgerRef, command: string): PgLedgerRef {
   if (ref.kind === 'postgres') return ref;
-  if (ref.from === 'send.ledgerPath')
+  if (ref.from === LEDGER_PATH_KEY)
     throw new SvcIngestError(
       'USAGE_INVALID',
       `${command} needs the shared PostgreSQL ledger: --ledger postgres://USER@HOST/DATABASE or env SVC_LEDGER_URL ` +
