@@ -161,7 +161,8 @@ class WorkRun {
   private watch: PartitionWatch | null = null;
   private store: PgLedgerStore | undefined;
   private rejects: RejectsWriter = nullRejectsWriter();
-  private readonly rejectsPath: string;
+  /** The rejects file, resolved. */
+  private readonly rejectsFile: string;
   private readonly parts = { done: 0, released: 0, lost: 0, takenOver: 0 };
   private end: Omit<ChainRunEnd, 'interrupted'> & { interrupted: string | null } = {
     interrupted: null,
@@ -177,7 +178,7 @@ class WorkRun {
     this.live = live;
     this.log = o.logger;
     this.progressMs = o.progressMs ?? Math.min(5000, Math.floor(o.ledger.connection.leaseMs / 3));
-    this.rejectsPath = resolve(o.rejectsPath);
+    this.rejectsFile = resolve(o.rejectsPath);
     this.coordinate = (doing, op) =>
       op.catch((err: unknown) => {
         throw err instanceof SvcIngestError ? err : session.db.fail('LEDGER_WRITE', doing, err);
@@ -202,7 +203,7 @@ class WorkRun {
       session,
     });
     this.store = store;
-    logRunStart(log, this.runId, store.location, this.rejectsPath, false, o.ledger.from);
+    logRunStart(log, this.runId, store.location, this.rejectsFile, false, o.ledger.from);
     if ((await coordinate('cannot read the backfill in', openPartitions(session.db))).total === 0)
       throw new SvcIngestError(
         'USAGE_INVALID',
@@ -276,7 +277,7 @@ class WorkRun {
         dryRun: false,
         runId: this.runId,
         ledger: this.session.db.location,
-        rejects: this.rejectsPath,
+        rejects: this.rejectsFile,
         ledgerBadLines: 0,
         emptyInputs: [],
       }),

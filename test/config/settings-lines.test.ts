@@ -26,7 +26,7 @@ const OVER_FIVE: Partial<Record<SettingPath, number>> = {
   'send.batchSize': 12,
   'send.retryBaseMs': 14,
   'send.retryMaxMs': 10,
-  'send.rejectsPath': 23,
+  'send.rejectsPath': 15,
   'ledger.leaseMs': 11,
   'prepare.chunkBytes': 7,
 };
