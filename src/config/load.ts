@@ -313,41 +313,42 @@ function checkPairs(cfg: Config, sourceOf: (path: string) => string): void {
   }
 }
 
-/** Checks that involve more than one key. */
-function crossCheck(cfg: Config, sourceOf: (path: string) => string): void {
+/**
+ * baseUrl checked: an absolute http(s) URL without credentials, query or fragment; https unless the host is
+ * loopback or allowInsecureHttp is set. Returns it parsed.
+ */
+function checkBaseUrl(cfg: Config, sourceOf: (path: string) => string): URL {
+  const key: SettingPath = 'baseUrl';
+  const given = cfg.baseUrl;
+  const bad = (expected: string, got?: unknown): SvcIngestError => invalid(key, sourceOf(key), expected, got);
   let url: URL;
   try {
-    url = new URL(cfg.baseUrl);
+    url = new URL(given);
   } catch {
-    throw invalid('baseUrl', sourceOf('baseUrl'), 'an absolute http(s) URL', cfg.baseUrl);
+    throw bad('an absolute http(s) URL', given);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw invalid('baseUrl', sourceOf('baseUrl'), 'an http: or https: URL', cfg.baseUrl);
-  }
-  if (url.username || url.password) {
-    throw invalid(
-      'baseUrl',
-      sourceOf('baseUrl'),
-      'a URL without credentials (use auth.tokenEnv or auth.tokenFile)',
-    );
-  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw bad('an http: or https: URL', given);
+  if (url.username || url.password)
+    throw bad('a URL without credentials (use auth.tokenEnv or auth.tokenFile)');
   if (url.search || url.hash) {
     // The query may hold a secret (a token pasted into it): shown without it.
-    throw invalid(
-      'baseUrl',
-      sourceOf('baseUrl'),
+    throw bad(
       'a URL without query or fragment (query and fragment not shown)',
       `${url.origin}${url.pathname}`,
     );
   }
   if (url.protocol === 'http:' && !isLoopbackHost(url.hostname) && !cfg.allowInsecureHttp) {
-    throw invalid(
-      'baseUrl',
-      sourceOf('baseUrl'),
+    throw bad(
       'an https URL for a non-loopback host (plain http needs allowInsecureHttp: --insecure-http or SVC_ALLOW_INSECURE_HTTP=true)',
-      cfg.baseUrl,
+      given,
     );
   }
+  return url;
+}
+
+/** Checks that involve more than one key. */
+function crossCheck(cfg: Config, sourceOf: (path: string) => string): void {
+  const url = checkBaseUrl(cfg, sourceOf);
   // The URL and the institution are stored (the ledger's `destination`) and sent: a card number in them is refused.
   refuseTypedCardNumbers(
     [
