@@ -107,7 +107,7 @@ async function runSend(o: SendOptions, c: Counters, live: Live): Promise<RunSumm
           counters: c,
           rejects,
           caps: o.caps,
-          batchSize: o.batchSize,
+          batching: o.batching,
           dispatch: o.dryRun ? undefined : gatedOnClaims(o.dispatch, store),
           profileName: profile.name,
           ownIds: profile.ownIds,

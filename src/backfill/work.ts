@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { gatePost } from '../chain/claims.ts';
 import { logRunStart } from '../chain/notices.ts';
-import type { DispatchSettings } from '../chain/options.ts';
+import type { BatchConfig, DispatchSettings } from '../chain/options.ts';
 import type { ChainRunEnd } from '../chain/run.ts';
 import { runChainSettled, settlePollMs } from '../chain/settle.ts';
 import { SvcIngestError } from '../errors.ts';
@@ -47,7 +47,7 @@ export interface WorkOptions {
   ledger: PgLedgerRef;
   /** This worker's name (default host:pid:runId); two live processes must never share one. */
   workerId?: string;
-  batchSize: number;
+  batching: BatchConfig;
   dispatch: DispatchSettings;
   /** Checks that the service answers, before any partition is claimed. */
   preflight?: () => Promise<void>;
@@ -100,7 +100,7 @@ function addInto(total: Counters, c: Counters): void {
 
 /**
  * Start a worker.
- * @example const w = startWork({ ledger: ref, batchSize: 50, dispatch, rejectsPath, resume: true, logger }); await w.done
+ * @example const w = startWork({ ledger: ref, batching: { batchSize: 50 }, dispatch, rejectsPath, resume: true, logger }); await w.done
  */
 export function startWork(o: WorkOptions): WorkHandle {
   const totals = newCounters();
@@ -356,7 +356,7 @@ class WorkRun {
         counters: c,
         rejects,
         caps: this.o.caps,
-        batchSize: this.o.batchSize,
+        batching: this.o.batching,
         dispatch: this.gated,
         profileName: profile.name,
         ownIds: profile.ownIds,
