@@ -12,8 +12,8 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, wri
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import vm from 'node:vm';
-import { parserBudgetBack } from '../src/client/parser-tier.ts';
-import { startFlagsBack } from '../src/heap-growth.ts';
+import { parserBudgetBack } from '../src/runtime/parser-tier.ts';
+import { startFlagsBack } from '../src/runtime/heap-growth.ts';
 
 declare const __dirname: string;
 

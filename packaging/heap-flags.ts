@@ -1,5 +1,5 @@
 // The launcher's default V8 heap flags (src/bin/svc-ingest, its `*)` case: the young generation's size; the old
-// generation's limit is set by the CLI at run time, src/heap-growth.ts), read from the launcher itself so nothing
+// generation's limit is set by the CLI at run time, src/runtime/heap-growth.ts), read from the launcher itself so nothing
 // else spells them: the single executable carries them in its blob (packaging/sea.ts), and its test and the bench's
 // start-up anchor take them from here.
 import { readFileSync } from 'node:fs';

@@ -1,6 +1,6 @@
 // `make dist`: the single executable, .out/dist/svc-ingest-<version>-linux-<arch> — Node's single executable
 // application (SEA) over one CommonJS bundle of the CLI (esbuild), with the files the CLI reads at run time as
-// embedded assets: config/default.json, the built-in profiles, the pool worker's own bundle and the lock's addon.
+// embedded assets: the built-in profiles, the pool worker's own bundle and the lock's addon.
 // Usage: node packaging/sea.ts [--arch x64|arm64] [--node PATH] [--out DIR] [--no-code-cache]
 // (arm64: --node names a linux-arm64 Node of the same version, packaging/node-arm64.sh fetches it from npm).
 import { execFileSync } from 'node:child_process';
@@ -63,7 +63,6 @@ await bundle('src/cli/main.ts', path.join(work, 'main.cjs'));
 await bundle('src/prepare/pool-worker.ts', path.join(work, 'pool-worker.js'));
 
 const assets: Record<string, string> = {
-  'config/default.json': path.join(ROOT, 'config/default.json'),
   'pool-worker.js': path.join(work, 'pool-worker.js'),
   [LOCK_ADDON_ASSET]: path.join(
     ROOT,
@@ -85,7 +84,7 @@ writeFileSync(
     useCodeCache: codeCache,
     useSnapshot: false,
     // The launcher's heap flags (the executable has none of its own; the old generation's limit the CLI sets at run
-    // time, src/heap-growth.ts): docs/install.md. SVC_INGEST_HEAP is the launcher's alone: the executable runs these.
+    // time, src/runtime/heap-growth.ts): docs/install.md. SVC_INGEST_HEAP is the launcher's alone: the executable runs these.
     execArgv: launcherHeapFlags(ROOT),
     assets,
   }),

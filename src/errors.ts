@@ -69,7 +69,7 @@ export class LedgerLeaseError extends SvcIngestError {
   }
 }
 
-/** Thrown by a command to end the process with a given exit status (only the bin entry exits). */
+/** Thrown by a command to end the process with a given exit status (only the bin entry exits): see exitWith. */
 export class ExitError extends Error {
   readonly exitCode: number;
   constructor(exitCode: number, message = `exit ${exitCode}`) {
@@ -77,6 +77,15 @@ export class ExitError extends Error {
     this.name = 'ExitError';
     this.exitCode = exitCode;
   }
+}
+
+/**
+ * The one way a command ends with a status of its own (a failure's status comes from its error: exitStatusOf): 0
+ * returns, any other is thrown as an ExitError, which main() (src/cli/run.ts) returns as the status.
+ * @example cmd.action(async (ids, opts) => exitWith(await runTrace(ids, opts)))
+ */
+export function exitWith(status: number): void {
+  if (status !== EXIT.OK) throw new ExitError(status);
 }
 
 /** Exit statuses of CONTRACT.md. */

@@ -3,7 +3,7 @@
 // the bin entry (src/cli/main.ts) passes the real process's, a test one of its own (several runs can share a
 // process, one after another or at once, each with its own streams and environment).
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { holdOldGeneration } from './heap-growth.ts';
+import { holdOldGeneration } from './runtime/heap-growth.ts';
 
 /** A stream a run writes its text on (stdout, stderr): a terminal's tells its width. */
 export type TextOut = NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
@@ -17,14 +17,12 @@ export interface CliIo {
   onSignal(handler: (signal: NodeJS.Signals) => void): () => void;
   /** Ends the process at once (a second signal): only a process's io can. */
   exit(code: number): never;
-  /** The exit status the run has set so far (a command that ends without throwing). */
-  exitCode?: number;
   /** `--log-format` when given (src/log.ts logFormat). */
   logFormat?: 'text' | 'json';
   /** The live line shown on stderr, '' when none (src/log.ts liveLine). */
   liveText?: string;
   /**
-   * Holds V8's old generation to twice its live size for the rest of the process (src/heap-growth.ts): called where
+   * Holds V8's old generation to twice its live size for the rest of the process (src/runtime/heap-growth.ts): called where
    * a long run's work starts, once the modules it needs are loaded. Only a process's io has it: the heap is the
    * process's, and a test's runs share one.
    */
@@ -52,12 +50,6 @@ export function processIo(): CliIo {
     exit: (code) => process.exit(code),
     holdHeap: () => {
       holdOldGeneration();
-    },
-    get exitCode() {
-      return typeof process.exitCode === 'number' ? process.exitCode : undefined;
-    },
-    set exitCode(code) {
-      process.exitCode = code;
     },
   };
   return processIoValue;

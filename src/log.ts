@@ -167,11 +167,12 @@ export function formatStderrLine(
 }
 
 /**
- * A pino logger writing to stderr (fd 2) synchronously, so nothing is lost when the process exits.
+ * A pino logger writing to stderr (fd 2) synchronously, so nothing is lost when the process exits; `level` is the
+ * configuration's log.level (a command passes its `config.log`).
  * `pretty` defaults to the log format (logFormat(): text on a TTY); pino-pretty runs in-process as a stream (no worker),
  * loaded only then (a JSON run, and a command that logs nothing, never load it).
  */
-export function createLogger(opts: { level?: string; pretty?: boolean } = {}): Logger {
+export function createLogger(opts: { readonly level: string; pretty?: boolean }): Logger {
   const pino = loadPino();
   // The run's io, taken now: pino-pretty writes later, from its own stream.
   const io = cliIo();
@@ -190,7 +191,7 @@ export function createLogger(opts: { level?: string; pretty?: boolean } = {}): L
     : { write: (text: string) => writeStderr(text, io) };
   return pino(
     {
-      level: opts.level ?? 'info',
+      level: opts.level,
       base: { pid: process.pid },
       // ISO time, not epoch milliseconds: 13 digits on every line would pass for a card number 1 time in 10
       // with whoever scans the logs for them (and people read this one).

@@ -61,28 +61,24 @@ async function runSend(o: SendOptions, c: Counters, live: Live): Promise<RunSumm
   const inputs = await openInputs(o.inputs, profile, { ...o, warn: columnMissing(log) });
   const source = await prepareSource(inputs, profile, o);
   live.bytes = source.bytes;
-  const rejectsPath = !o.dryRun || o.rejectsExplicit ? resolve(o.rejectsPath) : null;
+  // The rejects file this run writes, resolved (a dry run writes one only when it was given).
+  const rejectsFile = !o.dryRun || o.rejectsExplicit ? resolve(o.rejectsPath) : null;
   let store: LedgerStore | null = null;
   let rejects: RejectsWriter = nullRejectsWriter();
   try {
     // The rejects file is checked before the ledger is locked: a bad path makes no lock or owner file.
-    if (rejectsPath) await checkStateFile(o.rejectsPath, 'rejects file');
+    if (rejectsFile) await checkStateFile(o.rejectsPath, 'rejects file');
     store = await openLedgerStore(o.ledger, {
       mode: o.dryRun ? 'read' : 'write',
       resume: o.resume,
       runId,
       logger: log,
       signal: o.signal,
-      passwordFile: o.passwordFile,
-      leaseMs: o.leaseMs,
-      waitMs: o.waitMs,
-      poolMax: o.poolMax,
-      allowPlaintext: o.allowPlaintext,
       destination: o.destination,
       newDestination: o.newDestination,
       inFlight: () => live.inFlight(),
     });
-    logRunStart(log, runId, store.location, rejectsPath, o.dryRun);
+    logRunStart(log, runId, store.location, rejectsFile, o.dryRun, o.ledger.from);
     // Before any record is read (standard input would be consumed): does the service answer at all? A signal
     // while it waits (up to --timeout) ends the check at once: the run stops interrupted, nothing read.
     if (!o.dryRun)
@@ -93,19 +89,15 @@ async function runSend(o: SendOptions, c: Counters, live: Live): Promise<RunSumm
     let end = { interrupted, outage: false, tooManyRejects: null as string | null };
     const codes = createCodeTally();
     if (!interrupted) {
-      const caps = {
-        maxLines: o.maxRejects,
-        maxBytes: o.maxRejectBytes,
-        sources: inputs.specs.map(sourceName),
-      };
-      if (rejectsPath) rejects = await openRejectsWriter(o.rejectsPath, caps);
+      const sources = inputs.specs.map(sourceName);
+      if (rejectsFile) rejects = await openRejectsWriter(o.rejectsPath, { caps: o.caps, sources });
       // The chain's modules are loaded once the ledger is ours: a run refused before (a locked ledger, the service
       // not answering) does not load them.
       const [{ runChainSettled, settlePollMs }, { gatedOnClaims }] = await Promise.all([
         import('./chain/settle.ts'),
         import('./chain/claims.ts'),
       ]);
-      // The run's modules are loaded and the service answered: from here its heap is held (src/heap-growth.ts).
+      // The run's modules are loaded and the service answered: from here its heap is held (src/runtime/heap-growth.ts).
       cliIo().holdHeap?.();
       end = await runChainSettled(
         {
@@ -114,8 +106,8 @@ async function runSend(o: SendOptions, c: Counters, live: Live): Promise<RunSumm
           runId,
           counters: c,
           rejects,
-          caps: o,
-          batchSize: o.batchSize,
+          caps: o.caps,
+          batching: o.batching,
           dispatch: o.dryRun ? undefined : gatedOnClaims(o.dispatch, store),
           profileName: profile.name,
           ownIds: profile.ownIds,
@@ -126,7 +118,7 @@ async function runSend(o: SendOptions, c: Counters, live: Live): Promise<RunSumm
             live.inFlight = () => sink.inFlight;
           },
         },
-        { pollMs: settlePollMs(o.leaseMs ?? 30_000) },
+        { pollMs: settlePollMs(o.ledger) },
       );
     }
     // The warnings of a probably wrong profile, once, at the end (mapping check prints the same).
@@ -140,7 +132,7 @@ async function runSend(o: SendOptions, c: Counters, live: Live): Promise<RunSumm
       dryRun: o.dryRun,
       runId,
       ledger: o.dryRun ? null : store.location,
-      rejects: rejectsPath,
+      rejects: rejectsFile,
       ledgerBadLines: store.badLines,
       emptyInputs: source.emptyInputs,
       ...(profile.ownIds.length > 0 ? { ownNumericIds: [...profile.ownIds] } : {}),

@@ -5,7 +5,7 @@ import LongestFirst from './helpers/sequencer.ts';
 // Test files run in parallel, several per core: most of the suite's time is spent waiting (on the CLI's child
 // processes, the simulator's latency, a real PostgreSQL, timers), not computing, so one file per core (vitest's
 // default: cores - 1, one worker on two cores) leaves the cores idle half the time. Measured on 2 cores
-// (docs/testing.md): 4 workers. The longest files (the cluster, crash, outage and lock-race scenarios) spend most
+// (docs/history/testing.md): 4 workers. The longest files (the cluster, crash, outage and lock-race scenarios) spend most
 // of their time waiting on leases, outages and child processes; 6 workers fill that time (a warm run 142.8 → 127.9
 // s) but leave each file a third of a core, and the tests timed between two events less margin: not kept.
 // VITEST_MAX_WORKERS=N overrides it
@@ -22,7 +22,7 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: 'forks',
     // The worker processes run file after file, each keeping what it has loaded: a file does not pay for a new
-    // process and its imports (measured on the whole suite, docs/testing.md: 353 → 337 s of CPU, 181 → 174 s). The
+    // process and its imports (measured on the whole suite, docs/history/testing.md: 353 → 337 s of CPU, 181 → 174 s). The
     // tests leave no state behind them (the environment variables they set are restored; servers, folders and
     // databases are their own); a shuffled order (`--sequence.shuffle.files`) passes as well.
     isolate: false,

@@ -10,6 +10,7 @@ import { SvcIngestError } from '../errors.ts';
 import { changedInput, recordPlan } from '../ledger/postgres/backfill/partitions.ts';
 import { planDestination, plannedElsewhere } from '../ledger/postgres/destinations.ts';
 import { connectLedgerDb } from '../ledger/postgres/session.ts';
+import type { PgLedgerRef } from '../ledger/ref.ts';
 import type { Logger } from '../log.ts';
 import { checkRequiredColumns } from '../map/columns.ts';
 import { loadProfile, MAPPINGS, MAPPINGS_DIR } from '../map/profile.ts';
@@ -20,12 +21,8 @@ import { cutFile } from './cut.ts';
 import { DEFAULT_PARTITION_BYTES } from './partition-size.ts';
 
 export interface PlanOptions {
-  /** postgres://… */
-  url: string;
-  passwordFile?: string;
-  waitMs?: number;
-  poolMax?: number;
-  allowPlaintext?: boolean;
+  /** The shared ledger, with its connection settings. */
+  ledger: PgLedgerRef;
   files: string[];
   mapping?: string;
   format?: InputFormat;
@@ -77,7 +74,7 @@ export async function mappingOf(mapping: string | undefined): Promise<{ mapping?
 
 /**
  * Plan a backfill: everything is checked before anything is written; files already planned are not read again.
- * @example await planBackfill({ url: 'postgres://svc@127.0.0.1/ledger', files: ['/data/2019.csv'], logger })
+ * @example await planBackfill({ ledger: ref, files: ['/data/2019.csv'], logger })
  */
 export async function planBackfill(o: PlanOptions): Promise<PlanResult> {
   if (o.files.length === 0 || o.files.includes('-')) {
@@ -122,14 +119,7 @@ export async function planBackfill(o: PlanOptions): Promise<PlanResult> {
     specs.push({ spec: { ...spec, path: abs }, columns });
   }
   const mapping = await mappingOf(o.mapping);
-  const { db } = await connectLedgerDb(o.url, {
-    passwordFile: o.passwordFile,
-    waitMs: o.waitMs,
-    poolMax: o.poolMax,
-    allowPlaintext: o.allowPlaintext,
-    logger: o.logger,
-    write: true,
-  });
+  const { db } = await connectLedgerDb(o.ledger, { logger: o.logger, write: true });
   try {
     const destinationNo = await planDestination(db, o);
     const files: PlannedFile[] = [];

@@ -8,9 +8,9 @@ import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { gatePost } from '../chain/claims.ts';
 import { logRunStart } from '../chain/notices.ts';
-import type { DispatchSettings } from '../chain/options.ts';
+import type { BatchConfig, DispatchSettings } from '../chain/options.ts';
 import type { ChainRunEnd } from '../chain/run.ts';
-import { runChainSettled, settlePollMs, sleep } from '../chain/settle.ts';
+import { runChainSettled, settlePollMs } from '../chain/settle.ts';
 import { SvcIngestError } from '../errors.ts';
 import { cliIo } from '../io.ts';
 import {
@@ -24,6 +24,7 @@ import {
 } from '../ledger/postgres/backfill/partitions.ts';
 import { openPgSession, type PgSession } from '../ledger/postgres/session.ts';
 import { openPgLedgerStore, type PgLedgerStore } from '../ledger/postgres/store.ts';
+import type { PgLedgerRef } from '../ledger/ref.ts';
 import type { Logger } from '../log.ts';
 import { prepareRecords } from '../prepare/prepare.ts';
 import { readRange } from '../read/range.ts';
@@ -36,27 +37,24 @@ import {
 } from '../record/counters.ts';
 import type { RejectCaps } from '../record/rejecter.ts';
 import { nullRejectsWriter, openRejectsWriter, type RejectsWriter } from '../record/rejects.ts';
+import { sleep } from '../sleep.ts';
 import { checkInput, profiles } from './partition-input.ts';
 import { partitionRejects } from './partition-rejects.ts';
 import { PartitionWatch, type PartitionWhere } from './watch.ts';
 
-export interface WorkOptions extends RejectCaps {
-  /** postgres://… */
-  url: string;
-  passwordFile?: string;
-  leaseMs: number;
-  waitMs?: number;
-  /** ledger.poolMax: connections to the database at most. */
-  poolMax?: number;
-  allowPlaintext?: boolean;
+export interface WorkOptions {
+  /** The shared ledger, with its connection settings (the lease among them). */
+  ledger: PgLedgerRef;
   /** This worker's name (default host:pid:runId); two live processes must never share one. */
   workerId?: string;
-  batchSize: number;
+  batching: BatchConfig;
   dispatch: DispatchSettings;
   /** Checks that the service answers, before any partition is claimed. */
   preflight?: () => Promise<void>;
   /** This worker's rejects file. */
   rejectsPath: string;
+  /** The reject caps (a slice of the configuration's send.*). */
+  caps: RejectCaps;
   resume: boolean;
   /** First put every done partition that has failed records back to pending (read again, failed ones resent). */
   retryFailed?: boolean;
@@ -102,7 +100,7 @@ function addInto(total: Counters, c: Counters): void {
 
 /**
  * Start a worker.
- * @example const w = startWork({ url, leaseMs: 30000, batchSize: 50, dispatch, rejectsPath, resume: true, logger }); await w.done
+ * @example const w = startWork({ ledger: ref, batching: { batchSize: 50 }, dispatch, rejectsPath, resume: true, logger }); await w.done
  */
 export function startWork(o: WorkOptions): WorkHandle {
   const totals = newCounters();
@@ -116,7 +114,7 @@ export function startWork(o: WorkOptions): WorkHandle {
   return { progress, done };
 }
 
-/** How long a backfill statement may take: past ledger.waitMs a database error stops the worker with one
+/** How long a backfill statement may take: past the connection's wait a database error stops the worker with one
  *  LEDGER_WRITE line naming the ledger, as the store's do (not an "unexpected error"). */
 type Coordinate = <T>(doing: string, op: Promise<T>) => Promise<T>;
 
@@ -128,14 +126,9 @@ async function runWork(o: WorkOptions, totals: Counters, live: Live): Promise<Wo
   const started = performance.now();
   const runId = randomBytes(4).toString('hex');
   let run: WorkRun | undefined;
-  const session = await openPgSession(o.url, {
+  const session = await openPgSession(o.ledger, {
     runId,
     workerId: o.workerId,
-    leaseMs: o.leaseMs,
-    passwordFile: o.passwordFile,
-    waitMs: o.waitMs,
-    poolMax: o.poolMax,
-    allowPlaintext: o.allowPlaintext,
     destination: o.destination,
     newDestination: o.newDestination,
     logger: o.logger,
@@ -168,7 +161,8 @@ class WorkRun {
   private watch: PartitionWatch | null = null;
   private store: PgLedgerStore | undefined;
   private rejects: RejectsWriter = nullRejectsWriter();
-  private readonly rejectsPath: string;
+  /** The rejects file, resolved. */
+  private readonly rejectsFile: string;
   private readonly parts = { done: 0, released: 0, lost: 0, takenOver: 0 };
   private end: Omit<ChainRunEnd, 'interrupted'> & { interrupted: string | null } = {
     interrupted: null,
@@ -183,8 +177,8 @@ class WorkRun {
     this.totals = totals;
     this.live = live;
     this.log = o.logger;
-    this.progressMs = o.progressMs ?? Math.min(5000, Math.floor(o.leaseMs / 3));
-    this.rejectsPath = resolve(o.rejectsPath);
+    this.progressMs = o.progressMs ?? Math.min(5000, Math.floor(o.ledger.connection.leaseMs / 3));
+    this.rejectsFile = resolve(o.rejectsPath);
     this.coordinate = (doing, op) =>
       op.catch((err: unknown) => {
         throw err instanceof SvcIngestError ? err : session.db.fail('LEDGER_WRITE', doing, err);
@@ -201,7 +195,7 @@ class WorkRun {
   /** The store, a backfill planned in it, the service answering, failed partitions reopened, the rejects file. */
   async open(): Promise<void> {
     const { o, session, log, coordinate } = this;
-    const store = await openPgLedgerStore(o.url, {
+    const store = await openPgLedgerStore(o.ledger, {
       mode: 'write',
       resume: o.resume,
       runId: this.runId,
@@ -209,14 +203,14 @@ class WorkRun {
       session,
     });
     this.store = store;
-    logRunStart(log, this.runId, store.location, this.rejectsPath, false);
+    logRunStart(log, this.runId, store.location, this.rejectsFile, false, o.ledger.from);
     if ((await coordinate('cannot read the backfill in', openPartitions(session.db))).total === 0)
       throw new SvcIngestError(
         'USAGE_INVALID',
         `no backfill planned in ${store.location}: run svc-ingest backfill plan first`,
       );
     await o.preflight?.();
-    // The service answered and the worker's modules are loaded: from here its heap is held (src/heap-growth.ts).
+    // The service answered and the worker's modules are loaded: from here its heap is held (src/runtime/heap-growth.ts).
     cliIo().holdHeap?.();
     if (o.retryFailed) {
       const n = await coordinate('cannot reopen partitions in', reopenFailed(session.db));
@@ -226,8 +220,7 @@ class WorkRun {
       );
     }
     this.rejects = await openRejectsWriter(o.rejectsPath, {
-      maxLines: o.maxRejects,
-      maxBytes: o.maxRejectBytes,
+      caps: o.caps,
       sources: await coordinate('cannot read the backfill in', plannedPaths(session.db)),
     });
   }
@@ -252,6 +245,7 @@ class WorkRun {
             'every open partition is held by a live worker; waiting (one whose worker dies is claimed again after its lease)',
           );
         waiting = true;
+        // Not send/retried.ts: nothing failed; a poll at a fixed pace until a partition is free or a signal stops it.
         await sleep(pollMs, o.signal);
         continue;
       }
@@ -283,7 +277,7 @@ class WorkRun {
         dryRun: false,
         runId: this.runId,
         ledger: this.session.db.location,
-        rejects: this.rejectsPath,
+        rejects: this.rejectsFile,
         ledgerBadLines: 0,
         emptyInputs: [],
       }),
@@ -361,8 +355,8 @@ class WorkRun {
         batchPrefix: `${this.runId}-p${p.partitionNo}`,
         counters: c,
         rejects,
-        caps: this.o,
-        batchSize: this.o.batchSize,
+        caps: this.o.caps,
+        batching: this.o.batching,
         dispatch: this.gated,
         profileName: profile.name,
         ownIds: profile.ownIds,
@@ -372,7 +366,7 @@ class WorkRun {
           this.live.inFlight = () => sink.inFlight;
         },
       },
-      { pollMs: settlePollMs(this.o.leaseMs) },
+      { pollMs: settlePollMs(this.o.ledger) },
     );
   }
 

@@ -11,9 +11,11 @@ export function logRunStart(
   ledger: string,
   rejects: string | null,
   dryRun: boolean,
+  /** The setting that named the ledger (src/ledger/ref.ts). */
+  ledgerFrom?: string,
 ): void {
   log.info(
-    { event: 'run.start', runId, ledger, rejects, dryRun },
+    { event: 'run.start', runId, ledger, ...(ledgerFrom ? { ledgerFrom } : {}), rejects, dryRun },
     `run ${runId}: ledger ${ledger}${rejects ? `, rejects ${rejects}` : ''}`,
   );
 }

@@ -1,4 +1,6 @@
 // What a send run is given (the CLI builds it from the configuration and the flags).
+import type { Config } from '../config/index.ts';
+import type { LedgerRef } from '../ledger/ref.ts';
 import type { Logger } from '../log.ts';
 import type { InputFormat } from '../model/input.ts';
 import type { PoolChoice } from '../prepare/choose.ts';
@@ -8,7 +10,10 @@ import type { DispatcherOptions } from '../send/dispatcher.ts';
 /** The service sink's settings: everything DispatcherOptions takes but the recorder's callbacks. */
 export type DispatchSettings = Omit<DispatcherOptions, 'onOutcome' | 'onRetry' | 'onSplit' | 'onBreaker'>;
 
-export interface SendOptions extends RejectCaps {
+/** How records are batched: the send slice's batch size. */
+export type BatchConfig = Pick<Config['send'], 'batchSize'>;
+
+export interface SendOptions {
   inputs: string[];
   format?: InputFormat;
   /** The name standard input or a pipe goes by in the ledger, the rejects and the logs (--source-name). */
@@ -20,24 +25,19 @@ export interface SendOptions extends RejectCaps {
   strict?: boolean;
   /** The prepare stage's worker pool for this run (choosePool). */
   pool: PoolChoice;
-  batchSize: number;
+  batching: BatchConfig;
   /** The service sink (unused in a dry run: nothing is sent). */
   dispatch: DispatchSettings;
   /** Checks that the service answers (the client's checkService); run before any record is read; `signal` ends it. */
   preflight?: (signal?: AbortSignal) => Promise<void>;
-  /** Where the ledger is: a file path, or a postgres:// URL (the LedgerStore is picked from it). */
-  ledger: string;
-  /** The PostgreSQL ledger's password file, lease, wait and TLS rule (config `ledger.*`); a file ledger ignores them. */
-  passwordFile?: string;
-  leaseMs?: number;
-  waitMs?: number;
-  /** ledger.poolMax: connections to the PostgreSQL ledger at most. */
-  poolMax?: number;
-  allowPlaintext?: boolean;
+  /** The ledger (src/ledger/ref.ts): a file, or PostgreSQL with its connection settings. */
+  ledger: LedgerRef;
   /** Where the run sends (ledger/destination.ts), and whether it may be new to the ledger (--new-destination). */
   destination?: string;
   newDestination?: boolean;
   rejectsPath: string;
+  /** The reject caps (a slice of the configuration's send.*). */
+  caps: RejectCaps;
   /** Write rejects even in a dry run (the user named --rejects). */
   rejectsExplicit?: boolean;
   resume: boolean;

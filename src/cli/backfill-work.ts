@@ -13,7 +13,6 @@ import {
   followRun,
   healthCheck,
   ledgerDestination,
-  rejectCaps,
   runExitStatus,
   stopOnSignals,
   withRunMetrics,
@@ -67,7 +66,7 @@ export function formatWorkSummary(s: WorkSummary): string {
 export async function runWorkCommand(opts: WorkCliOptions): Promise<number> {
   const ctx = pgLedgerContext(opts, 'backfill work', deliveryFlags(opts));
   const workerId = checkWorkerId(opts.workerId);
-  return withRunMetrics(ctx.config, ctx.logger, (metrics) =>
+  return withRunMetrics(ctx.config.metrics, ctx.logger, (metrics) =>
     workAndReport(ctx, opts, workerId, ctx.logger, metrics),
   );
 }
@@ -89,15 +88,13 @@ async function workAndReport(
   if (metrics) post = metrics.observePost(post);
   const stop = stopOnSignals(false, logger);
   const work = startWork({
-    url: ctx.url,
-    ...ctx.conn,
-    leaseMs: config.ledger.leaseMs,
+    ledger: ctx.ledger,
     workerId,
-    batchSize: config.send.batchSize,
+    batching: config.send,
     dispatch: dispatchSettings(config, post),
     preflight: healthCheck(config, logger, (signal) => client.checkService(signal)),
     rejectsPath: config.send.rejectsPath,
-    ...rejectCaps(config),
+    caps: config.send,
     resume: true,
     retryFailed: Boolean(opts.retryFailed),
     ...ledgerDestination(config, opts),

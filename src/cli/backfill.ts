@@ -5,8 +5,7 @@ import { type Command, Option } from 'commander';
 import { DEFAULT_PARTITION_BYTES } from '../backfill/partition-size.ts';
 import type { PlanResult } from '../backfill/plan.ts';
 import { formatBytes, formatStatus } from '../backfill/report.ts';
-import { SvcIngestError } from '../errors.ts';
-import { cliIo } from '../io.ts';
+import { exitWith, SvcIngestError } from '../errors.ts';
 import type { InputFormat } from '../model/input.ts';
 import type { WorkCliOptions } from './backfill-work.ts';
 import { addExamples, parseIntOption, printJson, printText } from './common.ts';
@@ -52,8 +51,7 @@ async function runPlan(files: string[], opts: PlanCliOptions): Promise<void> {
   // node-postgres is loaded only by the commands that use it.
   const { planBackfill } = await import('../backfill/plan.ts');
   const r = await planBackfill({
-    url: ctx.url,
-    ...ctx.conn,
+    ledger: ctx.ledger,
     files,
     mapping: opts.mapping,
     format: opts.format,
@@ -173,7 +171,7 @@ export function define(program: Command): void {
     )
     .action(async (opts: WorkCliOptions) => {
       const { runWorkCommand } = await import('./backfill-work.ts');
-      cliIo().exitCode = await runWorkCommand(opts);
+      exitWith(await runWorkCommand(opts));
     });
   addExamples(work, [
     [

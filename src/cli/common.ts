@@ -35,10 +35,7 @@ export interface CommonOptions {
 
 /** `--config <file>`: the one common flag that is not a setting. */
 export function addConfigOption(cmd: Command): Command {
-  return cmd.option(
-    '--config <file>',
-    `JSON config file merged over config/default.json (env ${CONFIG_FILE_ENV})`,
-  );
+  return cmd.option('--config <file>', `JSON config file merged over the defaults (env ${CONFIG_FILE_ENV})`);
 }
 
 /** Adds the connection settings (--base-url, --insecure-http, --timeout), --config and --log-level to a command. */
@@ -86,7 +83,7 @@ export async function setUp(
   clientOpts: { connections?: number } = {},
 ): Promise<CommandContext> {
   const config = loadCommandConfig(opts, extra);
-  const logger = createLogger({ level: config.log.level });
+  const logger = createLogger(config.log);
   const { createClient } = await import('../client/client.ts');
   const client = createClient(config, { logger, ...clientOpts });
   return { config, logger, client, close: () => client.close() };
@@ -156,40 +153,18 @@ export function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
 
-/**
- * One way to name the ledger, for `send` and `ledger status|failed|find` alike: `--ledger` when given
- * (`flagGiven`), else `ledger.url` (env SVC_LEDGER_URL, a config file) when set, else `send.ledgerPath`
- * (SVC_LEDGER_PATH, the default). Sets `config.send.ledgerPath` to the one in force.
- * @example useLedgerUrl(config, flags.ledger !== undefined)
- */
-export function useLedgerUrl(config: Config, flagGiven: boolean): void {
-  const url = config.ledger.url;
-  if (flagGiven || url === undefined) return;
-  if (!/^postgres(ql)?:\/\//i.test(url))
-    throw new SvcIngestError(
-      'CONFIG_INVALID',
-      'config key ledger.url: expected a postgres:// or postgresql:// URL (a ledger file goes in send.ledgerPath)',
-      { field: 'ledger.url' },
-    );
-  config.send.ledgerPath = url;
-}
+/** How every --ledger help names the rule (src/ledger/ref.ts resolveLedger). */
+export const LEDGER_OPTION_HELP =
+  'default: ledger.url / env SVC_LEDGER_URL, else send.ledgerPath / env SVC_LEDGER_PATH; a file given here ' +
+  'while SVC_LEDGER_URL is set is used, and a warning says so';
 
 /** Adds a repeatable `--ledger PATH|URL` (read-only commands read every ledger file given, or one PostgreSQL ledger). */
 export function addLedgerOption(cmd: Command): Command {
   return cmd.option(
     '--ledger <path|url>',
-    'ledger to read: files (repeat to read several) or one postgres:// URL (default: ledger.url, env SVC_LEDGER_URL, else send.ledgerPath, env SVC_LEDGER_PATH)',
+    `ledger to read: files (repeat to read several) or one postgres:// URL (${LEDGER_OPTION_HELP})`,
     collect,
   );
-}
-
-/**
- * The ledgers a read-only command reads: every `--ledger` given, else the configured `send.ledgerPath`; each must
- * be an existing regular file (a mistyped path is an error, not an empty ledger).
- */
-export async function ledgerPaths(given: string[] | undefined, config: Config): Promise<string[]> {
-  const { checkLedgerPaths } = await import('../ledger/file/query.ts');
-  return checkLedgerPaths(given && given.length > 0 ? given : [config.send.ledgerPath]);
 }
 
 /**

@@ -3,6 +3,7 @@
 // the exit status a summary means.
 
 import type { Command } from 'commander';
+import type { DispatchSettings } from '../chain/options.ts';
 import type { ChainRunEnd } from '../chain/run.ts';
 import type { Config, ConfigFlags } from '../config/index.ts';
 import { EXIT, exitStatusOf } from '../errors.ts';
@@ -13,10 +14,9 @@ import { maskDeep } from '../mask/index.ts';
 import type { MetricsExposure } from '../metrics/expose.ts';
 import type { RunMetrics } from '../metrics/run-metrics.ts';
 import type { RunProgress, RunSummary } from '../record/counters.ts';
-import type { RejectCaps } from '../record/rejecter.ts';
 import type { PostTransactions } from '../send/attempt.ts';
 import { retriedHealthCheck } from '../send/health-check.ts';
-import { addSettingOptions, groupValues, settingFlags } from './settings.ts';
+import { addSettingOptions, settingFlags } from './settings.ts';
 
 /**
  * The delivery, rejects and progress flags as commander parses them: those that are settings are read by the
@@ -69,10 +69,9 @@ export function deliveryFlags(f: DeliveryFlags): ConfigFlags {
   return settingFlags(f, 'dispatch', 'rejectsFile', 'rejectCaps', 'progress');
 }
 
-/** The service sink's settings from the configuration, posting through `post`. */
-export function dispatchSettings(config: Config, post: PostTransactions) {
-  // The dispatcher's options are send.* settings of the same names.
-  return { post, ...config.send };
+/** The service sink's settings from the configuration (its slice of send.*), posting through `post`. */
+export function dispatchSettings(config: Config, post: PostTransactions): DispatchSettings {
+  return { post, settings: config.send };
 }
 
 /** The check before reading that the service answers, retried for send.healthCheckWindowMs (each try logged). */
@@ -82,12 +81,6 @@ export function healthCheck(
   check: (signal?: AbortSignal) => Promise<void>,
 ): (signal?: AbortSignal) => Promise<void> {
   return retriedHealthCheck(check, { windowMs: config.send.healthCheckWindowMs, logger });
-}
-
-/** The reject caps from the configuration. */
-export function rejectCaps(config: Config) {
-  // The table's reject-cap settings, by the names the rejecter takes.
-  return groupValues(config, 'rejectCaps') as RejectCaps;
 }
 
 /**
@@ -122,25 +115,22 @@ export function stopOnSignals(readsStdin: boolean, logger: Logger): { signal: Ab
  * on (its summary says `metricsWritten: false`); the exit status is recorded.
  */
 export async function withRunMetrics(
-  config: Config,
+  settings: Config['metrics'],
   logger: Logger,
   run: (metrics: RunMetrics | null, exposure: MetricsExposure | null) => Promise<number>,
 ): Promise<number> {
-  const wanted = config.metrics.file !== undefined || config.metrics.port !== undefined;
-  if (!wanted && (config.metrics.labels ?? []).length === 0) return run(null, null);
+  const { file, port, labels: given = [] } = settings;
+  const wanted = file !== undefined || port !== undefined;
+  if (!wanted && given.length === 0) return run(null, null);
   const [{ createRunMetrics, parseMetricLabels }, { exposeMetrics }] = await Promise.all([
     import('../metrics/run-metrics.ts'),
     import('../metrics/expose.ts'),
   ]);
   // Checked also when no metrics are written: a bad label is a mistake in the job's definition either way.
-  const labels = parseMetricLabels(config.metrics.labels ?? []);
+  const labels = parseMetricLabels(given);
   if (!wanted) return run(null, null);
   const metrics = createRunMetrics({ labels });
-  const exposure = await exposeMetrics(metrics, {
-    file: config.metrics.file,
-    port: config.metrics.port,
-    logger,
-  });
+  const exposure = await exposeMetrics(metrics, { file, port, logger });
   const finish = async (code: number): Promise<void> => {
     metrics.finish(code);
     await exposure

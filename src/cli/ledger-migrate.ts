@@ -10,10 +10,10 @@ async function runMigrate(opts: PgLedgerOptions): Promise<void> {
   // node-postgres is loaded only by the commands that use it.
   const { connectPg } = await import('../ledger/postgres/db.ts');
   const { resolvePgTarget } = await import('../ledger/postgres/url.ts');
-  const { passwordFile, poolMax, ...conn } = ctx.conn;
-  const db = await connectPg(resolvePgTarget(ctx.url, { passwordFile }), {
-    ...conn,
-    maxConnections: poolMax,
+  const { url, connection } = ctx.ledger;
+  const db = await connectPg(resolvePgTarget(url, { connection }), {
+    logger: ctx.logger,
+    connection,
   });
   try {
     const r = await migrate(db).catch((err) => {

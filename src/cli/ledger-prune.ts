@@ -3,11 +3,12 @@
 // ledger has its old outcomes and acknowledged ids deleted.
 import type { Command } from 'commander';
 import { SvcIngestError } from '../errors.ts';
-import { isPostgresUrl } from '../ledger/postgres/url.ts';
+import { resolveLedger, warnLedgerNotice } from '../ledger/ref.ts';
 import {
   addConfigAndLogOptions,
   addExamples,
   type CommonOptions,
+  LEDGER_OPTION_HELP,
   loadCommandConfig,
   printJson,
   printText,
@@ -36,23 +37,23 @@ export function pruneInstant(value: string, now = Date.now()): string {
 }
 
 async function runPrune(opts: PruneOptions): Promise<void> {
-  const config = loadCommandConfig(
-    opts,
-    opts.ledger === undefined ? {} : { 'send.ledgerPath': { value: opts.ledger, flag: '--ledger' } },
-  );
+  const config = loadCommandConfig(opts);
   const before = pruneInstant(opts.before);
-  const where = config.send.ledgerPath;
-  if (isPostgresUrl(where)) {
+  const ref = resolveLedger(config, opts.ledger);
+  const { createLogger } = await import('../log.ts');
+  const logger = createLogger(config.log);
+  warnLedgerNotice(logger, ref);
+  if (ref.kind === 'postgres') {
     if (opts.archive !== undefined)
       throw new SvcIngestError(
         'USAGE_INVALID',
         '--archive is for a ledger file (a database keeps its own backups)',
       );
-    const [{ prunePgLedger }, { connectPgLedger }] = await Promise.all([
+    const [{ prunePgLedger }, { connectLedger }] = await Promise.all([
       import('../ledger/postgres/prune.ts'),
-      import('./ledger-choice.ts'),
+      import('../ledger/reader.ts'),
     ]);
-    const { db } = await connectPgLedger(where, config, true);
+    const { db } = await connectLedger(ref, logger, true);
     try {
       const r = await prunePgLedger(db, { before }).catch((err: unknown) => {
         throw db.fail('LEDGER_WRITE', 'cannot prune', err);
@@ -71,7 +72,7 @@ async function runPrune(opts: PruneOptions): Promise<void> {
     import('../ledger/file/query.ts'),
     import('../ledger/file/prune.ts'),
   ]);
-  const [path] = await checkLedgerPaths([where]);
+  const [path] = await checkLedgerPaths([ref.path]);
   const r = await pruneLedgerFile(path as string, { before, archive: opts.archive });
   if (opts.json) printJson(r);
   else
@@ -91,10 +92,7 @@ export function define(program: Command): void {
         'memory stay bounded; a rerun of an export older than that date sends its records again',
     )
     .requiredOption('--before <date>', 'drop outcomes before this date, instant, or number of days ago (90d)')
-    .option(
-      '--ledger <path|url>',
-      'the ledger file or postgres:// URL (default send.ledgerPath, env SVC_LEDGER_PATH)',
-    )
+    .option('--ledger <path|url>', `the ledger file or postgres:// URL (${LEDGER_OPTION_HELP})`)
     .option('--archive <file>', 'a ledger file: append the dropped lines to this file first')
     .option('--json', 'print the result as one JSON object on stdout');
   addConfigAndLogOptions(prune)

@@ -2,11 +2,12 @@
 
 import { once } from 'node:events';
 import type { Command } from 'commander';
-import { EXIT, ExitError } from '../errors.ts';
+import { EXIT, exitWith } from '../errors.ts';
 import { cliIo } from '../io.ts';
 import { destinationOf } from '../ledger/destination.ts';
 import type { FoundLine } from '../ledger/file/find.ts';
 import type { LedgerReader } from '../ledger/reader.ts';
+import { ledgerNotice } from '../ledger/ref.ts';
 import type { LedgerRun, LedgerStatus, OutstandingFailure } from '../ledger/status.ts';
 import { maskCardNumbers, maskOwnRecord } from '../mask/index.ts';
 import {
@@ -19,7 +20,7 @@ import {
   printOwnJson,
   printText,
 } from './common.ts';
-import { chooseLedger, ledgerConnection } from './ledger-choice.ts';
+import { chooseLedger } from './ledger-choice.ts';
 
 interface LedgerOptions extends CommonOptions {
   ledger?: string[];
@@ -116,10 +117,15 @@ function foundLine(h: FoundLine): string {
 }
 
 /**
- * The command's ledger (one LedgerRef: --ledger, else ledger.url / SVC_LEDGER_URL, else send.ledgerPath) and a reader
- * of it; a PostgreSQL database without the ledger's schema is LEDGER_READ. `fn`'s reader is closed after.
+ * The command's ledger (the one rule, src/ledger/ref.ts: --ledger, else ledger.url / SVC_LEDGER_URL, else
+ * send.ledgerPath) and a reader of it; a PostgreSQL database without the ledger's schema is LEDGER_READ. `fn` is
+ * also given the line saying which ledger is used when a --ledger file and SVC_LEDGER_URL are both set (else null);
+ * its reader is closed after.
  */
-async function withReader<T>(opts: LedgerOptions, fn: (reader: LedgerReader) => Promise<T>): Promise<T> {
+async function withReader<T>(
+  opts: LedgerOptions,
+  fn: (reader: LedgerReader, notice: string | null) => Promise<T>,
+): Promise<T> {
   // A signal ends the command through process.exit, so the indexes' temp folders are removed ('exit' handlers).
   const io = cliIo();
   const off = io.onSignal((sig) => {
@@ -127,24 +133,28 @@ async function withReader<T>(opts: LedgerOptions, fn: (reader: LedgerReader) => 
     io.exit(sig === 'SIGINT' ? EXIT.SIGINT : EXIT.SIGTERM);
   });
   const config = loadCommandConfig(opts);
-  const ref = await chooseLedger(opts.ledger, config);
   const [{ createLogger }, { openLedgerReader }] = await Promise.all([
     import('../log.ts'),
     import('../ledger/reader.ts'),
   ]);
-  const conn = ledgerConnection(config, createLogger({ level: config.log.level }));
-  const reader = await openLedgerReader(ref, { ...conn, requireLedger: true });
+  const logger = createLogger(config.log);
+  const ref = await chooseLedger(opts.ledger, config, logger);
+  const reader = await openLedgerReader(ref, { logger, requireLedger: true });
   try {
-    return await fn(reader);
+    return await fn(reader, ref.map(ledgerNotice).find((n) => n !== null) ?? null);
   } finally {
     await reader.close();
   }
 }
 
 export async function runStatus(opts: LedgerOptions): Promise<number> {
-  const status = await withReader(opts, (r) => r.status({ destination: destinationAsked(opts) }));
-  if (opts.json) printJson(status);
-  else printText(formatStatus(status));
+  const { status, notice } = await withReader(opts, async (r, notice) => ({
+    status: await r.status({ destination: destinationAsked(opts) }),
+    notice,
+  }));
+  // A --ledger file while SVC_LEDGER_URL is set: the answer says which ledger it is of (also warned on stderr).
+  if (opts.json) printJson(notice === null ? status : { ...status, ledgerNotice: notice });
+  else printText(notice === null ? formatStatus(status) : [notice, ...formatStatus(status)]);
   return EXIT.OK;
 }
 
@@ -229,11 +239,6 @@ function options(cmd: Command, json: string): Command {
   return addConfigAndLogOptions(cmd);
 }
 
-async function exitWith(code: Promise<number>): Promise<void> {
-  const c = await code;
-  if (c !== EXIT.OK) throw new ExitError(c, `ledger exit ${c}`);
-}
-
 export function define(program: Command): void {
   const ledger = program
     .command('ledger')
@@ -243,7 +248,7 @@ export function define(program: Command): void {
     )
     .addHelpText(
       'after',
-      '\nstatus, failed and find read every --ledger given (default: ledger.url / SVC_LEDGER_URL when set,\nelse send.ledgerPath, as for send); a missing ledger or a\n' +
+      '\nstatus, failed and find read every --ledger given (default: ledger.url / SVC_LEDGER_URL when set,\nelse send.ledgerPath, as for every command); a missing ledger or a\n' +
         'directory is an error. A PostgreSQL ledger (--ledger postgres://USER@HOST/DB) is read on its own.',
     );
   addExamples(ledger, [
@@ -267,7 +272,7 @@ export function define(program: Command): void {
     'print the status as one JSON object on stdout',
   )
     .addHelpText('after', '\nExit status: 0 reported; 1 could not run (a missing ledger, a directory, …).')
-    .action(async (opts: LedgerOptions) => exitWith(runStatus(opts)));
+    .action(async (opts: LedgerOptions) => exitWith(await runStatus(opts)));
   addExamples(status, [
     ['svc-ingest ledger status', 'the configured ledger, readable'],
     [
@@ -287,7 +292,7 @@ export function define(program: Command): void {
       'after',
       '\nExit status: 0 nothing outstanding; 3 some ids outstanding (a rerun of send resends them); 1 could not run.',
     )
-    .action(async (opts: LedgerOptions) => exitWith(runFailed(opts)));
+    .action(async (opts: LedgerOptions) => exitWith(await runFailed(opts)));
   addExamples(failed, [
     ['svc-ingest ledger failed', 'readable, one id a line'],
     ["svc-ingest ledger failed --json | jq -r '.transactionId' > outstanding.txt", 'just the ids'],
@@ -300,7 +305,7 @@ export function define(program: Command): void {
     'print one JSON object a line (NDJSON) on stdout; an id in no line gives {"transactionId", "status": "absent"}',
   )
     .addHelpText('after', '\nExit status: 0 every id is in some line; 2 some id is in none; 1 could not run.')
-    .action(async (ids: string[], opts: LedgerOptions) => exitWith(runFind(ids, opts)));
+    .action(async (ids: string[], opts: LedgerOptions) => exitWith(await runFind(ids, opts)));
   addExamples(find, [
     ['svc-ingest ledger find tx-0001 tx-0002', 'two ids in the configured ledger'],
     ['svc-ingest ledger find --ledger old.ndjson --ledger new.ndjson --json tx-0001', 'two ledgers, NDJSON'],

@@ -3,9 +3,10 @@
 
 import { once } from 'node:events';
 import { type Command, Option } from 'commander';
-import { EXIT, SvcIngestError } from '../errors.ts';
+import { EXIT, exitWith, SvcIngestError } from '../errors.ts';
 import { cliIo } from '../io.ts';
 import { formatStderrLine, stderrLine } from '../log.ts';
+import type { PreparedItem } from '../prepare/prepare.ts';
 import { addExamples, printWarning } from './common.ts';
 
 interface MapFlags {
@@ -56,7 +57,7 @@ export function define(program: Command): void {
       'only the rejects',
     ],
   ]).action(async (inputs: string[], flags: MapFlags) => {
-    cliIo().exitCode = await runMap(inputs, flags);
+    exitWith(await runMap(inputs, flags));
   });
 }
 
@@ -104,12 +105,7 @@ async function runMap(inputs: string[], flags: MapFlags): Promise<number> {
   const limit = positiveInt(flags.limit, '--limit');
   // With --limit only the first records matter: read them inline rather than start a pool.
   const pool = choosePool(loadConfig().prepare, { dryRun: limit === undefined, concurrency: 0 });
-  if (inputs.length === 0 && cliIo().stdin.isTTY) {
-    throw new SvcIngestError(
-      'USAGE_INVALID',
-      "no input: name export files, or pipe records into standard input ('-' reads the terminal); see --help",
-    );
-  }
+  refuseTerminalInput(inputs);
   const mapping = flags.mapping === 'canonical' ? undefined : flags.mapping;
   const profile = await loadProfile(mapping);
   const { specs, delimiter, headers, onHeader } = await openInputs(
@@ -158,24 +154,11 @@ async function runMap(inputs: string[], flags: MapFlags): Promise<number> {
             err += rejectLine(item.source, item.line, item.errors);
           } else if (!seen.add(item.id)) {
             rejected++;
-            err += rejectLine(item.source, item.line, [
-              {
-                field: 'transactionId',
-                message: `duplicate transactionId ${maskCardNumbers(item.id)} within this run; the first one is sent`,
-              },
-            ]);
+            err += duplicateLine(item, maskCardNumbers);
           } else {
             mapped++;
             codes.add(item.codes);
-            for (const field of item.relaxed ?? []) {
-              if (relaxedSeen.has(field)) continue;
-              relaxedSeen.add(field);
-              err += formatStderrLine(
-                'warn',
-                'input.warning',
-                `svc-ingest: warning: ${item.source}:${item.line}: records without ${field} are sent without it (mapping ${profile.name} marks it "required": false)`,
-              );
-            }
+            err += relaxedLines(item, relaxedSeen, profile.name);
             // A transactionId may legally be a 16-digit number; what this prints never holds a card number.
             out += `${maskCardNumbers(item.json)}\n`;
           }
@@ -203,4 +186,43 @@ async function runMap(inputs: string[], flags: MapFlags): Promise<number> {
     { read, ...(expanded > 0 ? { expanded } : {}), mapped, rejected, exitStatus: code },
   );
   return code;
+}
+
+/** No input named and standard input a terminal: a usage error, not a wait on the keyboard. */
+function refuseTerminalInput(inputs: string[]): void {
+  if (inputs.length === 0 && cliIo().stdin.isTTY) {
+    throw new SvcIngestError(
+      'USAGE_INVALID',
+      "no input: name export files, or pipe records into standard input ('-' reads the terminal); see --help",
+    );
+  }
+}
+
+/** The reject line of a transactionId met before in this run (the first one is the one sent). */
+function duplicateLine(item: PreparedItem & { kind: 'tx' }, mask: (text: string) => string): string {
+  return rejectLine(item.source, item.line, [
+    {
+      field: 'transactionId',
+      message: `duplicate transactionId ${mask(item.id)} within this run; the first one is sent`,
+    },
+  ]);
+}
+
+/** A warning for each field left out of a record that the profile lets go without it, once per field a run. */
+function relaxedLines(
+  item: PreparedItem & { kind: 'tx' },
+  relaxedSeen: Set<string>,
+  profileName: string,
+): string {
+  let err = '';
+  for (const field of item.relaxed ?? []) {
+    if (relaxedSeen.has(field)) continue;
+    relaxedSeen.add(field);
+    err += formatStderrLine(
+      'warn',
+      'input.warning',
+      `svc-ingest: warning: ${item.source}:${item.line}: records without ${field} are sent without it (mapping ${profileName} marks it "required": false)`,
+    );
+  }
+  return err;
 }

@@ -164,21 +164,7 @@ async function createReport(profile: CompiledProfile, ndjson: boolean) {
     import('../map/code-notes.ts'),
     import('../map/timestamp.ts'),
   ]);
-  // A column's text has its escapes removed: one that no longer parses as a path is a key as it is.
-  const readPath = (text: string) => {
-    try {
-      return compileGetter(text);
-    } catch (err) {
-      if (!(err instanceof PathError)) throw err;
-      return (rec: Record<string, unknown>) => (Object.hasOwn(rec, text) ? rec[text] : undefined);
-    }
-  };
-  // Each path once (several rules may name it), required when any of them needs it.
-  const byColumn = new Map<string, (typeof profile.columns)[number]>();
-  for (const u of profile.columns) if (!byColumn.get(u.column)?.required) byColumn.set(u.column, u);
-  const uses = ndjson
-    ? [...byColumn.values()].map((u) => ({ use: u, get: readPath(u.column), found: 0 }))
-    : [];
+  const uses = ndjson ? pathUses(profile, compileGetter, PathError) : [];
   let looked = 0;
   /** The paths present in one record (an expanded one's element view: its paths name the element). */
   const look = (fields: Record<string, unknown>) => {
@@ -195,15 +181,6 @@ async function createReport(profile: CompiledProfile, ndjson: boolean) {
   let rejected = 0;
   let expanded = 0;
   let mapped = 0;
-  const count = (tx: TransactionNotification) => {
-    for (const [f, v] of Object.entries(tx)) {
-      if (v === undefined) continue;
-      filled.set(f, (filled.get(f) ?? 0) + 1);
-      const d = distinct.get(f) ?? new Set<unknown>();
-      if (d.size === 0) distinct.set(f, d);
-      if (d.size <= DISTINCT_CAP) d.add(v);
-    }
-  };
   const one = (fields: Record<string, unknown>, source: Record<string, unknown>, invalidUtf8: boolean) => {
     mapped++;
     const r = profile.mapValid(fields, invalidUtf8);
@@ -213,7 +190,7 @@ async function createReport(profile: CompiledProfile, ndjson: boolean) {
       return;
     }
     valid++;
-    count(r.tx);
+    countFields(r.tx, filled, distinct);
     tally.add(codes.codeKey(r.tx as unknown as Record<string, unknown>));
     silent.add(r.tx, source);
   };
@@ -259,12 +236,7 @@ async function createReport(profile: CompiledProfile, ndjson: boolean) {
         );
         this.absent = absent.filter((u) => !u.use.required && !strict).map((u) => u.use);
       }
-      lines.push('  per field (filled, missing, distinct values):');
-      for (const f of Object.keys(Object.fromEntries(filled))) {
-        const d = distinct.get(f)?.size ?? 0;
-        const k = filled.get(f) ?? 0;
-        lines.push(`    ${f}: ${k}, ${valid - k}, ${d > DISTINCT_CAP ? `${DISTINCT_CAP}+` : d}`);
-      }
+      lines.push(...perFieldLines(filled, distinct, valid));
       const state = silent.end();
       const repeated = state.repeatedHour;
       const byField = Object.entries(TIME_READS.repeatedByField)
@@ -286,4 +258,54 @@ async function createReport(profile: CompiledProfile, ndjson: boolean) {
     },
     absent: undefined as Array<(typeof profile.columns)[number]> | undefined,
   };
+}
+
+/** Counts a valid transaction's filled fields and (up to DISTINCT_CAP + 1) their distinct values. */
+function countFields(
+  tx: TransactionNotification,
+  filled: Map<string, number>,
+  distinct: Map<string, Set<unknown>>,
+): void {
+  for (const [f, v] of Object.entries(tx)) {
+    if (v === undefined) continue;
+    filled.set(f, (filled.get(f) ?? 0) + 1);
+    const d = distinct.get(f) ?? new Set<unknown>();
+    if (d.size === 0) distinct.set(f, d);
+    if (d.size <= DISTINCT_CAP) d.add(v);
+  }
+}
+
+/** The report's per-field lines: records that filled each field, valid ones that did not, distinct values. */
+function perFieldLines(
+  filled: Map<string, number>,
+  distinct: Map<string, Set<unknown>>,
+  valid: number,
+): string[] {
+  const lines = ['  per field (filled, missing, distinct values):'];
+  for (const f of Object.keys(Object.fromEntries(filled))) {
+    const d = distinct.get(f)?.size ?? 0;
+    const k = filled.get(f) ?? 0;
+    lines.push(`    ${f}: ${k}, ${valid - k}, ${d > DISTINCT_CAP ? `${DISTINCT_CAP}+` : d}`);
+  }
+  return lines;
+}
+
+/** Each path of a profile once (several rules may name it), required when any of them needs it, with its reader. */
+function pathUses(
+  profile: CompiledProfile,
+  compileGetter: typeof import('../map/path.ts').compileGetter,
+  PathError: typeof import('../map/path.ts').PathError,
+) {
+  // A column's text has its escapes removed: one that no longer parses as a path is a key as it is.
+  const readPath = (text: string) => {
+    try {
+      return compileGetter(text);
+    } catch (err) {
+      if (!(err instanceof PathError)) throw err;
+      return (rec: Record<string, unknown>) => (Object.hasOwn(rec, text) ? rec[text] : undefined);
+    }
+  };
+  const byColumn = new Map<string, (typeof profile.columns)[number]>();
+  for (const u of profile.columns) if (!byColumn.get(u.column)?.required) byColumn.set(u.column, u);
+  return [...byColumn.values()].map((u) => ({ use: u, get: readPath(u.column), found: 0 }));
 }

@@ -1,7 +1,7 @@
 // `svc-ingest mappings` (the built-in profiles) and `svc-ingest mapping check|draft` (authoring a profile).
 import path from 'node:path';
 import { type Command, Option } from 'commander';
-import { SvcIngestError } from '../errors.ts';
+import { exitWith, SvcIngestError } from '../errors.ts';
 import { cliIo } from '../io.ts';
 import { maskCardNumbers, maskDeep } from '../mask/index.ts';
 import { addExamples, printJson, printText } from './common.ts';
@@ -73,7 +73,7 @@ export function define(program: Command): void {
     ],
   ]).action(async (profile: string, file: string | undefined, flags: CheckFlags) => {
     const { runCheck } = await import('./mapping-check.ts');
-    cliIo().exitCode = await runCheck(profile, file, flags);
+    exitWith(await runCheck(profile, file, flags));
   });
 
   const draft = mapping

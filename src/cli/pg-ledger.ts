@@ -1,14 +1,12 @@
-// Shared by the commands that need the PostgreSQL ledger (ledger migrate|grant, backfill): --ledger / ledger.url /
-// SVC_LEDGER_URL, and how it is reached (one LedgerConnection: the ledger.* settings, the logger); a file path there
-// is refused with one line.
+// Shared by the commands that need the PostgreSQL ledger (ledger migrate|grant, backfill): the ledger named by the
+// one rule (src/ledger/ref.ts: --ledger, else ledger.url / SVC_LEDGER_URL, else send.ledgerPath), which must be a
+// database; a file is refused with one line.
 import type { Command } from 'commander';
 import type { Config, ConfigFlags } from '../config/index.ts';
-import { SvcIngestError } from '../errors.ts';
-import { isPostgresUrl } from '../ledger/postgres/url.ts';
-import { connectLedger, type LedgerConnection } from '../ledger/reader.ts';
+import { connectLedger } from '../ledger/reader.ts';
+import { type PgLedgerRef, requirePostgres, resolveLedger } from '../ledger/ref.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { addConfigAndLogOptions, type CommonOptions, loadCommandConfig } from './common.ts';
-import { ledgerConnection } from './ledger-choice.ts';
 
 /** The options every PostgreSQL-ledger command takes. */
 export interface PgLedgerOptions extends CommonOptions {
@@ -21,7 +19,8 @@ export function addPgLedgerOptions(cmd: Command): Command {
   return addConfigAndLogOptions(
     cmd.option(
       '--ledger <url>',
-      'the shared ledger, postgres://USER@HOST[:PORT]/DATABASE (env SVC_LEDGER_URL; one of the two is required). ' +
+      'the shared ledger, postgres://USER@HOST[:PORT]/DATABASE (env SVC_LEDGER_URL; one of the two is required; ' +
+        'a ledger file, from here or send.ledgerPath, is refused). ' +
         'The password: env SVC_LEDGER_PASSWORD_FILE (a file holding it), PGPASSWORD or ~/.pgpass; never shown',
     ),
   ).option('--json', 'print the result as one JSON line on stdout');
@@ -29,18 +28,17 @@ export function addPgLedgerOptions(cmd: Command): Command {
 
 /**
  * What a PostgreSQL-ledger command runs with.
- * @example const { url, conn } = pgLedgerContext(opts, 'backfill plan'); planBackfill({ url, ...conn, files })
+ * @example const { ledger } = pgLedgerContext(opts, 'backfill plan'); planBackfill({ ledger, files, logger })
  */
 export interface PgLedgerContext {
-  url: string;
-  /** How the database is reached (ledger.passwordFile, waitMs, poolMax, allowPlaintext) and the run's logger. */
-  conn: LedgerConnection;
+  /** The database, with its connection settings. */
+  ledger: PgLedgerRef;
   config: Config;
   logger: Logger;
 }
 
 /**
- * Resolve the ledger URL (flag > config/env) and set up logging; no URL or a file path is USAGE_INVALID. `extra`:
+ * The command's ledger by the one rule, which must be PostgreSQL (a file is USAGE_INVALID), and its logger. `extra`:
  * the command's own flags that are configuration keys.
  */
 export function pgLedgerContext(
@@ -48,28 +46,12 @@ export function pgLedgerContext(
   command: string,
   extra: ConfigFlags = {},
 ): PgLedgerContext {
-  const config = loadCommandConfig(opts, {
-    ...extra,
-    ...(opts.ledger === undefined ? {} : { 'ledger.url': { value: opts.ledger, flag: '--ledger' } }),
-  });
-  const url = config.ledger.url;
-  if (url === undefined) {
-    throw new SvcIngestError(
-      'USAGE_INVALID',
-      `${command} needs the shared PostgreSQL ledger: --ledger postgres://USER@HOST/DATABASE or env SVC_LEDGER_URL`,
-    );
-  }
-  if (!isPostgresUrl(url)) {
-    throw new SvcIngestError(
-      'USAGE_INVALID',
-      `${command} needs a PostgreSQL ledger (postgres://…), not ${url.replace(/\/\/([^/@:]*):[^/@]*@/, '//$1@')}`,
-    );
-  }
-  const logger = createLogger({ level: config.log.level });
-  return { url, conn: ledgerConnection(config, logger), config, logger };
+  const config = loadCommandConfig(opts, extra);
+  const ledger = requirePostgres(resolveLedger(config, opts.ledger), command);
+  return { ledger, config, logger: createLogger(config.log) };
 }
 
 /** Connect to the context's ledger without writing (its schema checked: a newer or older one refused). */
 export function connectReadOnly(ctx: PgLedgerContext) {
-  return connectLedger(ctx.url, ctx.conn, false);
+  return connectLedger(ctx.ledger, ctx.logger, false);
 }

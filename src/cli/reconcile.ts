@@ -1,10 +1,10 @@
 // `svc-ingest reconcile`: matches customers' redemptions against the transactions our ledgers show as acked.
 
 import { type Command, Option } from 'commander';
-import { EXIT, ExitError, SvcIngestError } from '../errors.ts';
+import { EXIT, exitWith, SvcIngestError } from '../errors.ts';
 import type { FoundLine } from '../ledger/file/find.ts';
 import type { LedgerReader } from '../ledger/reader.ts';
-import { type Logger, stderrLine } from '../log.ts';
+import { createLogger, type Logger, stderrLine } from '../log.ts';
 import { refuseTypedCardNumbers } from '../mask/typed.ts';
 import type { ExportTransaction } from '../reconcile/customers.ts';
 import type { CustomerReconciliation, FetchedCustomer, ReconcileReport } from '../reconcile/reconcile.ts';
@@ -161,7 +161,7 @@ export async function runReconcile(opts: ReconcileOptions): Promise<number> {
   if (byTransaction && opts.ndjson) throw usage('--ndjson: reconcile by transaction prints --json or text');
   // The ledger is checked before anything is read or asked of the service: files, or one PostgreSQL ledger.
   const config = loadCommandConfig(opts);
-  const choice = await chooseLedger(opts.ledger, config);
+  const choice = await chooseLedger(opts.ledger, config, createLogger(config.log));
   const [{ collectCustomers }, { fetchRedemptions, matchRedemptions }] = await Promise.all([
     import('../reconcile/customers.ts'),
     import('../reconcile/reconcile.ts'),
@@ -200,10 +200,9 @@ export async function runReconcile(opts: ReconcileOptions): Promise<number> {
     });
     // SEND_UNAVAILABLE: exit 5, one line (and with --json / --ndjson the error object on stdout) from main.ts.
     if (unavailable) throw unavailable;
-    const tickets = await storedTickets(choice, config, logger);
+    const tickets = await storedTickets(choice, logger);
     return withLedgerReader(
       choice,
-      config,
       logger,
       async (ledger) => {
         if (byTransaction) {
@@ -399,7 +398,6 @@ export function define(program: Command): void {
     ],
   ]);
   cmd.action(async (opts: ReconcileOptions) => {
-    const code = await runReconcile(opts);
-    if (code !== EXIT.OK) throw new ExitError(code, `reconcile exit ${code}`);
+    exitWith(await runReconcile(opts));
   });
 }

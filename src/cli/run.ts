@@ -3,7 +3,7 @@
 // entry (main.ts) passes the real process's, a test its own (test/helpers/cli.ts runCliHere). Each run builds its
 // own program: nothing of one run is left for the next.
 import { Command, CommanderError, Option } from 'commander';
-import { type ErrorCode, ExitError, exitStatusOf, SvcIngestError } from '../errors.ts';
+import { type ErrorCode, EXIT, ExitError, exitStatusOf, SvcIngestError } from '../errors.ts';
 import { type CliIo, withIo } from '../io.ts';
 import { LOG_FORMATS, type LogFormat, setLogFormat, stderrLine } from '../log.ts';
 import { maskCardNumbers } from '../mask/index.ts';
@@ -189,7 +189,6 @@ function fail(
  */
 export function main(argv: string[], io: CliIo): Promise<number> {
   return withIo(io, async () => {
-    io.exitCode = undefined;
     const program = createProgram(argv, io);
     await declareCommands(program, argv);
     const args = helpArgv(program, argv);
@@ -199,7 +198,7 @@ export function main(argv: string[], io: CliIo): Promise<number> {
     try {
       chooseLogFormat(options, io);
       await program.parseAsync(args);
-      return io.exitCode ?? 0;
+      return EXIT.OK;
     } catch (err) {
       if (err instanceof ExitError) return err.exitCode;
       if (err instanceof CommanderError)

@@ -2,9 +2,9 @@
 
 import { type Command, Option } from 'commander';
 import type { ConfigFlags } from '../config/index.ts';
-import { SvcIngestError } from '../errors.ts';
+import { exitWith, SvcIngestError } from '../errors.ts';
 import { cliIo } from '../io.ts';
-import { addConnectionOptions, addExamples, type CommonOptions } from './common.ts';
+import { addConnectionOptions, addExamples, type CommonOptions, LEDGER_OPTION_HELP } from './common.ts';
 import {
   addDispatchOptions,
   addProgressOptions,
@@ -16,7 +16,6 @@ import {
   followRun,
   healthCheck,
   ledgerDestination,
-  rejectCaps,
   runExitStatus,
   stopOnSignals,
   withRunMetrics,
@@ -61,8 +60,8 @@ export function define(program: Command): void {
       'the name the one input (a file, standard input or a pipe) goes by in the ledger, the rejects and the logs (default: its path, or stdin)',
     );
   addDispatchOptions(cmd).option(
-    '--ledger <path>',
-    'batch ledger, NDJSON, append-only (default ledger/transactions.ndjson), or postgres://USER@HOST/DB',
+    '--ledger <path|url>',
+    `batch ledger: a file (NDJSON, append-only) or postgres://USER@HOST/DB (${LEDGER_OPTION_HELP})`,
   );
   addSettingOptions(addRejectCapOptions(cmd), 'resume')
     .option('--dry-run', 'read, map, validate and batch; send nothing; ledger untouched')
@@ -92,29 +91,30 @@ export function define(program: Command): void {
     ],
     ['svc-ingest send --dry-run --rejects /tmp/rejects.ndjson exports/*.csv', 'validate only; nothing sent'],
   ]).action(async (inputs: string[], flags: SendFlags) => {
-    cliIo().exitCode = await runSendCommand(inputs, flags);
+    exitWith(await runSendCommand(inputs, flags));
   });
 }
 
 /** The send flags that are configuration keys (the common connection flags are added by common.ts). */
 function sendFlags(f: SendFlags): ConfigFlags {
-  const out = { ...deliveryFlags(f), ...settingFlags(f, 'resume') };
-  if (f.ledger !== undefined) out['send.ledgerPath'] = { value: f.ledger, flag: '--ledger' };
-  return out;
+  return { ...deliveryFlags(f), ...settingFlags(f, 'resume') };
 }
 
 type Logger = import('../log.ts').Logger;
 type Config = import('../config/index.ts').Config;
 type RunMetrics = import('../metrics/run-metrics.ts').RunMetrics;
+type LedgerRef = import('../ledger/ref.ts').LedgerRef;
 
 async function runSendCommand(inputs: string[], flags: SendFlags): Promise<number> {
-  const [{ loadCommandConfig, useLedgerUrl }, { createLogger }] = await Promise.all([
+  const [{ loadCommandConfig }, { createLogger }, { resolveLedger, warnLedgerNotice }] = await Promise.all([
     import('./common.ts'),
     import('../log.ts'),
+    import('../ledger/ref.ts'),
   ]);
   const config = loadCommandConfig(flags, sendFlags(flags));
-  useLedgerUrl(config, flags.ledger !== undefined);
-  const logger = createLogger({ level: config.log.level });
+  const ledger = resolveLedger(config, flags.ledger);
+  const logger = createLogger(config.log);
+  warnLedgerNotice(logger, ledger);
   if (inputs.length === 0 && cliIo().stdin.isTTY) {
     // A bare `svc-ingest send` at a terminal would sit waiting for typed records: say what it wants instead.
     throw new SvcIngestError(
@@ -123,9 +123,9 @@ async function runSendCommand(inputs: string[], flags: SendFlags): Promise<numbe
     );
   }
   const paths = inputs.length === 0 ? ['-'] : inputs;
-  await checkRunFiles(paths, config, flags);
-  return withRunMetrics(config, logger, (metrics, exposure) =>
-    sendAndReport(paths, flags, config, logger, metrics, exposure),
+  await checkRunFiles(paths, ledger, config, flags);
+  return withRunMetrics(config.metrics, logger, (metrics, exposure) =>
+    sendAndReport(paths, flags, { config, ledger, logger }, metrics, exposure),
   );
 }
 
@@ -133,20 +133,24 @@ async function runSendCommand(inputs: string[], flags: SendFlags): Promise<numbe
  * The inputs, the ledger (a file), its owner file, the rejects file (when one is written) and the metrics file
  * must be separate files: refused before the metrics file is first written or anything else is touched.
  */
-async function checkRunFiles(paths: string[], config: Config, flags: SendFlags): Promise<void> {
-  const [{ checkDistinctFiles }, { ownerPathOf }, { isPostgresUrl }] = await Promise.all([
+async function checkRunFiles(
+  paths: string[],
+  ledger: LedgerRef,
+  config: Config,
+  flags: SendFlags,
+): Promise<void> {
+  const [{ checkDistinctFiles }, { ownerPathOf }] = await Promise.all([
     import('../ledger/file/files.ts'),
     import('../ledger/file/lock.ts'),
-    import('../ledger/postgres/url.ts'),
   ]);
   const s = config.send;
   const files: import('../ledger/file/files.ts').RunFile[] = paths
     .filter((p) => p !== '-')
     .map((path) => ({ path, kind: 'input' }));
-  if (!isPostgresUrl(s.ledgerPath))
+  if (ledger.kind === 'file')
     files.push(
-      { path: s.ledgerPath, kind: 'ledger' },
-      { path: ownerPathOf(s.ledgerPath), kind: 'lock owner file' },
+      { path: ledger.path, kind: 'ledger' },
+      { path: ownerPathOf(ledger.path), kind: 'lock owner file' },
     );
   if (!flags.dryRun || flags.rejects !== undefined) files.push({ path: s.rejectsPath, kind: 'rejects file' });
   if (config.metrics.file !== undefined) files.push({ path: config.metrics.file, kind: 'metrics file' });
@@ -157,11 +161,11 @@ async function checkRunFiles(paths: string[], config: Config, flags: SendFlags):
 async function sendAndReport(
   paths: string[],
   flags: SendFlags,
-  config: Config,
-  logger: Logger,
+  ctx: { config: Config; ledger: LedgerRef; logger: Logger },
   metrics: RunMetrics | null,
   exposure: import('../metrics/expose.ts').MetricsExposure | null,
 ): Promise<number> {
+  const { config, logger } = ctx;
   const [{ startSend }, { formatSummary }, { choosePool }] = await Promise.all([
     import('../send-run.ts'),
     import('./send-output.ts'),
@@ -196,22 +200,17 @@ async function sendAndReport(
     delimiter: flags.delimiter,
     strict: Boolean(flags.strict),
     pool: choosePool(config.prepare, { dryRun, concurrency: s.concurrency }),
-    batchSize: s.batchSize,
+    batching: s,
     dispatch: dispatchSettings(config, post),
     preflight: client
       ? healthCheck(config, logger, (signal) => (client as NonNullable<typeof client>).checkService(signal))
       : undefined,
-    // A file path, or postgres://… for the shared PostgreSQL ledger (its password file and lease from ledger.*).
-    ledger: s.ledgerPath,
-    passwordFile: config.ledger.passwordFile,
-    leaseMs: config.ledger.leaseMs,
-    waitMs: config.ledger.waitMs,
-    poolMax: config.ledger.poolMax,
-    allowPlaintext: config.ledger.allowPlaintext,
+    // A file, or the shared PostgreSQL ledger with its connection settings (src/ledger/ref.ts).
+    ledger: ctx.ledger,
     ...ledgerDestination(config, flags),
     rejectsPath: s.rejectsPath,
     rejectsExplicit: flags.rejects !== undefined,
-    ...rejectCaps(config),
+    caps: config.send,
     resume: s.resume,
     dryRun,
     logger,

@@ -1,10 +1,9 @@
 // The flags that are settings, from the one table (src/config/schema.ts): declared on a command by their group, with
-// the help text and the default config/default.json gives; and what commander parsed turned into configuration
+// the help text and the default the table gives; and what commander parsed turned into configuration
 // flags (key, value, flag) for loadConfig. A new setting with a flag touches the table and the code that uses it.
 import { type Command, Option } from 'commander';
 import {
   CONFIG_KEYS,
-  type Config,
   type ConfigFlags,
   defaultValue,
   type KeySpec,
@@ -79,19 +78,5 @@ export function settingFlags(opts: object, ...groups: SettingGroup[]): ConfigFla
         flag,
       };
     }
-  return out;
-}
-
-/**
- * The values of a group's settings, each by the last part of its key: what a stage takes as options of the same
- * names (the reject caps: `{ maxRejects, maxRejectBytes, … }`).
- */
-export function groupValues(config: Config, group: SettingGroup): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const k of settingsOf(group)) {
-    let v: unknown = config;
-    for (const part of k.path.split('.')) v = (v as Record<string, unknown>)[part];
-    out[k.path.split('.').pop() as string] = v;
-  }
   return out;
 }

@@ -3,7 +3,7 @@
 import { createEnumWarner, warnTicketEnums } from '../client/enums.ts';
 import type { TicketWebhookUpdate } from '../client/models.ts';
 import { readWebhookSecret } from '../config/secret.ts';
-import { EXIT, ExitError } from '../errors.ts';
+import { EXIT, exitWith } from '../errors.ts';
 import { cliIo } from '../io.ts';
 import { createLogger, stderrLine } from '../log.ts';
 import { maskDeep } from '../mask/index.ts';
@@ -25,13 +25,13 @@ export function isFinalUpdate(u: TicketWebhookUpdate): boolean {
 
 export async function runListen(opts: ListenOptions): Promise<void> {
   const config = loadCommandConfig(opts);
-  const logger = createLogger({ level: config.log.level });
+  const logger = createLogger(config.log);
   const warn = createEnumWarner(logger);
   const port = parseIntOption(opts.port, '--port');
   const path = opts.path.startsWith('/') ? opts.path : `/${opts.path}`;
   const secret = readWebhookSecret(config);
   const { storeUpdate } = await import('../tickets/store.ts');
-  const store = await openStoreOf(await ledgerOf(opts, true), config, logger);
+  const store = await openStoreOf(await ledgerOf(opts, true), logger);
   if (secret === undefined && !isLoopbackBind(opts.host)) {
     logger.warn(
       { event: 'webhook.unsigned', host: opts.host },
@@ -56,8 +56,7 @@ export async function runListen(opts: ListenOptions): Promise<void> {
     host: opts.host,
     path,
     ...(secret !== undefined ? { secret } : {}),
-    timeoutMs: config.webhook.timeoutMs,
-    maxConnections: config.webhook.maxConnections,
+    settings: config.webhook,
     async onUpdate(raw) {
       // Whatever the sender put in an update, no card number is printed, stored or logged in full.
       const u = maskDeep(raw) as TicketWebhookUpdate;
@@ -105,5 +104,5 @@ export async function runListen(opts: ListenOptions): Promise<void> {
   offSignals();
   await receiver.close();
   await store.close();
-  if (code !== EXIT.OK) throw new ExitError(code);
+  exitWith(code);
 }

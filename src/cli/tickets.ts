@@ -14,7 +14,6 @@ import type { TicketStore } from '../tickets/store.ts';
 import {
   addConnectionOptions,
   addExamples,
-  type loadCommandConfig,
   parseIntOption,
   printJson,
   printText,
@@ -50,11 +49,11 @@ interface StatusOptions extends StoreOptions {
 /** Refuses ids the ledger never shows acknowledged: the service would answer the ticket with an Error update. */
 async function checkAcknowledged(ids: string[], choice: LedgerChoice, opts: CreateOptions): Promise<void> {
   const config = storeConfig(opts);
-  const hits = await findHits(choice, new Set(ids), config, createLogger({ level: config.log.level }));
+  const hits = await findHits(choice, new Set(ids), createLogger(config.log));
   const acked = new Set(hits.filter((h) => h.status === 'acked').map((h) => h.transactionId));
   const never = ids.filter((id) => !acked.has(id));
   if (never.length === 0) return;
-  const where = 'pg' in choice ? 'the PostgreSQL ledger' : choice.files.join(', ');
+  const where = choice.map((r) => (r.kind === 'postgres' ? 'the PostgreSQL ledger' : r.path)).join(', ');
   throw new SvcIngestError(
     'USAGE_INVALID',
     `transaction ${never.join(', ')}: never acknowledged by the service according to ${where}; a ticket about it ` +
@@ -125,8 +124,8 @@ export async function runCreate(opts: CreateOptions): Promise<void> {
     import('../tickets/create.ts'),
     import('../tickets/store.ts'),
   ]);
-  await withContext(opts, async ({ client, config, logger }) => {
-    const store = await openStoreOf(choice, config, logger);
+  await withContext(opts, async ({ client, logger }) => {
+    const store = await openStoreOf(choice, logger);
     try {
       const known = (await loadTickets(store)).get(req.sourceTicketId);
       if (known && known.phase !== 'submitted' && known.phase !== 'error') {
@@ -172,9 +171,9 @@ export function formatTicket(t: Ticket): string[] {
 
 export async function runGet(id: string, opts: GetOptions): Promise<void> {
   const choice = await ledgerOf(opts, true);
-  await withContext(opts, async ({ client, config, logger }) => {
+  await withContext(opts, async ({ client, logger }) => {
     const ticket = await client.getTicket(id);
-    await keepFetched(choice, config, logger, [ticket]);
+    await keepFetched(choice, logger, [ticket]);
     if (opts.json) printJson(ticket);
     else printText(formatTicket(ticket));
   });
@@ -183,13 +182,12 @@ export async function runGet(id: string, opts: GetOptions): Promise<void> {
 /** Keeps tickets as read back (`fetched` events); a store that cannot be written is a warning, not a failure. */
 async function keepFetched(
   choice: LedgerChoice,
-  config: ReturnType<typeof loadCommandConfig>,
   logger: ReturnType<typeof createLogger>,
   tickets: Ticket[],
 ): Promise<void> {
   let store: TicketStore | undefined;
   try {
-    store = await openStoreOf(choice, config, logger);
+    store = await openStoreOf(choice, logger);
     for (const ticket of tickets) await store.append(fetchedEvent(ticket));
   } catch (err) {
     logger.warn({ event: 'tickets.store_failed', error: (err as Error).message }, 'ticket not stored');
@@ -204,12 +202,12 @@ export async function runStatus(opts: StatusOptions): Promise<void> {
     throw new SvcIngestError('USAGE_INVALID', `--stale-after-ms: expected 0 or more, got ${staleAfterMs}`);
   const choice = await ledgerOf(opts, true);
   const config = storeConfig(opts);
-  const logger = createLogger({ level: config.log.level });
+  const logger = createLogger(config.log);
   const [{ loadTickets }, { ticketsStatus, formatTicketsStatus, isStale }] = await Promise.all([
     import('../tickets/store.ts'),
     import('../tickets/status.ts'),
   ]);
-  const store = await openStoreOf(choice, config, logger, !opts.refresh);
+  const store = await openStoreOf(choice, logger, !opts.refresh);
   try {
     let tickets = await loadTickets(store);
     const now = Date.now();
@@ -258,6 +256,53 @@ export function define(program: Command): void {
     ['svc-ingest tickets get T-1', 'read it back'],
     ['svc-ingest help tickets create', "one sub-command's options"],
   ]);
+  defineCreate(tickets);
+  const get = addConnectionOptions(
+    tickets
+      .command('get')
+      .description('read a ticket back by your ticket id')
+      .argument('<id>', 'sourceTicketId')
+      .option('--json', 'print the ticket as JSON on stdout'),
+  );
+  addStoreOptions(get);
+  addExamples(get, [
+    ['svc-ingest tickets get T-1', 'status, dates, resolution'],
+    ['svc-ingest tickets get T-1 --json | jq .status', 'as JSON'],
+  ]).action(async (id: string, opts: GetOptions) => runGet(id, opts));
+  defineListen(tickets);
+  const status = addConnectionOptions(
+    tickets
+      .command('status')
+      .description(
+        'where the stored tickets stand: open, stale (no first update for too long), Error (to correct and resubmit), closed by resolution',
+      )
+      .option(
+        '--stale-after-ms <ms>',
+        'a ticket with no first update for longer than this is stale',
+        '86400000',
+      )
+      .option(
+        '--refresh',
+        'read every stale ticket back from the service (tickets get) and store what it says',
+      )
+      .option('--json', 'print the report as one JSON object on stdout')
+      .addHelpText(
+        'after',
+        '\nExit status: 0 the report was printed; 1 could not run; 5 service unavailable (--refresh).',
+      ),
+  );
+  addStoreOptions(status);
+  addExamples(status, [
+    ['svc-ingest tickets status', 'open, stale, Error and closed tickets'],
+    [
+      'svc-ingest tickets status --stale-after-ms 3600000 --refresh --json',
+      'stale after an hour; read those back',
+    ],
+  ]).action(async (opts: StatusOptions) => runStatus(opts));
+}
+
+/** tickets create: its options, help and examples. */
+function defineCreate(tickets: Command): void {
   const create = addConnectionOptions(
     tickets
       .command('create')
@@ -299,18 +344,10 @@ export function define(program: Command): void {
       'with an author, answer as JSON',
     ],
   ]).action(async (opts: CreateOptions) => runCreate(opts));
-  const get = addConnectionOptions(
-    tickets
-      .command('get')
-      .description('read a ticket back by your ticket id')
-      .argument('<id>', 'sourceTicketId')
-      .option('--json', 'print the ticket as JSON on stdout'),
-  );
-  addStoreOptions(get);
-  addExamples(get, [
-    ['svc-ingest tickets get T-1', 'status, dates, resolution'],
-    ['svc-ingest tickets get T-1 --json | jq .status', 'as JSON'],
-  ]).action(async (id: string, opts: GetOptions) => runGet(id, opts));
+}
+
+/** tickets listen: its options, help and examples. */
+function defineListen(tickets: Command): void {
   const listen = addConnectionOptions(
     tickets
       .command('listen')
@@ -341,33 +378,4 @@ export function define(program: Command): void {
       'signed updates only (the secret in env HOOK_SECRET)',
     ],
   ]).action(async (opts: ListenOptions) => (await import('./tickets-listen.ts')).runListen(opts));
-  const status = addConnectionOptions(
-    tickets
-      .command('status')
-      .description(
-        'where the stored tickets stand: open, stale (no first update for too long), Error (to correct and resubmit), closed by resolution',
-      )
-      .option(
-        '--stale-after-ms <ms>',
-        'a ticket with no first update for longer than this is stale',
-        '86400000',
-      )
-      .option(
-        '--refresh',
-        'read every stale ticket back from the service (tickets get) and store what it says',
-      )
-      .option('--json', 'print the report as one JSON object on stdout')
-      .addHelpText(
-        'after',
-        '\nExit status: 0 the report was printed; 1 could not run; 5 service unavailable (--refresh).',
-      ),
-  );
-  addStoreOptions(status);
-  addExamples(status, [
-    ['svc-ingest tickets status', 'open, stale, Error and closed tickets'],
-    [
-      'svc-ingest tickets status --stale-after-ms 3600000 --refresh --json',
-      'stale after an hour; read those back',
-    ],
-  ]).action(async (opts: StatusOptions) => runStatus(opts));
 }

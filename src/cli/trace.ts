@@ -3,7 +3,7 @@
 // service only for the customer's redemptions and the tickets that name the ids.
 
 import type { Command } from 'commander';
-import { EXIT, ExitError, SvcIngestError } from '../errors.ts';
+import { EXIT, exitWith, SvcIngestError } from '../errors.ts';
 import { refuseTypedCardNumbers } from '../mask/typed.ts';
 import type { TicketRecord } from '../tickets/state.ts';
 import type { CustomerRedemptions, TransactionTrace } from '../trace/trace.ts';
@@ -67,18 +67,18 @@ export async function runTrace(ids: string[], opts: TraceOptions): Promise<numbe
   const config = loadCommandConfig(opts, extra);
   const wanted = new Set(ids.map((id) => id.trim()).filter((id) => id !== ''));
   if (wanted.size === 0) throw new SvcIngestError('USAGE_INVALID', 'no transaction id given');
-  const choice = await chooseLedger(opts.ledger, config);
   const ctx = await setUp(opts, extra);
   try {
-    const hits = await findHits(choice, wanted, config, ctx.logger);
+    const choice = await chooseLedger(opts.ledger, config, ctx.logger);
+    const hits = await findHits(choice, wanted, ctx.logger);
     const { findRejects } = await import('../trace/rejects.ts');
-    const rejectsPath = opts.rejects ?? config.send.rejectsPath;
-    const rejects = await findRejects(rejectsPath, wanted);
+    const rejectsFile = opts.rejects ?? config.send.rejectsPath;
+    const rejects = await findRejects(rejectsFile, wanted);
     if (!rejects.exists && opts.rejects !== undefined)
-      throw new SvcIngestError('LEDGER_READ', `rejects file ${rejectsPath}: no such file`, {
-        source: rejectsPath,
+      throw new SvcIngestError('LEDGER_READ', `rejects file ${rejectsFile}: no such file`, {
+        source: rejectsFile,
       });
-    const tickets = (await storedTickets(choice, config, ctx.logger)).filter((t) =>
+    const tickets = (await storedTickets(choice, ctx.logger)).filter((t) =>
       t.transactions.some((x) => wanted.has(x)),
     );
     const customerOf = (id: string): string | null =>
@@ -160,7 +160,6 @@ export function define(program: Command): void {
     ],
   ]);
   cmd.action(async (ids: string[], opts: TraceOptions) => {
-    const code = await runTrace(ids, opts);
-    if (code !== EXIT.OK) throw new ExitError(code, `trace exit ${code}`);
+    exitWith(await runTrace(ids, opts));
   });
 }

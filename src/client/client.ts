@@ -1,15 +1,16 @@
 // The shared service client: one method per endpoint, limits checked before sending, typed errors, no retry.
 import { randomUUID } from 'node:crypto';
 import type { HTTPError, Options } from 'ky';
-import { checkHeaderValue, readSecret } from '../config/secret.ts';
+import { readSecret } from '../config/secret.ts';
 import type { Config } from '../config/types.ts';
 import type { Logger } from '../log.ts';
 import type { TransactionNotification } from '../model/transaction.ts';
+import { type Answer, type Call, expectOk, isObject } from './answer.ts';
 import { batchJson, type EncodedBatch, utf8 } from './body.ts';
-import { checkLookback, checkTicket, checkTransactionCount, normalizeStoreRequest } from './checks.ts';
+import { checkTransactionCount } from './checks.ts';
 import { startDeadline } from './deadline.ts';
 import { EXCHANGE_SIGNAL, PREPARED_BODY } from './dispatch-fetch.ts';
-import { createEnumWarner, warnRedemptionEnums, warnTicketEnums } from './enums.ts';
+import { createEnumWarner } from './enums.ts';
 import {
   parseRetryAfter,
   type RequestInfo,
@@ -21,26 +22,9 @@ import {
   SvcTimeoutError,
   unavailableError,
 } from './errors.ts';
-import {
-  type CreateTicketRequest,
-  type ErrorEnvelope,
-  INSTITUTION_ID_HEADER,
-  PATHS,
-  REQUEST_ID_HEADER,
-  type RedemptionsResponse,
-  SESSION_TOKEN_HEADER,
-  type StartSessionResponse,
-  type StoreLocationsRequest,
-  type StoreLocationsResponse,
-  type Ticket,
-} from './models.ts';
-import {
-  commandProvider,
-  createSessionCache,
-  type SessionCache,
-  type SessionProvider,
-  staticProvider,
-} from './session.ts';
+import { lookupCalls, type ServiceLookups, sessionProvider } from './lookups.ts';
+import { type ErrorEnvelope, INSTITUTION_ID_HEADER, PATHS, REQUEST_ID_HEADER } from './models.ts';
+import { createSessionCache, type SessionCache } from './session.ts';
 import { createTransport, kyModule, type TransportOptions } from './transport.ts';
 
 /**
@@ -48,7 +32,7 @@ import { createTransport, kyModule, type TransportOptions } from './transport.ts
  * getRedemptions.
  * @example const client = createClient(cfg, { logger }); const { requestId } = await client.postTransactions(batch, { requestId: randomUUID() }); await client.close()
  */
-export interface SvcClient {
+export interface SvcClient extends ServiceLookups {
   /** POST /v2/data/transactions; 1..50 items (checked before sending, SEND_LIMIT error naming the limit). Resolves only on HTTP 200 with a requestId. */
   postTransactions(
     transactions: TransactionNotification[],
@@ -59,19 +43,6 @@ export interface SvcClient {
     transactions: readonly string[] | EncodedBatch,
     opts: { requestId: string; signal?: AbortSignal },
   ): Promise<{ requestId: string; httpStatus: number }>;
-  getRedemptions(
-    sourceCustomerId: string,
-    opts?: { lookbackWindowInDays?: number; requestId?: string },
-  ): Promise<RedemptionsResponse>;
-  getStoreLocations(
-    req: StoreLocationsRequest,
-    opts?: { requestId?: string },
-  ): Promise<StoreLocationsResponse>;
-  createTicket(
-    req: CreateTicketRequest,
-    opts?: { requestId?: string },
-  ): Promise<{ requestId?: string; httpStatus: number }>;
-  getTicket(sourceTicketId: string, opts?: { requestId?: string }): Promise<Ticket>;
   /** Starts a new session for the customer (through the configured provider) and caches its token. */
   startSession(sourceCustomerId: string): Promise<string>;
   /**
@@ -88,25 +59,6 @@ export interface ClientOptions extends TransportOptions {
   logger?: Logger;
 }
 
-interface Call {
-  method: 'GET' | 'POST' | 'HEAD';
-  path: string;
-  requestId?: string;
-  json?: unknown;
-  /** A body already serialised as JSON, as text or its UTF-8 bytes (sent as application/json). */
-  body?: string | Uint8Array;
-  searchParams?: Record<string, string | number>;
-  headers?: Record<string, string>;
-  signal?: AbortSignal;
-}
-
-interface Answer {
-  status: number;
-  body: unknown;
-  requestId: string;
-  info: RequestInfo;
-}
-
 const SECRET_PARAM = /token|key|secret|sig|pass|auth|session/i;
 
 /** The URL for messages and logs: query values that could be secrets are masked. */
@@ -118,17 +70,6 @@ export function displayUrl(url: string): string {
   } catch {
     return url.split('?')[0] ?? url;
   }
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
-
-/** A 2xx body that still carries error detail (FACTS.md): an envelope `type` or `validationErrors`. */
-function bodyError(body: unknown): ErrorEnvelope | undefined {
-  if (!isObject(body)) return undefined;
-  if (typeof body.type === 'string' || Array.isArray(body.validationErrors)) return body as ErrorEnvelope;
-  return undefined;
 }
 
 function parseJson(text: string): unknown {
@@ -209,7 +150,7 @@ export function createClient(config: Config, opts: ClientOptions = {}): SvcClien
         info,
       };
     } catch (err) {
-      const mapped = mapError(err, info, c.signal, deadline);
+      const mapped = mapError(err, info, c.signal, deadline, config.timeoutMs);
       logger?.debug(
         {
           method: c.method,
@@ -226,107 +167,87 @@ export function createClient(config: Config, opts: ClientOptions = {}): SvcClien
     }
   }
 
-  function mapError(
-    err: unknown,
-    info: RequestInfo,
-    userSignal: AbortSignal | undefined,
-    deadline: AbortSignal,
-  ): Error {
-    // ky's type guards, from the module the request itself loaded.
-    const { isHTTPError, isNetworkError, isTimeoutError } = kyModule();
-    if (isHTTPError(err)) {
-      const e = err as HTTPError;
-      const status = e.response.status;
-      if (status >= 300 && status < 400) {
-        return new SvcRedirectError({
-          ...info,
-          requestId: e.response.headers.get(REQUEST_ID_HEADER) ?? info.requestId,
-          status,
-          location: redirectOrigin(e.response.headers.get('location'), info.url),
-        });
-      }
-      const data = typeof e.data === 'string' ? parseJson(e.data) : e.data;
-      const envelope = isObject(data) ? (data as ErrorEnvelope) : undefined;
-      const requestId =
-        (typeof envelope?.requestId === 'string' ? envelope.requestId : undefined) ??
-        e.response.headers.get(REQUEST_ID_HEADER) ??
-        info.requestId;
-      const retryAfterMs = parseRetryAfter(e.response.headers.get('retry-after'));
-      return new SvcHttpError(
-        {
-          ...info,
-          requestId,
-          status: e.response.status,
-          ...(envelope ? { envelope } : {}),
-          ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
-        },
-        // No ky error as cause: it holds the request, auth header included.
-      );
-    }
-    if (userSignal?.aborted)
-      return new SvcNetworkError({ ...info, aborted: true }, { cause: userSignal.reason });
-    if (isTimeoutError(err) || deadline.aborted)
-      return new SvcTimeoutError({ ...info, timeoutMs: config.timeoutMs });
-    if (isNetworkError(err)) return new SvcNetworkError(info, { cause: err.cause });
-    // The connection was lost while the answer's body was being read (fetch's TypeError('terminated')): no answer.
-    if (err instanceof TypeError && err.message === 'terminated')
-      return new SvcNetworkError(info, { cause: err });
-    // A TypeError that is not a network failure: the request could not even be built (Headers refused a value).
-    if (err instanceof TypeError) return new SvcRequestError(info, err);
-    return new SvcNetworkError(info, { cause: err });
-  }
-
-  /** Refuses a success status whose body is an error, or that lacks what the caller needs. */
-  function expectOk(a: Answer, statuses: number[], need?: (body: unknown) => string | undefined): void {
-    const envelope = bodyError(a.body);
-    const problem = !statuses.includes(a.status)
-      ? `expected HTTP ${statuses.join(' or ')}`
-      : envelope
-        ? 'the body carries error detail'
-        : need?.(a.body);
-    if (problem) {
-      throw new SvcHttpError({
-        ...a.info,
-        requestId: a.requestId,
-        status: a.status,
-        detail: problem,
-        ...(envelope ? { envelope } : isObject(a.body) ? { envelope: a.body as ErrorEnvelope } : {}),
-      });
-    }
-  }
-
-  const provider: SessionProvider =
-    config.session.provider === 'static'
-      ? staticProvider(config)
-      : config.session.provider === 'command'
-        ? commandProvider(config.session.command ?? '', config.timeoutMs, config.session.commandEnv)
-        : {
-            kind: 'startSession',
-            async start(sourceCustomerId) {
-              const a = await call({
-                method: 'POST',
-                path: PATHS.startSession,
-                json: {
-                  sourceCustomerId,
-                  scopes: config.session.scopes,
-                  organizationId: config.session.organizationId,
-                },
-              });
-              expectOk(a, [200, 201], (b) =>
-                isObject(b) && typeof b.sessionToken === 'string' && b.sessionToken !== ''
-                  ? undefined
-                  : 'no sessionToken in the answer',
-              );
-              const token = (a.body as StartSessionResponse).sessionToken;
-              checkHeaderValue(token, 'the session token answered by startSession', 'SEND_SESSION');
-              return token;
-            },
-          };
+  const provider = sessionProvider(config, call);
   const sessions: SessionCache = createSessionCache(provider, {
     refreshBeforeMs: config.session.refreshBeforeMs,
     ...(logger ? { logger } : {}),
   });
 
+  return {
+    ...transactionCalls(call),
+    ...lookupCalls(call, sessions, warn, logger),
+    startSession: (sourceCustomerId) => sessions.renew(sourceCustomerId),
+
+    async checkService(signal) {
+      try {
+        await call({ method: 'HEAD', path: PATHS.transactions, signal });
+      } catch (err) {
+        // Any status is an answer (405, 401, 404 …); a redirect means the base URL is wrong.
+        if (err instanceof SvcHttpError) return;
+        if (err instanceof SvcNetworkError || err instanceof SvcTimeoutError) throw unavailableError(err);
+        throw err;
+      }
+    },
+
+    close: () => transport.close(),
+  };
+}
+
+/** A failed exchange as the client's own error: an HTTP status, a redirect, the caller's abort, a timeout, the network. */
+function mapError(
+  err: unknown,
+  info: RequestInfo,
+  userSignal: AbortSignal | undefined,
+  deadline: AbortSignal,
+  timeoutMs: number,
+): Error {
+  // ky's type guards, from the module the request itself loaded.
+  const { isHTTPError, isNetworkError, isTimeoutError } = kyModule();
+  if (isHTTPError(err)) {
+    const e = err as HTTPError;
+    const status = e.response.status;
+    if (status >= 300 && status < 400) {
+      return new SvcRedirectError({
+        ...info,
+        requestId: e.response.headers.get(REQUEST_ID_HEADER) ?? info.requestId,
+        status,
+        location: redirectOrigin(e.response.headers.get('location'), info.url),
+      });
+    }
+    const data = typeof e.data === 'string' ? parseJson(e.data) : e.data;
+    const envelope = isObject(data) ? (data as ErrorEnvelope) : undefined;
+    const requestId =
+      (typeof envelope?.requestId === 'string' ? envelope.requestId : undefined) ??
+      e.response.headers.get(REQUEST_ID_HEADER) ??
+      info.requestId;
+    const retryAfterMs = parseRetryAfter(e.response.headers.get('retry-after'));
+    return new SvcHttpError(
+      {
+        ...info,
+        requestId,
+        status: e.response.status,
+        ...(envelope ? { envelope } : {}),
+        ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+      },
+      // No ky error as cause: it holds the request, auth header included.
+    );
+  }
+  if (userSignal?.aborted)
+    return new SvcNetworkError({ ...info, aborted: true }, { cause: userSignal.reason });
+  if (isTimeoutError(err) || deadline.aborted) return new SvcTimeoutError({ ...info, timeoutMs });
+  if (isNetworkError(err)) return new SvcNetworkError(info, { cause: err.cause });
+  // The connection was lost while the answer's body was being read (fetch's TypeError('terminated')): no answer.
+  if (err instanceof TypeError && err.message === 'terminated')
+    return new SvcNetworkError(info, { cause: err });
+  // A TypeError that is not a network failure: the request could not even be built (Headers refused a value).
+  if (err instanceof TypeError) return new SvcRequestError(info, err);
+  return new SvcNetworkError(info, { cause: err });
+}
+
+/** POST /v2/data/transactions, from transactions or their serialised (or encoded) form. */
+function transactionCalls(
+  call: (c: Call) => Promise<Answer>,
+): Pick<SvcClient, 'postTransactions' | 'postTransactionsJson'> {
   return {
     async postTransactions(transactions, o) {
       checkTransactionCount(transactions.length);
@@ -356,92 +277,5 @@ export function createClient(config: Config, opts: ClientOptions = {}): SvcClien
       );
       return { requestId: (a.body as { requestId: string }).requestId, httpStatus: a.status };
     },
-
-    async getRedemptions(sourceCustomerId, o = {}) {
-      checkLookback(o.lookbackWindowInDays);
-      const attempt = async (sessionToken: string): Promise<Answer> =>
-        call({
-          method: 'GET',
-          path: PATHS.redemptions,
-          headers: { [SESSION_TOKEN_HEADER]: sessionToken },
-          ...(o.requestId ? { requestId: o.requestId } : {}),
-          ...(o.lookbackWindowInDays !== undefined
-            ? { searchParams: { lookbackWindowInDays: o.lookbackWindowInDays } }
-            : {}),
-        });
-      let a: Answer;
-      try {
-        a = await attempt(await sessions.get(sourceCustomerId));
-      } catch (err) {
-        if (!(err instanceof SvcHttpError && err.status === 401)) throw err;
-        // The one retry the client does: an expired session gets a new one (FACTS.md).
-        logger?.info({ requestId: err.requestId }, 'session.expired');
-        sessions.drop(sourceCustomerId);
-        a = await attempt(await sessions.renew(sourceCustomerId));
-      }
-      expectOk(a, [200], (b) =>
-        isObject(b) && Array.isArray(b.redemptions) ? undefined : 'no redemptions array in the answer',
-      );
-      const res = a.body as RedemptionsResponse;
-      res.ads = isObject(res.ads) ? res.ads : {};
-      warnRedemptionEnums(res, warn);
-      return res;
-    },
-
-    async getStoreLocations(req, o = {}) {
-      const body = normalizeStoreRequest(req);
-      const a = await call({
-        method: 'POST',
-        path: PATHS.storeLocations,
-        json: body,
-        ...(o.requestId ? { requestId: o.requestId } : {}),
-      });
-      expectOk(a, [200], (b) =>
-        isObject(b) && isObject(b.adStoreLocations) ? undefined : 'no adStoreLocations in the answer',
-      );
-      return a.body as StoreLocationsResponse;
-    },
-
-    async createTicket(req, o = {}) {
-      checkTicket(req);
-      const a = await call({
-        method: 'POST',
-        path: PATHS.tickets,
-        json: req,
-        ...(o.requestId ? { requestId: o.requestId } : {}),
-      });
-      expectOk(a, [200, 201, 202]);
-      return { requestId: a.requestId, httpStatus: a.status };
-    },
-
-    async getTicket(sourceTicketId, o = {}) {
-      if (sourceTicketId.trim() === '') checkTicket({ sourceTicketId } as CreateTicketRequest);
-      const a = await call({
-        method: 'GET',
-        path: `${PATHS.tickets}/${encodeURIComponent(sourceTicketId)}`,
-        ...(o.requestId ? { requestId: o.requestId } : {}),
-      });
-      expectOk(a, [200], (b) =>
-        isObject(b) && 'sourceTicketId' in b ? undefined : 'no ticket in the answer',
-      );
-      const ticket = a.body as Ticket;
-      warnTicketEnums(ticket, warn);
-      return ticket;
-    },
-
-    startSession: (sourceCustomerId) => sessions.renew(sourceCustomerId),
-
-    async checkService(signal) {
-      try {
-        await call({ method: 'HEAD', path: PATHS.transactions, signal });
-      } catch (err) {
-        // Any status is an answer (405, 401, 404 …); a redirect means the base URL is wrong.
-        if (err instanceof SvcHttpError) return;
-        if (err instanceof SvcNetworkError || err instanceof SvcTimeoutError) throw unavailableError(err);
-        throw err;
-      }
-    },
-
-    close: () => transport.close(),
   };
 }

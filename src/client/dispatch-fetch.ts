@@ -166,29 +166,7 @@ export function dispatcherFetch(dispatcher: Dispatcher): typeof fetch {
           if (status < 200) return;
           let res: Response;
           try {
-            const empty = method === 'HEAD' || NULL_BODY_STATUS.has(status);
-            const stream = empty
-              ? null
-              : new ReadableStream<Uint8Array>(
-                  {
-                    start(s) {
-                      sink = s;
-                    },
-                    pull() {
-                      c.resume();
-                    },
-                    cancel(reason) {
-                      settle();
-                      c.abort(reason instanceof Error ? reason : new Error('response body cancelled'));
-                    },
-                  },
-                  { highWaterMark: QUEUED_CHUNKS },
-                );
-            res = new Response(stream, {
-              status,
-              statusText: statusText ?? '',
-              headers: responseHeaders(headers),
-            });
+            res = answerOf(c, method, status, headers, statusText, (s) => (sink = s), settle);
           } catch (err) {
             // A status or header the Response cannot carry (a 6xx, say): as undici's fetch, no usable answer.
             settle();
@@ -235,4 +213,42 @@ export function dispatcherFetch(dispatcher: Dispatcher): typeof fetch {
       }
     });
   };
+}
+
+/**
+ * The Response of an answer's head: its body a stream that undici's chunks are queued into (undici paused while
+ * the queue is full, resumed on a pull); cancelling it aborts the request.
+ */
+function answerOf(
+  c: Dispatcher.DispatchController,
+  method: string,
+  status: number,
+  headers: Record<string, string | string[] | undefined>,
+  statusText: string | undefined,
+  sinkTo: (s: ReadableStreamDefaultController<Uint8Array>) => void,
+  settle: () => void,
+): Response {
+  const empty = method === 'HEAD' || NULL_BODY_STATUS.has(status);
+  const stream = empty
+    ? null
+    : new ReadableStream<Uint8Array>(
+        {
+          start(s) {
+            sinkTo(s);
+          },
+          pull() {
+            c.resume();
+          },
+          cancel(reason) {
+            settle();
+            c.abort(reason instanceof Error ? reason : new Error('response body cancelled'));
+          },
+        },
+        { highWaterMark: QUEUED_CHUNKS },
+      );
+  return new Response(stream, {
+    status,
+    statusText: statusText ?? '',
+    headers: responseHeaders(headers),
+  });
 }

@@ -8,8 +8,8 @@ import { readTlsPassphrase } from '../config/secret.ts';
 import { FILE_CAPS, readSmallBytes } from '../config/small-file.ts';
 import type { Config } from '../config/types.ts';
 import { SvcIngestError } from '../errors.ts';
+import { holdParserTierUp } from '../runtime/parser-tier.ts';
 import { dispatcherFetch } from './dispatch-fetch.ts';
-import { holdParserTierUp } from './parser-tier.ts';
 
 /**
  * HTTP plumbing shared by all endpoints of one client. The ky instance (and the Agent beneath it) is made on first use.
@@ -151,7 +151,7 @@ export function createTransport(
       // One undici dispatch per call on the Agent; redirects are never followed (see dispatcherFetch): a 3xx comes
       // back as it came, so the batch, the auth header and the card data never go to a host we were not configured for.
       fetchImpl = dispatcherFetch(agent);
-      // Every module the first connection needs is loaded before the parser's budget is raised (parser-tier.ts).
+      // Every module the first connection needs is loaded before the parser's budget is raised (src/runtime/parser-tier.ts).
       if (config.baseUrl.startsWith('https:')) require('node:tls');
       budgetBack = holdParserTierUp(agent);
     }

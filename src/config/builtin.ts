@@ -1,4 +1,4 @@
-// The files that ship with the tool — config/default.json and the built-in profiles config/mappings/*.json — read
+// The files that ship with the tool — the built-in profiles config/mappings/*.json — read
 // from the package's (or the clone's) folder, or, in the single executable, from the assets embedded in it
 // (node:sea; packaging/sea.ts puts them there under the same relative names).
 import { readdirSync } from 'node:fs';
@@ -23,7 +23,7 @@ export function builtinPath(rel: string): string {
 /**
  * The bytes of a shipped file (at most `max` from disk). Throws SmallFileError (`no such file`, code ENOENT, for a
  * name that is not shipped), as readSmallBytes does.
- * @example builtinBytes('config/default.json', 1 << 20)
+ * @example builtinBytes('config/mappings/lithic.json', 1 << 20)
  */
 export function builtinBytes(rel: string, max: number): Buffer {
   if (!IN_EXECUTABLE) return readSmallBytes(path.join(PACKAGE_ROOT, rel), max);

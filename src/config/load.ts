@@ -4,14 +4,14 @@ import { accessSync, constants } from 'node:fs';
 import { SvcIngestError } from '../errors.ts';
 import { cliIo } from '../io.ts';
 import { refuseTypedCardNumbers } from '../mask/typed.ts';
-import { builtinText } from './builtin.ts';
-import { CONFIG_FILE_ENV, CONFIG_KEYS, type KeySpec } from './schema.ts';
+import { CONFIG_FILE_ENV, CONFIG_KEYS, type KeySpec, type SettingPath } from './schema.ts';
 import { isEnvName, shownPath } from './secret.ts';
 import { LOG_LEVELS, SESSION_PROVIDERS } from './setting-spec.ts';
 import { FILE_CAPS, readSmallFile } from './small-file.ts';
 import type { Config, ConfigFlags } from './types.ts';
 
-const DEFAULT_SOURCE = 'config/default.json';
+/** Where a default comes from, as messages name it: the settings table (src/config/schema.ts). */
+const DEFAULT_SOURCE = 'the defaults';
 
 /** A value with where it came from, for error messages. */
 interface Sourced {
@@ -36,11 +36,11 @@ function invalid(path: string, source: string, expected: string, got?: unknown):
   );
 }
 
-/** A config file's object; `builtin`: `file` is one the tool ships (config/default.json), not a path. */
-function readJsonFile(file: string, source: string, builtin = false): Record<string, unknown> {
+/** A config file's object. */
+function readJsonFile(file: string, source: string): Record<string, unknown> {
   let text: string;
   try {
-    text = builtin ? builtinText(file, FILE_CAPS.config) : readSmallFile(file, FILE_CAPS.config);
+    text = readSmallFile(file, FILE_CAPS.config);
   } catch (err) {
     throw new SvcIngestError(
       'CONFIG_FILE_UNREADABLE',
@@ -224,7 +224,7 @@ function setPath(target: Record<string, unknown>, path: string, value: unknown):
 }
 
 /**
- * Loads and validates the configuration: config/default.json, then the file named by env SVC_CONFIG,
+ * Loads and validates the configuration: the table's defaults, then the file named by env SVC_CONFIG,
  * then `opts.file` (--config), then env SVC_* (see CONFIG_KEYS), then `opts.flags`.
  * @throws SvcIngestError CONFIG_INVALID naming the key, the source of its value and what was expected.
  */
@@ -233,7 +233,10 @@ export function loadConfig(
 ): Config {
   const env = opts.env ?? cliIo().env;
   const layers = new Map<string, Sourced>();
-  flattenFile(readJsonFile(DEFAULT_SOURCE, DEFAULT_SOURCE, true), DEFAULT_SOURCE, layers);
+  for (const spec of CONFIG_KEYS) {
+    const value = Array.isArray(spec.default) ? [...spec.default] : spec.default;
+    if (value !== undefined) layers.set(spec.path, { value, source: DEFAULT_SOURCE, text: false });
+  }
   const envFile = env[CONFIG_FILE_ENV];
   if (envFile) flattenFile(readJsonFile(envFile, `env ${CONFIG_FILE_ENV}`), `file ${envFile}`, layers);
   if (opts.file) flattenFile(readJsonFile(opts.file, 'flag --config'), `file ${opts.file}`, layers);
@@ -257,11 +260,6 @@ export function loadConfig(
   for (const group of GROUPS) out[group] ??= {};
   const cfg = out as unknown as Config;
   crossCheck(cfg, sourceOf);
-  // ledger.name travels in the URL from here on (?schema=), so every command and store sees one location.
-  if (cfg.ledger.name !== undefined) {
-    if (cfg.ledger.url !== undefined) cfg.ledger.url = withLedgerName(cfg.ledger.url, cfg.ledger.name);
-    cfg.send.ledgerPath = withLedgerName(cfg.send.ledgerPath, cfg.ledger.name);
-  }
   return cfg;
 }
 
@@ -278,41 +276,79 @@ function decodeURIComponentSafe(path: string): string {
   }
 }
 
-/** Checks that involve more than one key. */
-function crossCheck(cfg: Config, sourceOf: (path: string) => string): void {
+/**
+ * The rules between two settings, in the order they are checked: `one` at most one of the two set; `both` both
+ * set or neither; `needs` the second set when session.provider is the first.
+ */
+const PAIRS: readonly (
+  | { rule: 'one' | 'both'; keys: readonly [SettingPath, SettingPath] }
+  | { rule: 'needs'; provider: string; key: SettingPath; what: string }
+)[] = [
+  { rule: 'one', keys: ['auth.tokenEnv', 'auth.tokenFile'] },
+  { rule: 'both', keys: ['tls.certFile', 'tls.keyFile'] },
+  { rule: 'one', keys: ['webhook.secretEnv', 'webhook.secretFile'] },
+  { rule: 'needs', provider: 'static', key: 'session.tokenEnv', what: 'an env variable name' },
+  { rule: 'needs', provider: 'command', key: 'session.command', what: 'a shell command' },
+];
+
+/** A setting's value in the configuration, by its path. */
+function valueAt(cfg: Config, path: SettingPath): unknown {
+  return path.split('.').reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], cfg);
+}
+
+/** PAIRS checked: the first broken rule throws CONFIG_INVALID. */
+function checkPairs(cfg: Config, sourceOf: (path: string) => string): void {
+  const PROVIDER: SettingPath = 'session.provider';
+  for (const p of PAIRS) {
+    if (p.rule === 'needs') {
+      if (valueAt(cfg, PROVIDER) === p.provider && !valueAt(cfg, p.key))
+        throw invalid(p.key, sourceOf(PROVIDER), `${p.what} when ${PROVIDER} is ${p.provider}`);
+      continue;
+    }
+    const [a, b] = p.keys;
+    const [hasA, hasB] = [Boolean(valueAt(cfg, a)), Boolean(valueAt(cfg, b))];
+    if (p.rule === 'one' && hasA && hasB) throw invalid(b, sourceOf(b), `only one of ${a} and ${b}`);
+    if (p.rule === 'both' && hasA !== hasB)
+      throw invalid(hasA ? b : a, sourceOf(hasA ? a : b), `${a} and ${b} together`);
+  }
+}
+
+/**
+ * baseUrl checked: an absolute http(s) URL without credentials, query or fragment; https unless the host is
+ * loopback or allowInsecureHttp is set. Returns it parsed.
+ */
+function checkBaseUrl(cfg: Config, sourceOf: (path: string) => string): URL {
+  const key: SettingPath = 'baseUrl';
+  const given = cfg.baseUrl;
+  const bad = (expected: string, got?: unknown): SvcIngestError => invalid(key, sourceOf(key), expected, got);
   let url: URL;
   try {
-    url = new URL(cfg.baseUrl);
+    url = new URL(given);
   } catch {
-    throw invalid('baseUrl', sourceOf('baseUrl'), 'an absolute http(s) URL', cfg.baseUrl);
+    throw bad('an absolute http(s) URL', given);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw invalid('baseUrl', sourceOf('baseUrl'), 'an http: or https: URL', cfg.baseUrl);
-  }
-  if (url.username || url.password) {
-    throw invalid(
-      'baseUrl',
-      sourceOf('baseUrl'),
-      'a URL without credentials (use auth.tokenEnv or auth.tokenFile)',
-    );
-  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw bad('an http: or https: URL', given);
+  if (url.username || url.password)
+    throw bad('a URL without credentials (use auth.tokenEnv or auth.tokenFile)');
   if (url.search || url.hash) {
     // The query may hold a secret (a token pasted into it): shown without it.
-    throw invalid(
-      'baseUrl',
-      sourceOf('baseUrl'),
+    throw bad(
       'a URL without query or fragment (query and fragment not shown)',
       `${url.origin}${url.pathname}`,
     );
   }
   if (url.protocol === 'http:' && !isLoopbackHost(url.hostname) && !cfg.allowInsecureHttp) {
-    throw invalid(
-      'baseUrl',
-      sourceOf('baseUrl'),
+    throw bad(
       'an https URL for a non-loopback host (plain http needs allowInsecureHttp: --insecure-http or SVC_ALLOW_INSECURE_HTTP=true)',
-      cfg.baseUrl,
+      given,
     );
   }
+  return url;
+}
+
+/** Checks that involve more than one key. */
+function crossCheck(cfg: Config, sourceOf: (path: string) => string): void {
+  const url = checkBaseUrl(cfg, sourceOf);
   // The URL and the institution are stored (the ledger's `destination`) and sent: a card number in them is refused.
   refuseTypedCardNumbers(
     [
@@ -323,42 +359,7 @@ function crossCheck(cfg: Config, sourceOf: (path: string) => string): void {
   );
   // A trailing slash would double up with the endpoint paths.
   cfg.baseUrl = cfg.baseUrl.replace(/\/+$/, '');
-  if (cfg.auth.tokenEnv && cfg.auth.tokenFile) {
-    throw invalid(
-      'auth.tokenFile',
-      sourceOf('auth.tokenFile'),
-      'only one of auth.tokenEnv and auth.tokenFile',
-    );
-  }
-  if (Boolean(cfg.tls.certFile) !== Boolean(cfg.tls.keyFile)) {
-    const path = cfg.tls.certFile ? 'tls.keyFile' : 'tls.certFile';
-    throw invalid(
-      path,
-      sourceOf(cfg.tls.certFile ? 'tls.certFile' : 'tls.keyFile'),
-      'tls.certFile and tls.keyFile together',
-    );
-  }
-  if (cfg.webhook.secretEnv && cfg.webhook.secretFile) {
-    throw invalid(
-      'webhook.secretFile',
-      sourceOf('webhook.secretFile'),
-      'only one of webhook.secretEnv and webhook.secretFile',
-    );
-  }
-  if (cfg.session.provider === 'static' && !cfg.session.tokenEnv) {
-    throw invalid(
-      'session.tokenEnv',
-      sourceOf('session.provider'),
-      'an env variable name when session.provider is static',
-    );
-  }
-  if (cfg.session.provider === 'command' && !cfg.session.command) {
-    throw invalid(
-      'session.command',
-      sourceOf('session.provider'),
-      'a shell command when session.provider is command',
-    );
-  }
+  checkPairs(cfg, sourceOf);
   if (cfg.send.retryMaxMs < cfg.send.retryBaseMs) {
     throw invalid(
       'send.retryMaxMs',
@@ -370,30 +371,18 @@ function crossCheck(cfg: Config, sourceOf: (path: string) => string): void {
 }
 
 /**
- * A postgres:// URL with the ledger name `name` added as `?schema=`, unless it names one already; anything else
- * (a ledger file's path) as it is.
- * @example withLedgerName('postgres://svc@db/ledger', 'feed_a') // 'postgres://svc@db/ledger?schema=feed_a'
- */
-export function withLedgerName(url: string, name: string): string {
-  if (!/^postgres(ql)?:\/\//i.test(url.trim())) return url;
-  try {
-    const u = new URL(url.trim());
-    if (u.searchParams.has('schema')) return url;
-    u.searchParams.set('schema', name);
-    return u.toString();
-  } catch {
-    return url;
-  }
-}
-
-let defaults: Record<string, unknown> | undefined;
-/**
- * A key's value in config/default.json (undefined when it has none): the default a flag's help shows.
+ * A key's default, as the settings table declares it (undefined when it has none): the default a flag's help shows.
  * @example defaultValue('send.batchSize') // 50
  */
 export function defaultValue(path: string): unknown {
-  defaults ??= readJsonFile(DEFAULT_SOURCE, DEFAULT_SOURCE, true);
-  let v: unknown = defaults;
-  for (const part of path.split('.')) v = (v as Record<string, unknown> | undefined)?.[part];
-  return v;
+  return KEY_BY_PATH.get(path)?.default;
+}
+
+/**
+ * The configuration of the table's defaults alone (no file, no env, no flag): what a test passes where a function
+ * takes a slice of the configuration and the test sets none of it.
+ * @example createRejecter(writer, counters, runId, defaultConfig().send)
+ */
+export function defaultConfig(): Config {
+  return loadConfig({ env: {} });
 }

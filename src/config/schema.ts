@@ -1,8 +1,9 @@
-// The table of every setting: its configuration key, type and range, the env variable that sets it, and for the
-// settings a command also takes as a flag, the flag, its help text and the commands' option group. Declared once
-// here; the Config type, the env names, the flags, their help (with the default from config/default.json), the
-// flag → key mapping (src/cli/settings.ts) come from it, and the documentation's tables (docs/configuration.md,
-// docs/contract.md) are checked against it (test/config/settings.test.ts).
+// The table of every setting: its configuration key, type, range and default, the env variable that sets it, and for
+// the settings a command also takes as a flag, the flag, its help text and the commands' option group. Declared once
+// here; the Config type, the defaults (config/default.json is checked equal to them), the env names, the flags,
+// their help (with the default), the flag → key mapping (src/cli/settings.ts) come from it, and the documentation's
+// tables (docs/configuration.md, docs/contract.md) are checked against it (test/config/settings.test.ts).
+import { VERSION } from '../version.ts';
 import { envNameOf, type SettingDecl } from './setting-spec.ts';
 
 /** One setting with its env name. */
@@ -15,11 +16,13 @@ export interface KeySpec extends SettingDecl {
 const SETTINGS = [
   {
     path: 'baseUrl',
+    default: 'http://127.0.0.1:8080',
     kind: 'url',
     flag: { arg: '<url>', help: 'service base URL', show: 'env', group: 'connection' },
   },
   {
     path: 'allowInsecureHttp',
+    default: false,
     kind: 'bool',
     flag: {
       name: 'insecure-http',
@@ -30,6 +33,7 @@ const SETTINGS = [
   },
   {
     path: 'timeoutMs',
+    default: 30_000,
     kind: 'int',
     min: 1,
     max: 2_147_483_647,
@@ -41,7 +45,7 @@ const SETTINGS = [
       group: 'connection',
     },
   },
-  { path: 'userAgent', kind: 'string', nonEmpty: true, header: 'value' },
+  { path: 'userAgent', default: `svc-ingest/${VERSION}`, kind: 'string', nonEmpty: true, header: 'value' },
   {
     path: 'institutionId',
     kind: 'string',
@@ -49,8 +53,8 @@ const SETTINGS = [
     nonEmpty: true,
     header: 'value',
   },
-  { path: 'auth.header', kind: 'string', nonEmpty: true, header: 'name' },
-  { path: 'auth.scheme', kind: 'string', header: 'value' },
+  { path: 'auth.header', default: 'Authorization', kind: 'string', nonEmpty: true, header: 'name' },
+  { path: 'auth.scheme', default: 'Bearer', kind: 'string', header: 'value' },
   {
     path: 'auth.tokenEnv',
     kind: 'string',
@@ -69,7 +73,7 @@ const SETTINGS = [
     nonEmpty: true,
     envName: true,
   },
-  { path: 'session.provider', kind: 'provider' },
+  { path: 'session.provider', default: 'startSession', kind: 'provider' },
   {
     path: 'session.tokenEnv',
     kind: 'string',
@@ -78,17 +82,19 @@ const SETTINGS = [
     envName: true,
   },
   { path: 'session.command', kind: 'string', optional: true, nonEmpty: true },
-  { path: 'session.commandEnv', kind: 'list', envName: true },
-  { path: 'session.organizationId', kind: 'string', nonEmpty: true },
-  { path: 'session.scopes', kind: 'list' },
+  { path: 'session.commandEnv', default: [], kind: 'list', envName: true },
+  { path: 'session.organizationId', default: 'svc-ingest', kind: 'string', nonEmpty: true },
+  { path: 'session.scopes', default: ['redemptions'], kind: 'list' },
   {
     path: 'session.refreshBeforeMs',
+    default: 60_000,
     kind: 'int',
     min: 0,
     max: 86_400_000,
   },
   {
     path: 'send.concurrency',
+    default: 4,
     kind: 'int',
     min: 1,
     max: 256,
@@ -96,6 +102,7 @@ const SETTINGS = [
   },
   {
     path: 'send.batchSize',
+    default: 50,
     kind: 'int',
     min: 1,
     max: 50,
@@ -103,6 +110,7 @@ const SETTINGS = [
   },
   {
     path: 'send.maxRetries',
+    default: 5,
     kind: 'int',
     min: 0,
     max: 100,
@@ -110,6 +118,7 @@ const SETTINGS = [
   },
   {
     path: 'send.retryBaseMs',
+    default: 500,
     kind: 'int',
     min: 0,
     max: 3_600_000,
@@ -121,14 +130,23 @@ const SETTINGS = [
   },
   {
     path: 'send.retryMaxMs',
+    default: 30_000,
     kind: 'int',
     min: 0,
     max: 3_600_000,
     flag: { arg: '<ms>', help: 'cap on one retry wait', group: 'dispatch' },
   },
-  { path: 'send.ledgerPath', kind: 'string', nonEmpty: true, noEcho: true, env: 'SVC_LEDGER_PATH' },
+  {
+    path: 'send.ledgerPath',
+    default: 'ledger/transactions.ndjson',
+    kind: 'string',
+    nonEmpty: true,
+    noEcho: true,
+    env: 'SVC_LEDGER_PATH',
+  },
   {
     path: 'send.rejectsPath',
+    default: 'ledger/rejects.ndjson',
     kind: 'string',
     nonEmpty: true,
     env: 'SVC_REJECTS_PATH',
@@ -136,6 +154,7 @@ const SETTINGS = [
   },
   {
     path: 'send.resume',
+    default: true,
     kind: 'bool',
     flag: {
       name: 'no-resume',
@@ -146,6 +165,7 @@ const SETTINGS = [
   },
   {
     path: 'send.splitRetries',
+    default: 1,
     kind: 'int',
     min: 0,
     max: 100,
@@ -153,6 +173,7 @@ const SETTINGS = [
   },
   {
     path: 'send.outageMaxMs',
+    default: 120_000,
     kind: 'int',
     min: 0,
     max: 2_147_483_647,
@@ -164,6 +185,7 @@ const SETTINGS = [
   },
   {
     path: 'send.healthCheckWindowMs',
+    default: 60_000,
     kind: 'int',
     min: 0,
     max: 86_400_000,
@@ -175,6 +197,7 @@ const SETTINGS = [
   },
   {
     path: 'send.progressIntervalMs',
+    default: 30_000,
     kind: 'int',
     min: 0,
     max: 86_400_000,
@@ -228,6 +251,7 @@ const SETTINGS = [
   },
   {
     path: 'send.maxRejects',
+    default: 100_000,
     kind: 'int',
     min: 0,
     max: 2_147_483_647,
@@ -239,6 +263,7 @@ const SETTINGS = [
   },
   {
     path: 'send.maxRejectBytes',
+    default: 67_108_864,
     kind: 'int',
     min: 0,
     max: Number.MAX_SAFE_INTEGER,
@@ -250,6 +275,7 @@ const SETTINGS = [
   },
   {
     path: 'send.maxRejectPercent',
+    default: 90,
     kind: 'int',
     min: 0,
     max: 100,
@@ -261,6 +287,7 @@ const SETTINGS = [
   },
   {
     path: 'send.rejectSample',
+    default: 1000,
     kind: 'int',
     min: 1,
     max: 2_147_483_647,
@@ -274,9 +301,10 @@ const SETTINGS = [
     envName: true,
   },
   { path: 'webhook.secretFile', kind: 'string', optional: true, file: true },
-  { path: 'webhook.timeoutMs', kind: 'int', min: 100, max: 600_000 },
+  { path: 'webhook.timeoutMs', default: 10_000, kind: 'int', min: 100, max: 600_000 },
   {
     path: 'webhook.maxConnections',
+    default: 64,
     kind: 'int',
     min: 1,
     max: 10_000,
@@ -301,16 +329,17 @@ const SETTINGS = [
     optional: true,
     file: true,
   },
-  { path: 'ledger.leaseMs', kind: 'int', min: 1000, max: 3_600_000 },
-  { path: 'ledger.waitMs', kind: 'int', min: 0, max: 3_600_000 },
+  { path: 'ledger.leaseMs', default: 30_000, kind: 'int', min: 1000, max: 3_600_000 },
+  { path: 'ledger.waitMs', default: 60_000, kind: 'int', min: 0, max: 3_600_000 },
   // Connections one process opens to the PostgreSQL ledger at most (its pool); see docs/postgres.md.
-  { path: 'ledger.poolMax', kind: 'int', min: 1, max: 100 },
-  { path: 'ledger.allowPlaintext', kind: 'bool' },
+  { path: 'ledger.poolMax', default: 4, kind: 'int', min: 1, max: 100 },
+  { path: 'ledger.allowPlaintext', default: false, kind: 'bool' },
   // The feed's own ledger in a shared PostgreSQL database: its schema (the URL's ?schema= wins).
   { path: 'ledger.name', kind: 'string', optional: true, nonEmpty: true },
   // The prepare stage's worker pool (read, map and validate on worker threads); the env names are older than the keys.
   {
     path: 'prepare.workers',
+    default: 'auto',
     kind: 'choice',
     choices: ['auto', 'on', 'off'],
     env: 'SVC_PREPARE_WORKER',
@@ -318,13 +347,14 @@ const SETTINGS = [
   { path: 'prepare.threads', kind: 'int', optional: true, min: 1, max: 64 },
   {
     path: 'prepare.chunkBytes',
+    default: 524_288,
     kind: 'int',
-    optional: true,
     min: 1,
     max: 1_073_741_824,
   },
   {
     path: 'log.level',
+    default: 'info',
     kind: 'level',
     flag: {
       name: 'log-level',
@@ -338,6 +368,10 @@ const SETTINGS = [
 
 /** The table's type: what src/config/types.ts derives the Config type from. */
 export type SettingsTable = typeof SETTINGS;
+
+/** Every key the table does not call optional has its default in the table: a row without one does not compile. */
+type WithoutDefault = Exclude<SettingsTable[number], { optional: true } | { default: unknown }>['path'];
+true satisfies [WithoutDefault] extends [never] ? true : WithoutDefault;
 
 /** Every key of the table, by its dotted path: what ConfigFlags and the messages name. */
 export type SettingPath = (typeof SETTINGS)[number]['path'];

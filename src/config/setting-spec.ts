@@ -40,7 +40,7 @@ export type SettingGroup = keyof typeof SETTING_GROUPS;
 
 /**
  * A setting's flag: `--name <arg>` (the name is the key's last part in kebab case unless `name` says otherwise),
- * its help (the default from config/default.json appended, or with `show: 'env'` the env variable), its group, and
+ * its help (the default from the table appended, or with `show: 'env'` the env variable), its group, and
  * `scale` when the flag's unit is not the key's (seconds for milliseconds: 1000). Without `arg` it is a switch: it
  * sets a bool key to true (`--insecure-http`), or to false when its name starts with `no-` (`--no-resume`).
  * @example { arg: '<n>', help: 'retries of one batch before it is marked failed', group: 'dispatch' }
@@ -66,6 +66,11 @@ export interface FlagSpec {
 export interface SettingDecl {
   path: string;
   kind: KeyKind;
+  /**
+   * The key's default: the one place it is declared (config/default.json is checked equal to these by
+   * test/config/settings.test.ts). Every key has one unless it is `optional`.
+   */
+  default?: string | number | boolean | readonly string[];
   /** SVC_ and the path in upper snake case (send.batchSize: SVC_SEND_BATCH_SIZE) unless declared otherwise. */
   env?: string;
   flag?: FlagSpec;

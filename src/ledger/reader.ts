@@ -1,22 +1,15 @@
 // One reader of a ledger for the commands that look things up in it (ledger status|failed|find, trace, tickets,
-// reconcile): the ledger files or one PostgreSQL ledger, behind the same interface. Which ledger: a LedgerRef
-// (src/cli/ledger-choice.ts makes it from --ledger, SVC_LEDGER_URL / ledger.url and send.ledgerPath); how a
-// PostgreSQL one is reached: a LedgerConnection (the ledger.* settings), both parsed once per command.
+// reconcile): the ledger files or one PostgreSQL ledger, behind the same interface. Which ledger: LedgerRefs made by
+// the one rule (ref.ts resolveLedgers), a PostgreSQL one with its connection settings.
 import { SvcIngestError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { FoundLine } from './file/find.ts';
 import type { LedgerReadStats } from './file/read.ts';
+import type { LedgerRef, PgLedgerRef } from './ref.ts';
 import type { LedgerStatus, OutstandingFailure } from './status.ts';
 
-/** The ledger(s) to read: files (read together), or one PostgreSQL ledger by its URL. */
-export type LedgerRef = { pg: string } | { files: string[] };
-
-/** How a PostgreSQL ledger is reached (the ledger.* settings). */
-export interface LedgerConnection {
-  passwordFile?: string | undefined;
-  waitMs: number;
-  poolMax: number;
-  allowPlaintext: boolean;
+/** How a reader reports and what it requires. */
+export interface ReaderOptions {
   logger: Logger;
   /** Ledger files: a warning for each with unreadable lines (default); false when the caller reports them. */
   warnBadLines?: boolean;
@@ -24,11 +17,10 @@ export interface LedgerConnection {
   requireLedger?: boolean;
 }
 
-/** Connects to the PostgreSQL ledger `url` as `conn` says (`write`: may create or migrate its schema). */
-export async function connectLedger(url: string, conn: LedgerConnection, write: boolean) {
+/** Connects to the PostgreSQL ledger `ref` as its connection settings say (`write`: may create its schema). */
+export async function connectLedger(ref: PgLedgerRef, logger: Logger, write: boolean) {
   const { connectLedgerDb } = await import('./postgres/schema-check.ts');
-  const { warnBadLines: _w, requireLedger: _r, ...pg } = conn;
-  return connectLedgerDb(url, { ...pg, write });
+  return connectLedgerDb(ref, { logger, write });
 }
 
 /** Which outstanding ids or status: those of one destination (as the ledger records it), or all. */
@@ -38,7 +30,7 @@ export interface ForDestination {
 
 /**
  * What the look-up commands ask of a ledger.
- * @example const r = await openLedgerReader({ files: ['l.ndjson'] }, conn); try { await r.find(ids, onHit) } finally { await r.close() }
+ * @example const r = await openLedgerReader(resolveLedgers(config, opts.ledger), { logger }); try { await r.find(ids, onHit) } finally { await r.close() }
  */
 export interface LedgerReader {
   /** What a report names as the ledgers: the files' paths, or the database's location (no password). */
@@ -54,14 +46,22 @@ export interface LedgerReader {
   close(): Promise<void>;
 }
 
-/** Opens a reader of the ledger `ref` names (a PostgreSQL ledger: connected read-only, its schema checked). */
-export async function openLedgerReader(ref: LedgerRef, conn: LedgerConnection): Promise<LedgerReader> {
-  if ('files' in ref) return fileReader(ref.files, conn.warnBadLines === false ? null : conn.logger);
+/**
+ * Opens a reader of the ledgers `refs` name: ledger files (each must exist: a mistyped path is an error, not an empty
+ * ledger), or one PostgreSQL ledger (connected read-only, its schema checked).
+ */
+export async function openLedgerReader(refs: readonly LedgerRef[], o: ReaderOptions): Promise<LedgerReader> {
+  const pg = refs.find((r) => r.kind === 'postgres');
+  if (pg === undefined) {
+    const { checkLedgerPaths } = await import('./file/query.ts');
+    const paths = await checkLedgerPaths(refs.filter((r) => r.kind === 'file').map((r) => r.path));
+    return fileReader(paths, o.warnBadLines === false ? null : o.logger);
+  }
   const [{ db, hasSchema }, q] = await Promise.all([
-    connectLedger(ref.pg, conn, false),
+    connectLedger(pg, o.logger, false),
     import('./postgres/query.ts'),
   ]);
-  if (!hasSchema && conn.requireLedger) {
+  if (!hasSchema && o.requireLedger) {
     await db.close();
     throw new SvcIngestError(
       'LEDGER_READ',

@@ -85,57 +85,7 @@ export function createRunMetrics(o: { labels?: Record<string, string> } = {}): R
   let final: RunProgress | null = null;
   const snapshot = (): RunProgress | null => final ?? progress?.() ?? null;
 
-  // Counters follow the pipeline's totals: each collection adds what they moved since the last one.
-  const seen = new Map<string, number>();
-  const follow = (counter: Counter<string>, key: string, value: number, labels: Record<string, string>) => {
-    const before = seen.get(key) ?? 0;
-    if (value > before) counter.inc(labels, value - before);
-    seen.set(key, Math.max(before, value));
-  };
-  new Counter({
-    name: `${METRIC_PREFIX}records_total`,
-    help: 'Records by outcome: read, and each read record as sent, skipped (acknowledged before), failed or rejected.',
-    labelNames: ['outcome'],
-    registers,
-    collect() {
-      const p = snapshot();
-      for (const outcome of ['read', 'sent', 'skipped', 'failed', 'rejected'] as const) {
-        this.inc({ outcome }, 0); // every outcome is shown, also at 0
-        if (p) follow(this, `records.${outcome}`, p[outcome], { outcome });
-      }
-    },
-  });
-  new Counter({
-    name: `${METRIC_PREFIX}batches_total`,
-    help: 'Batches by outcome as written to the ledger: acked or failed (failed includes batches not sent).',
-    labelNames: ['outcome'],
-    registers,
-    collect() {
-      const p = snapshot();
-      this.inc({ outcome: 'acked' }, 0);
-      this.inc({ outcome: 'failed' }, 0);
-      if (!p) return;
-      follow(this, 'batches.acked', p.batches - p.failedBatches, { outcome: 'acked' });
-      follow(this, 'batches.failed', p.failedBatches, { outcome: 'failed' });
-    },
-  });
-  /** A counter without labels that follows one pipeline counter. */
-  const total = (name: string, help: string, pick: (p: RunProgress) => number) =>
-    new Counter({
-      name: `${METRIC_PREFIX}${name}`,
-      help,
-      registers,
-      collect() {
-        const p = snapshot();
-        if (p) follow(this, name, pick(p), {});
-      },
-    });
-  total(
-    'retries_total',
-    'Retries of a batch request scheduled after a retryable failure (500, 502-504, 429, network, timeout).',
-    (p) => p.retries,
-  );
-  total('splits_total', 'Batches split in halves to isolate a record the service refuses.', (p) => p.splits);
+  followCounters(registers, snapshot);
   // Unlabelled, so that every text-format parser reads it; the answers by status are a counter of their own.
   const latency = new Histogram({
     name: `${METRIC_PREFIX}request_duration_seconds`,
@@ -245,4 +195,61 @@ function failureStatus(err: unknown): string {
   if (err instanceof SvcHttpError || err instanceof SvcRedirectError) return String(err.status);
   if (err instanceof SvcTimeoutError) return 'timeout';
   return 'network';
+}
+
+/**
+ * The counters that follow the pipeline's totals (records, batches, retries, splits): each collection adds what
+ * they moved since the last one.
+ */
+function followCounters(registers: Registry[], snapshot: () => RunProgress | null): void {
+  const seen = new Map<string, number>();
+  const follow = (counter: Counter<string>, key: string, value: number, labels: Record<string, string>) => {
+    const before = seen.get(key) ?? 0;
+    if (value > before) counter.inc(labels, value - before);
+    seen.set(key, Math.max(before, value));
+  };
+  new Counter({
+    name: `${METRIC_PREFIX}records_total`,
+    help: 'Records by outcome: read, and each read record as sent, skipped (acknowledged before), failed or rejected.',
+    labelNames: ['outcome'],
+    registers,
+    collect() {
+      const p = snapshot();
+      for (const outcome of ['read', 'sent', 'skipped', 'failed', 'rejected'] as const) {
+        this.inc({ outcome }, 0); // every outcome is shown, also at 0
+        if (p) follow(this, `records.${outcome}`, p[outcome], { outcome });
+      }
+    },
+  });
+  new Counter({
+    name: `${METRIC_PREFIX}batches_total`,
+    help: 'Batches by outcome as written to the ledger: acked or failed (failed includes batches not sent).',
+    labelNames: ['outcome'],
+    registers,
+    collect() {
+      const p = snapshot();
+      this.inc({ outcome: 'acked' }, 0);
+      this.inc({ outcome: 'failed' }, 0);
+      if (!p) return;
+      follow(this, 'batches.acked', p.batches - p.failedBatches, { outcome: 'acked' });
+      follow(this, 'batches.failed', p.failedBatches, { outcome: 'failed' });
+    },
+  });
+  /** A counter without labels that follows one pipeline counter. */
+  const total = (name: string, help: string, pick: (p: RunProgress) => number) =>
+    new Counter({
+      name: `${METRIC_PREFIX}${name}`,
+      help,
+      registers,
+      collect() {
+        const p = snapshot();
+        if (p) follow(this, name, pick(p), {});
+      },
+    });
+  total(
+    'retries_total',
+    'Retries of a batch request scheduled after a retryable failure (500, 502-504, 429, network, timeout).',
+    (p) => p.retries,
+  );
+  total('splits_total', 'Batches split in halves to isolate a record the service refuses.', (p) => p.splits);
 }

@@ -1,6 +1,8 @@
 // Chooses where one input is prepared: on a pool of worker threads (a large file) or inline.
+
 import { statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import type { Config } from '../config/index.ts';
 import type { SilentErrors } from '../map/silent-errors.ts';
 import type { CompiledProfile } from '../map/types.ts';
 import { BUSY_SLICE_BYTES, DEFAULT_MAX_LINE_BYTES, type InputSpec, readOnce } from '../read/open.ts';
@@ -28,18 +30,14 @@ export const SEND_POOL_MIN_CORES = 3;
 /** A send at this concurrency or more hands its reader BUSY_SLICE_BYTES at a time (read/open.ts says why). */
 export const BUSY_SEND_CONCURRENCY = 16;
 
-/** The pool as configured (config key `prepare`). */
-export interface PoolSettings {
-  workers: 'auto' | 'on' | 'off';
-  threads?: number;
-  chunkBytes?: number;
-}
+/** The pool as configured (config key `prepare`; threads absent: one per core, at most 4, in a dry run, else 1). */
+export type PoolSettings = Pick<Config['prepare'], 'workers' | 'threads' | 'chunkBytes'>;
 
 /** The pool as a run uses it: `large` = files of WORKER_MIN_BYTES or more; standard input never. */
 export interface PoolChoice {
   use: 'on' | 'off' | 'large';
   threads: number;
-  chunkBytes?: number;
+  chunkBytes: number;
   /** Bytes handed to the reader at a time when preparing inline (read/open.ts: SLICE_BYTES, BUSY_SLICE_BYTES). */
   sliceBytes?: number;
 }
@@ -49,7 +47,7 @@ export interface PoolChoice {
  * or more (on 2 cores the worker and the main thread compete; inline costs less CPU and half the memory) or when sending at WORKER_MIN_CONCURRENCY or more on SEND_POOL_MIN_CORES cores or more; worker threads: one per core (at most 4) in a
  * dry run, one for a send (the main thread needs a core of its own for the answers: test/bench e2e-c32 on 2
  * cores: ratio 0.67 with one worker, 0.62 with two, and 80 MB less).
- * @example choosePool({ workers: 'auto' }, { dryRun: false, concurrency: 4 }) // { use: 'off', threads: 1 }
+ * @example choosePool(config.prepare, { dryRun: false, concurrency: 4 }) // { use: 'off', threads: 1, chunkBytes: 524288 }
  */
 export function choosePool(
   s: PoolSettings,
@@ -64,7 +62,7 @@ export function choosePool(
   return {
     use: s.workers === 'auto' ? auto : s.workers,
     threads: s.threads ?? (run.dryRun ? Math.max(1, Math.min(4, availableParallelism())) : 1),
-    ...(s.chunkBytes !== undefined ? { chunkBytes: s.chunkBytes } : {}),
+    chunkBytes: s.chunkBytes,
     ...(!run.dryRun && run.concurrency >= BUSY_SEND_CONCURRENCY ? { sliceBytes: BUSY_SLICE_BYTES } : {}),
   };
 }

@@ -34,8 +34,8 @@ export interface PoolOptions {
   delimiter: string;
   maxLineBytes: number;
   threads: number;
-  /** A chunk ends at the first record boundary after this many bytes (default 512 KiB). */
-  chunkBytes?: number;
+  /** A chunk ends at the first record boundary after this many bytes (prepare.chunkBytes). */
+  chunkBytes: number;
   /** A CSV file's header, when the caller has read it already (else it is read here). */
   columns?: string[];
   /** Told how many input bytes the feeder consumed (it runs at most a few chunks ahead of the consumer). */
@@ -65,10 +65,167 @@ function errorOf(m: Extract<PoolReply, { t: 'error' }>): Error {
   return new Error(m.message);
 }
 
+/** One pool's shared state: the workers, what came back from them, and how far the feeder and consumer are. */
+interface PoolRun {
+  lanes: Lane[];
+  outcomes: Map<number, Outcome>;
+  failure: Error | undefined;
+  stopped: boolean;
+  /** Resolves the consumer waiting for a worker's message. */
+  notify: (() => void) | null;
+  /** Chunks opened. */
+  chunks: number;
+  /** Every chunk has been opened and ended. */
+  fed: boolean;
+  /** A read error, and the last chunk whose records were read before it (-1: none). */
+  readError: { after: number; error: unknown } | undefined;
+  /** Chunks the consumer has finished. */
+  taken: number;
+  /** Resolves the feeder waiting for the consumer to take a chunk. */
+  aheadWake: (() => void) | null;
+}
+
+function poke(run: PoolRun): void {
+  run.notify?.();
+  run.notify = null;
+}
+
+function wakeAhead(run: PoolRun): void {
+  run.aheadWake?.();
+  run.aheadWake = null;
+}
+
+function outcomeOf(run: PoolRun, seq: number): Outcome {
+  let r = run.outcomes.get(seq);
+  if (!r) {
+    r = { items: [], done: false };
+    run.outcomes.set(seq, r);
+  }
+  return r;
+}
+
+/** One worker thread, its replies filed by chunk into the run's outcomes. */
+function startLane(run: PoolRun, data: PoolWorkerData, silent: SilentState | undefined): Lane {
+  const { script, eval: evalScript } = workerScript();
+  const worker = new Worker(script, {
+    eval: evalScript,
+    workerData: data,
+    // As the launcher does for the main thread: a small young generation keeps RSS flat on long files.
+    resourceLimits: { maxYoungGenerationSizeMb: 16, maxOldGenerationSizeMb: 96 },
+  });
+  const lane: Lane = { worker, unread: 0, wake: null };
+  worker.on('message', (m: PoolReply) => {
+    if (m.t === 'ack') {
+      lane.unread -= m.bytes;
+      lane.wake?.();
+      lane.wake = null;
+      return;
+    }
+    const r = outcomeOf(run, m.seq);
+    if (m.t === 'items') r.items.push(m.items);
+    else if (m.t === 'done') {
+      r.done = true;
+      if (m.silent !== undefined && silent !== undefined) mergeSilentState(silent, m.silent);
+    } else r.error = m;
+    poke(run);
+  });
+  worker.on('error', (err) => {
+    run.failure ??= new Error(`prepare worker failed: ${err.message}`);
+    poke(run);
+  });
+  worker.on('exit', (code) => {
+    if (!run.stopped)
+      run.failure ??= new Error(`prepare worker exited (code ${code}) before the end of ${data.source}`);
+    poke(run);
+  });
+  return lane;
+}
+
+/** The feeder: reads the input, splits it, hands chunk after chunk to the workers in turn. */
+async function feed(run: PoolRun, spec: InputSpec, o: PoolOptions, columns: string[]): Promise<void> {
+  const { lanes } = run;
+  // The main thread only splits here: big reads, fewer messages.
+  const bytes = inputBytes(spec, undefined, 256 * 1024, o.onBytes, Number.POSITIVE_INFINITY);
+  const splitter = createSplitter({
+    format: spec.format,
+    delimiter: o.delimiter,
+    maxLineBytes: o.maxLineBytes,
+    pieceBytes: o.chunkBytes,
+  });
+  let line = 1;
+  let open = -1; // the chunk being fed
+  const send = async (seq: number, m: PoolRequest): Promise<void> => {
+    const lane = lanes[seq % lanes.length] as Lane;
+    if (m.t === 'data') {
+      while (lane.unread > UNREAD_BYTES && !run.stopped) await new Promise<void>((r) => (lane.wake = r));
+      lane.unread += m.bytes.byteLength;
+    }
+    if (!run.stopped) lane.worker.postMessage(m);
+  };
+  const piece = async (p: { bytes: Buffer; newlines: number; last: boolean }): Promise<void> => {
+    if (open === -1 && p.bytes.length === 0) return; // the input ended on a chunk boundary
+    if (open === -1) {
+      while (run.chunks - run.taken >= CHUNKS_AHEAD * lanes.length && !run.stopped)
+        await new Promise<void>((r) => (run.aheadWake = r));
+      open = run.chunks++;
+      const m: PoolRequest =
+        open === 0
+          ? { t: 'open', seq: open, firstLine: line }
+          : { t: 'open', seq: open, firstLine: line, columns, recordDelimiter: splitter.recordDelimiter };
+      await send(open, m);
+    }
+    if (p.bytes.length > 0) await send(open, { t: 'data', seq: open, bytes: p.bytes });
+    line += p.newlines;
+    if (p.last) {
+      await send(open, { t: 'end', seq: open });
+      open = -1;
+    }
+  };
+  try {
+    for await (const buf of bytes) {
+      for (const p of splitter.push(buf)) await piece(p);
+      if (run.stopped) return;
+    }
+    await piece(splitter.end());
+  } catch (err) {
+    run.readError = { after: open === -1 ? run.chunks - 1 : open, error: err };
+    if (open !== -1) await send(open, { t: 'end', seq: open });
+  } finally {
+    run.fed = true;
+    poke(run);
+  }
+}
+
+/** The consumer: each chunk's items in input order, as the workers send them back. */
+async function* consume(run: PoolRun): PreparedChunks {
+  const { lanes, outcomes } = run;
+  for (let seq = 0; ; seq++) {
+    for (;;) {
+      if (run.failure) throw run.failure;
+      const r = outcomes.get(seq);
+      if (r && r.items.length > 0) {
+        const items = r.items.shift() as PreparedItem[];
+        (lanes[seq % lanes.length] as Lane).worker.postMessage({ t: 'credit' } satisfies PoolRequest);
+        yield items;
+        continue;
+      }
+      if (r?.error) throw errorOf(r.error);
+      if (r?.done) break;
+      // A read error surfaces where a single reader would raise it: after the records read before it.
+      if (run.readError && run.readError.after < seq) throw run.readError.error;
+      if (run.fed && seq >= run.chunks) return;
+      await new Promise<void>((res) => (run.notify = res));
+    }
+    outcomes.delete(seq);
+    run.taken = seq + 1;
+    wakeAhead(run);
+  }
+}
+
 /**
  * Read, map and validate one input file (CSV or NDJSON, gzipped or not) on `threads` worker threads.
  * Memory stays bounded: reading runs at most a few chunks ahead of the consumer.
- * @example for await (const items of prepareInPool(spec, { mapping: undefined, delimiter: ',', maxLineBytes: 1 << 20, threads: 2 })) …
+ * @example for await (const items of prepareInPool(spec, { mapping: undefined, delimiter: ',', maxLineBytes: 1 << 20, threads: 2, chunkBytes: 524288 })) …
  */
 export async function* prepareInPool(spec: InputSpec, o: PoolOptions): PreparedChunks {
   const source = sourceName(spec);
@@ -82,150 +239,27 @@ export async function* prepareInPool(spec: InputSpec, o: PoolOptions): PreparedC
     maxLineBytes: o.maxLineBytes,
     window: WINDOW,
   };
-  const outcomes = new Map<number, Outcome>();
-  const outcome = (seq: number): Outcome => {
-    let r = outcomes.get(seq);
-    if (!r) {
-      r = { items: [], done: false };
-      outcomes.set(seq, r);
-    }
-    return r;
+  const run: PoolRun = {
+    lanes: [],
+    outcomes: new Map(),
+    failure: undefined,
+    stopped: false,
+    notify: null,
+    chunks: 0,
+    fed: false,
+    readError: undefined,
+    taken: 0,
+    aheadWake: null,
   };
-  let notify: (() => void) | null = null;
-  const poke = () => {
-    notify?.();
-    notify = null;
-  };
-  let failure: Error | undefined;
-  let stopped = false;
-  const lanes: Lane[] = [];
-  for (let i = 0; i < o.threads; i++) {
-    const { script, eval: evalScript } = workerScript();
-    const worker = new Worker(script, {
-      eval: evalScript,
-      workerData: data,
-      // As the launcher does for the main thread: a small young generation keeps RSS flat on long files.
-      resourceLimits: { maxYoungGenerationSizeMb: 16, maxOldGenerationSizeMb: 96 },
-    });
-    const lane: Lane = { worker, unread: 0, wake: null };
-    worker.on('message', (m: PoolReply) => {
-      if (m.t === 'ack') {
-        lane.unread -= m.bytes;
-        lane.wake?.();
-        lane.wake = null;
-        return;
-      }
-      const r = outcome(m.seq);
-      if (m.t === 'items') r.items.push(m.items);
-      else if (m.t === 'done') {
-        r.done = true;
-        if (m.silent !== undefined && o.silent !== undefined) mergeSilentState(o.silent, m.silent);
-      } else r.error = m;
-      poke();
-    });
-    worker.on('error', (err) => {
-      failure ??= new Error(`prepare worker failed: ${err.message}`);
-      poke();
-    });
-    worker.on('exit', (code) => {
-      if (!stopped) failure ??= new Error(`prepare worker exited (code ${code}) before the end of ${source}`);
-      poke();
-    });
-    lanes.push(lane);
-  }
-
-  // The feeder: reads the input, splits it, hands chunk after chunk to the workers in turn.
-  let chunks = 0; // chunks opened
-  let fed = false; // every chunk has been opened and ended
-  /** A read error, and the last chunk whose records were read before it (-1: none). */
-  let readError: { after: number; error: unknown } | undefined;
-  let taken = 0; // chunks the consumer has finished
-  let aheadWake: (() => void) | null = null;
-  const wakeAhead = (): void => {
-    aheadWake?.();
-    aheadWake = null;
-  };
-  // The main thread only splits here: big reads, fewer messages.
-  const bytes = inputBytes(spec, undefined, 256 * 1024, o.onBytes, Number.POSITIVE_INFINITY);
-  const feed = async (): Promise<void> => {
-    const splitter = createSplitter({
-      format: spec.format,
-      delimiter: o.delimiter,
-      maxLineBytes: o.maxLineBytes,
-      chunkBytes: o.chunkBytes ?? 512 * 1024,
-    });
-    let line = 1;
-    let open = -1; // the chunk being fed
-    const send = async (seq: number, m: PoolRequest): Promise<void> => {
-      const lane = lanes[seq % lanes.length] as Lane;
-      if (m.t === 'data') {
-        while (lane.unread > UNREAD_BYTES && !stopped) await new Promise<void>((r) => (lane.wake = r));
-        lane.unread += m.bytes.byteLength;
-      }
-      if (!stopped) lane.worker.postMessage(m);
-    };
-    const piece = async (p: { bytes: Buffer; newlines: number; last: boolean }): Promise<void> => {
-      if (open === -1 && p.bytes.length === 0) return; // the input ended on a chunk boundary
-      if (open === -1) {
-        while (chunks - taken >= CHUNKS_AHEAD * lanes.length && !stopped)
-          await new Promise<void>((r) => (aheadWake = r));
-        open = chunks++;
-        const m: PoolRequest =
-          open === 0
-            ? { t: 'open', seq: open, firstLine: line }
-            : { t: 'open', seq: open, firstLine: line, columns, recordDelimiter: splitter.recordDelimiter };
-        await send(open, m);
-      }
-      if (p.bytes.length > 0) await send(open, { t: 'data', seq: open, bytes: p.bytes });
-      line += p.newlines;
-      if (p.last) {
-        await send(open, { t: 'end', seq: open });
-        open = -1;
-      }
-    };
-    try {
-      for await (const buf of bytes) {
-        for (const p of splitter.push(buf)) await piece(p);
-        if (stopped) return;
-      }
-      await piece(splitter.end());
-    } catch (err) {
-      readError = { after: open === -1 ? chunks - 1 : open, error: err };
-      if (open !== -1) await send(open, { t: 'end', seq: open });
-    } finally {
-      fed = true;
-      poke();
-    }
-  };
-  const feeding = feed();
-
+  for (let i = 0; i < o.threads; i++) run.lanes.push(startLane(run, data, o.silent));
+  const feeding = feed(run, spec, o, columns);
   try {
-    for (let seq = 0; ; seq++) {
-      for (;;) {
-        if (failure) throw failure;
-        const r = outcomes.get(seq);
-        if (r && r.items.length > 0) {
-          const items = r.items.shift() as PreparedItem[];
-          (lanes[seq % lanes.length] as Lane).worker.postMessage({ t: 'credit' } satisfies PoolRequest);
-          yield items;
-          continue;
-        }
-        if (r?.error) throw errorOf(r.error);
-        if (r?.done) break;
-        // A read error surfaces where a single reader would raise it: after the records read before it.
-        if (readError && readError.after < seq) throw readError.error;
-        if (fed && seq >= chunks) return;
-        await new Promise<void>((res) => (notify = res));
-      }
-      outcomes.delete(seq);
-      taken = seq + 1;
-      wakeAhead();
-    }
+    yield* consume(run);
   } finally {
-    stopped = true;
-    wakeAhead();
-    for (const lane of lanes) lane.wake?.();
+    run.stopped = true;
+    wakeAhead(run);
+    for (const lane of run.lanes) lane.wake?.();
     await feeding.catch(() => {});
-    await Promise.all(lanes.map((l) => l.worker.terminate()));
+    await Promise.all(run.lanes.map((l) => l.worker.terminate()));
   }
 }

@@ -1,19 +1,19 @@
 // Rejected records: each goes to the rejects file (rejects.ts) and the counters; the reject caps say when the
 // input is plainly not what the profile expects (a cap on lines or bytes, or nearly all of the first records
 // rejected), and the chain then stops reading.
+import type { Config } from '../config/index.ts';
 import type { FieldError } from '../model/field-error.ts';
 import type { Counters } from './counters.ts';
 import type { RejectsWriter } from './rejects.ts';
 
-export interface RejectCaps {
-  /** Most reject lines this run appends (0 or absent: no limit); shown in the reason. */
-  maxRejects?: number;
-  /** Most bytes this run appends to the rejects file (0 or absent: no limit). */
-  maxRejectBytes?: number;
-  /** Stop when at least this percent of the first `rejectSample` records are rejected (0 or absent: off). */
-  maxRejectPercent?: number;
-  rejectSample?: number;
-}
+/**
+ * The reject caps, the table's (send.maxRejects, send.maxRejectBytes: 0 = no limit; stop when at least
+ * send.maxRejectPercent of the first send.rejectSample records are rejected, 0 = off).
+ */
+export type RejectCaps = Pick<
+  Config['send'],
+  'maxRejects' | 'maxRejectBytes' | 'maxRejectPercent' | 'rejectSample'
+>;
 
 export interface Rejecter {
   /** `expanded`: a notification `expand` made beyond its record's first (counted in `expanded`, not `read`). */
@@ -33,8 +33,7 @@ export function createRejecter(
   runId: string,
   caps: RejectCaps,
 ): Rejecter {
-  const sample = caps.rejectSample ?? 1000;
-  const percent = caps.maxRejectPercent ?? 0;
+  const { rejectSample: sample, maxRejectPercent: percent } = caps;
   let tooMany: string | null = null;
   return {
     reject(source, line, errors, record, expanded) {

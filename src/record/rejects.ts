@@ -3,6 +3,7 @@
 // not appended again.
 import { createHash } from 'node:crypto';
 import type { WriteStream } from 'node:fs';
+import type { Config } from '../config/index.ts';
 import { SvcIngestError } from '../errors.ts';
 import { openStateFile, type StateFile } from '../ledger/file/files.ts';
 import { createLineSplitter, type SplitLine } from '../ledger/file/lines.ts';
@@ -27,12 +28,8 @@ export interface RejectLine {
 /** What became of one reject: appended, already in the file from an earlier run, or dropped at the byte cap. */
 export type RejectWrite = 'written' | 'known' | 'dropped';
 
-export interface RejectsLimits {
-  /** Most lines a run appends; 0 = no limit. */
-  maxLines: number;
-  /** Most bytes a run appends; 0 = no limit. */
-  maxBytes: number;
-}
+/** The caps on what one run appends, the table's: send.maxRejects (lines), send.maxRejectBytes; 0 = no limit. */
+export type RejectsLimits = Pick<Config['send'], 'maxRejects' | 'maxRejectBytes'>;
 
 export interface RejectsWriter {
   write(line: RejectLine): RejectWrite;
@@ -46,7 +43,8 @@ export interface RejectsWriter {
   close(): Promise<void>;
 }
 
-export interface RejectsOpenOptions extends Partial<RejectsLimits> {
+export interface RejectsOpenOptions {
+  caps: RejectsLimits;
   /** Sources of this run: only their earlier rejects are remembered (keeps the known-reject index small). */
   sources?: Iterable<string>;
 }
@@ -100,11 +98,10 @@ async function loadKnown(file: StateFile, sources: Set<string>): Promise<Fingerp
 /**
  * Open the rejects file for appending (created with its folders, mode 0600; a link or anything but a regular
  * file is refused). Writes are buffered; close() flushes.
- * @example const r = await openRejectsWriter('ledger/rejects.ndjson', { maxLines: 100_000, sources: ['a.csv'] })
+ * @example const r = await openRejectsWriter('ledger/rejects.ndjson', { caps: config.send, sources: ['a.csv'] })
  */
-export async function openRejectsWriter(path: string, opts: RejectsOpenOptions = {}): Promise<RejectsWriter> {
-  const maxLines = opts.maxLines ?? 0;
-  const maxBytes = opts.maxBytes ?? 0;
+export async function openRejectsWriter(path: string, opts: RejectsOpenOptions): Promise<RejectsWriter> {
+  const { maxRejects: maxLines, maxRejectBytes: maxBytes } = opts.caps;
   const file = (await openStateFile(path, 'rejects file', 'append')) as StateFile;
   let known: FingerprintSet;
   let stream: WriteStream;

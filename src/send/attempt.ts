@@ -1,22 +1,24 @@
 // One batch's delivery attempts: p-retry around the client's post (the one retry loop of the tool), with the
 // retry policy deciding each retry and its wait, and the breaker told of every failed attempt.
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import pRetry from 'p-retry';
 import type { BatchItem } from '../batch/batcher.ts';
 import { type EncodedBatch, encodeRecords, releaseBody } from '../client/body.ts';
 import type { SvcClient } from '../client/index.ts';
+import type { Config } from '../config/index.ts';
+import { sleep } from '../sleep.ts';
 import type { AttemptResult } from './bisect.ts';
 import type { Breaker } from './breaker.ts';
 import { classifyFailure, type FailureClass } from './classify.ts';
-import { backoff, decideRetry, type RetryTiming } from './retry-policy.ts';
+import { backoff, decideRetry } from './retry-policy.ts';
 
 /** Sends one batch: each transaction already serialised as JSON (the client's postTransactionsJson). */
 export type PostTransactions = SvcClient['postTransactionsJson'];
 
 export interface AttemptOptions {
   post: PostTransactions;
-  timing: RetryTiming;
+  /** The backoff of a batch's retries. */
+  timing: Pick<Config['send'], 'retryBaseMs' | 'retryMaxMs'>;
   breaker: Breaker;
   /** Aborted when the run stops: no more retries, the wait in progress ends. */
   stop: AbortSignal;
@@ -55,6 +57,7 @@ export function createAttempt(o: AttemptOptions): Attempt {
     const left = o.breaker.retryBudget();
     const retryUntil = performance.now() + left;
     try {
+      // Not send/retried.ts: a batch's own loop, with Retry-After, the outage limit and the breaker (retry-policy.ts).
       const res = await pRetry(
         async (n) => {
           attempts = n;
@@ -70,7 +73,7 @@ export function createAttempt(o: AttemptOptions): Attempt {
         },
         {
           retries,
-          ...backoff(o.timing),
+          ...backoff({ baseDelayMs: o.timing.retryBaseMs, maxDelayMs: o.timing.retryMaxMs }),
           maxRetryTime: Math.max(0, left),
           signal: o.stop,
           // Decided once, in onFailedAttempt (which p-retry calls first), so onRetry counts only real retries.
@@ -90,7 +93,7 @@ export function createAttempt(o: AttemptOptions): Attempt {
             if (!next.retry) return;
             o.onRetry?.({ batchId, attempt: attemptNumber, failure: lastFailure, delayMs: next.delayMs });
             // Retry-After is honoured by waiting the difference on top of p-retry's own delay.
-            if (next.extraMs > 0) await sleep(next.extraMs, undefined, { signal: o.stop }).catch(() => {});
+            if (next.extraMs > 0) await sleep(next.extraMs, o.stop);
           },
         },
       );

@@ -2,55 +2,55 @@
 // tool), composing the pure retry policy (retry-policy.ts), poison isolation (bisect.ts) and the outage breaker
 // (breaker.ts). It stops the run at once on a failure no batch can fix (stop.ts) and records each outcome (through
 // onOutcome, the recorder) before freeing the batch's slot.
-import { setTimeout as sleep } from 'node:timers/promises';
 import pLimit from 'p-limit';
 import type { Batch } from '../batch/batcher.ts';
 import { releaseWires } from '../client/body.ts';
+import type { Config } from '../config/index.ts';
+import { sleep } from '../sleep.ts';
 import { createAttempt, type PostTransactions } from './attempt.ts';
 import { createBisector, type Delivery } from './bisect.ts';
-import { createBreaker } from './breaker.ts';
+import { type Breaker, createBreaker } from './breaker.ts';
 import type { FailureClass } from './classify.ts';
 import { ackedOutcome, failedOutcome, notSentOutcome } from './outcomes.ts';
 import type { BatchOutcome, Sink } from './sink.ts';
 import { createSlots } from './slots.ts';
 import { OutageError, StopError, stopFor } from './stop.ts';
 
+/**
+ * The dispatcher's settings, the table's send.* keys (a key renamed in the table does not compile here):
+ * concurrency, a batch's retries and their backoff, the retries of each part of a split batch, and outageMaxMs,
+ * the longest time the service may keep failing (counted from the first failed attempt after the last ack) before
+ * the dispatcher gives up with an OutageError. A batch's retries end at that limit (p-retry's maxRetryTime
+ * shortens the last wait); a probe that would wait past it is not made; the attempt under way can add up to its
+ * timeout.
+ */
+export type DispatchConfig = Pick<
+  Config['send'],
+  'concurrency' | 'maxRetries' | 'retryBaseMs' | 'retryMaxMs' | 'splitRetries' | 'outageMaxMs'
+>;
+
 export interface DispatcherOptions {
   post: PostTransactions;
-  concurrency: number;
-  maxRetries: number;
-  retryBaseMs: number;
-  retryMaxMs: number;
-  /** Retries for each part of a split batch (default 1). */
-  splitRetries?: number;
+  settings: DispatchConfig;
   /** Consecutive failed batches that open the breaker (default max(3, concurrency)). */
   breakerThreshold?: number;
-  /**
-   * Longest time the service may keep failing (counted from the first failed attempt after the last ack) before
-   * the dispatcher gives up with an OutageError (default 120000 ms). A batch's retries end at the limit (p-retry's
-   * maxRetryTime shortens the last wait); a probe that would wait past it is not made; the attempt under way then
-   * can add up to its timeout.
-   */
-  outageMaxMs?: number;
   /** Called once per outcome, inside the batch's slot; must persist it (the ledger). A throw is fatal. */
   onOutcome(outcome: BatchOutcome): Promise<void>;
   /** Called for every retry scheduled (for counters / logs). */
   onRetry?(info: { batchId: string; attempt: number; failure: FailureClass; delayMs: number }): void;
   onSplit?(info: { batchId: string; size: number; failure: FailureClass }): void;
-  onBreaker?(info: { state: 'open' | 'probe' | 'closed' | 'gave-up'; waitMs?: number }): void;
+  onBreaker?(info: { state: 'open' | 'probe' | 'closed' | 'gave-up'; probeInMs?: number }): void;
 }
 
 /** The service sink: a Sink that sends. */
 export type Dispatcher = Sink;
 
 export function createDispatcher(o: DispatcherOptions): Dispatcher {
-  const concurrency = o.concurrency;
+  const { concurrency } = o.settings;
   const limit = pLimit(concurrency);
   const breaker = createBreaker({
     threshold: o.breakerThreshold ?? Math.max(3, concurrency),
-    outageMaxMs: o.outageMaxMs ?? 120_000,
-    baseWaitMs: o.retryBaseMs,
-    maxWaitMs: o.retryMaxMs,
+    settings: o.settings,
   });
   const stopCtl = new AbortController();
   let fatal: Error | null = null;
@@ -69,7 +69,7 @@ export function createDispatcher(o: DispatcherOptions): Dispatcher {
 
   const attempt = createAttempt({
     post: o.post,
-    timing: o,
+    timing: o.settings,
     breaker,
     stop: stopCtl.signal,
     onRetry: o.onRetry,
@@ -83,41 +83,19 @@ export function createDispatcher(o: DispatcherOptions): Dispatcher {
     fatal: (f) => raise(stopFor(f)),
     stopped: () => stopCtl.signal.aborted,
     lastAckAt: () => breaker.lastAckAt,
-    splitRetries: o.splitRetries ?? 1,
+    settings: o.settings,
     onSplit: o.onSplit,
   });
+
+  const parts: DeliveryParts = { o, bisector, breaker, stop: stopCtl.signal, fatal: () => fatal, giveUp };
 
   /** A batch sent (split if need be) and each outcome recorded; then its records' bytes are let go of (body.ts). */
   async function deliverTop(batch: Batch, retries: number): Promise<void> {
     try {
-      await deliverSettled(batch, retries);
+      await deliverSettled(parts, batch, retries);
     } finally {
       releaseWires(batch.items);
     }
-  }
-
-  async function deliverSettled(batch: Batch, retries: number): Promise<void> {
-    const d: Delivery = { startedAt: performance.now(), acked: 0, failed: [] };
-    await bisector.deliver(batch.id, batch.items, retries, d);
-    const whole = d.failed[0];
-    // Only while no batch has failed whole (the breaker counts those), so an outage is not hammered.
-    if (
-      whole !== undefined &&
-      whole.items === batch.items &&
-      whole.splittable &&
-      breaker.quiet &&
-      !stopCtl.signal.aborted &&
-      !breaker.spent(0)
-    ) {
-      await bisector.explore(whole, d);
-    }
-    // The service has been failing for outageMaxMs (this batch's retries ran up to the limit): give up.
-    if (d.acked === 0 && d.failed.length > 0 && !(fatal instanceof StopError) && breaker.spent(0)) giveUp();
-    const stopping = fatal instanceof StopError;
-    for (const part of d.failed) await o.onOutcome(failedOutcome(part, stopping));
-    const change = breaker.settle(d.acked > 0, stopping);
-    if (change === 'closed') o.onBreaker?.({ state: 'closed' });
-    else if (change === 'opened') o.onBreaker?.({ state: 'open' });
   }
 
   const { running, track, waitForSlot } = createSlots(limit, concurrency, (err) => raise(err));
@@ -138,14 +116,15 @@ export function createDispatcher(o: DispatcherOptions): Dispatcher {
   async function probe(batch: Batch): Promise<void> {
     while (running.size > 0) await Promise.race(running);
     if (fatal) return refuse(batch);
-    if (!breaker.open) return void track(limit(() => deliverTop(batch, o.maxRetries)));
+    if (!breaker.open) return void track(limit(() => deliverTop(batch, o.settings.maxRetries)));
     const wait = breaker.nextWait();
     if (breaker.spent(wait)) {
       giveUp();
       return refuse(batch);
     }
-    o.onBreaker?.({ state: 'probe', waitMs: wait });
-    await sleep(wait, undefined, { signal: stopCtl.signal }).catch(() => {});
+    o.onBreaker?.({ state: 'probe', probeInMs: wait });
+    // Not send/retried.ts: the breaker's growing waits between probes (breaker.ts), across batches, not one call's.
+    await sleep(wait, stopCtl.signal);
     if (fatal) return refuse(batch);
     if (stopCtl.signal.aborted)
       return abandon(batch, 'not sent: interrupted while the service was unavailable');
@@ -166,7 +145,7 @@ export function createDispatcher(o: DispatcherOptions): Dispatcher {
         if (fatal) throw fatal;
         return;
       }
-      track(limit(() => deliverTop(batch, o.maxRetries)));
+      track(limit(() => deliverTop(batch, o.settings.maxRetries)));
     },
     async drain() {
       while (running.size > 0) await Promise.all([...running]);
@@ -180,4 +159,43 @@ export function createDispatcher(o: DispatcherOptions): Dispatcher {
       return limit.activeCount;
     },
   };
+}
+
+/** What deliverSettled works with: the dispatcher's parts, its stop signal and its fatal error so far. */
+interface DeliveryParts {
+  o: DispatcherOptions;
+  bisector: ReturnType<typeof createBisector>;
+  breaker: Breaker;
+  stop: AbortSignal;
+  fatal: () => Error | null;
+  giveUp: () => void;
+}
+
+/**
+ * A batch sent, split if need be: a batch failed whole is explored (its refused record isolated) while the service
+ * otherwise answers; each failed part recorded, and the breaker told how the batch went.
+ */
+async function deliverSettled(c: DeliveryParts, batch: Batch, retries: number): Promise<void> {
+  const d: Delivery = { startedAt: performance.now(), acked: 0, failed: [] };
+  await c.bisector.deliver(batch.id, batch.items, retries, d);
+  const whole = d.failed[0];
+  // Only while no batch has failed whole (the breaker counts those), so an outage is not hammered.
+  if (
+    whole !== undefined &&
+    whole.items === batch.items &&
+    whole.splittable &&
+    c.breaker.quiet &&
+    !c.stop.aborted &&
+    !c.breaker.spent(0)
+  ) {
+    await c.bisector.explore(whole, d);
+  }
+  // The service has been failing for outageMaxMs (this batch's retries ran up to the limit): give up.
+  if (d.acked === 0 && d.failed.length > 0 && !(c.fatal() instanceof StopError) && c.breaker.spent(0))
+    c.giveUp();
+  const stopping = c.fatal() instanceof StopError;
+  for (const part of d.failed) await c.o.onOutcome(failedOutcome(part, stopping));
+  const change = c.breaker.settle(d.acked > 0, stopping);
+  if (change === 'closed') c.o.onBreaker?.({ state: 'closed' });
+  else if (change === 'opened') c.o.onBreaker?.({ state: 'open' });
 }

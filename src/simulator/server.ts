@@ -8,7 +8,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { TransactionNotification } from '../client/models.ts';
 import { INSTITUTION_ID_HEADER, PATHS, REQUEST_ID_HEADER, SESSION_TOKEN_HEADER } from '../client/models.ts';
 import { SvcIngestError } from '../errors.ts';
-import { anchorDay, buildCatalog } from './catalog.ts';
+import { anchorDay, buildCatalog, type Catalog } from './catalog.ts';
+import { answerControl } from './control.ts';
 import type { EndpointDeps } from './endpoints.ts';
 import { getRedemptions, getStoreLocations, startSession } from './endpoints.ts';
 import type { Reply } from './http.ts';
@@ -23,11 +24,11 @@ import {
 } from './http.ts';
 import type { FaultOptions, SimulatorOptions } from './options.ts';
 import { applyFaults, checkFaults, checkOptions, DEFAULTS, defaultFaults } from './options.ts';
-import { createIdSource } from './rng.ts';
+import { createIdSource, type IdSource } from './rng.ts';
 import { sessionSecret } from './session.ts';
-import type { SimulatorStats } from './state.ts';
+import type { SimState, SimulatorStats } from './state.ts';
 import { bump, clearState, createState, deliveryCounts, snapshot } from './state.ts';
-import { createTicketDesk } from './tickets.ts';
+import { createTicketDesk, type TicketDesk } from './tickets.ts';
 import type { TransactionsDeps } from './transactions.ts';
 import { handleTransactions } from './transactions.ts';
 
@@ -125,203 +126,9 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     sessionTtlMs: opts.sessionTtlMs ?? DEFAULTS.sessionTtlMs,
     now: Date.now,
   };
-  let jitter = createIdSource(seed, 'jitter');
 
-  const desk = createTicketDesk({
-    seed,
-    delayMs: opts.ticketDelayMs ?? DEFAULTS.ticketDelayMs,
-    webhookUrl: opts.webhookUrl,
-    webhookSecret: opts.webhookSecret,
-    now: Date.now,
-    log,
-    knownCustomer: (id) => catalog.customers.has(id) || state.enrolled.has(id),
-    adActivation: (adId) => {
-      const entry = catalog.ads.get(adId);
-      return entry ? (entry.ad.activationDate ?? null) : undefined;
-    },
-    redemptionIdsFor: (customer, adId) =>
-      [...catalog.redemptions, ...(state.earned.get(customer) ?? [])]
-        .filter((r) => r.sourceCustomerId === customer && r.adId === adId)
-        .map((r) => r.redemptionId),
-  });
-
-  async function serve(
-    req: IncomingMessage,
-    res: ServerResponse,
-    pathname: string,
-    query: string,
-  ): Promise<void> {
-    const arrived = performance.now();
-    const method = req.method ?? 'GET';
-    const given = header(req, REQUEST_ID);
-    const requestId = given !== undefined && given.length <= 200 ? given : ctx.ids.uuid();
-    const r = route(method, pathname);
-    state.requests.total++;
-    bump(state.requests.byPath, r.statKey);
-    state.inFlight++;
-    if (state.inFlight > state.maxInFlight) state.maxInFlight = state.inFlight;
-    res.once('close', () => {
-      state.inFlight--;
-      hung.delete(res);
-    });
-
-    const body = await readBodyOf(req, method);
-    const outcome =
-      refusal(r, req, method, pathname, body, requestId) ?? dispatch(r.route, req, body, query, requestId);
-
-    // The latency counts from the request's arrival: reading and checking the body is part of it, as in a service
-    // that answers in latencyMs (a simulator that added its own work on top would be slower than it claims).
-    const latency =
-      faults.latencyMs + (faults.jitterMs > 0 ? Math.floor(jitter.next() * (faults.jitterMs + 1)) : 0);
-    const wait = latency - (performance.now() - arrived);
-    if (wait > 0) await sleep(wait);
-    if (outcome === 'reset') {
-      req.socket.resetAndDestroy();
-    } else if (outcome === 'hang') {
-      hung.add(res);
-    } else if (!res.destroyed) {
-      bump(state.requests.byStatus, String(outcome.status));
-      writeReply(res, outcome, requestId);
-    }
-  }
-
-  /** The error a request gets before any endpoint sees it (unknown path, method, token, body), or null. */
-  function refusal(
-    r: ReturnType<typeof route>,
-    req: IncomingMessage,
-    method: string,
-    pathname: string,
-    body: Buffer | undefined,
-    requestId: string,
-  ): Reply | null {
-    if (r.route === 'notFound')
-      return errorReply(404, 'NotFound', 'No such endpoint', requestId, { detail: `${method} ${pathname}` });
-    if (r.route === 'methodNotAllowed')
-      return errorReply(405, 'MethodNotAllowed', 'Method not allowed', requestId, {
-        detail: `${method} ${pathname}; allowed: ${r.allow}`,
-        headers: { allow: r.allow ?? '' },
-      });
-    if (wantedToken && r.route !== 'startSession' && !tokenMatches(header(req, 'authorization'), wantedToken))
-      return errorReply(401, 'Unauthorized', 'Missing or invalid bearer token', requestId);
-    if (method === 'POST' && body === undefined)
-      return errorReply(413, 'PayloadTooLarge', 'Request body too large', requestId, {
-        detail: `at most ${MAX_BODY_BYTES} bytes`,
-      });
-    if (method === 'POST' && !(header(req, 'content-type') ?? '').toLowerCase().includes('application/json'))
-      return errorReply(415, 'HttpMediaTypeNotSupported', 'Content-Type must be application/json', requestId);
-    return null;
-  }
-
-  function dispatch(
-    which: Route,
-    req: IncomingMessage,
-    body: Buffer | undefined,
-    query: string,
-    requestId: string,
-  ) {
-    switch (which) {
-      case 'transactions':
-        return handleTransactions(ctx, body, requestId);
-      case 'redemptions':
-        return getRedemptions(ctx, new URLSearchParams(query), header(req, SESSION_TOKEN), requestId);
-      case 'getTicket': {
-        const raw = (req.url ?? '').split('?')[0]?.slice(TICKET_PREFIX.length) ?? '';
-        let id: string;
-        try {
-          id = decodeURIComponent(raw);
-        } catch {
-          return validationReply(requestId, [
-            { field: 'sourceTicketId', message: 'not a valid URL path segment' },
-          ]);
-        }
-        const ticket = desk.get(id);
-        return ticket
-          ? { status: 200, body: ticket }
-          : errorReply(404, 'TicketNotFound', 'Ticket not found', requestId, {
-              detail: `no ticket with sourceTicketId "${id.slice(0, 64)}" (unknown, not created, or still being processed)`,
-            });
-      }
-      default: {
-        const parsed = parseJson(body);
-        if (!parsed.ok) return unreadableReply(requestId, 'body is not JSON');
-        if (which === 'startSession') return startSession(ctx, parsed.value, requestId);
-        if (which === 'storeLocations') return getStoreLocations(ctx, parsed.value, requestId);
-        const result = desk.create(parsed.value, header(req, INSTITUTION_ID));
-        if (!result && faults.dropTicketCreates > 0) {
-          // Processed, but the answer never reaches the partner: it must resubmit (the desk takes the same create
-          // again as the same ticket).
-          faults.dropTicketCreates--;
-          return 'reset';
-        }
-        if (!result) return { status: 202, body: { requestId } };
-        return 'unreadable' in result
-          ? unreadableReply(requestId, result.unreadable)
-          : validationReply(requestId, result.problems);
-      }
-    }
-  }
-
-  async function control(req: IncomingMessage, res: ServerResponse, pathname: string): Promise<void> {
-    const method = req.method ?? 'GET';
-    const requestId = header(req, REQUEST_ID) ?? ctx.ids.uuid();
-    const body = await readBodyOf(req, method);
-    if (pathname === '/__sim/stats' && method === 'GET')
-      return writeReply(res, { status: 200, body: snapshot(state) }, requestId);
-    if (pathname === '/__sim/deliveries' && method === 'GET') {
-      res.writeHead(200, { 'content-type': 'application/x-ndjson', [REQUEST_ID]: requestId });
-      let chunk = '';
-      for (const [transactionId, count] of deliveryCounts(state)) {
-        chunk += `${JSON.stringify({ transactionId, count })}\n`;
-        if (chunk.length > 65_536) {
-          res.write(chunk);
-          chunk = '';
-        }
-      }
-      res.end(chunk);
-      return;
-    }
-    if (pathname === '/__sim/faults' && method === 'POST') {
-      const parsed = parseJson(body);
-      if (
-        !parsed.ok ||
-        typeof parsed.value !== 'object' ||
-        parsed.value === null ||
-        Array.isArray(parsed.value)
-      ) {
-        return writeReply(
-          res,
-          unreadableReply(requestId, 'expected a JSON object of fault options'),
-          requestId,
-        );
-      }
-      try {
-        sim.setFaults(parsed.value as FaultOptions);
-      } catch (err) {
-        const message = err instanceof Error ? err.message : String(err);
-        return writeReply(
-          res,
-          errorReply(400, 'ValidationException', 'Invalid fault options', requestId, { detail: message }),
-          requestId,
-        );
-      }
-      return writeReply(
-        res,
-        { status: 200, body: { ...faults, poison: [...faults.poison], requestId } },
-        requestId,
-      );
-    }
-    if (pathname === '/__sim/reset' && method === 'POST') {
-      sim.reset();
-      return writeReply(res, { status: 200, body: { reset: true, requestId } }, requestId);
-    }
-    writeReply(
-      res,
-      errorReply(404, 'NotFound', 'No such simulator control endpoint', requestId, {
-        detail: `${method} ${pathname}`,
-      }),
-      requestId,
-    );
-  }
+  const desk = deskFor(opts, seed, catalog, state, log);
+  const parts: ServeParts = { ctx, desk, wantedToken, hung, jitter: createIdSource(seed, 'jitter') };
 
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     const url = req.url ?? '/';
@@ -341,8 +148,8 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       return;
     }
     const work = pathname.startsWith('/__sim/')
-      ? control(req, res, pathname)
-      : serve(req, res, pathname, query);
+      ? answerControl(req, res, pathname, { ctx, sim })
+      : serve(parts, req, res, pathname, query);
     work.catch((err: unknown) => {
       log('simulator.error', { error: err instanceof Error ? err.message : String(err), path: pathname });
       if (!res.headersSent && !res.destroyed) {
@@ -365,23 +172,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     : createHttpServer(onRequest);
   server.keepAliveTimeout = 10_000;
 
-  await new Promise<void>((resolve, reject) => {
-    const onError = (err: NodeJS.ErrnoException): void => {
-      reject(
-        new SvcIngestError(
-          'USAGE_INVALID',
-          `simulator cannot listen on ${host}:${opts.port ?? 0}: ${err.code ?? err.message}`,
-          {},
-          { cause: err },
-        ),
-      );
-    };
-    server.once('error', onError);
-    server.listen(opts.port ?? DEFAULTS.port, host, () => {
-      server.off('error', onError);
-      resolve();
-    });
-  });
+  await listen(server, host, opts.port);
   const port = (server.address() as AddressInfo).port;
   const url = `${opts.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
 
@@ -401,7 +192,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       clearState(state);
       desk.clear();
       ctx.ids = createIdSource(seed);
-      jitter = createIdSource(seed, 'jitter');
+      parts.jitter = createIdSource(seed, 'jitter');
       log('simulator.reset', {});
     },
     close() {
@@ -418,4 +209,187 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   };
   log('simulator.started', { url, seed });
   return sim;
+}
+
+/** The error a request gets before any endpoint sees it (unknown path, method, token, body), or null. */
+function refusal(
+  wantedToken: Buffer | undefined,
+  r: ReturnType<typeof route>,
+  req: IncomingMessage,
+  method: string,
+  pathname: string,
+  body: Buffer | undefined,
+  requestId: string,
+): Reply | null {
+  if (r.route === 'notFound')
+    return errorReply(404, 'NotFound', 'No such endpoint', requestId, { detail: `${method} ${pathname}` });
+  if (r.route === 'methodNotAllowed')
+    return errorReply(405, 'MethodNotAllowed', 'Method not allowed', requestId, {
+      detail: `${method} ${pathname}; allowed: ${r.allow}`,
+      headers: { allow: r.allow ?? '' },
+    });
+  if (wantedToken && r.route !== 'startSession' && !tokenMatches(header(req, 'authorization'), wantedToken))
+    return errorReply(401, 'Unauthorized', 'Missing or invalid bearer token', requestId);
+  if (method === 'POST' && body === undefined)
+    return errorReply(413, 'PayloadTooLarge', 'Request body too large', requestId, {
+      detail: `at most ${MAX_BODY_BYTES} bytes`,
+    });
+  if (method === 'POST' && !(header(req, 'content-type') ?? '').toLowerCase().includes('application/json'))
+    return errorReply(415, 'HttpMediaTypeNotSupported', 'Content-Type must be application/json', requestId);
+  return null;
+}
+
+/** GET /tickets/{sourceTicketId}: the ticket once its first update is out, else 404. */
+function getTicket(desk: TicketDesk, req: IncomingMessage, requestId: string): Reply {
+  const raw = (req.url ?? '').split('?')[0]?.slice(TICKET_PREFIX.length) ?? '';
+  let id: string;
+  try {
+    id = decodeURIComponent(raw);
+  } catch {
+    return validationReply(requestId, [{ field: 'sourceTicketId', message: 'not a valid URL path segment' }]);
+  }
+  const ticket = desk.get(id);
+  return ticket
+    ? { status: 200, body: ticket }
+    : errorReply(404, 'TicketNotFound', 'Ticket not found', requestId, {
+        detail: `no ticket with sourceTicketId "${id.slice(0, 64)}" (unknown, not created, or still being processed)`,
+      });
+}
+
+/** The server listening on host:port (the simulator's default port when none is given), or a one-line error. */
+async function listen(server: Server, host: string, port: number | undefined): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    const onError = (err: NodeJS.ErrnoException): void => {
+      reject(
+        new SvcIngestError(
+          'USAGE_INVALID',
+          `simulator cannot listen on ${host}:${port ?? 0}: ${err.code ?? err.message}`,
+          {},
+          { cause: err },
+        ),
+      );
+    };
+    server.once('error', onError);
+    server.listen(port ?? DEFAULTS.port, host, () => {
+      server.off('error', onError);
+      resolve();
+    });
+  });
+}
+
+/** What a request to the service's endpoints is served with; the jitter's draws start again on a reset. */
+interface ServeParts {
+  ctx: EndpointDeps & TransactionsDeps;
+  desk: TicketDesk;
+  wantedToken: Buffer | undefined;
+  /** Answers held forever (the hang fault), destroyed on close. */
+  hung: Set<ServerResponse>;
+  jitter: IdSource;
+}
+
+/** One request to the service's endpoints: counted, refused or dispatched, answered after the latency. */
+async function serve(
+  p: ServeParts,
+  req: IncomingMessage,
+  res: ServerResponse,
+  pathname: string,
+  query: string,
+): Promise<void> {
+  const arrived = performance.now();
+  const method = req.method ?? 'GET';
+  const given = header(req, REQUEST_ID);
+  const requestId = given !== undefined && given.length <= 200 ? given : p.ctx.ids.uuid();
+  const r = route(method, pathname);
+  const { state } = p.ctx;
+  state.requests.total++;
+  bump(state.requests.byPath, r.statKey);
+  state.inFlight++;
+  if (state.inFlight > state.maxInFlight) state.maxInFlight = state.inFlight;
+  res.once('close', () => {
+    state.inFlight--;
+    p.hung.delete(res);
+  });
+
+  const body = await readBodyOf(req, method);
+  const outcome =
+    refusal(p.wantedToken, r, req, method, pathname, body, requestId) ??
+    dispatch(p, r.route, req, body, query, requestId);
+
+  // The latency counts from the request's arrival: reading and checking the body is part of it, as in a service
+  // that answers in latencyMs (a simulator that added its own work on top would be slower than it claims).
+  const latency =
+    p.ctx.faults.latencyMs +
+    (p.ctx.faults.jitterMs > 0 ? Math.floor(p.jitter.next() * (p.ctx.faults.jitterMs + 1)) : 0);
+  const wait = latency - (performance.now() - arrived);
+  if (wait > 0) await sleep(wait);
+  if (outcome === 'reset') {
+    req.socket.resetAndDestroy();
+  } else if (outcome === 'hang') {
+    p.hung.add(res);
+  } else if (!res.destroyed) {
+    bump(state.requests.byStatus, String(outcome.status));
+    writeReply(res, outcome, requestId);
+  }
+}
+
+function dispatch(
+  p: ServeParts,
+  which: Route,
+  req: IncomingMessage,
+  body: Buffer | undefined,
+  query: string,
+  requestId: string,
+): Reply | 'reset' | 'hang' {
+  switch (which) {
+    case 'transactions':
+      return handleTransactions(p.ctx, body, requestId);
+    case 'redemptions':
+      return getRedemptions(p.ctx, new URLSearchParams(query), header(req, SESSION_TOKEN), requestId);
+    case 'getTicket':
+      return getTicket(p.desk, req, requestId);
+    default: {
+      const parsed = parseJson(body);
+      if (!parsed.ok) return unreadableReply(requestId, 'body is not JSON');
+      if (which === 'startSession') return startSession(p.ctx, parsed.value, requestId);
+      if (which === 'storeLocations') return getStoreLocations(p.ctx, parsed.value, requestId);
+      const result = p.desk.create(parsed.value, header(req, INSTITUTION_ID));
+      if (!result && p.ctx.faults.dropTicketCreates > 0) {
+        // Processed, but the answer never reaches the partner: it must resubmit (the desk takes the same create
+        // again as the same ticket).
+        p.ctx.faults.dropTicketCreates--;
+        return 'reset';
+      }
+      if (!result) return { status: 202, body: { requestId } };
+      return 'unreadable' in result
+        ? unreadableReply(requestId, result.unreadable)
+        : validationReply(requestId, result.problems);
+    }
+  }
+}
+
+/** The simulator's ticket desk: customers, ads and redemptions from its catalog and what it has earned since. */
+function deskFor(
+  opts: SimulatorOptions,
+  seed: number,
+  catalog: Catalog,
+  state: SimState,
+  log: NonNullable<SimulatorOptions['log']>,
+): TicketDesk {
+  return createTicketDesk({
+    seed,
+    delayMs: opts.ticketDelayMs ?? DEFAULTS.ticketDelayMs,
+    webhookUrl: opts.webhookUrl,
+    webhookSecret: opts.webhookSecret,
+    now: Date.now,
+    log,
+    knownCustomer: (id) => catalog.customers.has(id) || state.enrolled.has(id),
+    adActivation: (adId) => {
+      const entry = catalog.ads.get(adId);
+      return entry ? (entry.ad.activationDate ?? null) : undefined;
+    },
+    redemptionIdsFor: (customer, adId) =>
+      [...catalog.redemptions, ...(state.earned.get(customer) ?? [])]
+        .filter((r) => r.sourceCustomerId === customer && r.adId === adId)
+        .map((r) => r.redemptionId),
+  });
 }

@@ -143,51 +143,7 @@ export function createTicketDesk(deps: TicketDeps): TicketDesk {
 
   const post = (update: TicketWebhookUpdate): void => {
     updates.push(update);
-    const url = deps.webhookUrl;
-    if (!url) return;
-    const ac = new AbortController();
-    inFlight.add(ac);
-    const timer = setTimeout(() => ac.abort(), 10_000);
-    const body = JSON.stringify(update);
-    const headers: Record<string, string> = { 'content-type': 'application/json' };
-    if (deps.webhookSecret !== undefined) {
-      const timestamp = Math.floor(deps.now() / 1000);
-      headers[TIMESTAMP_HEADER] = String(timestamp);
-      headers[SIGNATURE_HEADER] = signWebhook(deps.webhookSecret, timestamp, body);
-    }
-    fetch(url, { method: 'POST', headers, body, signal: ac.signal, redirect: 'manual' })
-      .then(async (res) => {
-        await res.arrayBuffer().catch(() => undefined);
-        deps.log('webhook.sent', { sourceTicketId: update.sourceTicketId, status: res.status });
-      })
-      .catch((err: unknown) => {
-        deps.log('webhook.failed', {
-          sourceTicketId: update.sourceTicketId,
-          error: err instanceof Error ? err.message : String(err),
-        });
-      })
-      .finally(() => {
-        clearTimeout(timer);
-        inFlight.delete(ac);
-      });
-  };
-
-  // Decide now (deterministically) why a ticket cannot be created; the answer only travels by webhook.
-  const problemOf = (req: CreateTicketRequest): string | undefined => {
-    if (req.transactionIds.length === 0)
-      return 'Invalid transaction id: at least one transactionId is required';
-    if (req.transactionIds.length > LIMITS.ticketTransactionIdsMax) {
-      return `Too many transaction ids: at most ${LIMITS.ticketTransactionIdsMax} per ticket, got ${req.transactionIds.length}`;
-    }
-    const badTx = req.transactionIds.find((t) => !Number.isSafeInteger(t) || t <= 0);
-    if (badTx !== undefined) return `Invalid transaction id: ${badTx}`;
-    if (!deps.knownCustomer(String(req.sourceCustomerId)))
-      return `Invalid customer id: ${req.sourceCustomerId}`;
-    if (!Number.isSafeInteger(req.offerId) || deps.adActivation(String(req.offerId)) === undefined) {
-      return `Invalid offer id: ${req.offerId}`;
-    }
-    if (tickets.has(req.sourceTicketId)) return `Ticket already exists: ${req.sourceTicketId}`;
-    return undefined;
+    postWebhook(deps, inFlight, update);
   };
 
   return {
@@ -198,22 +154,9 @@ export function createTicketDesk(deps: TicketDeps): TicketDesk {
       // The interface: a partner that got no answer resubmits until one arrives. The same create again is the
       // same ticket (acknowledged again, no second lifecycle); another create under a taken id is an Error.
       if (tickets.get(req.sourceTicketId)?.request === requestText(req)) return undefined;
-      const problem = problemOf(req);
+      const problem = ticketProblem(deps, tickets, req);
       if (problem !== undefined) {
-        later(() => {
-          const update: TicketWebhookUpdate = {
-            sourceTicketId: req.sourceTicketId,
-            sourceCustomerId: req.sourceCustomerId,
-            processingStatus: 'Error',
-            processingStatusMessage: problem,
-            offerId: req.offerId,
-            transactionIds: req.transactionIds,
-            description: req.description,
-            institutionId: institutionId ?? DEFAULT_INSTITUTION_ID,
-          };
-          if (req.authorEmailAddress !== undefined) update.authorEmailAddress = req.authorEmailAddress;
-          post(update);
-        });
+        later(() => post(errorUpdate(req, institutionId, problem)));
         return undefined;
       }
       const ticket: Ticket = {
@@ -242,7 +185,7 @@ export function createTicketDesk(deps: TicketDeps): TicketDesk {
         entry.phase = 1;
         post({ ...base, status: 'In Process', processingStatus: 'Success' });
         later(() => {
-          close(entry);
+          closeTicket(deps, entry);
           post({
             ...base,
             status: 'Closed',
@@ -272,24 +215,97 @@ export function createTicketDesk(deps: TicketDeps): TicketDesk {
       for (const ac of inFlight) ac.abort();
     },
   };
+}
 
-  function close(entry: Entry): void {
-    const t = entry.ticket;
-    entry.phase = 2;
-    t.status = 'Closed';
-    t.ticketSolvedDate = new Date(deps.now()).toISOString();
-    if (t.description.trim().length < MIN_DESCRIPTION_CHARS) {
-      t.resolutionType = '';
-      t.svcResponse =
-        'Too little information to process this ticket; please recreate it with a fuller description.';
-      return;
-    }
-    const pick = Math.floor(draw(deps.seed, 'resolution', t.sourceTicketId) * RESOLUTION_TYPES.length);
-    const resolution = RESOLUTION_TYPES[pick] ?? RESOLUTION_TYPES[0];
-    t.resolutionType = resolution;
-    t.svcResponse = RESPONSES[resolution];
-    t.redemptionIds = deps.redemptionIdsFor(String(t.sourceCustomerId), String(t.offerId));
+function closeTicket(deps: TicketDeps, entry: Entry): void {
+  const t = entry.ticket;
+  entry.phase = 2;
+  t.status = 'Closed';
+  t.ticketSolvedDate = new Date(deps.now()).toISOString();
+  if (t.description.trim().length < MIN_DESCRIPTION_CHARS) {
+    t.resolutionType = '';
+    t.svcResponse =
+      'Too little information to process this ticket; please recreate it with a fuller description.';
+    return;
   }
+  const pick = Math.floor(draw(deps.seed, 'resolution', t.sourceTicketId) * RESOLUTION_TYPES.length);
+  const resolution = RESOLUTION_TYPES[pick] ?? RESOLUTION_TYPES[0];
+  t.resolutionType = resolution;
+  t.svcResponse = RESPONSES[resolution];
+  t.redemptionIds = deps.redemptionIdsFor(String(t.sourceCustomerId), String(t.offerId));
+}
+
+/** One webhook POST of an update (signed when the desk has a secret), logged; aborted after 10 s or on close. */
+function postWebhook(deps: TicketDeps, inFlight: Set<AbortController>, update: TicketWebhookUpdate): void {
+  const url = deps.webhookUrl;
+  if (!url) return;
+  const ac = new AbortController();
+  inFlight.add(ac);
+  const timer = setTimeout(() => ac.abort(), 10_000);
+  const body = JSON.stringify(update);
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (deps.webhookSecret !== undefined) {
+    const timestamp = Math.floor(deps.now() / 1000);
+    headers[TIMESTAMP_HEADER] = String(timestamp);
+    headers[SIGNATURE_HEADER] = signWebhook(deps.webhookSecret, timestamp, body);
+  }
+  fetch(url, { method: 'POST', headers, body, signal: ac.signal, redirect: 'manual' })
+    .then(async (res) => {
+      await res.arrayBuffer().catch(() => undefined);
+      deps.log('webhook.sent', { sourceTicketId: update.sourceTicketId, status: res.status });
+    })
+    .catch((err: unknown) => {
+      deps.log('webhook.failed', {
+        sourceTicketId: update.sourceTicketId,
+        error: err instanceof Error ? err.message : String(err),
+      });
+    })
+    .finally(() => {
+      clearTimeout(timer);
+      inFlight.delete(ac);
+    });
+}
+
+/** Why a ticket cannot be created, decided now (deterministically); the answer only travels by webhook. */
+function ticketProblem(
+  deps: TicketDeps,
+  tickets: ReadonlyMap<string, Entry>,
+  req: CreateTicketRequest,
+): string | undefined {
+  if (req.transactionIds.length === 0)
+    return 'Invalid transaction id: at least one transactionId is required';
+  if (req.transactionIds.length > LIMITS.ticketTransactionIdsMax) {
+    return `Too many transaction ids: at most ${LIMITS.ticketTransactionIdsMax} per ticket, got ${req.transactionIds.length}`;
+  }
+  const badTx = req.transactionIds.find((t) => !Number.isSafeInteger(t) || t <= 0);
+  if (badTx !== undefined) return `Invalid transaction id: ${badTx}`;
+  if (!deps.knownCustomer(String(req.sourceCustomerId)))
+    return `Invalid customer id: ${req.sourceCustomerId}`;
+  if (!Number.isSafeInteger(req.offerId) || deps.adActivation(String(req.offerId)) === undefined) {
+    return `Invalid offer id: ${req.offerId}`;
+  }
+  if (tickets.has(req.sourceTicketId)) return `Ticket already exists: ${req.sourceTicketId}`;
+  return undefined;
+}
+
+/** The Error webhook of a create that cannot become a ticket. */
+function errorUpdate(
+  req: CreateTicketRequest,
+  institutionId: string | undefined,
+  problem: string,
+): TicketWebhookUpdate {
+  const update: TicketWebhookUpdate = {
+    sourceTicketId: req.sourceTicketId,
+    sourceCustomerId: req.sourceCustomerId,
+    processingStatus: 'Error',
+    processingStatusMessage: problem,
+    offerId: req.offerId,
+    transactionIds: req.transactionIds,
+    description: req.description,
+    institutionId: institutionId ?? DEFAULT_INSTITUTION_ID,
+  };
+  if (req.authorEmailAddress !== undefined) update.authorEmailAddress = req.authorEmailAddress;
+  return update;
 }
 
 const RESPONSES: Record<(typeof RESOLUTION_TYPES)[number], string> = {

@@ -7,6 +7,7 @@ import {
   discardRun,
   type Merge,
   type RunFile,
+  type RunFolder,
   readFully,
   sortSlots,
   startMerge,
@@ -117,7 +118,6 @@ export function createSpillingFingerprintSet(
   const folder = createRunFolder('svc-ingest-seen-', opts.dir);
   // Run files hold slots as little-endian 64-bit words; elsewhere, stay in memory.
   let spilling = endianness() === 'LE';
-  let merging = true;
   let cap = Math.ceil(limit / 0.8);
   let full = limit; // table entries that make room (a spill or, once not spilling, a grow)
   let slots = new Uint32Array(0); // [low, high] word pairs, so a BigUint64Array view sorts by (high, low)
@@ -125,11 +125,11 @@ export function createSpillingFingerprintSet(
   let size = 0;
   let closed = false;
   const runs: SpilledRun[] = [];
+  const merger = createMerger(folder, runs);
   const fp = new Uint32Array(2);
   const block = new Uint32Array(RUN_BLOCK * 2);
   const blockBytes = new Uint8Array(block.buffer);
 
-  const home = (hi: number, c: number) => Math.floor((hi / 4294967296) * c);
   /** Slot of the fingerprint, or -1 - (the empty slot where it would go). */
   const find = (hi: number, lo: number): number => {
     let i = home(hi, cap);
@@ -142,18 +142,8 @@ export function createSpillingFingerprintSet(
   };
   /** A new table of `newCap` slots holding the fingerprints in the first `scan` slots of the old one. */
   const rehash = (newCap: number, scan: number): void => {
-    const old = slots;
+    slots = rehashed(slots, scan, newCap);
     cap = newCap;
-    slots = new Uint32Array(cap * 2);
-    for (let k = 0; k < scan; k++) {
-      const lo = old[2 * k] as number;
-      if (lo === 0) continue;
-      const hi = old[2 * k + 1] as number;
-      let i = home(hi, cap);
-      while (slots[2 * i] !== 0) if (++i === cap) i = 0;
-      slots[2 * i] = lo;
-      slots[2 * i + 1] = hi;
-    }
     full = Math.floor(cap * 0.8);
   };
 
@@ -171,6 +161,118 @@ export function createSpillingFingerprintSet(
     return run;
   };
 
+  /** The table is full: move its fingerprints to a sorted run on disk, or (if that fails) grow it. */
+  const makeRoom = (): void => {
+    if (!spilling) {
+      rehash(Math.ceil(cap * 1.5), cap);
+      return;
+    }
+    const n = compact(slots, cap);
+    sortSlots(slots, n);
+    const run = spill(n);
+    if (!run) {
+      spilling = false;
+      rehash(Math.ceil(cap * 1.5), n);
+      return;
+    }
+    runs.push(run);
+    slots.fill(0);
+    inTable = 0;
+    merger.startNext();
+  };
+
+  const checkOpen = (): void => {
+    if (closed) throw new Error('the seen-ids set is closed');
+  };
+
+  return {
+    has(id) {
+      checkOpen();
+      fingerprint(id, fp);
+      const hi = fp[0] as number;
+      const lo = fp[1] as number;
+      return (
+        (inTable > 0 && find(hi, lo) >= 0) || (runs.length > 0 && inRuns(runs, hi, lo, block, blockBytes))
+      );
+    },
+    add(id) {
+      checkOpen();
+      fingerprint(id, fp);
+      const hi = fp[0] as number;
+      const lo = fp[1] as number;
+      if (slots.length === 0) slots = new Uint32Array(cap * 2);
+      let at = find(hi, lo);
+      if (at >= 0 || (runs.length > 0 && inRuns(runs, hi, lo, block, blockBytes))) return false;
+      if (inTable >= full) {
+        makeRoom();
+        at = find(hi, lo);
+      }
+      const i = -1 - at;
+      slots[2 * i] = lo;
+      slots[2 * i + 1] = hi;
+      inTable++;
+      size++;
+      merger.pay();
+      return true;
+    },
+    get size() {
+      return size;
+    },
+    close() {
+      if (closed) return;
+      closed = true;
+      merger.close();
+      folder.remove(runs);
+      runs.length = 0;
+      slots = new Uint32Array(0);
+    },
+  };
+}
+
+/** A fingerprint's home slot in a table of `c` slots: multiply-shift on the high hash. */
+const home = (hi: number, c: number) => Math.floor((hi / 4294967296) * c);
+
+/** Moves the fingerprints of a table of `cap` slots to its first slots, in place; how many there are. */
+function compact(slots: Uint32Array, cap: number): number {
+  let n = 0;
+  for (let i = 0; i < cap; i++) {
+    const lo = slots[2 * i] as number;
+    if (lo === 0) continue;
+    slots[2 * n] = lo;
+    slots[2 * n + 1] = slots[2 * i + 1] as number;
+    n++;
+  }
+  return n;
+}
+
+/** A table of `cap` slots holding the fingerprints in the first `scan` slots of `old`. */
+function rehashed(old: Uint32Array, scan: number, cap: number): Uint32Array<ArrayBuffer> {
+  const slots = new Uint32Array(cap * 2);
+  for (let k = 0; k < scan; k++) {
+    const lo = old[2 * k] as number;
+    if (lo === 0) continue;
+    const hi = old[2 * k + 1] as number;
+    let i = home(hi, cap);
+    while (slots[2 * i] !== 0) if (++i === cap) i = 0;
+    slots[2 * i] = lo;
+    slots[2 * i + 1] = hi;
+  }
+  return slots;
+}
+
+/** The merges of a set's runs (below), started as runs are spilled, stepped in the background and paid by adds. */
+interface Merger {
+  /** Starts the next merge that is due, if none is under way. */
+  startNext(): void;
+  /** One add made: every PAY_EVERY adds, a step of the merge under way. */
+  pay(): void;
+  /** Drops the merge under way (its output file goes with the run folder). */
+  close(): void;
+}
+
+function createMerger(folder: RunFolder, runs: SpilledRun[]): Merger {
+  let merging = true;
+  let closed = false;
   /**
    * The merge under way: MERGE_FANIN runs of one level (still answering lookups, indexes kept) merged into one
    * run, a bounded step at a time, so no step pauses the event loop for long (issue 14: the whole merge at 16M ids
@@ -248,116 +350,15 @@ export function createSpillingFingerprintSet(
     tick.unref(); // a merge never keeps the process alive; close() drops it
   }
 
-  /** The table is full: move its fingerprints to a sorted run on disk, or (if that fails) grow it. */
-  const makeRoom = (): void => {
-    if (!spilling) {
-      rehash(Math.ceil(cap * 1.5), cap);
-      return;
-    }
-    let n = 0;
-    for (let i = 0; i < cap; i++) {
-      const lo = slots[2 * i] as number;
-      if (lo === 0) continue;
-      slots[2 * n] = lo;
-      slots[2 * n + 1] = slots[2 * i + 1] as number;
-      n++;
-    }
-    sortSlots(slots, n);
-    const run = spill(n);
-    if (!run) {
-      spilling = false;
-      rehash(Math.ceil(cap * 1.5), n);
-      return;
-    }
-    runs.push(run);
-    slots.fill(0);
-    inTable = 0;
-    startNext();
-  };
-
-  /** Is the fingerprint in this run? Reads the one 4 KiB block that may hold it (a run's keys are distinct). */
-  const inRun = (run: SpilledRun, hi: number, lo: number): boolean => {
-    const { keyHi, keyLo } = run;
-    let a = 0;
-    let b = keyHi.length;
-    while (a < b) {
-      const m = (a + b) >>> 1;
-      const h = keyHi[m] as number;
-      if (h < hi || (h === hi && (keyLo[m] as number) <= lo)) a = m + 1;
-      else b = m;
-    }
-    if (a === 0) return false;
-    const blk = a - 1;
-    const n = Math.min(RUN_BLOCK, run.count - blk * RUN_BLOCK);
-    readFully(run.fd, blockBytes, n * 8, blk * RUN_BLOCK * 8);
-    let x = 0;
-    let y = n - 1;
-    while (x <= y) {
-      const m = (x + y) >>> 1;
-      const h = block[2 * m + 1] as number;
-      const l = block[2 * m] as number;
-      if (h === hi && l === lo) return true;
-      if (h < hi || (h === hi && l < lo)) x = m + 1;
-      else y = m - 1;
-    }
-    return false;
-  };
-
-  const inRuns = (hi: number, lo: number): boolean => {
-    for (let r = runs.length - 1; r >= 0; r--) {
-      const run = runs[r] as SpilledRun;
-      const bloom = run.bloom;
-      const base = bloomBase(hi, run.blocks);
-      let k = 0;
-      for (; k < 7; k++) {
-        const bit = Math.imul(lo, BLOOM_SALTS[k] as number) >>> 23;
-        if (((bloom[base + (bit >>> 5)] as number) & (1 << (bit & 31))) === 0) break;
-      }
-      if (k === 7 && inRun(run, hi, lo)) return true;
-    }
-    return false;
-  };
-
-  const checkOpen = (): void => {
-    if (closed) throw new Error('the seen-ids set is closed');
-  };
-
   return {
-    has(id) {
-      checkOpen();
-      fingerprint(id, fp);
-      const hi = fp[0] as number;
-      const lo = fp[1] as number;
-      return (inTable > 0 && find(hi, lo) >= 0) || (runs.length > 0 && inRuns(hi, lo));
-    },
-    add(id) {
-      checkOpen();
-      fingerprint(id, fp);
-      const hi = fp[0] as number;
-      const lo = fp[1] as number;
-      if (slots.length === 0) slots = new Uint32Array(cap * 2);
-      let at = find(hi, lo);
-      if (at >= 0 || (runs.length > 0 && inRuns(hi, lo))) return false;
-      if (inTable >= full) {
-        makeRoom();
-        at = find(hi, lo);
-      }
-      const i = -1 - at;
-      slots[2 * i] = lo;
-      slots[2 * i + 1] = hi;
-      inTable++;
-      size++;
+    startNext,
+    pay() {
       if (pending !== null && ++addsSincePay >= PAY_EVERY) {
         addsSincePay = 0;
         advance(PAY_EVERY * PAY_SLOTS_PER_ADD);
       }
-      return true;
-    },
-    get size() {
-      return size;
     },
     close() {
-      if (closed) return;
       closed = true;
       if (tick !== null) clearImmediate(tick);
       tick = null;
@@ -365,9 +366,56 @@ export function createSpillingFingerprintSet(
         pending.m.abort();
         pending = null;
       }
-      folder.remove(runs);
-      runs.length = 0;
-      slots = new Uint32Array(0);
     },
   };
+}
+
+/** Is the fingerprint in this run? Reads the one 4 KiB block that may hold it (a run's keys are distinct). */
+function inRun(run: SpilledRun, hi: number, lo: number, block: Uint32Array, blockBytes: Uint8Array): boolean {
+  const { keyHi, keyLo } = run;
+  let a = 0;
+  let b = keyHi.length;
+  while (a < b) {
+    const m = (a + b) >>> 1;
+    const h = keyHi[m] as number;
+    if (h < hi || (h === hi && (keyLo[m] as number) <= lo)) a = m + 1;
+    else b = m;
+  }
+  if (a === 0) return false;
+  const blk = a - 1;
+  const n = Math.min(RUN_BLOCK, run.count - blk * RUN_BLOCK);
+  readFully(run.fd, blockBytes, n * 8, blk * RUN_BLOCK * 8);
+  let x = 0;
+  let y = n - 1;
+  while (x <= y) {
+    const m = (x + y) >>> 1;
+    const h = block[2 * m + 1] as number;
+    const l = block[2 * m] as number;
+    if (h === hi && l === lo) return true;
+    if (h < hi || (h === hi && l < lo)) x = m + 1;
+    else y = m - 1;
+  }
+  return false;
+}
+
+/** Is the fingerprint in one of the runs? Each run's Bloom filter first, the newest run first. */
+function inRuns(
+  runs: SpilledRun[],
+  hi: number,
+  lo: number,
+  block: Uint32Array,
+  blockBytes: Uint8Array,
+): boolean {
+  for (let r = runs.length - 1; r >= 0; r--) {
+    const run = runs[r] as SpilledRun;
+    const bloom = run.bloom;
+    const base = bloomBase(hi, run.blocks);
+    let k = 0;
+    for (; k < 7; k++) {
+      const bit = Math.imul(lo, BLOOM_SALTS[k] as number) >>> 23;
+      if (((bloom[base + (bit >>> 5)] as number) & (1 << (bit & 31))) === 0) break;
+    }
+    if (k === 7 && inRun(run, hi, lo, block, blockBytes)) return true;
+  }
+  return false;
 }

@@ -3,21 +3,22 @@
 // update refused by a unique key. One feed's role never reads another feed's tickets.
 import { SvcIngestError } from '../errors.ts';
 import { connectLedgerDb } from '../ledger/postgres/schema-check.ts';
+import type { PgLedgerRef } from '../ledger/ref.ts';
 import { maskDeep } from '../mask/index.ts';
 import type { TicketEvent } from './state.ts';
 import type { TicketStore, TicketStoreOptions } from './store-types.ts';
 
-export async function openPgTicketStore(url: string, o: TicketStoreOptions): Promise<TicketStore> {
+export async function openPgTicketStore(ref: PgLedgerRef, o: TicketStoreOptions): Promise<TicketStore> {
   // A write creates the schema in a database that has none; an older schema is refused (ledger migrate), and a read
-  // of a database without one finds no tickets.
-  const { db, hasSchema: exists } = await connectLedgerDb(url, {
-    logger: o.logger,
-    poolMax: Math.min(2, o.poolMax ?? 2),
-    write: !o.readOnly,
-    ...(o.passwordFile ? { passwordFile: o.passwordFile } : {}),
-    ...(o.waitMs !== undefined ? { waitMs: o.waitMs } : {}),
-    ...(o.allowPlaintext !== undefined ? { allowPlaintext: o.allowPlaintext } : {}),
-  });
+  // of a database without one finds no tickets. The store takes at most 2 connections (fewer if ledger.poolMax is).
+  const connection = { ...ref.connection, poolMax: Math.min(2, ref.connection.poolMax) };
+  const { db, hasSchema: exists } = await connectLedgerDb(
+    { ...ref, connection },
+    {
+      logger: o.logger,
+      write: !o.readOnly,
+    },
+  );
   return {
     location: db.location,
     async append(event) {

@@ -4,7 +4,7 @@ import type { TicketEvent } from './state.ts';
 
 /**
  * A durable log of ticket events.
- * @example const s = await openTicketStore('ledger/transactions.ndjson', o); await s.append(e); await s.close()
+ * @example const s = await openTicketStore(resolveLedger(config, opts.ledger), o); await s.append(e); await s.close()
  */
 export interface TicketStore {
   /** The tickets file, or the database (without credentials). */
@@ -21,12 +21,6 @@ export interface TicketStore {
 
 export interface TicketStoreOptions {
   logger: Logger;
-  /** A PostgreSQL ledger's password file, wait and plain-text rule (ledger.*). */
-  passwordFile?: string | undefined;
-  waitMs?: number;
-  /** ledger.poolMax: the ticket store takes at most 2 connections, fewer if this is lower. */
-  poolMax?: number;
-  allowPlaintext?: boolean;
   /** Read only: a missing file or table is an empty store, nothing is created. */
   readOnly?: boolean;
 }

@@ -2,28 +2,28 @@
 // same choice as the ledger's. Both keep the same events (state.ts) and apply a repeated update once.
 import { dirname, join } from 'node:path';
 import type { TicketWebhookUpdate } from '../client/models.ts';
-import { isPostgresUrl } from '../ledger/postgres/url.ts';
+import type { LedgerRef } from '../ledger/ref.ts';
 import { foldTickets, type TicketRecord, updateKey } from './state.ts';
 import type { TicketStore, TicketStoreOptions } from './store-types.ts';
 
 export type { TicketStore, TicketStoreOptions } from './store-types.ts';
 
 /** The tickets file of a ledger file: `tickets.ndjson` in the ledger's folder. */
-export function ticketsPathOf(ledgerPath: string): string {
-  return join(dirname(ledgerPath), 'tickets.ndjson');
+export function ticketsPathOf(ledgerFile: string): string {
+  return join(dirname(ledgerFile), 'tickets.ndjson');
 }
 
 /**
- * The ticket store that goes with a ledger: its PostgreSQL database for a postgres:// ledger, else the tickets
- * file next to the ledger file.
+ * The ticket store that goes with a ledger (ref.ts): its PostgreSQL database, as the ref's connection settings
+ * say, else the tickets file next to the ledger file.
  */
-export async function openTicketStore(ledger: string, o: TicketStoreOptions): Promise<TicketStore> {
-  if (isPostgresUrl(ledger)) {
+export async function openTicketStore(ledger: LedgerRef, o: TicketStoreOptions): Promise<TicketStore> {
+  if (ledger.kind === 'postgres') {
     const { openPgTicketStore } = await import('./pg-store.ts');
     return openPgTicketStore(ledger, o);
   }
   const { openFileTicketStore } = await import('./file-store.ts');
-  return openFileTicketStore(ticketsPathOf(ledger), o);
+  return openFileTicketStore(ticketsPathOf(ledger.path), o);
 }
 
 /**

@@ -2,9 +2,10 @@
 // It expects hostile traffic: an optional HMAC-SHA256 signature with a replay window, a 1 MiB body limit (413 and
 // close, the rest never read), 415 for a body that is not JSON, header and request timeouts, and a connection cap.
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { TicketWebhookUpdate } from '../client/models.ts';
+import type { Config } from '../config/index.ts';
 
 /** `v1=<hex HMAC-SHA256>`; several comma-separated values are accepted (a sender rotating its secret). */
 export const SIGNATURE_HEADER = 'X-SVC-Signature';
@@ -89,7 +90,7 @@ export function verifyWebhook(
 
 /**
  * A running webhook receiver.
- * @example const r = await startWebhookReceiver({ port: 0, onUpdate: (u) => console.log(u.processingStatus) }); r.url; await r.close()
+ * @example const r = await startWebhookReceiver({ port: 0, settings: config.webhook, onUpdate: (u) => console.log(u.processingStatus) }); r.url; await r.close()
  */
 export interface WebhookReceiver {
   /** Full URL of the webhook path, e.g. http://127.0.0.1:43123/webhook */
@@ -98,16 +99,20 @@ export interface WebhookReceiver {
   close(): Promise<void>;
 }
 
+/** The receiver's slice of the configuration. */
+export type WebhookConfig = Pick<Config['webhook'], 'timeoutMs' | 'maxConnections'>;
+
 export interface WebhookReceiverOptions {
   port?: number;
   host?: string;
   path?: string;
   /** Shared secret: when set, every POST must carry a valid signature (401 otherwise, and it is not delivered). */
   secret?: string;
-  /** Headers, and the whole request, must arrive within this (ms; default 10000). */
-  timeoutMs?: number;
-  /** Open connections at most; a new one beyond it closes the oldest (default 64). */
-  maxConnections?: number;
+  /**
+   * The table's webhook.timeoutMs (headers, and the whole request, must arrive within it) and
+   * webhook.maxConnections (open connections at most; a new one beyond it closes the oldest).
+   */
+  settings: WebhookConfig;
   /**
    * Each update; when it returns a promise the 200 is sent once it resolves (the update is stored first), and a
    * rejection is answered 500 so the sender delivers it again.
@@ -124,33 +129,13 @@ const JSON_TYPE = /^application\/([a-z0-9.+-]+\+)?json\s*(;.*)?$/i;
 export function startWebhookReceiver(opts: WebhookReceiverOptions): Promise<WebhookReceiver> {
   const path = opts.path ?? '/webhook';
   const host = opts.host ?? '127.0.0.1';
-  const timeoutMs = opts.timeoutMs ?? 10_000;
-  const maxConnections = opts.maxConnections ?? 64;
+  const { timeoutMs } = opts.settings;
   const secret = opts.secret;
   /** Signatures delivered within the window: a replay of one is answered 200 but not delivered again. */
   const seen = new Map<string, number>();
-  let evicted = 0;
 
-  /** Answers and closes the connection; whatever of the body is still coming is never read. */
-  const refuse = (req: IncomingMessage, res: ServerResponse, status: number, reason: string): void => {
-    opts.onBadRequest?.(reason, status);
-    req.removeAllListeners('data');
-    // Node closes a `connection: close` answer's socket with destroySoon once the answer is written.
-    lingerThenClose(req.socket);
-    res.shouldKeepAlive = false;
-    res.writeHead(status, { 'content-type': 'application/json', connection: 'close' });
-    res.end(JSON.stringify({ error: reason }));
-  };
-
-  const remember = (signature: string, now: number): boolean => {
-    for (const [sig, until] of seen) {
-      if (until > now && seen.size < 10_000) break;
-      seen.delete(sig);
-    }
-    if (seen.has(signature)) return false;
-    seen.set(signature, now + 2 * WEBHOOK_TOLERANCE_S * 1000);
-    return true;
-  };
+  const refuse = (req: IncomingMessage, res: ServerResponse, status: number, reason: string): void =>
+    refuseRequest(opts, req, res, status, reason);
 
   const server = createServer(
     {
@@ -202,66 +187,12 @@ export function startWebhookReceiver(opts: WebhookReceiverOptions): Promise<Webh
       req.on('end', () => {
         if (refused) return;
         const body = Buffer.concat(chunks);
-        let signature: string | undefined;
-        if (secret !== undefined) {
-          const verdict = verifyWebhook(
-            secret,
-            { signature: header(SIGNATURE_HEADER), timestamp: header(TIMESTAMP_HEADER) },
-            body,
-          );
-          if (!verdict.ok) return refuse(req, res, 401, verdict.reason);
-          signature = verdict.signature;
-        }
-        let update: unknown;
-        try {
-          update = JSON.parse(body.toString('utf8'));
-        } catch {
-          update = undefined;
-        }
-        if (update === null || typeof update !== 'object' || Array.isArray(update)) {
-          return refuse(req, res, 400, 'body is not a JSON object');
-        }
-        if (signature !== undefined && !remember(signature, Date.now())) {
-          // The same signed update again (a sender's retry, or a replay): acknowledged, not delivered twice.
-          res
-            .writeHead(200, { 'content-type': 'application/json' })
-            .end('{"received":true,"duplicate":true}');
-          return;
-        }
-        const answer = (): void => {
-          res.writeHead(200, { 'content-type': 'application/json' }).end('{"received":true}');
-        };
-        let handled: unknown;
-        try {
-          handled = opts.onUpdate(update as TicketWebhookUpdate);
-        } catch (err) {
-          handled = Promise.reject(err);
-        }
-        if (!(handled instanceof Promise)) return answer();
-        handled.then(answer, (err: unknown) => {
-          // Not kept: the sender's retry (if any) brings it again; a replayed signature must not be refused then.
-          if (signature !== undefined) seen.delete(signature);
-          opts.onBadRequest?.(`update not stored: ${(err as Error).message}`, 500);
-          if (!res.headersSent)
-            res.writeHead(500, { 'content-type': 'application/json' }).end('{"error":"update not stored"}');
-        });
+        deliver(opts, seen, req, res, body, header);
       });
     },
   );
 
-  // The cap: a connection beyond it closes the oldest one (slow senders cannot lock the door on the service).
-  const sockets = new Set<Socket>();
-  server.on('connection', (socket: Socket) => {
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
-    if (sockets.size > maxConnections) {
-      const oldest = sockets.values().next().value as Socket;
-      sockets.delete(oldest);
-      oldest.destroy();
-      evicted++;
-      if ((evicted & (evicted - 1)) === 0) opts.onEvict?.(evicted);
-    }
-  });
+  capConnections(server, opts.settings, opts.onEvict);
 
   return new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -278,5 +209,108 @@ export function startWebhookReceiver(opts: WebhookReceiverOptions): Promise<Webh
           }),
       });
     });
+  });
+}
+
+/** Answers and closes the connection; whatever of the body is still coming is never read. */
+function refuseRequest(
+  opts: WebhookReceiverOptions,
+  req: IncomingMessage,
+  res: ServerResponse,
+  status: number,
+  reason: string,
+): void {
+  opts.onBadRequest?.(reason, status);
+  req.removeAllListeners('data');
+  // Node closes a `connection: close` answer's socket with destroySoon once the answer is written.
+  lingerThenClose(req.socket);
+  res.shouldKeepAlive = false;
+  res.writeHead(status, { 'content-type': 'application/json', connection: 'close' });
+  res.end(JSON.stringify({ error: reason }));
+}
+
+/** A signature delivered within the window is remembered; false when it was delivered already (a replay). */
+function remember(seen: Map<string, number>, signature: string, now: number): boolean {
+  for (const [sig, until] of seen) {
+    if (until > now && seen.size < 10_000) break;
+    seen.delete(sig);
+  }
+  if (seen.has(signature)) return false;
+  seen.set(signature, now + 2 * WEBHOOK_TOLERANCE_S * 1000);
+  return true;
+}
+
+/** A whole body received: verified (with a secret), parsed, delivered once, answered. */
+function deliver(
+  opts: WebhookReceiverOptions,
+  seen: Map<string, number>,
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: Buffer,
+  header: (name: string) => string | undefined,
+) {
+  const secret = opts.secret;
+  const refuse = (status: number, reason: string): void => refuseRequest(opts, req, res, status, reason);
+  let signature: string | undefined;
+  if (secret !== undefined) {
+    const verdict = verifyWebhook(
+      secret,
+      { signature: header(SIGNATURE_HEADER), timestamp: header(TIMESTAMP_HEADER) },
+      body,
+    );
+    if (!verdict.ok) return refuse(401, verdict.reason);
+    signature = verdict.signature;
+  }
+  let update: unknown;
+  try {
+    update = JSON.parse(body.toString('utf8'));
+  } catch {
+    update = undefined;
+  }
+  if (update === null || typeof update !== 'object' || Array.isArray(update)) {
+    return refuse(400, 'body is not a JSON object');
+  }
+  if (signature !== undefined && !remember(seen, signature, Date.now())) {
+    // The same signed update again (a sender's retry, or a replay): acknowledged, not delivered twice.
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{"received":true,"duplicate":true}');
+    return;
+  }
+  const answer = (): void => {
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{"received":true}');
+  };
+  let handled: unknown;
+  try {
+    handled = opts.onUpdate(update as TicketWebhookUpdate);
+  } catch (err) {
+    handled = Promise.reject(err);
+  }
+  if (!(handled instanceof Promise)) return answer();
+  handled.then(answer, (err: unknown) => {
+    // Not kept: the sender's retry (if any) brings it again; a replayed signature must not be refused then.
+    if (signature !== undefined) seen.delete(signature);
+    opts.onBadRequest?.(`update not stored: ${(err as Error).message}`, 500);
+    if (!res.headersSent)
+      res.writeHead(500, { 'content-type': 'application/json' }).end('{"error":"update not stored"}');
+  });
+}
+
+/** The cap: a connection beyond it closes the oldest one (slow senders cannot lock the door on the service). */
+function capConnections(
+  server: Server,
+  settings: WebhookConfig,
+  onEvict: ((evicted: number) => void) | undefined,
+): void {
+  let evicted = 0;
+  const sockets = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+    if (sockets.size > settings.maxConnections) {
+      const oldest = sockets.values().next().value as Socket;
+      sockets.delete(oldest);
+      oldest.destroy();
+      evicted++;
+      if ((evicted & (evicted - 1)) === 0) onEvict?.(evicted);
+    }
   });
 }

@@ -12,7 +12,7 @@ import { ROOT } from '../helpers/cli.ts';
  * (ledger/store.ts, with both stores behind it) is below dedupe and the recorder, which talk to it.
  */
 const LAYERS: readonly string[][] = [
-  ['errors.ts', 'heap-growth.ts', 'io.ts', 'mask/', 'log.ts', 'version.ts'],
+  ['errors.ts', 'runtime/', 'sleep.ts', 'io.ts', 'mask/', 'log.ts', 'version.ts'],
   ['model/'],
   ['config/'],
   ['client/'],

@@ -13,6 +13,7 @@ import {
 import { backfillStatus } from '../../src/ledger/postgres/backfill/status.ts';
 import { connectLedgerDb, openPgSession, type PgSession } from '../../src/ledger/postgres/session.ts';
 import { createLogger } from '../../src/log.ts';
+import { pgRef } from '../helpers/ledger-ref.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 
 const pgs = usePostgres();
@@ -39,7 +40,7 @@ function input(path: string, n: number, over: Partial<PlannedInput> = {}): Plann
 }
 
 async function plan(url: string, ...inputs: PlannedInput[]): Promise<void> {
-  const { db } = await connectLedgerDb(url, { logger, write: true });
+  const { db } = await connectLedgerDb(pgRef(url), { logger, write: true });
   try {
     for (const i of inputs) await recordPlan(db, i, 'test');
   } finally {
@@ -48,14 +49,14 @@ async function plan(url: string, ...inputs: PlannedInput[]): Promise<void> {
 }
 
 const session = (url: string, workerId: string, leaseMs = 30_000, heartbeatMs?: number): Promise<PgSession> =>
-  openPgSession(url, { runId: workerId, workerId, logger, leaseMs, heartbeatMs });
+  openPgSession(pgRef(url, { leaseMs }), { runId: workerId, workerId, logger, heartbeatMs });
 
 const zero = { read: 0, sent: 0, skipped: 0, failed: 0, rejected: 0 };
 
 describe('backfill plan in the ledger', () => {
   it('records an input once: planning it again adds nothing, a changed file is refused', async () => {
     const url = await pgs.createDatabase();
-    const { db } = await connectLedgerDb(url, { logger, write: true });
+    const { db } = await connectLedgerDb(pgRef(url), { logger, write: true });
     try {
       const a = input('/shared/a.csv', 5);
       expect(await recordPlan(db, a, 'test')).toMatchObject({ created: true, partitions: 5 });
@@ -95,7 +96,9 @@ describe('backfill plan in the ledger', () => {
   it('planners racing on the same file record it once', async () => {
     const url = await pgs.createDatabase();
     await plan(url); // schema first, so the racers do not also race to migrate
-    const dbs = await Promise.all([1, 2, 3, 4].map(() => connectLedgerDb(url, { logger, write: true })));
+    const dbs = await Promise.all(
+      [1, 2, 3, 4].map(() => connectLedgerDb(pgRef(url), { logger, write: true })),
+    );
     try {
       const results = await Promise.all(
         dbs.map(({ db }) => recordPlan(db, input('/shared/race.csv', 20), 'test')),

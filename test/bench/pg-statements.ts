@@ -12,6 +12,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { ADMIT_SQL, CLAIM_SQL, openPgLedgerStore, RECORD_SQL } from '../../src/ledger/postgres/store.ts';
 import { createLogger } from '../../src/log.ts';
+import { pgRef } from '../helpers/ledger-ref.ts';
 import { startPostgres } from '../helpers/postgres.ts';
 
 const { values } = parseArgs({
@@ -31,12 +32,11 @@ const pgs = await startPostgres({ durable: true });
 try {
   const url = await pgs.createDatabase('stmts');
   const logger = createLogger({ level: 'warn', pretty: false });
-  const store = await openPgLedgerStore(url, {
+  const store = await openPgLedgerStore(pgRef(url, { leaseMs: 600_000 }), {
     mode: 'write',
     resume: true,
     runId: 'r',
     logger,
-    leaseMs: 600_000,
   });
   await pgs.sql(
     'stmts',

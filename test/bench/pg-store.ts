@@ -11,6 +11,7 @@ import { cutFile } from '../../src/backfill/cut.ts';
 import type { BatchItem } from '../../src/batch/batcher.ts';
 import { openPgLedgerStore } from '../../src/ledger/postgres/store.ts';
 import { createLogger } from '../../src/log.ts';
+import { pgRef } from '../helpers/ledger-ref.ts';
 import { startPostgres } from '../helpers/postgres.ts';
 import { csvOf, makeTx } from '../helpers/transactions.ts';
 import { postmasterPid, treeCpuByKind, treeCpuMs, walStats } from './pg-cpu.ts';
@@ -44,7 +45,7 @@ function items(k: number): BatchItem[] {
 const pg = await startPostgres({ durable: true });
 try {
   const url = await pg.createDatabase('bench');
-  const store = await openPgLedgerStore(url, { mode: 'write', resume: true, runId: 'bench', logger });
+  const store = await openPgLedgerStore(pgRef(url), { mode: 'write', resume: true, runId: 'bench', logger });
   const admitMs: number[] = [];
   const recordMs: number[] = [];
   const batchMs: number[] = [];
@@ -122,7 +123,7 @@ try {
     await pg.sql('bench', 'VACUUM ANALYZE svc_ingest.transactions');
     const genS = (performance.now() - g0) / 1000;
     const o0 = performance.now();
-    const big = await openPgLedgerStore(url, { mode: 'write', resume: true, runId: 'big', logger });
+    const big = await openPgLedgerStore(pgRef(url), { mode: 'write', resume: true, runId: 'big', logger });
     const openMs = performance.now() - o0;
     const half = Array.from({ length: 50 }, (_, i) => ({
       id: i % 2 === 0 ? `seed-${1 + ((i * 7919) % ACKED)}` : `new-${i}`,

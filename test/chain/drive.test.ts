@@ -8,16 +8,18 @@ import { describe, expect, it } from 'vitest';
 import type { Batch } from '../../src/batch/batcher.ts';
 import { createBatcher } from '../../src/batch/batcher.ts';
 import { driveChain } from '../../src/chain/drive.ts';
+import { defaultConfig } from '../../src/config/index.ts';
 import { createDedupe } from '../../src/dedupe/dedupe.ts';
 import { openLedgerStore } from '../../src/ledger/open.ts';
 import { createLogger } from '../../src/log.ts';
 import type { PreparedItem } from '../../src/prepare/choose.ts';
 import { newCounters } from '../../src/record/counters.ts';
-import { createRejecter } from '../../src/record/rejecter.ts';
+import { createRejecter, type RejectCaps } from '../../src/record/rejecter.ts';
 import { nullRejectsWriter } from '../../src/record/rejects.ts';
 import type { Sink } from '../../src/send/sink.ts';
 import { OutageError } from '../../src/send/stop.ts';
 import { createSpillingFingerprintSet } from '../../src/sorted-runs/fingerprint-set.ts';
+import { fileRef } from '../helpers/ledger-ref.ts';
 
 const logger = createLogger({ level: 'silent', pretty: false });
 const tx = (n: number): PreparedItem => ({
@@ -41,13 +43,19 @@ async function* chunksOf(items: PreparedItem[], size: number): AsyncGenerator<Pr
 
 /** `perGroup`: records a group handed to the store may hold (the chain's room, as run.ts sizes it); `stopAt`: the
  * submit that refuses its batch as the dispatcher does when the service is down (abandons it, then throws). */
-async function run(items: PreparedItem[], acked: string[], caps = {}, perGroup = 50, stopAt = 0) {
+async function run(
+  items: PreparedItem[],
+  acked: string[],
+  caps: Partial<RejectCaps> = {},
+  perGroup = 50,
+  stopAt = 0,
+) {
   const path = join(mkdtempSync(join(tmpdir(), 'svc-drive-')), 'ledger.ndjson');
   writeFileSync(
     path,
     `${JSON.stringify({ ts: 't', batchId: 'b', status: 'acked', transactionIds: acked })}\n`,
   );
-  const store = await openLedgerStore(path, { mode: 'read', resume: true, runId: 'r', logger });
+  const store = await openLedgerStore(fileRef(path), { mode: 'read', resume: true, runId: 'r', logger });
   const c = newCounters();
   const submitted: Batch[] = [];
   const abandoned: Batch[] = [];
@@ -73,7 +81,7 @@ async function run(items: PreparedItem[], acked: string[], caps = {}, perGroup =
       c.skipped += n;
     },
   });
-  const rejecter = createRejecter(nullRejectsWriter(), c, 'r', caps);
+  const rejecter = createRejecter(nullRejectsWriter(), c, 'r', { ...defaultConfig().send, ...caps });
   const end = await driveChain(chunksOf(items, 7), {
     counters: c,
     rejecter,

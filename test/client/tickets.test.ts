@@ -6,6 +6,7 @@ import { pino } from 'pino';
 import { expect, it } from 'vitest';
 import { createClient, SvcHttpError } from '../../src/client/index.ts';
 import type { TicketWebhookUpdate } from '../../src/client/models.ts';
+import { defaultConfig } from '../../src/config/index.ts';
 import { startSimulator } from '../../src/simulator/index.ts';
 import { startWebhookReceiver } from '../../src/tickets/webhook.ts';
 import { configFor, makeTransactions } from './fixtures.ts';
@@ -25,7 +26,11 @@ function waitFor<T>(pred: () => T | undefined, ms = 5000): Promise<T> {
 
 it('creates a ticket, receives Success then Closed on the webhook, reads it back; a bad one gets Error', async () => {
   const updates: TicketWebhookUpdate[] = [];
-  const receiver = await startWebhookReceiver({ port: 0, onUpdate: (u) => updates.push(u) });
+  const receiver = await startWebhookReceiver({
+    port: 0,
+    settings: defaultConfig().webhook,
+    onUpdate: (u) => updates.push(u),
+  });
   const sim = await startSimulator({ seed: 3, webhookUrl: receiver.url, ticketDelayMs: 20 });
   const client = createClient(configFor(sim.url));
   try {

@@ -46,7 +46,7 @@ describe('loadConfig', () => {
       rejectSample: 1000,
     });
     expect(c.metrics).toEqual({});
-    expect(c.prepare).toEqual({ workers: 'auto' });
+    expect(c.prepare).toEqual({ workers: 'auto', chunkBytes: 524_288 });
     expect(c.session.provider).toBe('startSession');
     expect(c.auth).toEqual({ header: 'Authorization', scheme: 'Bearer' });
     expect(c.tls).toEqual({});

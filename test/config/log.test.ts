@@ -40,7 +40,7 @@ it('writes redacted NDJSON to stderr, synchronously, even with process.exit righ
 it('pretty prints when asked, still on stderr', () => {
   const script = `
     const { createLogger } = await import(${JSON.stringify(logModule)});
-    createLogger({ pretty: true }).warn({ token: 'zzz' }, 'pretty one');`;
+    createLogger({ level: 'info', pretty: true }).warn({ token: 'zzz' }, 'pretty one');`;
   const res = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
   expect(res.stdout).toBe('');
   expect(res.stderr).toContain('pretty one');

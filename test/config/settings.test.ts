@@ -1,8 +1,8 @@
-// The settings table (src/config/schema.ts) against what is derived from it and what documents it: every env
-// name (the documented ones, literally), every flag on the commands its group names, with the default of
-// config/default.json (or its env name) in its help; the Config type; docs/configuration.md's table has each key,
-// env name, default and flag, docs/contract.md's send table each flag of send and its default; a flag given
-// reaches its key.
+// The settings table (src/config/schema.ts) against what is derived from it and what documents it: the defaults
+// (config/default.json equal to them), every env name (the documented ones, literally), every flag on the commands
+// its group names, with the table's default (or its env name) in its help; the Config type; docs/configuration.md's
+// table has each key, env name, default and flag, docs/contract.md's send table each flag of send and its default;
+// a flag given reaches its key.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, expectTypeOf, it } from 'vitest';
@@ -11,6 +11,7 @@ import {
   CONFIG_KEYS,
   type Config,
   type ConfigFlags,
+  defaultConfig,
   defaultValue,
   loadConfig,
   SETTING_GROUPS,
@@ -23,6 +24,14 @@ const withFlags = CONFIG_KEYS.filter((k) => k.flag !== undefined) as Array<
 >;
 
 describe('the settings table', () => {
+  it('declares the defaults: config/default.json (the file the packages install as an example) is equal to them', () => {
+    const file = JSON.parse(readFileSync(join(ROOT, 'config/default.json'), 'utf8')) as unknown;
+    // On a difference: the table is right; write its defaults into config/default.json.
+    expect(file).toEqual(defaultConfig());
+    for (const k of CONFIG_KEYS) expect(k.optional === true || k.default !== undefined, k.path).toBe(true);
+    expect(defaultValue('send.maxRejectPercent')).toBe(90);
+  });
+
   it('env names: SVC_ and the key in upper snake case, but for the three older names', () => {
     const odd = CONFIG_KEYS.filter(
       (k) =>

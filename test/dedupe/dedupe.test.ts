@@ -9,6 +9,7 @@ import { createDedupe } from '../../src/dedupe/dedupe.ts';
 import { openLedgerStore } from '../../src/ledger/open.ts';
 import { createLogger } from '../../src/log.ts';
 import { createSpillingFingerprintSet } from '../../src/sorted-runs/fingerprint-set.ts';
+import { fileRef } from '../helpers/ledger-ref.ts';
 
 const logger = createLogger({ level: 'silent', pretty: false });
 const item = (id: string): BatchItem => ({
@@ -24,7 +25,7 @@ async function ledgerWith(acked: string[]) {
     path,
     `${JSON.stringify({ ts: 't', batchId: 'b', status: 'acked', transactionIds: acked })}\n`,
   );
-  return openLedgerStore(path, { mode: 'read', resume: true, runId: 'r', logger });
+  return openLedgerStore(fileRef(path), { mode: 'read', resume: true, runId: 'r', logger });
 }
 
 describe('dedupe stage', () => {

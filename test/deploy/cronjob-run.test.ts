@@ -2,8 +2,9 @@
 // command (the clone's launcher for the image's svc-ingest), env, user, fsGroup, no privilege escalation, no
 // capability and a read-only root file system, with its volumes mounted, against the simulator. A good night
 // (exit 0), a night with rejects (a success: --allow-rejects), the service down (exit 5, another pod, which
-// delivers); and the Job's podFailurePolicy means what the systemd unit means by every exit status.
-import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+// delivers); SVC_LEDGER_URL set for it (the manifest's commented lines) records the night in that database; and the
+// Job's podFailurePolicy means what the systemd unit means by every exit status.
+import { chmod, chown, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,6 +23,7 @@ import {
   runContainer,
 } from '../helpers/k8s-job.ts';
 import { jsonLines, northwindExport } from '../helpers/nights.ts';
+import { usePostgres } from '../helpers/postgres.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import { judge, unitOf } from '../helpers/systemd-unit.ts';
 
@@ -62,6 +64,7 @@ describe.skipIf(why !== null)(
   'deploy/kubernetes/svc-ingest-cronjob.yaml, its container run as the kubelet runs it',
   () => {
     const sim = useSimulator({ seed: 30 });
+    const pgs = usePostgres();
     let front: Front;
     let root = '';
     let cron: Manifest;
@@ -140,6 +143,42 @@ describe.skipIf(why !== null)(
         [0, 'success'],
       ]);
       expect(ends(pods[1]!.stderr).map((e) => [e.sent, e.skipped])).toEqual([[27, 0]]);
+    }, 30_000);
+
+    it('SVC_LEDGER_URL set (the commented lines): the night is recorded in that database, not on the volume', async () => {
+      const url = await pgs.createDatabase();
+      const db = new URL(url).pathname.slice(1);
+      // The Secret's commented ledger-password item: a file in the token volume, as the kubelet would mount it.
+      const pw = join(m.volumes.token!, 'ledger-password');
+      await writeFile(pw, `${pgs.password}\n`);
+      await chown(pw, 0, cron.spec.jobTemplate.spec.template.spec.securityContext.fsGroup);
+      await chmod(pw, 0o440);
+      const patch = m.envPatch;
+      m.envPatch = {
+        ...patch,
+        SVC_LEDGER_URL: pgs.urlWithoutPassword(db),
+        SVC_LEDGER_PASSWORD_FILE: '/etc/svc-ingest/ledger-password',
+      };
+      const onVolume = await readFile(join(m.volumes.state!, 'transactions.ndjson'), 'utf8');
+      try {
+        await writeFile(exportFile(), northwindExport('good', 'NWPG02'));
+        const pods = await job();
+        expect(
+          pods.map((p) => [p.code, p.verdict]),
+          pods[0]?.stderr,
+        ).toEqual([[0, 'success']]);
+        expect(ends(pods[0]!.stderr).map((e) => [e.sent, e.ledger])).toEqual([
+          [27, expect.stringMatching(/^postgres:\/\//)],
+        ]);
+        const [row] = await pgs.sql<{ n: number }>(
+          db,
+          `SELECT count(*)::int AS n FROM svc_ingest.transaction_states WHERE state = 'acked'`,
+        );
+        expect(row!.n).toBe(27);
+        expect(await readFile(join(m.volumes.state!, 'transactions.ndjson'), 'utf8')).toBe(onVolume);
+      } finally {
+        m.envPatch = patch;
+      }
     }, 30_000);
   },
 );

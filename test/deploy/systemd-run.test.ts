@@ -3,7 +3,9 @@
 // /opt, /srv and /var/lib of a temporary root, against the simulator. Nights: a good one (exit 0), one with
 // rejects (exit 2: a success), one with the service down (exit 5, restarted, then delivered), one that could not
 // run (exit 1, not restarted); node_exporter's textfile reads the metrics file as another user; the docs'
-// failed-night recipe, run on the journal of those nights, finds the failed ones and only those.
+// failed-night recipe, run on the journal of those nights, finds the failed ones and only those. An operator's
+// SVC_LEDGER_URL in /etc/svc-ingest/env (the password a credential, as docs/install.md says) takes effect: the
+// night is recorded in that database.
 import { chmod, chown, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +14,7 @@ import { ROOT } from '../helpers/cli.ts';
 import { type Front, startFront } from '../helpers/front.ts';
 import { addUser, isolationUnavailable, LAUNCHER_INSIDE, runIsolated } from '../helpers/isolate.ts';
 import { hasJq, jsonLines, northwindExport, runRecipe } from '../helpers/nights.ts';
+import { usePostgres } from '../helpers/postgres.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import {
   type Machine,
@@ -30,6 +33,7 @@ const TEXTFILE = '/var/lib/prometheus/node-exporter';
 
 describe.skipIf(why !== null)('deploy/systemd/svc-ingest.service, started as systemd starts it', () => {
   const sim = useSimulator({ seed: 29 });
+  const pgs = usePostgres();
   let front: Front;
   let root = '';
   let machine: Machine;
@@ -153,6 +157,45 @@ describe.skipIf(why !== null)('deploy/systemd/svc-ingest.service, started as sys
   it('a night that cannot run (no export): exit 1, not restarted', async () => {
     const starts = await night(null);
     expect(starts.map((s) => [s.code, s.verdict])).toEqual([[1, 'failure']]);
+  }, 30_000);
+
+  it("SVC_LEDGER_URL in the env file: the unit's ExecStart records the night in that database, not the file", async () => {
+    const url = await pgs.createDatabase();
+    const db = new URL(url).pathname.slice(1);
+    // As docs/install.md has the operator do it: the URL (no password) in the env file, the password as a
+    // credential named by SVC_LEDGER_PASSWORD_FILE in a drop-in (systemctl edit svc-ingest.service).
+    const env = join(root, 'etc/svc-ingest/env');
+    const settings = await readFile(env, 'utf8');
+    await writeFile(env, `${settings}SVC_LEDGER_URL=${pgs.urlWithoutPassword(db)}\n`);
+    await writeFile(join(root, 'etc/svc-ingest/ledger-password'), `${pgs.password}\n`, { mode: 0o600 });
+    const dropIn =
+      '\n[Service]\nLoadCredential=ledger-password:/etc/svc-ingest/ledger-password\n' +
+      'Environment=SVC_LEDGER_PASSWORD_FILE=%d/ledger-password\n';
+    const withUrl = unitOf('svc-ingest.service', `${await readFile(UNIT, 'utf8')}${dropIn}`);
+    const ledgerFile = join(root, 'var/lib/svc-ingest/transactions.ndjson');
+    const fileBefore = await readFile(ledgerFile, 'utf8').catch(() => '');
+    await writeFile(join(root, EXPORT), northwindExport('good', 'NWPG01'));
+    try {
+      const starts = await runUnit(withUrl, machine);
+      expect(
+        starts.map((st) => [st.code, st.verdict]),
+        starts[0]?.stderr,
+      ).toEqual([[0, 'success']]);
+      const start = jsonLines(starts[0]!.stderr).find((l) => l.event === 'run.start')!;
+      expect(start.ledger).toMatch(/^postgres:\/\/[^:@]+@127\.0\.0\.1:\d+\//);
+      expect(start.ledgerFrom).toBe('ledger.url');
+      expect(ends(starts[0]!).map((e) => [e.exitStatus, e.sent])).toEqual([[0, 27]]);
+      const [row] = await pgs.sql<{ n: number }>(
+        db,
+        `SELECT count(*)::int AS n FROM svc_ingest.transaction_states WHERE state = 'acked'`,
+      );
+      expect(row!.n).toBe(27);
+      // The file ledger of the earlier nights is untouched, and the password was never printed.
+      expect(await readFile(ledgerFile, 'utf8').catch(() => '')).toBe(fileBefore);
+      expect(starts[0]!.stderr).not.toContain(pgs.password);
+    } finally {
+      await writeFile(env, settings);
+    }
   }, 30_000);
 
   it.skipIf(!hasJq)(

@@ -84,7 +84,11 @@ describe('deploy/systemd', () => {
     for (const a of args.filter((x) => x.startsWith('--'))) expect(known, a).toContain(a);
     // The export it reads is under the read-only folder; the state under the state directory.
     expect(args.at(-1)).toMatch(/^\/srv\/exports\//);
-    expect(args[args.indexOf('--ledger') + 1]).toMatch(/^\/var\/lib\/svc-ingest\//);
+    // The ledger: a setting an operator's SVC_LEDGER_URL overrides (docs/configuration.md), never --ledger.
+    expect(args).not.toContain('--ledger');
+    expect(keys('Environment').filter((e) => e!.startsWith('SVC_LEDGER_PATH='))).toEqual([
+      'SVC_LEDGER_PATH=/var/lib/svc-ingest/transactions.ndjson',
+    ]);
     const timer = await readFile(join(SYSTEMD, 'svc-ingest.timer'), 'utf8');
     expect(timer).toMatch(/^OnCalendar=\*-\*-\* 02:30:00$/m);
     expect(timer).toMatch(/^Unit=svc-ingest\.service$/m);
@@ -146,8 +150,10 @@ describe('deploy/kubernetes', () => {
     expect(volumes.get(tokenMount.name)!.secret.secretName).toBeTruthy();
     expect(env.get('SVC_LOG_FORMAT')).toBe('json');
 
-    // The ledger is on the persistent volume the file declares; the export folder is mounted read-only.
-    const ledger = container.command[container.command.indexOf('--ledger') + 1] as string;
+    // The ledger is on the persistent volume the file declares, named by SVC_LEDGER_PATH (which SVC_LEDGER_URL
+    // overrides; never --ledger); the export folder is mounted read-only.
+    expect(container.command).not.toContain('--ledger');
+    const ledger = env.get('SVC_LEDGER_PATH')!;
     const ledgerMount = mounts.find((m) => ledger.startsWith(`${m.mountPath}/`))!;
     const claim = volumes.get(ledgerMount.name)!.persistentVolumeClaim.claimName;
     expect(objects.find((o) => o.kind === 'PersistentVolumeClaim' && o.metadata.name === claim)).toBeTruthy();

@@ -10,6 +10,7 @@ import { openPgLedgerStore } from '../../src/ledger/postgres/store.ts';
 import { createLogger } from '../../src/log.ts';
 import { plan, startWorker, until, workerRow, workerSummary } from '../helpers/backfill.ts';
 import { startCli } from '../helpers/cli.ts';
+import { pgRef } from '../helpers/ledger-ref.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import { makeTx } from '../helpers/transactions.ts';
@@ -145,13 +146,11 @@ describe('a claim lost with a restart of the server', { timeout: 60_000 }, () =>
   it('outcomes recorded after the server restarted go row by row: acknowledged ids whose claim rows are gone count', async () => {
     const url = await pgs.createDatabase();
     const logger = createLogger({ level: 'silent', pretty: false });
-    const store = await openPgLedgerStore(url, {
+    const store = await openPgLedgerStore(pgRef(url, { leaseMs: 60_000, waitMs: WAIT_MS }), {
       mode: 'write',
       resume: true,
       runId: 'lost',
       logger,
-      leaseMs: 60_000,
-      waitMs: WAIT_MS,
     });
     try {
       const items: BatchItem[] = Array.from({ length: 10 }, (_, i) => ({

@@ -1,6 +1,6 @@
 // A Node for the launcher's place (SVC_INGEST_NODE) that traces V8's heap limits on its standard output and makes
 // every collection a full one (--stress-compaction, whose own growing factor is 1.1): each collection says the
-// factor its next limit was set with, so a test sees where the CLI set its own (src/heap-growth.ts: 2.0).
+// factor its next limit was set with, so a test sees where the CLI set its own (src/runtime/heap-growth.ts: 2.0).
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'vitest';

@@ -25,7 +25,8 @@ export const containerOf = (cron: Manifest): Manifest =>
 /** What the emulation does not apply, and why (the test prints it). */
 export const NOT_APPLIED_K8S: Record<string, string> = {
   image: "the clone's launcher runs instead of the image's svc-ingest (the image is built elsewhere)",
-  'env valueFrom': 'no Secret store here: the commented SVC_LEDGER_URL lines are not used anyway',
+  'env valueFrom':
+    'no Secret store here: an env value from a Secret is not applied (the manifest takes none)',
   'seccompProfile RuntimeDefault': 'a seccomp filter: not emulated',
   resources: 'no cgroup limits: not emulated',
   terminationGracePeriodSeconds: 'no stop in these scenarios',

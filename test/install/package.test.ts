@@ -277,7 +277,7 @@ describe('the installed package (npm pack, npm install -g --prefix, the README i
     // Node's compile cache: in the user's cache folder (XDG_CACHE_HOME here), filled by a run, with the bundle's code
     // cache of the command (packaging/app-loader.ts), which the next run of it takes as it is; a folder that cannot
     // be made (under a file: even root cannot) costs the cache, never the run. A send's too, although it changes a
-    // V8 flag as its records start (src/heap-growth.ts): V8 would refuse a cache made under another flag, and
+    // V8 flag as its records start (src/runtime/heap-growth.ts): V8 would refuse a cache made under another flag, and
     // write it again at every run.
     const bin = join(prefix, 'bin/svc-ingest');
     const cacheHome = join(dir, 'xdg-cache');

@@ -19,6 +19,7 @@ import {
   writeNdjson,
 } from '../faults/helpers.ts';
 import { runCliHere } from '../helpers/cli.ts';
+import { pgConnection } from '../helpers/ledger-ref.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 
@@ -242,6 +243,7 @@ async function writeOldLedger(ledger: string, ids: string[]): Promise<void> {
   }
   const db = await connectPg(resolvePgTarget(ledger), {
     logger: createLogger({ level: 'silent', pretty: false }),
+    connection: pgConnection(),
   });
   try {
     await migrate(db, MIGRATIONS.slice(0, 2));

@@ -8,13 +8,14 @@ import type { BatchItem } from '../../src/batch/batcher.ts';
 import { openFileLedgerStore } from '../../src/ledger/file/store.ts';
 import { openLedgerStore } from '../../src/ledger/open.ts';
 import { createLogger } from '../../src/log.ts';
+import { fileRef } from '../helpers/ledger-ref.ts';
 
 const logger = createLogger({ level: 'silent', pretty: false });
 const tmp = () => mkdtempSync(join(tmpdir(), 'svc-file-store-'));
 const items = (ids: string[]): BatchItem[] =>
   ids.map((id, i) => ({ id, json: `{"transactionId":"${id}"}`, source: 'in.csv', line: i + 2 }));
 const open = (path: string, over: { mode?: 'read' | 'write'; resume?: boolean } = {}) =>
-  openLedgerStore(path, { mode: 'write', resume: true, runId: 'r1', logger, ...over });
+  openLedgerStore(fileRef(path), { mode: 'write', resume: true, runId: 'r1', logger, ...over });
 
 describe('file LedgerStore', () => {
   it('records one line per outcome, key for key as the ledger format has it, mode 0600', async () => {

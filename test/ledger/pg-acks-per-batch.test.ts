@@ -12,6 +12,7 @@ import { openPgLedgerStore } from '../../src/ledger/postgres/store.ts';
 import { resolvePgTarget } from '../../src/ledger/postgres/url.ts';
 import { createLogger } from '../../src/log.ts';
 import { dbName } from '../helpers/backfill.ts';
+import { pgConnection, pgRef } from '../helpers/ledger-ref.ts';
 import { ids, items, outcome } from '../helpers/pg-outcomes.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 
@@ -19,7 +20,7 @@ const pgs = usePostgres();
 const logger = createLogger({ level: 'silent', pretty: false });
 
 const open = (url: string, runId: string, resume = true) =>
-  openPgLedgerStore(url, { mode: 'write', resume, runId, logger, leaseMs: 60_000 });
+  openPgLedgerStore(pgRef(url, { leaseMs: 60_000 }), { mode: 'write', resume, runId, logger });
 
 /** The transactions table's row counters once the backends have reported them (within about a second). */
 async function tupleCounts(db: string, ins: number): Promise<{ ins: number; upd: number }> {
@@ -113,7 +114,7 @@ describe('schema 7: acknowledgements per batch', () => {
         .map(([k]) => k),
     ).toEqual(ids(group.slice(0, 6)));
     // A dry run (read mode) skips what is acknowledged and would send the rest.
-    const dry = await openPgLedgerStore(url, { mode: 'read', resume: true, runId: 'dry', logger });
+    const dry = await openPgLedgerStore(pgRef(url), { mode: 'read', resume: true, runId: 'dry', logger });
     const looked = await dry.admit(group);
     expect(ids(looked.send)).toEqual(ids(group.slice(6)));
     expect(looked.skipped.map((x) => x.reason)).toEqual(Array(6).fill('acked'));
@@ -208,8 +209,12 @@ describe('schema 7: acknowledgements per batch', () => {
 
   it('a worker id started again ends its earlier process’s claims without updating their rows', async () => {
     const url = await pgs.createDatabase();
-    const first = await openPgSession(url, { runId: 'r1', workerId: 'w', logger, leaseMs: 60_000 });
-    const dead = await openPgLedgerStore(url, {
+    const first = await openPgSession(pgRef(url, { leaseMs: 60_000 }), {
+      runId: 'r1',
+      workerId: 'w',
+      logger,
+    });
+    const dead = await openPgLedgerStore(pgRef(url), {
       mode: 'write',
       resume: true,
       runId: 'r1',
@@ -220,7 +225,11 @@ describe('schema 7: acknowledgements per batch', () => {
     expect((await dead.admit(group)).send).toHaveLength(10);
     // The process is gone without closing: its row is taken by the next process of the same id.
     await pgs.sql(dbName(url), `UPDATE svc_ingest.workers SET lease_until = now() WHERE worker_id = 'w'`);
-    const again = await openPgSession(url, { runId: 'r2', workerId: 'w', logger, leaseMs: 60_000 });
+    const again = await openPgSession(pgRef(url, { leaseMs: 60_000 }), {
+      runId: 'r2',
+      workerId: 'w',
+      logger,
+    });
     try {
       // The rows still name the earlier process's claims (nothing updated them), and none of them is open.
       const [row] = await pgs.sql<{ named: number; claimed: number }>(
@@ -241,7 +250,7 @@ describe('schema 7: acknowledgements per batch', () => {
 
   it('a schema-6 ledger keeps its acknowledged, failed and claimed rows; claims are released at close as before', async () => {
     const url = await pgs.createDatabase();
-    const db = await connectPg(resolvePgTarget(url), { logger });
+    const db = await connectPg(resolvePgTarget(url), { logger, connection: pgConnection() });
     try {
       await migrate(
         db,
@@ -263,7 +272,7 @@ describe('schema 7: acknowledgements per batch', () => {
               CASE WHEN g >= 25 THEN (SELECT worker_no FROM w) END
        FROM generate_series(0, 29) g`,
     );
-    const up = await connectPg(resolvePgTarget(url), { logger });
+    const up = await connectPg(resolvePgTarget(url), { logger, connection: pgConnection() });
     try {
       expect(await migrate(up)).toMatchObject({ from: 6, to: 7 });
     } finally {

@@ -11,6 +11,7 @@ import { openPgLedgerStore } from '../../src/ledger/postgres/store.ts';
 import { createLogger } from '../../src/log.ts';
 import { deliveryCounts, FAST, workdir, writeNdjson } from '../faults/helpers.ts';
 import { runCliHere, summaryOf } from '../helpers/cli.ts';
+import { pgRef } from '../helpers/ledger-ref.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 
@@ -72,19 +73,17 @@ describe('the claim of new ids', () => {
 
   it('an id another worker inserts while the claim waits is skipped as elsewhere; the rest are claimed', async () => {
     const url = await pgs.createDatabase();
-    const a = await openPgLedgerStore(url, {
+    const a = await openPgLedgerStore(pgRef(url, { leaseMs: 60_000 }), {
       mode: 'write',
       resume: true,
       runId: 'a',
       logger,
-      leaseMs: 60_000,
     });
-    const b = await openPgLedgerStore(url, {
+    const b = await openPgLedgerStore(pgRef(url, { leaseMs: 60_000 }), {
       mode: 'write',
       resume: true,
       runId: 'b',
       logger,
-      leaseMs: 60_000,
     });
     const other = new pg.Client({ connectionString: url });
     await other.connect();

@@ -14,11 +14,12 @@ import { connectLedgerDb } from '../../src/ledger/postgres/schema-check.ts';
 import { openPgLedgerStore } from '../../src/ledger/postgres/store.ts';
 import { resolvePgTarget } from '../../src/ledger/postgres/url.ts';
 import { createLogger } from '../../src/log.ts';
+import { pgConnection, pgRef } from '../helpers/ledger-ref.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 
 const pgs = usePostgres();
 const logger = createLogger({ level: 'silent', pretty: false });
-const connect = (url: string) => connectPg(resolvePgTarget(url), { logger });
+const connect = (url: string) => connectPg(resolvePgTarget(url), { logger, connection: pgConnection() });
 const dbName = (url: string) => url.split('/').pop() as string;
 
 describe('ledger schema migrations', () => {
@@ -140,7 +141,7 @@ describe('ledger schema migrations', () => {
 
   it('a store migrates on first use, and refuses a schema newer than it knows', async () => {
     const url = await pgs.createDatabase();
-    const store = await openPgLedgerStore(url, { mode: 'write', resume: true, runId: 'r', logger });
+    const store = await openPgLedgerStore(pgRef(url), { mode: 'write', resume: true, runId: 'r', logger });
     await store.close();
     const db = await connect(url);
     try {
@@ -154,7 +155,7 @@ describe('ledger schema migrations', () => {
       await db.close();
     }
     await expect(
-      openPgLedgerStore(url, { mode: 'write', resume: true, runId: 'r', logger }),
+      openPgLedgerStore(pgRef(url), { mode: 'write', resume: true, runId: 'r', logger }),
     ).rejects.toMatchObject({
       code: 'LEDGER_READ',
       message: expect.stringMatching(/newer than this svc-ingest knows .*upgrade svc-ingest/),
@@ -163,12 +164,12 @@ describe('ledger schema migrations', () => {
   it('a run starting while another creates the schema waits for it, instead of refusing a version in between', async () => {
     const url = await pgs.createDatabase();
     // A first run part-way through creating the schema: two migrations committed, the migrators' lock held.
-    const first = await connectPg(resolvePgTarget(url), { logger, maxConnections: 1 });
+    const first = await connectPg(resolvePgTarget(url), { logger, connection: pgConnection({ poolMax: 1 }) });
     try {
       await migrate(first, MIGRATIONS.slice(0, 2));
       await first.query('other', 'SELECT pg_advisory_lock(1937138537, 1835624306)');
       let settled = false;
-      const second = connectLedgerDb(url, { logger, write: true }).finally(() => {
+      const second = connectLedgerDb(pgRef(url), { logger, write: true }).finally(() => {
         settled = true;
       });
       await new Promise((r) => setTimeout(r, 300));

@@ -12,6 +12,7 @@ import { resolvePgTarget } from '../../src/ledger/postgres/url.ts';
 import { createLogger } from '../../src/log.ts';
 import { dbName } from '../helpers/backfill.ts';
 import { runCliHere } from '../helpers/cli.ts';
+import { pgConnection, pgRef } from '../helpers/ledger-ref.ts';
 import { ids, items, outcome } from '../helpers/pg-outcomes.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { SCHEMA6_CLAIM_SQL, SCHEMA6_REGISTER_SQL } from '../helpers/schema6.ts';
@@ -19,7 +20,13 @@ import { SCHEMA6_CLAIM_SQL, SCHEMA6_REGISTER_SQL } from '../helpers/schema6.ts';
 const pgs = usePostgres();
 const logger = createLogger({ level: 'silent', pretty: false });
 const open = (url: string, runId: string, heartbeatMs?: number) =>
-  openPgLedgerStore(url, { mode: 'write', resume: true, runId, logger, leaseMs: 60_000, heartbeatMs });
+  openPgLedgerStore(pgRef(url, { leaseMs: 60_000 }), {
+    mode: 'write',
+    resume: true,
+    runId,
+    logger,
+    heartbeatMs,
+  });
 
 /**
  * A ledger at schema 6 with a worker of that version registered as it registered itself (no claims_from), its lease
@@ -29,7 +36,7 @@ async function migratedUnderAnOlderWorker(
   url: string,
   lease: string,
 ): Promise<{ db: string; older: number }> {
-  const conn = await connectPg(resolvePgTarget(url), { logger });
+  const conn = await connectPg(resolvePgTarget(url), { logger, connection: pgConnection() });
   try {
     await migrate(
       conn,

@@ -12,8 +12,10 @@ import {
   type PgLedgerStore,
   type PgLedgerStoreOptions,
 } from '../../src/ledger/postgres/store.ts';
+import type { PgConnection } from '../../src/ledger/ref.ts';
 import type { RecordedOutcome } from '../../src/ledger/store.ts';
 import { createLogger } from '../../src/log.ts';
+import { pgRef } from '../helpers/ledger-ref.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 
 const pgs = usePostgres({ own: true });
@@ -53,15 +55,21 @@ const ids = (list: readonly BatchItem[]) => list.map((i) => i.id);
 async function open(
   url: string,
   worker: string,
-  o: Partial<PgLedgerStoreOptions> = {},
+  o: Partial<PgLedgerStoreOptions & PgConnection> = {},
 ): Promise<PgLedgerStore> {
-  return openPgLedgerStore(url, {
+  const { leaseMs, waitMs, passwordFile, ...rest } = o;
+  const connection = {
+    ...(leaseMs === undefined ? {} : { leaseMs }),
+    ...(waitMs === undefined ? {} : { waitMs }),
+    ...(passwordFile === undefined ? {} : { passwordFile }),
+  };
+  return openPgLedgerStore(pgRef(url, connection), {
     mode: 'write',
     resume: true,
     runId: `run-${worker}`,
     workerId: worker,
     logger,
-    ...o,
+    ...rest,
   });
 }
 
@@ -275,7 +283,7 @@ describe('PostgreSQL ledger store: claims', () => {
   it('read mode (dry run) only looks up: no claims, no writes, not even the schema', async () => {
     const url = await pgs.createDatabase();
     const db = url.split('/').pop()!;
-    const dry = await openPgLedgerStore(url, { mode: 'read', resume: true, runId: 'dry', logger });
+    const dry = await openPgLedgerStore(pgRef(url), { mode: 'read', resume: true, runId: 'dry', logger });
     expect(ids((await dry.admit(items('d', 3))).send)).toEqual(['d-0', 'd-1', 'd-2']);
     await expect(dry.record(outcome('x', items('d', 1), 'acked'))).rejects.toThrow(/read-only/);
     await dry.close();
@@ -284,7 +292,7 @@ describe('PostgreSQL ledger store: claims', () => {
     const a = await open(url, 'A');
     await a.admit(items('d', 2));
     await a.record(outcome('a-1', items('d', 1), 'acked'));
-    const dry2 = await openPgLedgerStore(url, { mode: 'read', resume: true, runId: 'dry2', logger });
+    const dry2 = await openPgLedgerStore(pgRef(url), { mode: 'read', resume: true, runId: 'dry2', logger });
     const r = await dry2.admit(items('d', 3));
     expect(ids(r.send)).toEqual(['d-2']);
     expect(r.skipped.map((s) => [s.item.id, s.reason])).toEqual([

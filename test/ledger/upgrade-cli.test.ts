@@ -19,6 +19,7 @@ import { FAST, STACK, summary } from '../faults/helpers.ts';
 import { dbName } from '../helpers/backfill.ts';
 import { ROOT, runCliHere, startCli } from '../helpers/cli.ts';
 import { shellWords } from '../helpers/doc-examples.ts';
+import { pgConnection } from '../helpers/ledger-ref.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { SCHEMA6_CLAIM_SQL, SCHEMA6_REGISTER_SQL } from '../helpers/schema6.ts';
 import { useSimulator } from '../helpers/simulator.ts';
@@ -157,7 +158,10 @@ function docBlock(first: string): string[] {
 
 /** The feed's schema `feed_a` at schema `version`, made by its owner, with the GRANTs of that time applied. */
 async function ledgerAt(url: string, owner: string, version: number, grants: string[]): Promise<void> {
-  const ownerDb = await connectPg(resolvePgTarget(as(url, owner, 'feed_a')), { logger });
+  const ownerDb = await connectPg(resolvePgTarget(as(url, owner, 'feed_a')), {
+    logger,
+    connection: pgConnection(),
+  });
   try {
     expect(
       await migrate(
@@ -275,7 +279,10 @@ describe('upgrading the PostgreSQL ledger under restricted roles', () => {
     await ledgerAt(url, owner, 6, schema6Grants('feed_a', sender, pruner));
     // The older worker: registered as that version registered itself (no claims_from), under the send role, and
     // still running through the upgrade (its lease renewed).
-    const older = await connectPg(resolvePgTarget(as(url, sender, 'feed_a')), { logger });
+    const older = await connectPg(resolvePgTarget(as(url, sender, 'feed_a')), {
+      logger,
+      connection: pgConnection(),
+    });
     try {
       const registered = await older.query<{ worker_no: number }>('other', SCHEMA6_REGISTER_SQL, [
         'v6-host:1:v6',
@@ -326,7 +333,10 @@ describe('upgrading the PostgreSQL ledger under restricted roles', () => {
         keepStdinOpen: true,
       },
     );
-    const older = await connectPg(resolvePgTarget(as(url, sender, 'feed_a')), { logger });
+    const older = await connectPg(resolvePgTarget(as(url, sender, 'feed_a')), {
+      logger,
+      connection: pgConnection(),
+    });
     try {
       // Enough for the chain to admit and send some batches while its input stays open.
       night.child.stdin!.write(ndjsonOf(txs.slice(0, 1000)));

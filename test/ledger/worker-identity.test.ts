@@ -7,6 +7,7 @@ import { holderState, ownIdentity, processStartOf } from '../../src/ledger/postg
 import { openPgSession } from '../../src/ledger/postgres/session.ts';
 import { createLogger } from '../../src/log.ts';
 import { dbName } from '../helpers/backfill.ts';
+import { pgRef } from '../helpers/ledger-ref.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 
 const pgs = usePostgres();
@@ -53,18 +54,17 @@ describe('the holder of a worker id', () => {
     const url = await pgs.createDatabase();
     const db = dbName(url);
     const elsewhere = `UPDATE svc_ingest.workers SET host = 'other-host' WHERE worker_id = $1`;
-    const alive = await openPgSession(url, {
+    const alive = await openPgSession(pgRef(url, { leaseMs: 1500 }), {
       runId: 'r1',
       workerId: 'w',
       logger,
-      leaseMs: 1500,
       heartbeatMs: 100,
     });
     await pgs.sql(db, elsewhere, ['w']);
     try {
       const t0 = performance.now();
       await expect(
-        openPgSession(url, { runId: 'r2', workerId: 'w', logger, leaseMs: 1500 }),
+        openPgSession(pgRef(url, { leaseMs: 1500 }), { runId: 'r2', workerId: 'w', logger }),
       ).rejects.toMatchObject({
         code: 'USAGE_INVALID',
         message: expect.stringMatching(/^worker id w is held by a live worker \(host other-host, pid \d+/),
@@ -74,16 +74,15 @@ describe('the holder of a worker id', () => {
       await alive.close();
     }
 
-    const silent = await openPgSession(url, {
+    const silent = await openPgSession(pgRef(url, { leaseMs: 1200 }), {
       runId: 'r3',
       workerId: 'v',
       logger,
-      leaseMs: 1200,
       heartbeatMs: 600_000,
     });
     await pgs.sql(db, elsewhere, ['v']);
     const t1 = performance.now();
-    const next = await openPgSession(url, { runId: 'r4', workerId: 'v', logger, leaseMs: 5000 });
+    const next = await openPgSession(pgRef(url, { leaseMs: 5000 }), { runId: 'r4', workerId: 'v', logger });
     try {
       expect(performance.now() - t1).toBeGreaterThan(500); // it waited for the lease
       expect(next.workerNo).toBe(silent.workerNo);
@@ -101,15 +100,17 @@ describe('the holder of a worker id', () => {
 
   it('in this process: a second session under an id already open here is refused at once', async () => {
     const url = await pgs.createDatabase();
-    const a = await openPgSession(url, { runId: 'a1', workerId: 'same', logger });
+    const a = await openPgSession(pgRef(url), { runId: 'a1', workerId: 'same', logger });
     try {
-      await expect(openPgSession(url, { runId: 'a2', workerId: 'same', logger })).rejects.toMatchObject({
+      await expect(
+        openPgSession(pgRef(url), { runId: 'a2', workerId: 'same', logger }),
+      ).rejects.toMatchObject({
         code: 'USAGE_INVALID',
       });
     } finally {
       await a.close();
     }
-    const again = await openPgSession(url, { runId: 'a3', workerId: 'same', logger });
+    const again = await openPgSession(pgRef(url), { runId: 'a3', workerId: 'same', logger });
     await again.close();
   });
 });

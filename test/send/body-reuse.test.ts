@@ -10,8 +10,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Batch } from '../../src/batch/batcher.ts';
 import { batchJson, slabCounts } from '../../src/client/body.ts';
 import { createClient, type SvcClient } from '../../src/client/index.ts';
-import { loadConfig } from '../../src/config/index.ts';
-import { createDispatcher, type DispatcherOptions } from '../../src/send/dispatcher.ts';
+import { defaultConfig, loadConfig } from '../../src/config/index.ts';
+import { createDispatcher, type DispatchConfig, type DispatcherOptions } from '../../src/send/dispatcher.ts';
 import type { BatchOutcome } from '../../src/send/sink.ts';
 import { makeTx, range } from '../helpers/transactions.ts';
 
@@ -156,14 +156,24 @@ function batches(n: number, prefix: string, pad = 0): Batch[] {
   }));
 }
 
-async function run(bs: Batch[], opts: Partial<DispatcherOptions> = {}) {
+/** The table's defaults, where a test sets no value of its own. */
+const SEND = defaultConfig().send;
+
+async function run(bs: Batch[], opts: Partial<DispatchConfig & Omit<DispatcherOptions, 'settings'>> = {}) {
+  const {
+    concurrency = 8,
+    maxRetries = 3,
+    retryBaseMs = 1,
+    retryMaxMs = 5,
+    splitRetries = SEND.splitRetries,
+    outageMaxMs = SEND.outageMaxMs,
+    ...given
+  } = opts;
+  const settings = { concurrency, maxRetries, retryBaseMs, retryMaxMs, splitRetries, outageMaxMs };
   const outcomes: Array<{ status: string; ids: string[]; requestId: string | null; attempts: number }> = [];
   const d = createDispatcher({
     post: (txs, o) => client.postTransactionsJson(txs, o),
-    concurrency: 8,
-    maxRetries: 3,
-    retryBaseMs: 1,
-    retryMaxMs: 5,
+    settings,
     async onOutcome(o: BatchOutcome) {
       outcomes.push({
         status: o.status,
@@ -172,7 +182,7 @@ async function run(bs: Batch[], opts: Partial<DispatcherOptions> = {}) {
         attempts: o.attempts,
       });
     },
-    ...opts,
+    ...given,
   });
   const before = slabCounts();
   for (const b of bs) await d.submit(b);

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Batch } from '../../src/batch/batcher.ts';
 import { createClient, type SvcClient } from '../../src/client/index.ts';
-import { loadConfig } from '../../src/config/index.ts';
-import { createDispatcher, type DispatcherOptions } from '../../src/send/dispatcher.ts';
+import { defaultConfig, loadConfig } from '../../src/config/index.ts';
+import { createDispatcher, type DispatchConfig, type DispatcherOptions } from '../../src/send/dispatcher.ts';
 import type { BatchOutcome } from '../../src/send/sink.ts';
 import { OutageError } from '../../src/send/stop.ts';
 import { useSimulator } from '../helpers/simulator.ts';
@@ -36,22 +36,32 @@ function batches(n: number, size: number, prefix: string): Batch[] {
   }));
 }
 
-async function run(bs: Batch[], opts: Partial<DispatcherOptions> = {}) {
+/** The table's defaults, where a test sets no value of its own. */
+const SEND = defaultConfig().send;
+
+async function run(bs: Batch[], opts: Partial<DispatchConfig & Omit<DispatcherOptions, 'settings'>> = {}) {
+  const {
+    concurrency = 4,
+    maxRetries = 5,
+    retryBaseMs = 1,
+    retryMaxMs = 20,
+    splitRetries = SEND.splitRetries,
+    outageMaxMs = SEND.outageMaxMs,
+    ...given
+  } = opts;
+  const settings = { concurrency, maxRetries, retryBaseMs, retryMaxMs, splitRetries, outageMaxMs };
   const outcomes: BatchOutcome[] = [];
   let retries = 0;
   const d = createDispatcher({
     post: (txs, o) => client.postTransactionsJson(txs, o),
-    concurrency: 4,
-    maxRetries: 5,
-    retryBaseMs: 1,
-    retryMaxMs: 20,
+    settings,
     async onOutcome(o) {
       outcomes.push(o);
     },
     onRetry() {
       retries++;
     },
-    ...opts,
+    ...given,
   });
   let error: unknown = null;
   try {

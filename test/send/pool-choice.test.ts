@@ -5,6 +5,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { defaultConfig } from '../../src/config/index.ts';
 import {
   BUSY_SEND_CONCURRENCY,
   choosePool,
@@ -14,7 +15,9 @@ import {
 import { BUSY_SLICE_BYTES, readInput } from '../../src/read/open.ts';
 import type { ReadItem } from '../../src/read/types.ts';
 
-const auto = { workers: 'auto' as const };
+/** The table's prepare.* defaults: workers auto, threads absent, chunkBytes. */
+const PREPARE = defaultConfig().prepare;
+const auto = PREPARE;
 
 describe('choosePool (auto)', () => {
   it('sends at high concurrency on a 2-core machine inline, with more cores on the pool', () => {
@@ -23,6 +26,7 @@ describe('choosePool (auto)', () => {
     expect(choosePool(auto, run, SEND_POOL_MIN_CORES)).toEqual({
       use: 'large',
       threads: 1,
+      chunkBytes: PREPARE.chunkBytes,
       sliceBytes: BUSY_SLICE_BYTES,
     });
     expect(choosePool(auto, { dryRun: false, concurrency: WORKER_MIN_CONCURRENCY - 1 }, 8).use).toBe('off');
@@ -31,8 +35,8 @@ describe('choosePool (auto)', () => {
   it('a dry run prepares inline on 2 cores and on the pool with more; on/off decide alone', () => {
     expect(choosePool(auto, { dryRun: true, concurrency: 0 }, 2).use).toBe('off');
     expect(choosePool(auto, { dryRun: true, concurrency: 0 }, SEND_POOL_MIN_CORES).use).toBe('large');
-    expect(choosePool({ workers: 'on' }, { dryRun: false, concurrency: 32 }, 2).use).toBe('on');
-    expect(choosePool({ workers: 'off' }, { dryRun: true, concurrency: 0 }, 8).use).toBe('off');
+    expect(choosePool({ ...PREPARE, workers: 'on' }, { dryRun: false, concurrency: 32 }, 2).use).toBe('on');
+    expect(choosePool({ ...PREPARE, workers: 'off' }, { dryRun: true, concurrency: 0 }, 8).use).toBe('off');
   });
 
   it('a busy send hands its reader larger slices; a send at concurrency 8 and a dry run keep the default', () => {

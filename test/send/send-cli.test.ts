@@ -105,7 +105,7 @@ describe('send: the main job, end to end through the real CLI', () => {
   });
 
   it("holds V8's old generation to twice its live size once its records start (V8's own trace of its collections)", async () => {
-    // The CLI sets it at run time, once a send's records start (src/heap-growth.ts; on Node's command line the flag
+    // The CLI sets it at run time, once a send's records start (src/runtime/heap-growth.ts; on Node's command line the flag
     // would cost Node's code cache at every start): the collections of the start keep V8's factor.
     const input = ndjsonOf(range(1000).map((i) => makeTx(i, 'growth')));
     const r = await startCli(['send', ...fast, '--format', 'ndjson', '-'], {

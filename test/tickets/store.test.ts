@@ -5,11 +5,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { TicketWebhookUpdate } from '../../src/client/models.ts';
+import type { LedgerRef } from '../../src/ledger/ref.ts';
 import { createLogger } from '../../src/log.ts';
 import { ticketNumberOf, ticketNumbers } from '../../src/tickets/ids.ts';
 import { foldTickets, type TicketEvent } from '../../src/tickets/state.ts';
 import { isStale, ticketsStatus } from '../../src/tickets/status.ts';
 import { loadTickets, openTicketStore, storeUpdate, ticketsPathOf } from '../../src/tickets/store.ts';
+import { fileRef, pgRef } from '../helpers/ledger-ref.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 
 const pgs = usePostgres();
@@ -116,8 +118,12 @@ describe('the lifecycle', () => {
 });
 
 const kinds = [
-  { name: 'file', location: async () => join(await mkdtemp(join(tmpdir(), 'svc-tstore-')), 'l.ndjson') },
-  { name: 'PostgreSQL', location: () => pgs.createDatabase() },
+  {
+    name: 'file',
+    location: async (): Promise<LedgerRef> =>
+      fileRef(join(await mkdtemp(join(tmpdir(), 'svc-tstore-')), 'l.ndjson')),
+  },
+  { name: 'PostgreSQL', location: async (): Promise<LedgerRef> => pgRef(await pgs.createDatabase()) },
 ];
 
 for (const kind of kinds) {
@@ -164,7 +170,7 @@ it('a torn last line of the tickets file is skipped and the next event starts a 
   const ledger = join(await mkdtemp(join(tmpdir(), 'svc-tstore-')), 'l.ndjson');
   const path = ticketsPathOf(ledger);
   await writeFile(path, `${JSON.stringify(submitted('T-1', 0))}\n{"kind":"upd`);
-  const s = await openTicketStore(ledger, { logger });
+  const s = await openTicketStore(fileRef(ledger), { logger });
   await s.append(accepted('T-1', 1));
   expect((await s.events()).map((e) => e.kind)).toEqual(['submitted', 'accepted']);
   await s.close();

@@ -6,9 +6,9 @@ import { unlink } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { createServer, type Server } from 'node:net';
 import { hostname } from 'node:os';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { IN_EXECUTABLE } from '../../config/builtin.ts';
 import { SvcIngestError } from '../../errors.ts';
+import { sleep } from '../../sleep.ts';
 import { embeddedLocks, type LockBinding, locksOver, type NativeLocks } from './embedded-addon.ts';
 import { checkStateFile, openStateFile, type StateFile } from './files.ts';
 
@@ -127,8 +127,8 @@ function lockedError(file: StateFile, owner: Partial<LockOwner> | null): SvcInge
 }
 
 /** The owner file beside a ledger: `<ledger>.lock`. */
-export function ownerPathOf(ledgerPath: string): string {
-  return `${ledgerPath}.lock`;
+export function ownerPathOf(ledgerFile: string): string {
+  return `${ledgerFile}.lock`;
 }
 
 /**
@@ -137,20 +137,20 @@ export function ownerPathOf(ledgerPath: string): string {
  * @example const lock = await acquireLedgerLock('ledger/transactions.ndjson'); try { … } finally { await lock.release() }
  */
 export async function acquireLedgerLock(
-  ledgerPath: string,
+  ledgerFile: string,
   opts: { method?: LockMethod } = {},
 ): Promise<LedgerLock> {
-  const ownerPath = ownerPathOf(ledgerPath);
+  const ownerPath = ownerPathOf(ledgerFile);
   await checkStateFile(ownerPath, 'lock owner file');
   const method = opts.method ?? defaultLockMethod();
   if (!method) {
     throw new SvcIngestError(
       'LEDGER_WRITE',
       `no kernel file lock on ${process.platform}-${process.arch} (the fs-native-extensions binary does not load), so two runs on one ledger could not be kept apart`,
-      { source: ledgerPath },
+      { source: ledgerFile },
     );
   }
-  const file = (await openStateFile(ledgerPath, 'ledger', 'append')) as StateFile;
+  const file = (await openStateFile(ledgerFile, 'ledger', 'append')) as StateFile;
   let server: Server | null = null;
   try {
     let got: boolean;
@@ -165,6 +165,7 @@ export async function acquireLedgerLock(
     if (!got) {
       // The holder writes its owner file right after taking the lock: give it a moment to appear.
       let owner = await readOwner(ownerPath);
+      // Not send/retried.ts (ledger/ is below send/): five looks 20 ms apart for a file, with no failure to back off from.
       for (let i = 0; i < 5 && !(owner && owner.ino === file.ino); i++) {
         await sleep(20);
         owner = await readOwner(ownerPath);
@@ -178,7 +179,7 @@ export async function acquireLedgerLock(
       'LEDGER_WRITE',
       `cannot lock ledger ${file.absPath}: ${(err as Error).message}`,
       {
-        source: ledgerPath,
+        source: ledgerFile,
       },
     );
   }

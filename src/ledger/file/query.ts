@@ -27,13 +27,6 @@ export async function checkLedgerPaths(paths: string[]): Promise<string[]> {
     const abs = resolve(p);
     if (seen.has(abs)) continue;
     seen.add(abs);
-    if (/^postgres(ql)?:\/\//i.test(p)) {
-      throw new SvcIngestError(
-        'LEDGER_PATH_INVALID',
-        'this command reads ledger files; a PostgreSQL ledger is not supported here',
-        { source: p },
-      );
-    }
     if (!(await checkStateFile(p, 'ledger'))) throw missing(p);
     out.push(p);
   }

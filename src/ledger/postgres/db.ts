@@ -6,6 +6,7 @@ import pg from 'pg';
 import pgpass from 'pgpass';
 import { type ErrorCode, SvcIngestError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
+import { LEDGER_URL_KEY, type PgConnection } from '../connection.ts';
 import { isRefusedNotNow, type Refusal, refusalOf, waitingMessage } from './refusal.ts';
 import { type PgTarget, scrubSecret } from './url.ts';
 
@@ -14,21 +15,21 @@ export type TripKind = 'admit' | 'record' | 'heartbeat' | 'claim' | 'other';
 
 export interface PgDbOptions {
   logger: Logger;
-  /** Connections in the pool at most (ledger.poolMax; default 4: admit, record, heartbeat and partitions each have
-   *  one to use). Refused for lack of slots, the pool makes do with the connections it has for a while. */
-  maxConnections?: number;
-  /** How long a lost connection is waited for before giving up (default 60 s); at start, only a server that refuses
-   *  for lack of connection slots or because it is starting up is waited for (an unreachable one fails at once). */
-  waitMs?: number;
-  /** A server off loopback may be reached without TLS (ledger.allowPlaintext); else such a URL is refused. */
-  allowPlaintext?: boolean;
+  /**
+   * How the database is reached (the ledger.* settings, ../ref.ts). poolMax: connections in the pool at most
+   * (refused for lack of slots, the pool makes do with those it has for a while). The wait: how long a lost
+   * connection is waited for before giving up; at start, only a server that refuses for lack of connection slots or
+   * because it is starting up is waited for (an unreachable one fails at once). allowPlaintext: a server off
+   * loopback may be reached without TLS; else such a URL is refused.
+   */
+  connection: PgConnection;
   /** Unused mid-run: a stopping run still records what it has in flight (a second signal exits at once). */
   signal?: AbortSignal;
 }
 
 /**
  * A connected database.
- * @example const db = await connectPg(target, { logger }); const r = await db.query('other', 'SELECT 1'); await db.close()
+ * @example const db = await connectPg(target, { logger, connection: ref.connection }); const r = await db.query('other', 'SELECT 1'); await db.close()
  */
 export interface PgDb {
   /** The URL without credentials. */
@@ -64,7 +65,7 @@ function pgpassLookup(params: Parameters<typeof pgpass>[0]): Promise<string> {
       pass === undefined
         ? reject(
             new Error(
-              'the server asks for a password and none was given (the URL, ledger.passwordFile / ' +
+              'the server asks for a password and none was given (the URL, the password file ' +
                 'SVC_LEDGER_PASSWORD_FILE, PGPASSWORD, or a matching line of ~/.pgpass or PGPASSFILE)',
             ),
           )
@@ -117,16 +118,36 @@ const REGROW_MS = 5000;
  */
 export async function connectPg(target: PgTarget, o: PgDbOptions): Promise<PgDb> {
   // Refused before any packet leaves: ids, errors and the login would cross the network in clear.
-  if (target.plainRemote && !o.allowPlaintext)
+  if (target.plainRemote && !o.connection.allowPlaintext)
     throw new SvcIngestError(
       'CONFIG_INVALID',
       `the ledger database ${target.location} is not on loopback and its URL asks for no TLS: add ?sslmode=verify-full ` +
         '(or set ledger.allowPlaintext / SVC_LEDGER_ALLOW_PLAINTEXT=true to accept a plain-text connection)',
-      { field: 'ledger.url' },
+      { field: LEDGER_URL_KEY },
     );
+  const pool = openPool(target, o);
+  const waiter = poolWaiter(pool, target, o);
+  const db = dbOn(pool, target, waiter);
+  try {
+    // Not connected yet: only a server that says "not now" (no slot, starting up) is waited for (mayWaitNow).
+    await db.query('other', 'SELECT 1');
+  } catch (err) {
+    await pool.end().catch(() => {});
+    throw db.fail('LEDGER_READ', 'cannot connect to the ledger database', err);
+  }
+  if (target.plainRemote)
+    o.logger.warn(
+      { event: 'ledger.pg.plaintext', ledger: target.location },
+      'the ledger database is not on loopback and the URL asks for no TLS (ledger.allowPlaintext is set)',
+    );
+  return db;
+}
+
+/** The node-postgres pool of a connection: at most poolMax connections, idle ones closed soon. */
+function openPool(target: PgTarget, o: PgDbOptions): pg.Pool {
   const pool = new pg.Pool({
     connectionString: target.connectionString,
-    max: o.maxConnections ?? 4,
+    max: o.connection.poolMax,
     // A connection idle for 2 s is closed: the pool holds what the process uses at once (admit and record, mostly),
     // not its peak, so that with too few slots on the server the other processes get theirs.
     idleTimeoutMillis: 2000,
@@ -142,25 +163,31 @@ export async function connectPg(target: PgTarget, o: PgDbOptions): Promise<PgDb>
       'ledger connection lost',
     ),
   );
-  const trips: Record<TripKind, number> = { admit: 0, record: 0, heartbeat: 0, claim: 0, other: 0 };
-  const waitMs = o.waitMs ?? 60_000;
-  const poolMax = o.maxConnections ?? 4;
+  return pool;
+}
+
+/** How a connection waits for its database: a statement tried again while the database says "not now". */
+interface Waiter {
+  /** `fn` tried again within the wait while it fails in a way `mayWait` accepts (then it is given up on for good). */
+  retrying<T>(fn: () => Promise<T>, mayWait: (r: Refusal | null) => boolean): Promise<T>;
+  /** What may be waited for now: after a first answer, any transient failure; before it, only a server that said
+   *  "not now" (no slot, starting up); after giving up once, nothing. */
+  mayWaitNow(): (r: Refusal | null) => boolean;
+}
+
+/**
+ * The waits of one pool (the connection's wait at most, with backoff), one warning per wait and one line when it
+ * ends; refused for lack of slots, the pool shrinks to the connections it holds (statements queue for them instead
+ * of failing and backing off) and grows back by one a while after the last refusal.
+ */
+function poolWaiter(pool: pg.Pool, target: PgTarget, o: PgDbOptions): Waiter {
+  const conn = o.connection;
   let connected = false;
-  // Set when a statement waited the whole waitMs for the database in vain: later ones (releasing claims, ending the
+  // Set when a statement waited the whole wait for the database in vain: later ones (releasing claims, ending the
   // lease on the way out) are tried once, so a run that gives up on its database exits without waiting again.
   let gaveUp = false;
-  // One warning per wait (and one line when it ends), not one per statement that met it.
   let waiting: { kind: Refusal; since: number } | null = null;
-  // Refused for lack of slots: the pool shrinks to the connections it holds (statements queue for them instead of
-  // failing and backing off), and grows back by one a while after the last refusal.
   let lastRefusal = 0;
-
-  const fail = (code: ErrorCode, doing: string, err: unknown): SvcIngestError => {
-    if (err instanceof SvcIngestError) return err;
-    const text = scrubSecret(describe(err), target.secret);
-    return new SvcIngestError(code, `${doing} ${target.location}: ${text}`, { source: target.location });
-  };
-
   const noteFailure = (err: unknown, attempt: number): void => {
     const kind = refusalOf(err);
     if (kind === null) return;
@@ -190,18 +217,18 @@ export async function connectPg(target: PgTarget, o: PgDbOptions): Promise<PgDb>
       );
       waiting = null;
     }
-    if (pool.options.max < poolMax && performance.now() - lastRefusal > REGROW_MS) {
+    if (pool.options.max < conn.poolMax && performance.now() - lastRefusal > REGROW_MS) {
       pool.options.max++;
       lastRefusal = performance.now();
     }
   };
-  /** `fn` tried again within waitMs while it fails in a way `mayWait` accepts (then it is given up on for good). */
   const retrying = <T>(fn: () => Promise<T>, mayWait: (r: Refusal | null) => boolean): Promise<T> =>
+    // Not send/retried.ts: ledger/ is below send/ (test/architecture/layers.test.ts), so p-retry itself, no jitter.
     pRetry(fn, {
       retries: Number.POSITIVE_INFINITY,
       minTimeout: 100,
       maxTimeout: 2000,
-      maxRetryTime: waitMs,
+      maxRetryTime: conn.waitMs,
       // No stop signal here: a run that is stopping still records the outcomes in flight, so it waits as long.
       shouldRetry: ({ error }) => mayWait(refusalOf(error)),
       // Called for every failure, retried or not: only one that will be waited for is said to be.
@@ -218,25 +245,19 @@ export async function connectPg(target: PgTarget, o: PgDbOptions): Promise<PgDb>
         throw err;
       },
     );
-  /** What may be waited for now: after a first answer, any transient failure; before it, only a server that said
-   *  "not now" (no slot, starting up); after giving up once, nothing. */
-  const mayWaitNow = (): ((r: Refusal | null) => boolean) =>
-    gaveUp ? () => false : connected ? (r) => r !== null : isRefusedNotNow;
-
-  const once = async <R extends pg.QueryResultRow>(
-    kind: TripKind,
-    text: string,
-    values: unknown[] | undefined,
-    name: string | undefined,
-  ): Promise<pg.QueryResult<R>> => {
-    trips[kind]++;
-    return pool.query<R>(name ? { name, text, values } : { text, values });
+  return {
+    retrying,
+    mayWaitNow: () => (gaveUp ? () => false : connected ? (r) => r !== null : isRefusedNotNow),
   };
+}
 
+/** The PgDb on a pool: every statement one counted round trip, in the ledger's schema, waited for as `w` says. */
+function dbOn(pool: pg.Pool, target: PgTarget, w: Waiter): PgDb {
+  const trips: Record<TripKind, number> = { admit: 0, record: 0, heartbeat: 0, claim: 0, other: 0 };
   const schema = target.schema;
   const sql = (text: string): string =>
     schema === 'svc_ingest' ? text : text.replace(/\bsvc_ingest\./g, `${schema}.`);
-  const db: PgDb = {
+  return {
     location: target.location,
     schema,
     sql,
@@ -248,11 +269,14 @@ export async function connectPg(target: PgTarget, o: PgDbOptions): Promise<PgDb>
       name?: string,
     ): Promise<pg.QueryResult<R>> {
       const t = sql(text);
-      return retrying(() => once<R>(kind, t, values, name), mayWaitNow());
+      return w.retrying(() => {
+        trips[kind]++;
+        return pool.query<R>(name ? { name, text: t, values } : { text: t, values });
+      }, w.mayWaitNow());
     },
     async withClient(fn) {
       trips.other++;
-      const client = await retrying(() => pool.connect(), mayWaitNow());
+      const client = await w.retrying(() => pool.connect(), w.mayWaitNow());
       let broken: unknown;
       try {
         return await fn(schema === 'svc_ingest' ? client : inSchema(client, sql));
@@ -264,23 +288,15 @@ export async function connectPg(target: PgTarget, o: PgDbOptions): Promise<PgDb>
         client.release(broken !== undefined && isTransient(broken) ? (broken as Error) : undefined);
       }
     },
-    fail,
+    fail(code: ErrorCode, doing: string, err: unknown): SvcIngestError {
+      if (err instanceof SvcIngestError) return err;
+      const text = scrubSecret(describe(err), target.secret);
+      return new SvcIngestError(code, `${doing} ${target.location}: ${text}`, { source: target.location });
+    },
     async close() {
       await pool.end();
     },
   };
-  try {
-    await retrying(() => once('other', 'SELECT 1', undefined, undefined), isRefusedNotNow);
-  } catch (err) {
-    await pool.end().catch(() => {});
-    throw fail('LEDGER_READ', 'cannot connect to the ledger database', err);
-  }
-  if (target.plainRemote)
-    o.logger.warn(
-      { event: 'ledger.pg.plaintext', ledger: target.location },
-      'the ledger database is not on loopback and the URL asks for no TLS (ledger.allowPlaintext is set)',
-    );
-  return db;
 }
 
 /** A client whose query texts go through `sql` (another ledger name than the default schema). */

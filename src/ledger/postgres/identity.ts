@@ -8,6 +8,8 @@ import { readFileSync, readlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { SvcIngestError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
+import { sleep } from '../../sleep.ts';
+import type { PgConnection } from '../connection.ts';
 import type { PgDb } from './db.ts';
 
 /**
@@ -111,7 +113,8 @@ const openHere = new Set<string>();
 export interface RegisterOptions {
   workerId: string;
   runId: string;
-  leaseMs: number;
+  /** The lease (leaseMs): how long the worker's claims are its own without a heartbeat. */
+  connection: PgConnection;
   logger: Logger;
 }
 
@@ -148,8 +151,6 @@ function refusal(workerId: string, h: Holder, location: string): SvcIngestError 
   );
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 /**
  * Register this process as worker `workerId`: returns its worker number and a release for the in-process record.
  * A dead holder of the id on this host is replaced at once; a live one refused (USAGE_INVALID, one line); a holder
@@ -162,6 +163,7 @@ export async function registerWorker(
   const me = ownIdentity();
   const key = `${db.location}\n${db.schema}\n${o.workerId}`;
   let waitingFor = null as { run: string; beat: number } | null;
+  // Not send/retried.ts (ledger/ is below send/), and no backoff: a poll of another host's lease, ended by its expiry.
   for (;;) {
     const r = await db.query<Holder>('other', HOLDER_SQL, [o.workerId]);
     const h = r.rows[0];
@@ -187,7 +189,7 @@ export async function registerWorker(
           );
         // (At most one lease: not cut short by a signal, which the worker's loop then finds and ends on.)
         waitingFor = { run: h.run_id, beat };
-        await sleep(Math.max(50, Math.min(1000, h.left_ms + 20, Math.floor(o.leaseMs / 10))));
+        await sleep(Math.max(50, Math.min(1000, h.left_ms + 20, Math.floor(o.connection.leaseMs / 10))));
         continue;
       }
       proven = true;
@@ -199,7 +201,7 @@ export async function registerWorker(
       me.pid,
       me.bootId,
       me.processStart,
-      o.leaseMs,
+      o.connection.leaseMs,
       h?.run_id ?? null,
       proven,
       me.pidNamespace,

@@ -4,6 +4,7 @@
 // (the restricted roles of a feed could not, and an upgrade may need a quiet window: docs/postgres.md).
 import { SvcIngestError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
+import type { PgLedgerRef } from '../ref.ts';
 import { connectPg, type PgDb } from './db.ts';
 import {
   LATEST_VERSION,
@@ -15,11 +16,6 @@ import {
 import { resolvePgTarget } from './url.ts';
 
 export interface ConnectLedgerOptions {
-  passwordFile?: string;
-  waitMs?: number;
-  /** ledger.poolMax: connections this process opens to the database at most. */
-  poolMax?: number;
-  allowPlaintext?: boolean;
   logger: Logger;
   signal?: AbortSignal;
   /** A command that writes: a database without the schema gets it; else (read) nothing is created. */
@@ -57,22 +53,16 @@ export async function pendingMigration(db: PgDb, version: number): Promise<SvcIn
 }
 
 /**
- * Connect and check the schema: a database without one gets it when `write` (the first write creates it), an older
+ * Connect to the ledger `ref` names, as its connection settings say, and check the schema: a database without one gets it when `write` (the first write creates it), an older
  * one is refused (LEDGER_MIGRATION_PENDING), a newer one too (LEDGER_READ). Returns the db and whether the schema
  * exists (read mode on an empty database: false).
  */
 export async function connectLedgerDb(
-  url: string,
+  ref: PgLedgerRef,
   o: ConnectLedgerOptions,
 ): Promise<{ db: PgDb; hasSchema: boolean }> {
-  const target = resolvePgTarget(url, { passwordFile: o.passwordFile });
-  const db = await connectPg(target, {
-    logger: o.logger,
-    waitMs: o.waitMs,
-    maxConnections: o.poolMax,
-    allowPlaintext: o.allowPlaintext,
-    signal: o.signal,
-  });
+  const target = resolvePgTarget(ref.url, { connection: ref.connection });
+  const db = await connectPg(target, { logger: o.logger, connection: ref.connection, signal: o.signal });
   try {
     const readVersion = (read: (d: PgDb) => Promise<number>) =>
       read(db).catch((err: unknown) => {

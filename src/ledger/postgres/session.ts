@@ -4,6 +4,8 @@
 // future (the database's clock decides, never a host's).
 import { hostname } from 'node:os';
 import type { Logger } from '../../log.ts';
+import type { PgConnection } from '../connection.ts';
+import type { PgLedgerRef } from '../ref.ts';
 import type { PgDb } from './db.ts';
 import { runDestination } from './destinations.ts';
 import { OLDER_WORKERS_SQL, registerWorker } from './identity.ts';
@@ -11,29 +13,16 @@ import { connectLedgerDb } from './schema-check.ts';
 
 export { connectLedgerDb } from './schema-check.ts';
 
-/** Defaults of the lease: claims of a worker silent for 30 s may be taken over; renewed every 10 s. */
-export const DEFAULT_LEASE_MS = 30_000;
-
 export interface PgSessionOptions {
   runId: string;
   /** The claiming worker's name (default host:pid:runId). Two live processes must never share one. */
   workerId?: string;
-  /** How long claims stay live without a heartbeat (default 30 s). */
-  leaseMs?: number;
-  /** Heartbeat period (default a third of the lease). */
+  /** Heartbeat period (default a third of the lease, the connection's leaseMs: how long claims stay live without one). */
   heartbeatMs?: number;
-  /** ledger.passwordFile: a file holding the password. */
-  passwordFile?: string;
-  /** A lost connection mid-run is waited for this long (default 60 s; ledger.waitMs). */
-  waitMs?: number;
-  /** A server off loopback may be reached without TLS (ledger.allowPlaintext). */
-  allowPlaintext?: boolean;
   logger: Logger;
   signal?: AbortSignal;
   /** Called each time a heartbeat finds the lease had run out (claims may have been taken over: check them). */
   onLeaseLapsed?: () => void;
-  /** ledger.poolMax: connections this process opens to the database at most (default 4). */
-  poolMax?: number;
   /** Where this worker sends (../destination.ts); absent: destination 1 (the ledger's first), unchecked. */
   destination?: string;
   /** --new-destination: a destination the ledger has not seen may be added; else refused (LEDGER_DESTINATION). */
@@ -42,7 +31,7 @@ export interface PgSessionOptions {
 
 /**
  * A registered worker with a live lease.
- * @example const s = await openPgSession('postgres://svc@127.0.0.1/ledger', { runId, logger }); … await s.close()
+ * @example const s = await openPgSession(ref, { runId, logger }); … await s.close()
  */
 export interface PgSession {
   readonly db: PgDb;
@@ -51,7 +40,6 @@ export interface PgSession {
   readonly workerNo: number;
   /** Its destination's number in svc_ingest.destinations: its claims, outcomes and partitions are that one's. */
   readonly destinationNo: number;
-  readonly leaseMs: number;
   /** Renew the lease now; `lapsed` when it had already run out. */
   heartbeat(): Promise<{ lapsed: boolean }>;
   /**
@@ -79,18 +67,18 @@ export function defaultWorkerId(runId: string): string {
  * Register as a worker and start the heartbeat. A worker id held by a process proven gone is taken back at once, with
  * that process's claims and partitions; one held by a live process is refused (identity.ts).
  */
-export async function openPgSession(url: string, o: PgSessionOptions): Promise<PgSession> {
-  const leaseMs = o.leaseMs ?? DEFAULT_LEASE_MS;
-  const heartbeatMs = o.heartbeatMs ?? Math.max(100, Math.floor(leaseMs / 3));
+export async function openPgSession(ref: PgLedgerRef, o: PgSessionOptions): Promise<PgSession> {
+  const { connection } = ref;
+  const heartbeatMs = o.heartbeatMs ?? Math.max(100, Math.floor(connection.leaseMs / 3));
   const workerId = o.workerId ?? defaultWorkerId(o.runId);
-  const { db } = await connectLedgerDb(url, { ...o, write: true });
+  const { db } = await connectLedgerDb(ref, { logger: o.logger, signal: o.signal, write: true });
   try {
     // Before the worker exists: a refused destination leaves no trace in the ledger.
     const destinationNo = await runDestination(db, o, true);
     const { workerNo, release } = await registerWorker(db, {
       workerId,
       runId: o.runId,
-      leaseMs,
+      connection,
       logger: o.logger,
     });
     const older = await db.query<{ older: boolean }>('other', `SELECT ${OLDER_WORKERS_SQL} AS older`);
@@ -99,7 +87,7 @@ export async function openPgSession(url: string, o: PgSessionOptions): Promise<P
       workerId,
       workerNo,
       destinationNo,
-      leaseMs,
+      connection,
       heartbeatMs,
       release,
       olderWorkers,
@@ -114,7 +102,7 @@ interface Registered {
   workerId: string;
   workerNo: number;
   destinationNo: number;
-  leaseMs: number;
+  connection: PgConnection;
   heartbeatMs: number;
   release: () => void;
   olderWorkers: boolean;
@@ -122,7 +110,8 @@ interface Registered {
 
 /** The registered worker's heartbeat, lease checks and close. */
 function startSession(db: PgDb, o: PgSessionOptions, reg: Registered): PgSession {
-  const { workerId, workerNo, destinationNo, leaseMs, heartbeatMs } = reg;
+  const { workerId, workerNo, destinationNo, connection, heartbeatMs } = reg;
+  const { leaseMs } = connection;
   o.logger.debug({ event: 'ledger.pg.worker', workerId, workerNo, leaseMs }, 'worker registered');
 
   let lapses = 0;
@@ -192,7 +181,6 @@ function startSession(db: PgDb, o: PgSessionOptions, reg: Registered): PgSession
     workerId,
     workerNo,
     destinationNo,
-    leaseMs,
     heartbeat,
     get lapsed() {
       return lapses > 0;

@@ -4,21 +4,29 @@
 // Resume is a lookup in the database: nothing is loaded at start, so memory stays flat at any ledger size.
 import type { BatchItem } from '../../batch/batcher.ts';
 import { SvcIngestError } from '../../errors.ts';
+import type { PgLedgerRef } from '../ref.ts';
 import type { Admission, LedgerStore, OpenLedgerOptions, RecordedOutcome } from '../store.ts';
-import { ackedIdsOfClaims, ackedOf, ackSeqOf, liveClaimOf } from './acks.ts';
 import { CoalescedAdmits } from './coalesced-admits.ts';
 import type { PgDb } from './db.ts';
 import { FIRST_DESTINATION, runDestination } from './destinations.ts';
 import { claimsTakenOver, HeldClaims } from './held-claims.ts';
 import { OLDER_WORKERS_SQL } from './identity.ts';
 import { connectLedgerDb, openPgSession, type PgSession, type PgSessionOptions } from './session.ts';
+import {
+  ADMIT_SQL,
+  CATCH_UP_SQL,
+  CLAIM_SQL,
+  LOOKUP_SQL,
+  RECORD_SQL,
+  RELEASE_SQL,
+  recordParams,
+} from './store-sql.ts';
+
+export { ADMIT_SQL, CLAIM_SQL, RECORD_SQL } from './store-sql.ts';
 
 export interface PgLedgerStoreOptions
   extends OpenLedgerOptions,
-    Pick<
-      PgSessionOptions,
-      'leaseMs' | 'heartbeatMs' | 'passwordFile' | 'waitMs' | 'poolMax' | 'allowPlaintext' | 'onLeaseLapsed'
-    > {
+    Pick<PgSessionOptions, 'heartbeatMs' | 'onLeaseLapsed'> {
   /** Claim under an existing worker session (backfill work: the worker that holds the partition); else one is opened. */
   session?: PgSession;
 }
@@ -54,254 +62,85 @@ const UNIQUE_VIOLATION = '23505';
 /** Outcomes committed together at most (a group holds at most this many batches; more wait for the next). */
 const MAX_GROUP = 64;
 
-// The claim of an id that has a row: unless acked (resume on) or held by another live claim; RETURNING what it took.
-// A claim taken again keeps the acknowledgement of the claim it replaces in the row (acked_seq), as the new claim's
-// outcome will be the one read.
-const TAKE_ROW = `ON CONFLICT (transaction_id, destination_no) DO UPDATE SET claim_worker = EXCLUDED.claim_worker,
-    claim_no = EXCLUDED.claim_no, acked_seq = ${ackSeqOf('t')}, updated_at = now()
-  WHERE (NOT $3::boolean OR NOT ${ackedOf('t')})
-    AND (t.claim_worker IS NULL OR t.claim_worker = EXCLUDED.claim_worker OR NOT ${liveClaimOf('t')})
-  RETURNING t.transaction_id`;
-
-// The ids of a claim, each once, and the claim's number (one per statement, from batch_seq: the outcomes of these ids
-// name it). A claim is committed without waiting for its WAL flush (synchronous_commit off for this transaction
-// alone): the next recorded outcome's commit flushes it (WAL is written in order), and a claim lost with a crash of
-// the server was a claim of ids in flight, the bound a worker's death already has (docs/postgres.md, "Claims without
-// a flush").
-const CLAIM_INPUT = `WITH input AS (SELECT DISTINCT id FROM unnest($1::text[]) AS u(id),
-                 (SELECT set_config('synchronous_commit', 'off', true)) AS no_flush),
-claim AS MATERIALIZED (SELECT nextval('svc_ingest.batch_seq') AS no),`;
-
-// The rows answered: each id skipped (acked, or claimed elsewhere), and one row with the claim's number (id null).
-const CLAIM_ANSWER = 'UNION ALL SELECT NULL, NULL, claim.no FROM claim';
-
-/**
- * CTEs over a group's ids ($1): `old`, the rows they have for the destination (`dest`, a parameter); `acks`, those of
- * them acknowledged through their claims' outcomes, read at once for the group (ackedIdsOfClaims); and `known`, the
- * rows with whether each is acknowledged (`acked`), by its row or through its claim.
- */
-const rowsAndAcks = (dest: string) => `old AS MATERIALIZED (
-  SELECT t.transaction_id, t.acked_seq, t.claim_no, t.claim_worker FROM svc_ingest.transactions t
-  WHERE t.transaction_id = ANY($1::text[]) AND t.destination_no = ${dest}
-),
-acks AS MATERIALIZED (${ackedIdsOfClaims('old', dest)}),
-known AS MATERIALIZED (
-  SELECT old.*, (old.acked_seq IS NOT NULL OR acks.id IS NOT NULL) AS acked
-  FROM old LEFT JOIN acks ON acks.id = old.transaction_id
-)`;
-
-export const ADMIT_SQL = `
-${CLAIM_INPUT}
-claimed AS (
-  INSERT INTO svc_ingest.transactions AS t (transaction_id, destination_no, claim_worker, claim_no, updated_at)
-  SELECT id, $4, $2, claim.no, now() FROM input, claim ORDER BY id
-  ${TAKE_ROW}
-)
-SELECT i.id, (${ackedOf('old')} AND $3::boolean) AS acked, NULL::bigint AS claim
-FROM input i
-LEFT JOIN claimed c ON c.transaction_id = i.id
-LEFT JOIN svc_ingest.transactions old ON old.transaction_id = i.id AND old.destination_no = $4
-WHERE c.transaction_id IS NULL
-${CLAIM_ANSWER}`;
-
-// The usual claim: ids that have no row yet are inserted by a plain INSERT (no speculative insertion, which costs the
-// database about a third more per id: docs/performance.md), ids that have one go through ADMIT_SQL's ON CONFLICT in
-// the same statement. Should another worker insert one of the new ids meanwhile, the plain INSERT fails
-// (unique_violation, the whole statement undone) and the group is claimed again by ADMIT_SQL. Whether a row is
-// acknowledged is read for the group at once (ackedIdsOfClaims); only rows not acknowledged are claimed again.
-export const CLAIM_SQL = `
-${CLAIM_INPUT}
-${rowsAndAcks('$4')},
-fresh AS (
-  INSERT INTO svc_ingest.transactions (transaction_id, destination_no, claim_worker, claim_no, updated_at)
-  SELECT id, $4, $2, claim.no, now() FROM input, claim
-  WHERE NOT EXISTS (SELECT 1 FROM known WHERE known.transaction_id = input.id)
-  ORDER BY id
-),
-claimed AS (
-  INSERT INTO svc_ingest.transactions AS t (transaction_id, destination_no, claim_worker, claim_no, updated_at)
-  SELECT id, $4, $2, claim.no, now() FROM input, claim
-  WHERE EXISTS (SELECT 1 FROM known WHERE known.transaction_id = input.id AND NOT (known.acked AND $3::boolean))
-  ORDER BY id
-  ${TAKE_ROW}
-)
-SELECT known.transaction_id AS id, (known.acked AND $3::boolean) AS acked, NULL::bigint AS claim
-FROM known LEFT JOIN claimed c ON c.transaction_id = known.transaction_id
-WHERE c.transaction_id IS NULL
-${CLAIM_ANSWER}`;
-
-const LOOKUP_SQL = `
-WITH ${rowsAndAcks('$3')}
-SELECT known.transaction_id AS id, (known.acked AND $2::boolean) AS acked, ${liveClaimOf('known')} AS live
-FROM known`;
-
-// A group of outcomes, one row each in batches (their ids sliced out of $17 by ids_from..ids_to, the claims they were
-// sent under out of $18): that row is the acknowledgement of its ids, no transaction row is written. Row by row, as
-// before schema 7 (acked_seq set, the claim and its number cleared, a row inserted where there is none), only when
-// the rows may not name this worker's claims or a worker may read them otherwise: an id the store holds no claim for
-// or holds twice, or a worker of a version before schema 7 that may still be running ($25: it reads acknowledgements
-// in rows alone, and takes a row's claim without renumbering it); a server started since the store opened ($26: a
-// claim made before may be lost, its commit not flushed); a lease that has run out now or since the worker started
-// (another worker may have taken a claim over). A row's acknowledgement through its claim's outcome is kept in
-// acked_seq when its claim number is cleared.
-export const RECORD_SQL = `
-WITH o AS MATERIALIZED (
-  SELECT nextval('svc_ingest.batch_seq') AS seq, u.*
-  FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::int[],
-              $9::text[], $10::text[], $11::bigint[], $12::bigint[], $13::int[], $14::int[], $15::int[], $16::int[])
-    AS u(k, batch_id, run_id, status, request_id, client_request_id, attempts, http_status, error, source,
-         first_line, last_line, ids_from, ids_to, claims_from, claims_to)
-),
-b AS (
-  INSERT INTO svc_ingest.batches (seq, batch_id, run_id, worker_no, status, request_id, client_request_id, attempts,
-    http_status, error, source, first_line, last_line, transaction_ids, destination_no, claim_nos)
-  SELECT o.seq, o.batch_id, o.run_id, $19, o.status, o.request_id, o.client_request_id, o.attempts, o.http_status,
-    o.error, o.source, o.first_line, o.last_line, ($17::text[])[o.ids_from:o.ids_to], $24,
-    ($18::bigint[])[o.claims_from:o.claims_to]
-  FROM o ORDER BY o.k
-),
-by_row AS MATERIALIZED (
-  SELECT $25::boolean OR pg_postmaster_start_time() IS DISTINCT FROM $26::timestamptz
-    OR coalesce((SELECT w.lapses > 0 OR w.lease_until <= now() FROM svc_ingest.workers w WHERE w.worker_no = $19),
-                true) AS yes
-),
-ids AS MATERIALIZED (
-  SELECT o.seq, o.status, u.id FROM o, by_row, unnest(($17::text[])[o.ids_from:o.ids_to]) AS u(id) WHERE by_row.yes
-),
-tx AS (
-  INSERT INTO svc_ingest.transactions AS t (transaction_id, destination_no, acked_seq, claim_worker, updated_at)
-  SELECT ids.id, $24, min(ids.seq) FILTER (WHERE ids.status = 'acked'), NULL, now()
-  FROM ids GROUP BY ids.id ORDER BY ids.id
-  ON CONFLICT (transaction_id, destination_no) DO UPDATE SET
-    acked_seq = coalesce(${ackSeqOf('t')}, EXCLUDED.acked_seq),
-    claim_worker = CASE WHEN t.claim_worker = $19 THEN NULL ELSE t.claim_worker END,
-    claim_no = CASE WHEN t.claim_worker = $19 THEN NULL ELSE t.claim_no END,
-    updated_at = now()
-),
-counters AS (
-  UPDATE svc_ingest.workers SET batches_acked = batches_acked + $20, records_acked = records_acked + $21,
-    batches_failed = batches_failed + $22, records_failed = records_failed + $23
-  WHERE worker_no = $19
-),
--- The destination has acknowledged something: from now on it holds the ledger (a run elsewhere is refused).
-dest AS (
-  UPDATE svc_ingest.destinations SET acked = true WHERE destination_no = $24 AND NOT acked AND $21::bigint > 0
-)
-SELECT count(*)::int AS n FROM o`;
-
-// The claims this store holds, through the primary key (its worker's lease ends at close too, so a claim it lost
-// track of — a statement whose answer never came — is no longer live either).
-const RELEASE_SQL = `
-UPDATE svc_ingest.transactions SET claim_worker = NULL, updated_at = now()
-WHERE transaction_id = ANY($2::text[]) AND destination_no = $3 AND claim_worker = $1`;
-
-// A worker of the previous version that registered after this one last asked (between its own schema check and the
-// migration's commit; identity.ts): it reads acknowledgements in rows alone, and would take, once this worker's lease
-// ends, the rows of ids this run acknowledged through a batch row before it was seen. Their acknowledgements go into
-// the rows, as a record row by row writes them: this run's acknowledged outcomes, their ids whose row this worker
-// still holds.
-export const CATCH_UP_SQL = `
-UPDATE svc_ingest.transactions t
-SET acked_seq = a.seq, claim_worker = NULL, claim_no = NULL, updated_at = now()
-FROM (SELECT u.id, min(b.seq) AS seq FROM svc_ingest.batches b, unnest(b.transaction_ids) AS u(id)
-      WHERE b.run_id = ANY($2::text[]) AND b.worker_no = $1 AND b.destination_no = $3 AND b.status = 'acked'
-      GROUP BY u.id) a
-WHERE t.transaction_id = a.id AND t.destination_no = $3 AND t.claim_worker = $1 AND t.acked_seq IS NULL`;
-
 interface Pending {
   outcome: RecordedOutcome;
   resolve: () => void;
   reject: (err: Error) => void;
 }
 
-/**
- * The parameters of RECORD_SQL for a group of outcomes, with the claims `held` has for their ids. `olderWorkers`: a
- * worker of a version before schema 7 may still be running (identity.ts, OLDER_WORKER_ROW), so every outcome goes
- * row by row.
- */
-function recordParams(
-  group: readonly RecordedOutcome[],
-  held: HeldClaims,
-  workerNo: number,
-  destinationNo: number,
-  serverStart: string | null,
-  olderWorkers: boolean,
-): unknown[] {
-  const cols: unknown[][] = Array.from({ length: 16 }, () => []);
-  const ids: string[] = [];
-  const claims: number[] = [];
-  let byRow = olderWorkers;
-  let batchesAcked = 0;
-  let recordsAcked = 0;
-  let batchesFailed = 0;
-  let recordsFailed = 0;
-  group.forEach((o, k) => {
-    const first = o.items[0];
-    const last = o.items[o.items.length - 1];
-    const idsFrom = ids.length + 1;
-    for (const it of o.items) ids.push(it.id);
-    const claimsFrom = claims.length + 1;
-    if (!held.claimsOf(o.items, claims)) byRow = true;
-    const row = [
-      k,
-      o.batchId,
-      o.runId,
-      o.status,
-      o.requestId,
-      o.clientRequestId,
-      o.attempts,
-      o.httpStatus,
-      o.error ?? null,
-      first?.source ?? null,
-      first?.line ?? null,
-      last?.line ?? null,
-      idsFrom,
-      ids.length,
-      claimsFrom,
-      claims.length,
-    ];
-    for (let c = 0; c < row.length; c++) cols[c]?.push(row[c]);
-    if (o.status === 'acked') {
-      batchesAcked++;
-      recordsAcked += o.items.length;
-    } else {
-      batchesFailed++;
-      recordsFailed += o.items.length;
-    }
-  });
-  return [
-    ...cols,
-    ids,
-    claims,
-    workerNo,
-    batchesAcked,
-    recordsAcked,
-    batchesFailed,
-    recordsFailed,
-    destinationNo,
-    byRow,
-    serverStart,
-  ];
+/** What the store's steps share: the database, this worker, and the state of its claims and outcomes. */
+interface StoreCtx {
+  o: PgLedgerStoreOptions;
+  db: PgDb;
+  write: boolean;
+  session: PgSession | undefined;
+  /** The store opened the session (and closes it); backfill work passes its own. */
+  ownSession: boolean;
+  hasSchema: boolean;
+  workerNo: number;
+  destinationNo: number;
+  /** The server's start when the store opened (write mode): outcomes go row by row once it is another one. */
+  serverStart: string | null;
+  held: HeldClaims;
+  s: { admits: number; outcomes: number; commits: number; claimRetries: number };
+  /** A commit under way (a claim check waits for it) and a claim check under way (commits wait for it). */
+  committing: Promise<void> | null;
+  checking: Promise<void> | null;
+  closing: Promise<void> | undefined;
 }
 
 /**
  * Open the PostgreSQL ledger store. Write mode registers a worker (or uses `o.session`), migrating the schema on
  * first use; read mode (dry run) only looks up and writes nothing, not even the schema.
- * @example const store = await openPgLedgerStore('postgres://svc@127.0.0.1/ledger', { mode: 'write', resume: true, runId, logger })
+ * @example const store = await openPgLedgerStore(ref, { mode: 'write', resume: true, runId, logger })
  */
-export async function openPgLedgerStore(url: string, o: PgLedgerStoreOptions): Promise<PgLedgerStore> {
+export async function openPgLedgerStore(ref: PgLedgerRef, o: PgLedgerStoreOptions): Promise<PgLedgerStore> {
+  const c = await connectStore(ref, o);
+  const { db, session } = c;
+  // Nothing is loaded: the store is ready as soon as it is connected (the figures time start-up to this line).
+  o.logger.info(
+    { event: 'ledger.pg.opened', ledger: db.location, mode: o.mode, workerNo: c.workerNo },
+    'ledger database connected; resume is a lookup per group of records',
+  );
+  const admit = admitter(c);
+  const rec = recorder(c);
+  return {
+    location: db.location,
+    badLines: 0,
+    admitBatches: ADMIT_BATCHES,
+    session,
+    claimsHeld: claimsHeldOf(c),
+    admit,
+    record: rec.record,
+    stats: () => ({
+      admits: c.s.admits,
+      admitTrips: db.trips.admit,
+      claimRetries: c.s.claimRetries,
+      outcomes: c.s.outcomes,
+      commits: c.s.commits,
+      recordTrips: db.trips.record,
+      heartbeatTrips: db.trips.heartbeat,
+    }),
+    close() {
+      c.closing ??= closeStore(c, rec);
+      return c.closing;
+    },
+  };
+}
+
+/** Connects (write: as a registered worker), finds the run's destination and the server's start. */
+async function connectStore(ref: PgLedgerRef, o: PgLedgerStoreOptions): Promise<StoreCtx> {
   const write = o.mode === 'write';
   let session: PgSession | undefined;
   let db: PgDb;
   let hasSchema = true;
   const ownSession = write && o.session === undefined;
   if (write) {
-    session = o.session ?? (await openPgSession(url, o));
+    session = o.session ?? (await openPgSession(ref, o));
     db = session.db;
   } else {
-    ({ db, hasSchema } = await connectLedgerDb(url, { ...o, write: false }));
+    ({ db, hasSchema } = await connectLedgerDb(ref, { logger: o.logger, signal: o.signal, write: false }));
   }
-  const workerNo = session?.workerNo ?? 0;
   // A dry run looks its destination up (refused when new, unless asked for; nothing written).
   let destinationNo = session?.destinationNo ?? FIRST_DESTINATION;
   if (!write && hasSchema) destinationNo = await runDestination(db, o, false);
@@ -317,27 +156,36 @@ export async function openPgLedgerStore(url: string, o: PgLedgerStoreOptions): P
       throw db.fail('LEDGER_WRITE', 'cannot read the server start of', err);
     }
   }
-  const s = { admits: 0, outcomes: 0, commits: 0, claimRetries: 0 };
-  // Nothing is loaded: the store is ready as soon as it is connected (the figures time start-up to this line).
-  o.logger.info(
-    { event: 'ledger.pg.opened', ledger: db.location, mode: o.mode, workerNo },
-    'ledger database connected; resume is a lookup per group of records',
-  );
-  const queue: Pending[] = [];
-  let draining: Promise<void> | null = null;
-  let broken: SvcIngestError | undefined;
-  let closing: Promise<void> | undefined;
-  // After a lapsed lease: the claims held are checked in the database (no commit starts meanwhile: a recorded
-  // outcome clears its claims too); any taken over stops the run's sending for good.
-  const held = new HeldClaims();
-  let committing: Promise<void> | null = null;
-  let checking: Promise<void> | null = null;
+  return {
+    o,
+    db,
+    write,
+    session,
+    ownSession,
+    hasSchema,
+    workerNo: session?.workerNo ?? 0,
+    destinationNo,
+    serverStart,
+    held: new HeldClaims(),
+    s: { admits: 0, outcomes: 0, commits: 0, claimRetries: 0 },
+    committing: null,
+    checking: null,
+    closing: undefined,
+  };
+}
+
+/**
+ * Whether this worker's claims are still its own. After a lapsed lease the claims held are checked in the database
+ * (no commit starts meanwhile: a recorded outcome clears its claims too); any taken over stops the run's sending.
+ */
+function claimsHeldOf(c: StoreCtx): () => Promise<boolean> {
+  const { db, o, held } = c;
   let checkedLapses = 0;
   let takenOver = 0;
   const checkClaims = async (by: PgSession, lapses: number): Promise<void> => {
-    await committing?.catch(() => {});
+    await c.committing?.catch(() => {});
     const ids = held.ids();
-    takenOver = await claimsTakenOver(db, ids, destinationNo, workerNo);
+    takenOver = await claimsTakenOver(db, ids, c.destinationNo, c.workerNo);
     checkedLapses = lapses;
     if (takenOver > 0)
       o.logger.warn(
@@ -350,10 +198,26 @@ export async function openPgLedgerStore(url: string, o: PgLedgerStoreOptions): P
         'no other worker took this worker’s claims while its lease had run out; going on',
       );
   };
+  return async () => {
+    const session = c.session;
+    if (session === undefined) return true;
+    await session.stillHeld();
+    if (takenOver === 0 && session.lapses > checkedLapses) {
+      c.checking ??= checkClaims(session, session.lapses).finally(() => {
+        c.checking = null;
+      });
+      await c.checking;
+    }
+    return takenOver === 0;
+  };
+}
 
-  /** One ADMIT_SQL for the ids of several groups: each id claimed or skipped, as for each group alone. */
+/** admit(): write mode claims the ids (coalesced, one statement per group of batches); read mode looks them up. */
+function admitter(c: StoreCtx): LedgerStore['admit'] {
+  const { db, o, held } = c;
+  /** One claim statement for the ids of several groups: each id claimed or skipped, as for each group alone. */
   const admitWriteNow = async (ids: string[]): Promise<Map<string, boolean>> => {
-    const params = [ids, workerNo, o.resume, destinationNo];
+    const params = [ids, c.workerNo, o.resume, c.destinationNo];
     type Row = { id: string | null; acked: boolean | null; claim: string | null };
     let r: { rows: Row[] };
     try {
@@ -361,7 +225,7 @@ export async function openPgLedgerStore(url: string, o: PgLedgerStoreOptions): P
     } catch (err) {
       // Another worker inserted one of these ids since the statement began: claim them the other way.
       if ((err as { code?: unknown }).code !== UNIQUE_VIOLATION) throw err;
-      s.claimRetries++;
+      c.s.claimRetries++;
       r = await db.query<Row>('admit', ADMIT_SQL, params, 'svc_admit');
     }
     const skip = new Map<string, boolean>();
@@ -379,25 +243,61 @@ export async function openPgLedgerStore(url: string, o: PgLedgerStoreOptions): P
   // Admits that arrive while one is under way (the chain admits up to LOOKAHEAD groups ahead) wait and go
   // together in the next statement: one round trip per group of batches.
   const admits = new CoalescedAdmits(admitWriteNow);
-  const admitWrite = (items: readonly BatchItem[]): Promise<Map<string, boolean>> => admits.admit(items);
   const admitRead = async (items: readonly BatchItem[]): Promise<Map<string, boolean>> => {
     const skip = new Map<string, boolean>();
-    if (!hasSchema) return skip;
+    if (!c.hasSchema) return skip;
     const r = await db.query<{ id: string; acked: boolean; live: boolean }>(
       'admit',
       LOOKUP_SQL,
-      [items.map((i) => i.id), o.resume, destinationNo],
+      [items.map((i) => i.id), o.resume, c.destinationNo],
       'svc_lookup',
     );
     for (const row of r.rows) if (row.acked || row.live) skip.set(row.id, row.acked);
     return skip;
   };
+  return async (items) => {
+    if (c.closing) throw new SvcIngestError('LEDGER_READ', `the ledger ${db.location} is closed`);
+    if (items.length === 0) return { send: [], skipped: [] };
+    c.s.admits++;
+    let skip: Map<string, boolean>;
+    try {
+      skip = c.write ? await admits.admit(items) : await admitRead(items);
+    } catch (err) {
+      throw db.fail(c.write ? 'LEDGER_WRITE' : 'LEDGER_READ', 'cannot claim transactions in', err);
+    }
+    const out: Admission = { send: [], skipped: [] };
+    for (const item of items) {
+      const acked = skip.get(item.id);
+      if (acked === undefined) out.send.push(item);
+      else out.skipped.push({ item, reason: acked ? 'acked' : 'elsewhere' });
+    }
+    return out;
+  };
+}
 
+/** What the recorder gives the store: record(), and for close() what is still to settle. */
+interface Recorder {
+  record: LedgerStore['record'];
+  /** Settles once every outcome queued is committed or refused. */
+  drained(): Promise<void>;
+  /** A commit failed: every later outcome is refused. */
+  broken(): boolean;
+  /** Acknowledgements recorded per batch row alone (a worker of an earlier version needs them in rows). */
+  perBatch: Set<string>;
+  catchUp(): Promise<void>;
+}
+
+/** record(): outcomes queued and committed together, one statement per group of at most MAX_GROUP. */
+function recorder(c: StoreCtx): Recorder {
+  const { db, o, held, session } = c;
+  const queue: Pending[] = [];
+  let draining: Promise<void> | null = null;
+  let broken: SvcIngestError | undefined;
   // The runs of outcomes recorded through their batch row alone while no older worker was seen (one seen later
   // needs them in rows: CATCH_UP_SQL).
   const perBatch = new Set<string>();
   const catchUp = async (): Promise<void> => {
-    const r = await db.query('other', CATCH_UP_SQL, [workerNo, [...perBatch], destinationNo]);
+    const r = await db.query('other', CATCH_UP_SQL, [c.workerNo, [...perBatch], c.destinationNo]);
     perBatch.clear();
     o.logger.info(
       { event: 'ledger.pg.olderWorkers.caughtUp', rows: r.rowCount ?? 0 },
@@ -408,35 +308,25 @@ export async function openPgLedgerStore(url: string, o: PgLedgerStoreOptions): P
     const older = session?.olderWorkers ?? false;
     if (older && perBatch.size > 0) await catchUp();
     else if (!older) for (const p of group) perBatch.add(p.outcome.runId);
-    await db.query(
-      'record',
-      RECORD_SQL,
-      recordParams(
-        group.map((p) => p.outcome),
-        held,
-        workerNo,
-        destinationNo,
-        serverStart,
-        older,
-      ),
-      'svc_record',
-    );
-    s.commits++;
+    const outcomes = group.map((p) => p.outcome);
+    const params = recordParams(outcomes, held, c.workerNo, c.destinationNo, c.serverStart, older);
+    await db.query('record', RECORD_SQL, params, 'svc_record');
+    c.s.commits++;
   };
   const drain = async (): Promise<void> => {
     while (queue.length > 0) {
-      while (checking) await checking.catch(() => {});
+      while (c.checking) await c.checking.catch(() => {});
       const group = queue.splice(0, MAX_GROUP);
       if (broken) {
         for (const p of group) p.reject(broken);
         continue;
       }
       try {
-        committing = commit(group).then(() => {
+        c.committing = commit(group).then(() => {
           for (const p of group) held.remove(p.outcome.items.map((i) => i.id));
         });
-        await committing;
-        s.outcomes += group.length;
+        await c.committing;
+        c.s.outcomes += group.length;
         for (const p of group) p.resolve();
       } catch (err) {
         // Fatal for the run: this and every later outcome is refused (the chain stops sending at once).
@@ -446,114 +336,72 @@ export async function openPgLedgerStore(url: string, o: PgLedgerStoreOptions): P
     }
     draining = null;
   };
-
-  return {
-    location: db.location,
-    badLines: 0,
-    admitBatches: ADMIT_BATCHES,
-    session,
-    async claimsHeld() {
-      if (session === undefined) return true;
-      await session.stillHeld();
-      if (takenOver === 0 && session.lapses > checkedLapses) {
-        const current = session;
-        checking ??= checkClaims(current, current.lapses).finally(() => {
-          checking = null;
-        });
-        await checking;
-      }
-      return takenOver === 0;
-    },
-    async admit(items) {
-      if (closing) throw new SvcIngestError('LEDGER_READ', `the ledger ${db.location} is closed`);
-      if (items.length === 0) return { send: [], skipped: [] };
-      s.admits++;
-      let skip: Map<string, boolean>;
-      try {
-        skip = write ? await admitWrite(items) : await admitRead(items);
-      } catch (err) {
-        throw db.fail(write ? 'LEDGER_WRITE' : 'LEDGER_READ', 'cannot claim transactions in', err);
-      }
-      const out: Admission = { send: [], skipped: [] };
-      for (const item of items) {
-        const acked = skip.get(item.id);
-        if (acked === undefined) out.send.push(item);
-        else out.skipped.push({ item, reason: acked ? 'acked' : 'elsewhere' });
-      }
-      return out;
-    },
-    record(outcome) {
-      if (!write)
-        return Promise.reject(new SvcIngestError('LEDGER_WRITE', 'a read-only ledger records nothing'));
-      if (closing)
-        return Promise.reject(new SvcIngestError('LEDGER_WRITE', `the ledger ${db.location} is closed`));
-      if (broken) return Promise.reject(broken);
-      return new Promise<void>((resolve, reject) => {
-        queue.push({ outcome, resolve, reject });
-        draining ??= drain();
-      });
-    },
-    stats: () => ({
-      admits: s.admits,
-      admitTrips: db.trips.admit,
-      claimRetries: s.claimRetries,
-      outcomes: s.outcomes,
-      commits: s.commits,
-      recordTrips: db.trips.record,
-      heartbeatTrips: db.trips.heartbeat,
-    }),
-    close() {
-      closing ??= (async () => {
-        await draining;
-        // Round trips by purpose: admit and record are the ones a batch costs (bench: at most 2 per batch).
-        o.logger.info(
-          {
-            event: 'ledger.pg.closed',
-            ledger: db.location,
-            trips: { ...db.trips },
-            admits: s.admits,
-            claimRetries: s.claimRetries,
-            outcomes: s.outcomes,
-            commits: s.commits,
-          },
-          'ledger database closed',
-        );
-        if (!write) {
-          await db.close();
-          return;
-        }
-        try {
-          // The end of this worker's lease lets an older worker take its rows: asked once more, for one that
-          // registered since the last heartbeat.
-          if (perBatch.size > 0 && !broken) {
-            const r = await db.query<{ older: boolean }>('other', `SELECT ${OLDER_WORKERS_SQL} AS older`);
-            if (r.rows[0]?.older !== false) await catchUp();
-          }
-        } catch (err) {
-          o.logger.warn(
-            {
-              event: 'ledger.pg.catchUp',
-              error: db.fail('LEDGER_WRITE', 'recording acknowledgements in', err).message,
-            },
-            'could not write this run’s acknowledgements into their rows for a worker of an earlier svc-ingest',
-          );
-        }
-        try {
-          // Claims not recorded (read but never sent: interrupted, or the run stopped) are free again at once.
-          const ids = held.ids();
-          if (ids.length > 0) await db.query('other', RELEASE_SQL, [workerNo, ids, destinationNo]);
-        } catch (err) {
-          o.logger.warn(
-            {
-              event: 'ledger.pg.release',
-              error: db.fail('LEDGER_WRITE', 'releasing claims in', err).message,
-            },
-            'could not release this worker’s claims; they expire with its lease',
-          );
-        }
-        if (ownSession) await session?.close();
-      })();
-      return closing;
-    },
+  const record = (outcome: RecordedOutcome): Promise<void> => {
+    if (!c.write)
+      return Promise.reject(new SvcIngestError('LEDGER_WRITE', 'a read-only ledger records nothing'));
+    if (c.closing)
+      return Promise.reject(new SvcIngestError('LEDGER_WRITE', `the ledger ${db.location} is closed`));
+    if (broken) return Promise.reject(broken);
+    return new Promise<void>((resolve, reject) => {
+      queue.push({ outcome, resolve, reject });
+      draining ??= drain();
+    });
   };
+  return {
+    record,
+    drained: async () => draining ?? undefined,
+    broken: () => broken !== undefined,
+    perBatch,
+    catchUp,
+  };
+}
+
+/** Waits for the outcomes in flight, then (write mode) catches up for older workers, releases claims, ends the lease. */
+async function closeStore(c: StoreCtx, rec: Recorder): Promise<void> {
+  const { db, o } = c;
+  await rec.drained();
+  // Round trips by purpose: admit and record are the ones a batch costs (bench: at most 2 per batch).
+  o.logger.info(
+    {
+      event: 'ledger.pg.closed',
+      ledger: db.location,
+      trips: { ...db.trips },
+      admits: c.s.admits,
+      claimRetries: c.s.claimRetries,
+      outcomes: c.s.outcomes,
+      commits: c.s.commits,
+    },
+    'ledger database closed',
+  );
+  if (!c.write) {
+    await db.close();
+    return;
+  }
+  try {
+    // The end of this worker's lease lets an older worker take its rows: asked once more, for one that
+    // registered since the last heartbeat.
+    if (rec.perBatch.size > 0 && !rec.broken()) {
+      const r = await db.query<{ older: boolean }>('other', `SELECT ${OLDER_WORKERS_SQL} AS older`);
+      if (r.rows[0]?.older !== false) await rec.catchUp();
+    }
+  } catch (err) {
+    o.logger.warn(
+      {
+        event: 'ledger.pg.catchUp',
+        error: db.fail('LEDGER_WRITE', 'recording acknowledgements in', err).message,
+      },
+      'could not write this run’s acknowledgements into their rows for a worker of an earlier svc-ingest',
+    );
+  }
+  try {
+    // Claims not recorded (read but never sent: interrupted, or the run stopped) are free again at once.
+    const ids = c.held.ids();
+    if (ids.length > 0) await db.query('other', RELEASE_SQL, [c.workerNo, ids, c.destinationNo]);
+  } catch (err) {
+    o.logger.warn(
+      { event: 'ledger.pg.release', error: db.fail('LEDGER_WRITE', 'releasing claims in', err).message },
+      'could not release this worker’s claims; they expire with its lease',
+    );
+  }
+  if (c.ownSession) await c.session?.close();
 }

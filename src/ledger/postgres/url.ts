@@ -4,6 +4,10 @@
 import { FILE_CAPS, readSmallFile, SmallFileError } from '../../config/small-file.ts';
 import { SvcIngestError } from '../../errors.ts';
 import { cliIo } from '../../io.ts';
+import type { PgConnection } from '../connection.ts';
+
+/** The setting naming the password file, for messages. */
+const PASSWORD_FILE_KEY = 'ledger.passwordFile';
 
 /**
  * A PostgreSQL ledger to connect to.
@@ -67,14 +71,14 @@ function readPasswordFile(file: string): string {
     text = readSmallFile(file, FILE_CAPS.secret).replace(/\r?\n$/, '');
   } catch (err) {
     const why = err instanceof SmallFileError ? ` (${err.reason})` : '';
-    throw new SvcIngestError('CONFIG_INVALID', `config key ledger.passwordFile: cannot read ${file}${why}`, {
-      field: 'ledger.passwordFile',
+    throw new SvcIngestError('CONFIG_INVALID', `config key ${PASSWORD_FILE_KEY}: cannot read ${file}${why}`, {
+      field: PASSWORD_FILE_KEY,
       cause: (err as NodeJS.ErrnoException).code ?? String(err),
     });
   }
   if (text === '') {
-    throw new SvcIngestError('CONFIG_INVALID', `config key ledger.passwordFile: ${file} is empty`, {
-      field: 'ledger.passwordFile',
+    throw new SvcIngestError('CONFIG_INVALID', `config key ${PASSWORD_FILE_KEY}: ${file} is empty`, {
+      field: PASSWORD_FILE_KEY,
     });
   }
   return text;
@@ -96,14 +100,14 @@ function isSocketHost(host: string): boolean {
 
 /**
  * Resolve a postgres:// URL into a target. The password is, first found: the URL's; the file named by
- * `passwordFile` (ledger.passwordFile, env SVC_LEDGER_PASSWORD_FILE; its whole content less one final newline);
+ * the connection's password file (env SVC_LEDGER_PASSWORD_FILE; its whole content less one final newline);
  * env PGPASSWORD; the user's ~/.pgpass (or PGPASSFILE), both read by node-postgres itself.
  * A URL that does not parse is USAGE_INVALID, shown without its password.
- * @example resolvePgTarget('postgres://svc@127.0.0.1:5432/ledger', { passwordFile: '/run/secrets/pg' })
+ * @example resolvePgTarget('postgres://svc@127.0.0.1:5432/ledger', { connection: ref.connection })
  */
 export function resolvePgTarget(
   url: string,
-  o: { passwordFile?: string; env?: NodeJS.ProcessEnv } = {},
+  o: { connection?: Partial<PgConnection>; env?: NodeJS.ProcessEnv } = {},
 ): PgTarget {
   const env = o.env ?? cliIo().env;
   let u: URL;
@@ -119,8 +123,9 @@ export function resolvePgTarget(
     );
   }
   let secret = u.password ? decodeURIComponent(u.password) : (u.searchParams.get('password') ?? undefined);
-  if (secret === undefined && o.passwordFile) {
-    secret = readPasswordFile(o.passwordFile);
+  const file = o.connection?.passwordFile;
+  if (secret === undefined && file) {
+    secret = readPasswordFile(file);
     u.password = encodeURIComponent(secret);
   }
   if (secret === undefined && env.PGPASSWORD) secret = env.PGPASSWORD;

@@ -1,5 +1,5 @@
 // undici's HTTP parser (WebAssembly) is instantiated under a raised tiering budget, so a short run never pays for
-// V8's optimizing compile of it (src/client/parser-tier.ts); the flag is V8's, so it must be back to V8's own value
+// V8's optimizing compile of it (src/runtime/parser-tier.ts); the flag is V8's, so it must be back to V8's own value
 // once the first connection is made, or every module loaded after would lose its code cache.
 import { execFile } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { ownBudget, V8_TIERING_BUDGET } from '../../src/client/parser-tier.ts';
+import { ownBudget, V8_TIERING_BUDGET } from '../../src/runtime/parser-tier.ts';
 import { ROOT, startCli, summaryOf } from '../helpers/cli.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import { makeTx, ndjsonOf, range } from '../helpers/transactions.ts';
@@ -19,7 +19,7 @@ const sim = useSimulator({ seed: 5 });
 const CACHE_WINDOW = `
 import vm from 'node:vm';
 import { EventEmitter } from 'node:events';
-import { holdParserTierUp } from ${JSON.stringify(join(ROOT, 'src/client/parser-tier.ts'))};
+import { holdParserTierUp } from ${JSON.stringify(join(ROOT, 'src/runtime/parser-tier.ts'))};
 const src = 'function f() { return 1 } f();';
 const data = new vm.Script(src).createCachedData();
 const rejected = () => new vm.Script(src, { cachedData: data }).cachedDataRejected;

@@ -1,4 +1,4 @@
-// The old generation's limit the CLI sets at run time (src/heap-growth.ts); its effect on a real send is held by
+// The old generation's limit the CLI sets at run time (src/runtime/heap-growth.ts); its effect on a real send is held by
 // test/send/send-cli.test.ts (V8's own trace of its collections), and the code cache a send writes with the flag put
 // back by test/install/package.test.ts. And the launcher's own V8 flags leave the code caches valid: V8 refuses a
 // cache made under flags that enter its hash, so a hashed flag there costs every start Node's and our code caches.
@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { launcherHeapFlags } from '../../packaging/heap-flags.ts';
-import { HEAP_GROWING_FLAG, holdOldGeneration, startFlagsBack } from '../../src/heap-growth.ts';
+import { HEAP_GROWING_FLAG, holdOldGeneration, startFlagsBack } from '../../src/runtime/heap-growth.ts';
 import { ROOT } from '../helpers/cli.ts';
 
 describe('holdOldGeneration', () => {

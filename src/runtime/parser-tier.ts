@@ -8,7 +8,7 @@
 // where keeping it there for good was tried and not kept): a few ms over those answers.
 //
 // The budget is a V8 flag, read when the instance is made, and V8 stamps a code cache with a hash of its flags (it
-// refuses one stamped under other flags: src/heap-growth.ts). So the flag is set only from just before the first
+// refuses one stamped under other flags: src/runtime/heap-growth.ts). So the flag is set only from just before the first
 // request until the first connection is made (the Agent's `connect` or `connectionError`), and then put back to V8's
 // own value: modules loaded before or after (Node's own, ours) keep their caches.
 import { setFlagsFromString } from 'node:v8';
