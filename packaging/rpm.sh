@@ -16,6 +16,8 @@ stage=$top/stage
 rm -rf "$stage/usr/share/lintian"
 commit=$("$exe" --version | sed 's/.*(\(.*\))/\1/')
 day=$(LC_ALL=C date -u -d "@${SOURCE_DATE_EPOCH:-$(git -C "$here/.." log -1 --format=%ct 2>/dev/null || date +%s)}" '+%a %b %d %Y')
+# The shell functions the scriptlets share with the .deb's (rpm's own macros escaped: %% is a literal %).
+shared=$(sed 's/%/%%/g' "$here/maintainer.sh")
 cat > "$top/SPECS/svc-ingest.spec" <<SPEC
 Name:           svc-ingest
 Version:        $version
@@ -43,8 +45,19 @@ as the svc-ingest system user, and the default configuration in
 %install
 cp -a $stage/. %{buildroot}/
 
+%pre
+# The user before the files (its group owns /etc/svc-ingest), as Fedora's %sysusers_create_compat makes it.
+if command -v systemd-sysusers >/dev/null 2>&1; then
+  systemd-sysusers --replace=/usr/lib/sysusers.d/svc-ingest.conf - <<'SYSUSERS' || :
+$(cat "$here/../deploy/systemd/svc-ingest.sysusers.conf")
+SYSUSERS
+fi
+
 %post
+$shared
 if command -v systemd-sysusers >/dev/null 2>&1; then systemd-sysusers svc-ingest.conf || :; fi
+svc_ingest_folder
+svc_ingest_dropin install
 if [ -d /run/systemd/system ]; then systemctl daemon-reload >/dev/null 2>&1 || :; fi
 
 %preun
@@ -53,6 +66,12 @@ if [ \$1 -eq 0 ] && [ -d /run/systemd/system ]; then
 fi
 
 %postun
+$shared
+# Removed (not upgraded): what the package and the service made (docs/install.md, "What the packages do").
+if [ \$1 -eq 0 ]; then
+  svc_ingest_dropin remove
+  svc_ingest_purge
+fi
 if [ -d /run/systemd/system ]; then systemctl daemon-reload >/dev/null 2>&1 || :; fi
 
 %files
@@ -62,7 +81,8 @@ if [ -d /run/systemd/system ]; then systemctl daemon-reload >/dev/null 2>&1 || :
 %dir /usr/lib/systemd/system/svc-ingest.service.d
 /usr/lib/systemd/system/svc-ingest.service.d/package.conf
 /usr/lib/sysusers.d/svc-ingest.conf
-%dir /etc/svc-ingest
+%dir %attr(0750,root,svc-ingest) /etc/svc-ingest
+/usr/share/svc-ingest
 %config(noreplace) /etc/svc-ingest/config.json
 %doc /usr/share/doc/svc-ingest
 /usr/share/man/man1/svc-ingest.1.gz
