@@ -22,7 +22,7 @@ svc_ingest_dropin() {
 # its number from the root's /etc/group (systemd-sysusers wrote it there; the name may not resolve outside it).
 svc_ingest_folder() {
 	etc=${DPKG_ROOT:-}/etc/svc-ingest
-	gid=$(sed -n 's/^svc-ingest:[^:]*:\([0-9][0-9]*\):.*/\1/p' "${DPKG_ROOT:-}/etc/group" 2>/dev/null)
+	gid=$(sed -n 's/^svc-ingest:[^:]*:\([0-9][0-9]*\):.*/\1/p' "${DPKG_ROOT:-}/etc/group" 2>/dev/null) || gid=
 	[ -n "$gid" ] || return 0
 	chown "0:$gid" "$etc"
 	chmod 0750 "$etc"

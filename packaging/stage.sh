@@ -6,7 +6,7 @@
 #   /usr/lib/sysusers.d/svc-ingest.conf                   the service user (systemd-sysusers)
 #   /usr/share/svc-ingest/svc-ingest-before-247.conf      the drop-in the install adds on systemd < 247
 #   /etc/svc-ingest/config.json                           the default configuration, a conffile to edit
-#                                                         (the folder 0750; the install gives it the user's group)
+#                                                         (the install makes the folder 0750 root:svc-ingest)
 #   /usr/share/doc/svc-ingest/                            README, the docs, the copyright
 # Usage: packaging/stage.sh EXECUTABLE ROOT
 set -euo pipefail
@@ -15,8 +15,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 rm -rf "$root"
 install -D -m 0755 "$exe" "$root/usr/bin/svc-ingest"
 units=$root/usr/lib/systemd/system
-install -d -m 0755 "$units/svc-ingest.service.d" "$root/usr/lib/sysusers.d" "$root/usr/share/svc-ingest"
-install -d -m 0750 "$root/etc/svc-ingest"
+install -d -m 0755 "$units/svc-ingest.service.d" "$root/usr/lib/sysusers.d" "$root/usr/share/svc-ingest" "$root/etc/svc-ingest"
 # The unit as deploy/ has it (written for an npm install under /opt), with the packaged executable's path and a
 # header that says what the package did and what is left to do.
 {
