@@ -22,7 +22,7 @@ install -d -m 0755 "$units/svc-ingest.service.d" "$root/usr/lib/sysusers.d" "$ro
   cat <<'HEAD'
 # svc-ingest: the nightly send of one feed, started by svc-ingest.timer; installed by the svc-ingest package
 # (/usr/share/doc/svc-ingest/docs/install.md.gz, "Service units"). The package made the user svc-ingest, the folder
-# /etc/svc-ingest (0750 root:svc-ingest) and an empty /etc/svc-ingest/env (0640): put the settings there
+# /etc/svc-ingest (0750 root:svc-ingest) and /etc/svc-ingest/env (0640, one comment line): put the settings there
 # (SVC_BASE_URL=… at least) and the token in /etc/svc-ingest/token (0600), give the svc-ingest group write access
 # to node_exporter's textfile folder, then systemctl enable --now svc-ingest.timer. On systemd older than 247 the
 # package added /etc/systemd/system/svc-ingest.service.d/before-247.conf. Change the export, mapping or metrics
