@@ -26,8 +26,9 @@ install -d -m 0755 "$units/svc-ingest.service.d" "$root/usr/lib/sysusers.d" "$ro
 # (SVC_BASE_URL=… at least) and the token in /etc/svc-ingest/token (0600), give the svc-ingest group write access
 # to node_exporter's textfile folder, then systemctl enable --now svc-ingest.timer. On systemd older than 247 the
 # package added /etc/systemd/system/svc-ingest.service.d/before-247.conf. Change the export, mapping or metrics
-# with systemctl edit svc-ingest.service (an upgrade replaces this file); another feed: a copy of it in
-# /etc/systemd/system/svc-ingest-FEED.service with its own export, mapping, state and metrics label.
+# with systemctl edit svc-ingest.service (an empty ExecStart=, then the new one: an upgrade replaces this file);
+# another feed: a copy of it in /etc/systemd/system/svc-ingest-FEED.service with its own export, mapping, state
+# and metrics label.
 HEAD
   sed -n '/^\[Unit\]/,$p' "$repo/deploy/systemd/svc-ingest.service" | sed 's#/opt/svc-ingest/bin/svc-ingest#/usr/bin/svc-ingest#g'
 } > "$units/svc-ingest.service"
