@@ -9,7 +9,7 @@ import { type AckedIndex, loadAckedIndex } from './acked-index.ts';
 import { scanDestinations } from './destinations.ts';
 import { checkStateFile } from './files.ts';
 import type { LedgerLine } from './line.ts';
-import { acquireLedgerLock, type LedgerLock } from './lock.ts';
+import { acquireLedgerLock, type LedgerLock, takeLockFallback } from './lock.ts';
 import { type LedgerWriter, type LedgerWriterOptions, openLedgerWriter } from './writer.ts';
 
 export interface FileLedgerStoreOptions extends OpenLedgerOptions, LedgerWriterOptions {}
@@ -32,6 +32,12 @@ export async function openFileLedgerStore(path: string, o: FileLedgerStoreOption
   if (o.mode === 'write') {
     await checkStateFile(`${path}.lock`, 'lock owner file');
     lock = await acquireLedgerLock(path);
+    const fallback = takeLockFallback();
+    if (fallback)
+      log.warn(
+        { event: 'ledger.lock.fallback', folder: fallback.folder, reason: fallback.reason },
+        `the kernel lock's addon could not be loaded from ${fallback.folder} (${fallback.reason}): the ledger is held with the socket lock, which excludes runs in this network namespace only; point TMPDIR at a folder that allows executables (not mounted noexec) for the kernel lock`,
+      );
     if (lock.tookOver)
       log.warn(
         { event: 'ledger.lock.takeover', pid: lock.tookOver.pid },
