@@ -1,9 +1,10 @@
 // Every manifest in deploy/kubernetes/ passes a strict offline check against the Kubernetes API's schemas
 // (test/helpers/k8s-schema.ts: kubernetes-models' validators of the API's OpenAPI schemas, and no field the schema
 // does not define), as a bank's CI checks them before they reach a cluster; and the check does refuse what it must.
-import { readdir } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
 import { ROOT } from '../helpers/cli.ts';
 import { checkManifestFile, checkObject } from '../helpers/k8s-schema.ts';
 
@@ -40,8 +41,6 @@ describe('deploy/kubernetes/', async () => {
   it('every claim and Secret the pods name is written out here', async () => {
     const all = (await Promise.all(files.map((f) => checkManifestFile(join(DIR, f))))).flat();
     const declared = new Set(all.map((o) => `${o.kind}/${o.name}`));
-    const { parseAllDocuments } = await import('yaml');
-    const { readFile } = await import('node:fs/promises');
     for (const f of files) {
       const docs = parseAllDocuments(await readFile(join(DIR, f), 'utf8')).map((d) => d.toJS() as Json);
       for (const o of docs) {
@@ -68,6 +67,17 @@ describe('deploy/kubernetes/', async () => {
           expect(p.status, `${f}: onPodConditions ${p.type}`).toBe('True');
       }
     }
+  });
+
+  it('every pod runs the image the CronJob names (make image writes it; a release moves its tag)', async () => {
+    const images = new Map<string, string>();
+    for (const f of files)
+      for (const o of parseAllDocuments(await readFile(join(DIR, f), 'utf8')).map((d) => d.toJS() as Json)) {
+        const pod = o.spec?.jobTemplate?.spec?.template?.spec ?? o.spec?.template?.spec;
+        for (const c of pod?.containers ?? []) images.set(`${f} ${c.name}`, c.image);
+      }
+    expect(images.size).toBe(3);
+    expect(new Set(images.values())).toEqual(new Set([images.get('svc-ingest-cronjob.yaml svc-ingest')]));
   });
 
   it('the check refuses an unknown field, a wrong enum, a missing required field, an unknown kind', async () => {
