@@ -14,7 +14,7 @@ import { header, row } from '../bench/gen.ts';
 import { deliveryCounts, NO_FAULTS, readPgLedger } from '../faults/helpers.ts';
 import { statusOf, until, workerSummary } from '../helpers/backfill.ts';
 import { BIN, ROOT, runCli, startCli } from '../helpers/cli.ts';
-import { jobOf, type Manifest, podCommand } from '../helpers/k8s-job.ts';
+import { drainIgnored, jobOf, judgePod, type Manifest, podCommand } from '../helpers/k8s-job.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 
@@ -97,6 +97,27 @@ async function deliveredOnce(url: string, ids: string[], extra = 0) {
   expect(rows.filter((r) => r.status === 'failed')).toEqual([]);
   expect(await statusOf(url)).toMatchObject({ done: true });
 }
+
+describe("the Indexed Job's podFailurePolicy", () => {
+  it('0 succeeds, and 2 through --allow-rejects; 5 gets another pod; 1, 3, 130 and 143 fail the index; a drain is not counted', async () => {
+    const work = jobOf(await readFile(join(K8S, 'svc-ingest-backfill-job.yaml'), 'utf8'));
+    const asCron = { spec: { jobTemplate: work } };
+    const command = [...work.spec.template.spec.containers[0].command] as string[];
+    const seen = (code: number) => (code === 2 && command.includes('--allow-rejects') ? 0 : code);
+    expect([0, 1, 2, 3, 5, 130, 143].map((code) => [code, judgePod(asCron, seen(code))])).toEqual([
+      [0, 'success'],
+      [1, 'failure'],
+      [2, 'success'],
+      [3, 'failure'],
+      [5, 'restart'],
+      [130, 'failure'],
+      [143, 'failure'],
+    ]);
+    expect(work.spec.podFailurePolicy.rules.at(-1).action).toBe('FailIndex');
+    expect(work.spec.backoffLimitPerIndex).toBeGreaterThan(0);
+    expect(drainIgnored(asCron)).toBe(true);
+  });
+});
 
 describe('the backfill as a Kubernetes Indexed Job, its pods run as the Job would run them', () => {
   it('the plan Job, then indexes 0 and 1 at once: every record delivered once, both workers done, rejects exit 0', async () => {

@@ -125,7 +125,8 @@ export async function runContainer(
 
 /**
  * What the Job makes of a pod that ended with `code` (no disruption condition): success, another pod
- * (Count: within backoffLimit; Ignore: not counted), or the Job failed (FailJob).
+ * (Count: within backoffLimit, or backoffLimitPerIndex for an index; Ignore: not counted), or the Job (FailJob) or
+ * the pod's index (FailIndex) failed. A Job that is not a CronJob's: `{ spec: { jobTemplate: job } }`.
  */
 export function judgePod(cron: Manifest, code: number): 'success' | 'restart' | 'failure' {
   if (code === 0) return 'success';
@@ -137,10 +138,11 @@ export function judgePod(cron: Manifest, code: number): 'success' | 'restart' | 
     if (on.containerName && on.containerName !== c.name) continue;
     const listed = (on.values as number[]).includes(code);
     if (on.operator === 'In' ? !listed : listed) continue;
-    if (r.action === 'FailJob') return 'failure';
+    if (r.action === 'FailJob' || r.action === 'FailIndex') return 'failure';
     return 'restart';
   }
-  return cron.spec.jobTemplate.spec.backoffLimit > 0 ? 'restart' : 'failure';
+  const job = cron.spec.jobTemplate.spec;
+  return (job.backoffLimitPerIndex ?? job.backoffLimit) > 0 ? 'restart' : 'failure';
 }
 
 /** The rule a pod stopped by a node drain or preemption meets first: Ignore (another pod, not counted)? */
