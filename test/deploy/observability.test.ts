@@ -136,6 +136,16 @@ describe('deploy/prometheus/svc-ingest-alerts.yaml', () => {
     expect(value(runs.ledger, 'svc_ingest_run_error', { code: 'LEDGER_READ' })).toBe(1);
     expect(value(runs.worker, 'svc_ingest_backfill_partitions_total', { outcome: 'done' })).toBe(1);
     expect(value(runs.worker, 'svc_ingest_records_total', { outcome: 'sent' })).toBe(300);
+    expect(value(runs.worker, 'svc_ingest_backfill_partitions_total', { outcome: 'taken_over' })).toBe(0);
+    // A night's file has no backfill metric; no error stopped the good night; each run's duration was measured.
+    expect(runs.night.filter((s) => s.name.startsWith('svc_ingest_backfill_'))).toEqual([]);
+    expect(runs.night.filter((s) => s.name === 'svc_ingest_run_error')).toEqual([]);
+    expect(value(runs.down, 'svc_ingest_run_error', { code: 'SEND_UNAVAILABLE' })).toBe(1);
+    for (const r of Object.values(runs)) {
+      const d = value(r, 'svc_ingest_run_duration_seconds')!;
+      expect(d).toBeGreaterThan(0);
+      expect(d).toBeLessThan(60);
+    }
   });
 
   it('promtool test rules: each alert fires on the runs it is for, and on no other', async () => {
