@@ -31,6 +31,8 @@ export interface RunMetrics {
    * the status is 0 or 2 (every valid record acknowledged).
    */
   finish(exitStatus: number, final?: RunProgress): void;
+  /** The run stopped on this error code (exit 1 or 5 by an error): `run_error{code}` 1, for alerts (LEDGER_READ). */
+  stoppedBy(code: string): void;
   /** Carries the last success over from an earlier run's file (seconds since the epoch). */
   setLastSuccess(seconds: number): void;
   /** Everything in the Prometheus text format (version 0.0.4). */
@@ -42,6 +44,7 @@ export interface RunMetrics {
 const SUCCESS = new Set([0, 2]);
 
 const INPUT_BYTES = `${METRIC_PREFIX}input_bytes`;
+const PARTITIONS = `${METRIC_PREFIX}backfill_partitions_total`;
 
 /** The labels the metrics' own series use: a --metrics-label may not take their names. */
 const OWN_LABELS = new Set(['outcome', 'status', 'le', 'quantile']);
@@ -147,6 +150,41 @@ export function createRunMetrics(o: { labels?: Record<string, string> } = {}): R
     registers,
   });
   exitStatus.set(-1);
+  let endedAt: number | null = null;
+  new Gauge({
+    name: `${METRIC_PREFIX}run_duration_seconds`,
+    help: 'How long the run has lasted: until now while it runs, until its end once it ended.',
+    registers,
+    collect() {
+      this.set((endedAt ?? Date.now() / 1000) - startedAt);
+    },
+  });
+  const runError = new Gauge({
+    name: `${METRIC_PREFIX}run_error`,
+    help: 'The error code that stopped the run (1; e.g. LEDGER_READ: the ledger unreachable); absent when none did.',
+    labelNames: ['code'],
+    registers,
+  });
+  // A backfill worker's only (registered when its progress has partitions), as input_bytes is.
+  const partitions = new Counter({
+    name: PARTITIONS,
+    help: 'Partitions of a backfill worker: done, released (given back on a stop), lost (taken while its lease had run out), taken_over (from a worker whose lease had run out).',
+    labelNames: ['outcome'],
+    registers: [],
+    collect() {
+      const parts = snapshot()?.partitions;
+      if (!parts) return;
+      for (const [outcome, value] of [
+        ['done', parts.done],
+        ['released', parts.released],
+        ['lost', parts.lost],
+        ['taken_over', parts.takenOver],
+      ] as const) {
+        this.inc({ outcome }, 0);
+        follow(this, `partitions.${outcome}`, value, { outcome });
+      }
+    },
+  });
   const lastSuccess = new Gauge({
     name: `${METRIC_PREFIX}last_success_timestamp_seconds`,
     help: 'When a run last ended with every valid record acknowledged (exit 0 or 2), in seconds since the epoch; carried over from the previous file.',
@@ -176,14 +214,20 @@ export function createRunMetrics(o: { labels?: Record<string, string> } = {}): R
     },
     finish(status, last) {
       final = last ?? progress?.() ?? null;
+      endedAt = Date.now() / 1000;
       exitStatus.set(status);
       if (SUCCESS.has(status)) lastSuccess.set(Date.now() / 1000);
+    },
+    stoppedBy(code) {
+      runError.set({ code }, 1);
     },
     setLastSuccess(seconds) {
       lastSuccess.set(seconds);
     },
     text: () => {
       showInputBytes();
+      if (snapshot()?.partitions && !registry.getSingleMetric(PARTITIONS))
+        registry.registerMetric(partitions);
       return registry.metrics();
     },
     contentType: registry.contentType,

@@ -104,6 +104,8 @@ export type RunProgress = Counters & {
   bytesRead: number;
   /** Size of all inputs together, or null when one has no known size (a pipe on standard input). */
   bytesTotal: number | null;
+  /** A backfill worker's partitions so far (WorkSummary.partitions); absent for a send. */
+  partitions?: { done: number; released: number; lost: number; takenOver: number };
 };
 
 /** The summary of a finished run: its counters and how it ended. */
