@@ -88,7 +88,7 @@ export function createRunMetrics(o: { labels?: Record<string, string> } = {}): R
   let final: RunProgress | null = null;
   const snapshot = (): RunProgress | null => final ?? progress?.() ?? null;
 
-  followCounters(registers, snapshot);
+  const follow = followCounters(registers, snapshot);
   // Unlabelled, so that every text-format parser reads it; the answers by status are a counter of their own.
   const latency = new Histogram({
     name: `${METRIC_PREFIX}request_duration_seconds`,
@@ -245,9 +245,9 @@ function failureStatus(err: unknown): string {
  * The counters that follow the pipeline's totals (records, batches, retries, splits): each collection adds what
  * they moved since the last one.
  */
-function followCounters(registers: Registry[], snapshot: () => RunProgress | null): void {
+function followCounters(registers: Registry[], snapshot: () => RunProgress | null): Follow {
   const seen = new Map<string, number>();
-  const follow = (counter: Counter<string>, key: string, value: number, labels: Record<string, string>) => {
+  const follow: Follow = (counter, key, value, labels) => {
     const before = seen.get(key) ?? 0;
     if (value > before) counter.inc(labels, value - before);
     seen.set(key, Math.max(before, value));
@@ -296,4 +296,8 @@ function followCounters(registers: Registry[], snapshot: () => RunProgress | nul
     (p) => p.retries,
   );
   total('splits_total', 'Batches split in halves to isolate a record the service refuses.', (p) => p.splits);
+  return follow;
 }
+
+/** Adds to `counter` what the pipeline counter `key` moved since the last collection (its value now: `value`). */
+type Follow = (counter: Counter<string>, key: string, value: number, labels: Record<string, string>) => void;
