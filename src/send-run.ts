@@ -90,7 +90,7 @@ async function runSend(o: SendOptions, c: Counters, live: Live): Promise<RunSumm
         if (!stopRequested()) throw err;
       });
     const interrupted = stopRequested() ?? (await readyStore(store, stopRequested));
-    let end = { interrupted, outage: false, tooManyRejects: null as string | null };
+    let end: import('./chain/run.ts').ChainRunEnd = { interrupted, outage: false, tooManyRejects: null };
     const codes = createCodeTally();
     if (!interrupted) {
       const caps = {
@@ -125,6 +125,7 @@ async function runSend(o: SendOptions, c: Counters, live: Live): Promise<RunSumm
           onSink: (sink) => {
             live.inFlight = () => sink.inFlight;
           },
+          accountBrokenInput: true,
         },
         { pollMs: settlePollMs(o.leaseMs ?? 30_000) },
       );

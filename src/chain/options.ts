@@ -48,4 +48,6 @@ export interface SendOptions extends RejectCaps {
   signal?: AbortSignal;
   /** An input without records is logged at info instead of warn (`--allow-empty`). */
   allowEmpty?: boolean;
+  /** A stream's last record may lack its final line break (`--allow-unterminated`; read/broken.ts). */
+  allowUnterminated?: boolean;
 }

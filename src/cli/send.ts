@@ -35,6 +35,7 @@ interface SendFlags extends CommonOptions, DeliveryFlags {
   strict?: boolean;
   allowEmpty?: boolean;
   allowRejects?: boolean;
+  allowUnterminated?: boolean;
   sourceName?: string;
 }
 
@@ -69,12 +70,17 @@ export function define(program: Command): void {
     .option('--json', 'print the run summary as one JSON object on stdout')
     .option('--allow-empty', 'an input without records is fine (exit 0 instead of 4)')
     .option(
+      '--allow-unterminated',
+      "a stream's last record may lack its final line break (a producer known to omit it); without it such a stream ends as cut short (exit 1)",
+    )
+    .option(
       '--allow-rejects',
       'rejects under the caps are fine (exit 0 instead of 2): for a scheduler that fails on any non-zero status',
     );
   addProgressOptions(cmd).addHelpText(
     'after',
-    '\nExit status: 0 all valid records acknowledged; 1 could not run, or stopped: too many rejects, or the\n' +
+    '\nExit status: 0 all valid records acknowledged; 1 could not run, or stopped: too many rejects, an input cut\n' +
+      'short (a stream ending mid-record, cut or corrupt gzip: summary printed, the rest recorded failed), or the\n' +
       'service refused our credentials (401/403) or redirected; 2 some records rejected (also on a rerun whose\n' +
       'rejects were all recorded before); 3 some batches failed (rerun resends them); 4 no records (empty input;\n' +
       'see --allow-empty); 5 service unavailable (no answer before reading, or failing past --outage-max-ms;\n' +
@@ -218,6 +224,7 @@ async function sendAndReport(
     stdin: cliIo().stdin,
     signal: stop.signal,
     allowEmpty: Boolean(flags.allowEmpty),
+    allowUnterminated: Boolean(flags.allowUnterminated),
   });
   const summary = await followRun(run, {
     progress: flags.progress,

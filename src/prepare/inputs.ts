@@ -38,9 +38,15 @@ function isEmptyFile(path: string): boolean {
 export async function openInputs(
   inputs: string[],
   profile: CompiledProfile,
-  o: { format?: InputFormat; delimiter?: string; sourceName?: string } & HeaderCheckOptions,
+  o: {
+    format?: InputFormat;
+    delimiter?: string;
+    sourceName?: string;
+    allowUnterminated?: boolean;
+  } & HeaderCheckOptions,
 ): Promise<CheckedInputs> {
-  const specs = (await resolveInputs(inputs, { format: o.format, sourceName: o.sourceName })).map((spec) =>
+  const resolveOpts = { format: o.format, sourceName: o.sourceName, allowUnterminated: o.allowUnterminated };
+  const specs = (await resolveInputs(inputs, resolveOpts)).map((spec) =>
     spec.sniff && profile.format ? { ...spec, format: profile.format, sniff: false } : spec,
   );
   const delimiter = o.delimiter ?? profile.delimiter;

@@ -6,6 +6,7 @@
 import { type CsvError, Parser } from 'csv-parse';
 import { SvcIngestError } from '../errors.ts';
 import { maskCardNumbers, maskExcerpt } from '../mask/index.ts';
+import { ENDED_MID_RECORD, endedMidRecord } from './broken.ts';
 import { LineCutter } from './csv-lines.ts';
 import { rejectText } from './excerpt.ts';
 import { type FieldsBuilder, fieldsBuilder } from './fields.ts';
@@ -24,6 +25,11 @@ export interface CsvOptions {
   firstLine?: number;
   /** The input's record delimiter, when these bytes are a later chunk (csv-parse discovers it otherwise). */
   recordDelimiter?: string;
+  /**
+   * A stream whose last record must be terminated (read/broken.ts): a last line without a line break, or a quoted
+   * value still open at the end, is rejected as "input ended mid-record" and the read then fails (INPUT_TRUNCATED).
+   */
+  wholeEnd?: boolean;
 }
 
 /**
@@ -42,13 +48,41 @@ export async function* readCsv(bytes: AsyncIterable<Buffer>, source: string, opt
     if (opts.headerOnly && records.columns !== undefined) return;
     if (items.length > 0) yield items;
   }
-  lines.end();
+  const held = lines.end(opts.wholeEnd ? 'hold' : 'feed');
   parser.end();
   await parserEnded(parser);
   out.check();
   const items = records.drain(out, true);
+  const cut = endedAt(records, held, (opts.firstLine ?? 1) - 1);
+  if (cut !== undefined && records.columns !== undefined)
+    items.push({
+      kind: 'reject',
+      reject: {
+        source,
+        line: cut.line,
+        message: `${ENDED_MID_RECORD} (${cut.why})`,
+        ...(cut.raw === undefined ? {} : { raw: rejectText(cut.raw) }),
+      },
+    });
   if (items.length > 0) yield items;
   out.check();
+  if (cut !== undefined) throw endedMidRecord(source, cut.line, cut.why);
+}
+
+/**
+ * Where a stream read with `wholeEnd` stops inside its last record, and how: a quoted value still open at the end
+ * (the record starts where the quote's does), or a last line with no line break after it (held back from the
+ * parser). A last line of blanks only is no record. Undefined: the stream ended between records.
+ */
+function endedAt(
+  records: CsvRecords,
+  held: { line: number; text?: string } | undefined,
+  base: number,
+): { line: number; why: string; raw?: string } | undefined {
+  if (records.unclosedAt !== undefined)
+    return { line: records.unclosedAt, why: 'a quoted value is not closed' };
+  if (held === undefined || held.text?.trim() === '') return undefined;
+  return { line: base + held.line, why: 'no line break after it', raw: held.text };
 }
 
 /**
@@ -189,6 +223,8 @@ function csvErrorMessage(err: CsvError): string {
  */
 class CsvRecords {
   columns: string[] | undefined;
+  /** With `wholeEnd`: the line of a record whose quoted value is still open where the input ends. */
+  unclosedAt: number | undefined;
   private build: FieldsBuilder | undefined;
   private readonly source: string;
   private readonly opts: CsvOptions;
@@ -261,6 +297,10 @@ class CsvRecords {
     const rel = typeof err.lines === 'number' ? err.lines - this.overcount : 0;
     this.overlongBefore(rel, items);
     const line = rel === 0 ? 0 : this.base + rel;
+    if (err.code === 'CSV_QUOTE_NOT_CLOSED' && this.opts.wholeEnd) {
+      this.unclosedAt = line; // readCsv rejects it as ended mid-record, then fails the read
+      return true;
+    }
     items.push({
       kind: 'reject',
       reject: { source: this.source, line, message: `CSV: ${csvErrorMessage(err)}` },
