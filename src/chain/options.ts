@@ -50,4 +50,6 @@ export interface SendOptions extends RejectCaps {
   allowEmpty?: boolean;
   /** A stream's last record may lack its final line break (`--allow-unterminated`; read/broken.ts). */
   allowUnterminated?: boolean;
+  /** Declared control totals: --expect-count, --expect-total, --control (send/control-totals.ts). */
+  control?: import('../send/control-totals.ts').ControlFlags;
 }

@@ -36,6 +36,9 @@ interface SendFlags extends CommonOptions, DeliveryFlags {
   allowEmpty?: boolean;
   allowRejects?: boolean;
   allowUnterminated?: boolean;
+  expectCount?: string;
+  expectTotal?: string;
+  control?: string;
   sourceName?: string;
 }
 
@@ -72,6 +75,18 @@ export function define(program: Command): void {
     .option(
       '--allow-unterminated',
       "a stream's last record may lack its final line break (a producer known to omit it); without it such a stream ends as cut short (exit 1)",
+    )
+    .option(
+      '--expect-count <n>',
+      'records the export holds, as its producer declares (control total; exit 1 if not)',
+    )
+    .option(
+      '--expect-total <amount>',
+      "the export's amount total, as its producer declares, in its own units",
+    )
+    .option(
+      '--control <file>',
+      'control file beside the export: count=N and total=X lines, or JSON {"count","total"}',
     )
     .option(
       '--allow-rejects',
@@ -225,6 +240,7 @@ async function sendAndReport(
     signal: stop.signal,
     allowEmpty: Boolean(flags.allowEmpty),
     allowUnterminated: Boolean(flags.allowUnterminated),
+    control: { expectCount: flags.expectCount, expectTotal: flags.expectTotal, controlFile: flags.control },
   });
   const summary = await followRun(run, {
     progress: flags.progress,

@@ -20,6 +20,7 @@ import {
   validateValues,
 } from '../validate/validate.ts';
 import { profileCodeNotes } from './code-notes.ts';
+import { type CompiledControl, compileControl } from './control.ts';
 import { type CompiledExpand, compileExpand, ELEMENT_INDEX } from './expand.ts';
 import { describeOwnId, type OwnIdShape, ownIdMatcher } from './own-ids.ts';
 import { applyPan, compilePan, type PanRule, setPath } from './pan.ts';
@@ -77,6 +78,7 @@ const PROFILE_KEYS = [
   'pan',
   'ownNumericIds',
   'expand',
+  'controlTotals',
   'fields',
 ];
 
@@ -220,6 +222,7 @@ export function compileProfile(doc: unknown, source: string, defaultName: string
     ownIds,
     expand,
     notes: env.notes,
+    control: compileControl(source, doc.controlTotals, columns),
   });
 }
 
@@ -288,6 +291,7 @@ export function buildProfile(p: {
   ownIds?: readonly OwnIdShape[];
   expand?: CompiledExpand;
   notes?: ProfileNotes;
+  control?: CompiledControl;
 }): CompiledProfile {
   const { steps, pan, explicit } = p;
   const ownIds = (p.ownIds ?? []).map(describeOwnId);
@@ -350,6 +354,7 @@ export function buildProfile(p: {
     codeNotes: p.codeNotes ?? [],
     requiredWhere: requiredWhere.map((r) => ({ field: r.field, countries: [...r.countries] })),
     ...(p.expand ? { expand: p.expand } : {}),
+    ...(p.control ? { control: p.control } : {}),
     notes: p.notes ?? { fixedZones: [], amountScales: [] },
     map(rec) {
       const vals = mapValues(rec);

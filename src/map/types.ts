@@ -34,6 +34,8 @@ export interface CompiledProfile {
   ownIds: readonly string[];
   /** `expand`: each record becomes one notification per matching element of an array (prepare.ts applies it). */
   expand?: CompiledExpand;
+  /** `controlTotals`: the amount column a control total sums, and the export's trailer row (map/control.ts). */
+  control?: import('./control.ts').CompiledControl;
   /** A profile shipped in config/mappings/ (loaded by name): run on another processor's export, it says so at once. */
   builtIn?: boolean;
   /** What the profile fixes that records may contradict (a zone, an amount's currency): silent-errors.ts. */

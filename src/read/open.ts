@@ -50,6 +50,8 @@ export interface ReadOptions {
   onBytes?: (n: number) => void;
   /** Bytes handed to the reader at a time (default SLICE_BYTES; a busy send takes BUSY_SLICE_BYTES). */
   sliceBytes?: number;
+  /** Sees (and may hold back) the records read before they go on: control totals (send/control-totals.ts). */
+  tap?: (chunks: RecordChunks) => RecordChunks;
 }
 
 export const DEFAULT_MAX_LINE_BYTES = 1024 * 1024;
@@ -312,7 +314,11 @@ export function sniffFormat(head: Buffer): InputFormat | undefined {
  * in memory. Each record carries its source and the 1-based line where it starts.
  * @example for await (const items of readInput(spec, {})) for (const it of items) if (it.kind === 'record') use(it.record)
  */
-export async function* readInput(spec: InputSpec, opts: ReadOptions): RecordChunks {
+export function readInput(spec: InputSpec, opts: ReadOptions): RecordChunks {
+  return opts.tap === undefined ? readItems(spec, opts) : opts.tap(readItems(spec, opts));
+}
+
+async function* readItems(spec: InputSpec, opts: ReadOptions): RecordChunks {
   const source = sourceName(spec);
   const maxLineBytes = opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
   let bytes = inputBytes(spec, opts.stdin, undefined, opts.onBytes, opts.sliceBytes);

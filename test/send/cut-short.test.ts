@@ -171,7 +171,7 @@ describe('a stream cut short is never a success', () => {
     );
     expect(s.read).toBeGreaterThan(0);
     expect(s.failed).toBeGreaterThan(0);
-    expect(s.read).toBe(s.sent + s.failed + s.rejected);
+    expect(s.read).toBe(Number(s.sent) + Number(s.failed) + Number(s.rejected));
     expect(sim.deliveries().size).toBe(s.sent);
     const failed = await ledgerFailed();
     expect(failed.length).toBe(s.failed);
