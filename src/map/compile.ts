@@ -384,7 +384,16 @@ export function buildProfile(p: {
   };
 }
 
-/** Compile one canonical rule (field read from the same-named column, type conversion only). */
+/** The canonical profile's timestamp fields: any RFC 3339 instant (`T` or a space, `Z` or an offset such as `+02`). */
+const CANONICAL_TIMES: readonly string[] = ['transactionTimestamp', 'transactionPostingTimestamp'];
+
+/**
+ * Compile one canonical rule (field read from the same-named column, type conversion only). A timestamp is read
+ * as an instant: `2025-10-01 02:01:37.007+02` (psql's output) is `2025-10-01T00:01:37.007Z`; one without an
+ * offset is a reject (it names no instant).
+ */
 export function canonicalStep(field: TransactionField): Step {
-  return compileRule({ source: 'canonical' }, field, { from: field }).step;
+  const rule: Record<string, Json> = { from: field };
+  if (CANONICAL_TIMES.includes(field)) rule.timestamp = { format: 'iso' };
+  return compileRule({ source: 'canonical' }, field, rule).step;
 }
