@@ -10,7 +10,8 @@ export type DispatchSettings = Omit<DispatcherOptions, 'onOutcome' | 'onRetry' |
 
 export interface SendOptions extends RejectCaps {
   inputs: string[];
-  format?: InputFormat;
+  /** `pgtext`: PostgreSQL's text format (read/pgtext.ts). */
+  format?: InputFormat | 'pgtext';
   /** The name standard input or a pipe goes by in the ledger, the rejects and the logs (--source-name). */
   sourceName?: string;
   /** Profile name or path; undefined = canonical. */

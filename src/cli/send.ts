@@ -24,7 +24,7 @@ import {
 import { addSettingOptions, settingFlags } from './settings.ts';
 
 interface SendFlags extends CommonOptions, DeliveryFlags {
-  format?: 'csv' | 'ndjson';
+  format?: 'csv' | 'ndjson' | 'pgtext';
   mapping?: string;
   delimiter?: string;
   ledger?: string;
@@ -52,10 +52,10 @@ export function define(program: Command): void {
     .argument('[input...]', "input files; '-' or none reads standard input");
   addConnectionOptions(cmd)
     .addOption(
-      new Option('--format <format>', 'input format (default: from the extension)').choices([
-        'csv',
-        'ndjson',
-      ]),
+      new Option(
+        '--format <format>',
+        "input format (default: from the extension); pgtext: PostgreSQL's COPY text output (tabs, \\N, escapes)",
+      ).choices(['csv', 'ndjson', 'pgtext']),
     )
     .option('--mapping <file|name>', 'mapping profile (a file, or a name in config/mappings/)', 'canonical')
     .option('--delimiter <char>', 'CSV delimiter (default: the profile\'s, else ",")')

@@ -94,7 +94,7 @@ export interface PrepareOptions {
 
 function useWorkers(spec: InputSpec, pool: PoolChoice, tapped: boolean): boolean {
   // Standard input and pipes are always prepared on the calling thread (flat memory in pipes; read once).
-  if (readOnce(spec) || pool.use === 'off' || tapped) return false;
+  if (readOnce(spec) || pool.use === 'off' || tapped || spec.dialect !== undefined) return false;
   if (pool.use === 'on') return true;
   try {
     return statSync(spec.path).size >= WORKER_MIN_BYTES;

@@ -6,7 +6,7 @@
 import { type CsvError, Parser } from 'csv-parse';
 import { SvcIngestError } from '../errors.ts';
 import { maskCardNumbers, maskExcerpt } from '../mask/index.ts';
-import { ENDED_MID_RECORD, endedMidRecord } from './broken.ts';
+import { brokenInput, ENDED_MID_RECORD, endedMidRecord } from './broken.ts';
 import { LineCutter } from './csv-lines.ts';
 import { rejectText } from './excerpt.ts';
 import { type FieldsBuilder, fieldsBuilder } from './fields.ts';
@@ -188,6 +188,16 @@ function parserEnded(parser: Parser): Promise<void> {
 
 const NO_BREAKS = { chars: 0, lines: 0 } as const;
 
+/** A tab-separated value `\N`: PostgreSQL's NULL, never sent as text; the run stops naming the fix. */
+function pgNull(source: string, line: number): SvcIngestError {
+  return brokenInput(
+    'INPUT_PARSE',
+    `${source}: line ${line} holds \\N, PostgreSQL's NULL: this is COPY's text format, not CSV. Read it with ` +
+      '--format pgtext, or export CSV: \\copy (…) TO STDOUT WITH CSV HEADER',
+    { source, line, brief: `${source}: \\N (PostgreSQL's NULL) at line ${line}` },
+  );
+}
+
 /** Line breaks inside a record's values: characters (csv-parse counts each CR and LF) and lines (CRLF is one). */
 function countBreaks(values: string[]): { chars: number; lines: number } {
   let chars = 0;
@@ -274,6 +284,7 @@ class CsvRecords {
     const columns = this.columns;
     if (columns === undefined) this.header(values, line);
     else if (values.length !== columns.length) items.push(this.ragged(values, line, columns.length));
+    else if (this.opts.delimiter === '\t' && values.includes('\\N')) throw pgNull(this.source, line);
     else {
       const record: RawRecord = { source: this.source, line, fields: (this.build as FieldsBuilder)(values) };
       if (invalidUtf8) record.invalidUtf8 = true;
@@ -310,6 +321,13 @@ class CsvRecords {
 
   /** The first record is the header: its names must differ. */
   private header(values: string[], line: number): void {
+    if (values.length === 1 && this.opts.delimiter !== '\t' && (values[0] as string).includes('\t'))
+      throw new SvcIngestError(
+        'INPUT_PARSE',
+        `${this.source}: the header holds tabs and no ${JSON.stringify(this.opts.delimiter)}: tab-separated? ` +
+          "Read it with --delimiter $'\\t', or --format pgtext for PostgreSQL's text output (COPY … TO STDOUT, \\N for NULL)",
+        { source: this.source, line },
+      );
     const seen = new Map<string, number>();
     for (let i = 0; i < values.length; i++) {
       const c = values[i] as string;

@@ -35,6 +35,8 @@ export interface InputSpec {
    * as it is (docs/sending.md, "An input cut short").
    */
   allowUnterminated?: boolean;
+  /** `--format pgtext`: PostgreSQL's text format (read/pgtext.ts), with `format` 'csv' (a header, read in order). */
+  dialect?: 'pgtext';
 }
 
 /** Options of readInput. */
@@ -340,7 +342,10 @@ async function* readItems(spec: InputSpec, opts: ReadOptions): RecordChunks {
     bytes = all;
   }
   const wholeEnd = readOnce(spec) && spec.allowUnterminated !== true;
-  if (format === 'ndjson') yield* readNdjson(bytes, source, maxLineBytes, 1, wholeEnd);
+  if (spec.dialect === 'pgtext') {
+    const { readPgText } = await import('./pgtext.ts');
+    yield* readPgText(bytes, source, { maxLineBytes, onHeader: opts.onHeader, wholeEnd });
+  } else if (format === 'ndjson') yield* readNdjson(bytes, source, maxLineBytes, 1, wholeEnd);
   else
     yield* (await csvReader())(bytes, source, {
       delimiter: opts.delimiter ?? ',',
@@ -365,6 +370,12 @@ export async function readCsvHeader(spec: InputSpec, opts: { delimiter?: string 
   const onHeader = (c: string[]): void => {
     columns = c;
   };
+  if (spec.dialect === 'pgtext') {
+    const { readPgText } = await import('./pgtext.ts');
+    const o = { maxLineBytes: DEFAULT_MAX_LINE_BYTES, onHeader, headerOnly: true };
+    for await (const _items of readPgText(inputBytes(spec, undefined), sourceName(spec), o)) break;
+    return columns;
+  }
   const readCsv = await csvReader();
   for await (const _items of readCsv(inputBytes(spec, undefined), sourceName(spec), {
     delimiter: opts.delimiter ?? ',',
