@@ -3,26 +3,9 @@
 // columns hold the record count and the amount total. Checked by src/send/control-totals.ts.
 import { SvcIngestError } from '../errors.ts';
 import { compileGetter, type Getter, PathError } from './path.ts';
-import type { ColumnUse } from './types.ts';
+import type { ColumnUse, CompiledControl, CompiledTrailer } from './types.ts';
 
-/** The trailer row a profile declares: the input's last row, carrying the producer's count and total. */
-export interface CompiledTrailer {
-  /** The row is a trailer only when this column holds this value (no marker: the last row is the trailer). */
-  when?: { get: Getter; column: string; equals: string };
-  count: Getter;
-  total?: Getter;
-  /** As declared, for messages. */
-  countColumn: string;
-  totalColumn?: string;
-}
-
-/** What a control total reads of each record, and the trailer. */
-export interface CompiledControl {
-  /** The column or path summed for the amount total (default: the one the profile's postedAmount reads). */
-  amount: Getter;
-  amountColumn: string;
-  trailer?: CompiledTrailer;
-}
+export type { CompiledControl, CompiledTrailer } from './types.ts';
 
 function bad(source: string, at: string, expected: string, got: unknown): never {
   throw new SvcIngestError(
