@@ -7,6 +7,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { timeLayout } from '../../src/map/draft-guess.ts';
 import { pgValue } from '../../src/read/pgtext.ts';
 import { runCliHere, summaryOf } from '../helpers/cli.ts';
 import { useSimulator } from '../helpers/simulator.ts';
@@ -83,6 +84,12 @@ describe('PostgreSQL text format', () => {
       "holds \\N, PostgreSQL's NULL: this is COPY's text format, not CSV. Read it with --format pgtext, or export CSV: \\copy (…) TO STDOUT WITH CSV HEADER",
     );
     expect(JSON.stringify([...sim.transactions()])).not.toContain('\\\\N');
+  });
+
+  it("mapping draft takes psql's timestamptz output (an hours-only offset) as a complete instant", () => {
+    expect(timeLayout('2025-10-01 02:01:37.007+02')).toEqual({ format: 'auto', zoned: true });
+    expect(timeLayout('2025-10-01 02:01:37+05:30')).toEqual({ format: 'auto', zoned: true });
+    expect(timeLayout('2025-10-01 02:01:37')).toEqual({ format: 'auto', zoned: false });
   });
 
   it("psql's CSV (\\copy … CSV HEADER) with its default timestamptz output: the canonical profile reads it", async () => {
