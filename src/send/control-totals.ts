@@ -201,18 +201,24 @@ async function* tallied(
 ): RecordChunks {
   let held: ReadItem | undefined;
   const count = (it: ReadItem) => tally.add(it.kind === 'record' ? it.record : undefined, control);
-  for await (const items of chunks) {
-    if (control.trailer === undefined) {
-      for (const it of items) count(it);
-      yield items;
-      continue;
+  try {
+    for await (const items of chunks) {
+      if (control.trailer === undefined) {
+        for (const it of items) count(it);
+        yield items;
+        continue;
+      }
+      if (items.length === 0) continue;
+      const out = held === undefined ? [] : [held];
+      for (let i = 0; i < items.length - 1; i++) out.push(items[i] as ReadItem);
+      held = items[items.length - 1];
+      for (const it of out) count(it);
+      if (out.length > 0) yield out;
     }
-    if (items.length === 0) continue;
-    const out = held === undefined ? [] : [held];
-    for (let i = 0; i < items.length - 1; i++) out.push(items[i] as ReadItem);
-    held = items[items.length - 1];
-    for (const it of out) count(it);
-    if (out.length > 0) yield out;
+  } catch (err) {
+    // The input broke (read/broken.ts): the record held back is no trailer; it goes on, so it is accounted for.
+    if (held !== undefined) yield [held];
+    throw err;
   }
   if (control.trailer === undefined) return;
   const w = control.trailer.when;

@@ -147,3 +147,16 @@ describe('control totals', () => {
     );
   });
 });
+
+describe('control totals and a stream cut short', () => {
+  it('a trailer profile on a stream ending mid-record: every record read is in one bucket', async () => {
+    const mapping = await trailerProfile();
+    const cut = CSV.slice(0, CSV.length - 10); // inside the last record, before any trailer
+    const r = await runCliHere(['send', '--json', '--mapping', mapping, '-'], { env: env(), input: cut });
+    expect(r.code).toBe(1);
+    const s = summaryOf(r) as Record<string, number>;
+    expect(s).toMatchObject({ read: N, rejected: 1 });
+    expect(s.read).toBe(Number(s.sent) + Number(s.failed) + Number(s.rejected) + Number(s.skipped));
+    expect((summaryOf(r).error as unknown as { code: string }).code).toBe('INPUT_TRUNCATED');
+  });
+});
