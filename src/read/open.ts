@@ -1,6 +1,6 @@
 // Input resolution and reading: paths + --format → specs; one spec → chunks of records or rejects, in order.
 
-import { createReadStream } from 'node:fs';
+import { createReadStream, fstatSync } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 import { SvcIngestError } from '../errors.ts';
 import { maskCardNumbers } from '../mask/index.ts';
@@ -341,7 +341,7 @@ async function* readItems(spec: InputSpec, opts: ReadOptions): RecordChunks {
     format = sniffed;
     bytes = all;
   }
-  const wholeEnd = readOnce(spec) && spec.allowUnterminated !== true;
+  const wholeEnd = readOnce(spec) && spec.allowUnterminated !== true && !stdinIsFile(spec, opts.stdin);
   if (spec.dialect === 'pgtext') {
     const { readPgText } = await import('./pgtext.ts');
     yield* readPgText(bytes, source, { maxLineBytes, onHeader: opts.onHeader, wholeEnd });
@@ -353,6 +353,19 @@ async function* readItems(spec: InputSpec, opts: ReadOptions): RecordChunks {
       onHeader: opts.onHeader,
       wholeEnd,
     });
+}
+
+/**
+ * Standard input redirected from a regular file (`send - < export.csv`): complete, with a known size, so its end is
+ * read as a file's is (a pipe's or a FIFO's end says nothing of whether its producer finished).
+ */
+function stdinIsFile(spec: InputSpec, stdin: NodeJS.ReadableStream | undefined): boolean {
+  if (spec.path !== '-' || (stdin !== undefined && stdin !== process.stdin)) return false;
+  try {
+    return fstatSync(0).isFile();
+  } catch {
+    return false;
+  }
 }
 
 /** The CSV reader, loaded on the first CSV input: an NDJSON run never loads csv-parse (~11 ms of CPU a start). */

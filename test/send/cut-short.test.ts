@@ -156,6 +156,12 @@ describe('a stream cut short is never a success', () => {
     expect(file.code, file.stderr).toBe(0);
     expect(file.summary).toMatchObject({ read: N, sent: N });
     expect(sim.deliveries().has(txs[N - 1]!.transactionId)).toBe(true);
+
+    // Standard input redirected from a file is a file: complete, its end read by the file's rule.
+    sim.reset();
+    const redirected = await pipe(`"$S" send --json --no-resume - < no-eol.csv`);
+    expect(redirected.code, redirected.stderr).toBe(0);
+    expect(redirected.summary).toMatchObject({ read: N, sent: N });
   });
 
   it('a truncated .gz on stdin prints the summary, exits 1, and `ledger failed` lists what was read but not sent', async () => {
