@@ -25,6 +25,7 @@ import {
   summarize,
 } from './record/counters.ts';
 import { nullRejectsWriter, openRejectsWriter, type RejectsWriter } from './record/rejects.ts';
+import { controlTotals } from './send/control-totals.ts';
 
 export type { SendOptions } from './chain/options.ts';
 
@@ -59,7 +60,10 @@ async function runSend(o: SendOptions, c: Counters, live: Live): Promise<RunSumm
   const stopRequested = () => (o.signal?.aborted ? String(o.signal.reason) : null);
   const profile = await loadProfile(o.mapping);
   const inputs = await openInputs(o.inputs, profile, { ...o, warn: columnMissing(log) });
-  const source = await prepareSource(inputs, profile, o);
+  // Declared control totals: files are checked now, before anything is sent; streams as they end.
+  const totals = await controlTotals(o.control ?? {}, profile);
+  await totals?.precheck(inputs.specs, { delimiter: inputs.delimiter });
+  const source = await prepareSource(inputs, profile, { ...o, tap: totals?.tap });
   live.bytes = source.bytes;
   const rejectsPath = !o.dryRun || o.rejectsExplicit ? resolve(o.rejectsPath) : null;
   let store: LedgerStore | null = null;
@@ -85,7 +89,7 @@ async function runSend(o: SendOptions, c: Counters, live: Live): Promise<RunSumm
         if (!stopRequested()) throw err;
       });
     const interrupted = stopRequested() ?? (await readyStore(store, stopRequested));
-    let end = { interrupted, outage: false, tooManyRejects: null as string | null };
+    let end: import('./chain/run.ts').ChainRunEnd = { interrupted, outage: false, tooManyRejects: null };
     const codes = createCodeTally();
     if (!interrupted) {
       const sources = inputs.specs.map(sourceName);
@@ -116,6 +120,7 @@ async function runSend(o: SendOptions, c: Counters, live: Live): Promise<RunSumm
           onSink: (sink) => {
             live.inFlight = () => sink.inFlight;
           },
+          accountBrokenInput: true,
         },
         { pollMs: settlePollMs(o.ledger.kind === 'postgres' ? o.ledger.connection.leaseMs : undefined) },
       );
@@ -123,8 +128,11 @@ async function runSend(o: SendOptions, c: Counters, live: Live): Promise<RunSumm
     // The warnings of a probably wrong profile, once, at the end (mapping check prints the same).
     const warnings = interrupted ? [] : silentWarnings(profile, source.silent.end());
     for (const w of warnings) log.warn({ event: 'mapping.warning' }, `svc-ingest: warning: ${w}`);
+    const whole = !end.interrupted && !end.outage && !end.tooManyRejects && !end.inputError;
+    const totalsError = whole ? totals?.finish() : undefined;
     return summarize(c, {
       ...end,
+      ...(totalsError ? { inputError: totalsError } : {}),
       ...(warnings.length > 0 ? { mappingWarnings: warnings.length } : {}),
       codes: codes.counts(),
       durationMs: Math.round(performance.now() - started),

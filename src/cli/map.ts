@@ -15,6 +15,7 @@ interface MapFlags {
   delimiter?: string;
   limit?: string;
   strict?: boolean;
+  allowUnterminated?: boolean;
 }
 
 export function define(program: Command): void {
@@ -41,6 +42,10 @@ export function define(program: Command): void {
     .option('--delimiter <char>', 'CSV delimiter (default: the profile\'s, else ",")')
     .option('--limit <n>', 'stop after the first n records (mapped or rejected)')
     .option('--strict', 'every column a mapping rule names must be in the CSV header (else: a warning)')
+    .option(
+      '--allow-unterminated',
+      "a stream's last record may lack its final line break (as send; without it such a stream ends as cut short, exit 1)",
+    )
     .addHelpText(
       'after',
       '\nExit status: 0 every record mapped; 1 could not run (bad profile, unreadable input, missing column);\n' +
@@ -115,6 +120,7 @@ async function runMap(inputs: string[], flags: MapFlags): Promise<number> {
       format: flags.format,
       delimiter: flags.delimiter,
       strict: Boolean(flags.strict),
+      allowUnterminated: Boolean(flags.allowUnterminated),
       warn: printWarning,
     },
   );

@@ -147,6 +147,10 @@ export function formatSummary(s: RunSummary, allowEmpty = false): string {
     lines.push(
       'the service looked down; sending stopped. Rerun later: failed and unread records are sent then',
     );
+  else if (s.failed > 0 && s.error !== undefined && s.error.code !== 'INPUT_TOO_MANY_REJECTS')
+    lines.push(
+      `${s.failed} ${s.failed === 1 ? 'record' : 'records'} read and not sent (the input broke); once the input is whole, rerun to send them`,
+    );
   else if (s.failed > 0)
     lines.push(
       `${s.failed} ${s.failed === 1 ? 'record' : 'records'} failed after retries; rerun the same command to resend them`,

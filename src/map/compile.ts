@@ -20,6 +20,7 @@ import {
   validateValues,
 } from '../validate/validate.ts';
 import { profileCodeNotes } from './code-notes.ts';
+import { type CompiledControl, compileControl } from './control.ts';
 import { type CompiledExpand, compileExpand, ELEMENT_INDEX } from './expand.ts';
 import { describeOwnId, type OwnIdShape, ownIdMatcher } from './own-ids.ts';
 import { applyPan, compilePan, type PanRule, setPath } from './pan.ts';
@@ -77,6 +78,7 @@ const PROFILE_KEYS = [
   'pan',
   'ownNumericIds',
   'expand',
+  'controlTotals',
   'fields',
 ];
 
@@ -220,6 +222,7 @@ export function compileProfile(doc: unknown, source: string, defaultName: string
     ownIds,
     expand,
     notes: env.notes,
+    control: compileControl(source, doc.controlTotals, columns),
   });
 }
 
@@ -288,6 +291,7 @@ export function buildProfile(p: {
   ownIds?: readonly OwnIdShape[];
   expand?: CompiledExpand;
   notes?: ProfileNotes;
+  control?: CompiledControl;
 }): CompiledProfile {
   const { steps, pan, explicit } = p;
   const ownIds = (p.ownIds ?? []).map(describeOwnId);
@@ -350,6 +354,7 @@ export function buildProfile(p: {
     codeNotes: p.codeNotes ?? [],
     requiredWhere: requiredWhere.map((r) => ({ field: r.field, countries: [...r.countries] })),
     ...(p.expand ? { expand: p.expand } : {}),
+    ...(p.control ? { control: p.control } : {}),
     notes: p.notes ?? { fixedZones: [], amountScales: [] },
     map(rec) {
       const vals = mapValues(rec);
@@ -379,7 +384,16 @@ export function buildProfile(p: {
   };
 }
 
-/** Compile one canonical rule (field read from the same-named column, type conversion only). */
+/** The canonical profile's timestamp fields: any RFC 3339 instant (`T` or a space, `Z` or an offset such as `+02`). */
+const CANONICAL_TIMES: readonly string[] = ['transactionTimestamp', 'transactionPostingTimestamp'];
+
+/**
+ * Compile one canonical rule (field read from the same-named column, type conversion only). A timestamp is read
+ * as an instant: `2025-10-01 02:01:37.007+02` (psql's output) is `2025-10-01T00:01:37.007Z`; one without an
+ * offset is a reject (it names no instant).
+ */
 export function canonicalStep(field: TransactionField): Step {
-  return compileRule({ source: 'canonical' }, field, { from: field }).step;
+  const rule: Record<string, Json> = { from: field };
+  if (CANONICAL_TIMES.includes(field)) rule.timestamp = { format: 'iso' };
+  return compileRule({ source: 'canonical' }, field, rule).step;
 }

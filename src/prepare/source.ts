@@ -24,6 +24,8 @@ export interface SourceOptions {
   logger: Logger;
   /** An input without records is logged at info instead of warn (`--allow-empty`). */
   allowEmpty?: boolean;
+  /** Each input's reader hook (control totals: send/control-totals.ts). */
+  tap?: (spec: InputSpec) => NonNullable<import('../read/open.ts').ReadOptions['tap']>;
 }
 
 /** A run's prepared input: the chunks, the bytes consumed, and the inputs found to hold no record. */
@@ -91,6 +93,7 @@ export async function prepareSource(
           onHeader: readOnce(spec) ? inputs.onHeader : undefined,
           columns: inputs.headers.get(spec),
           pool: o.pool,
+          tap: o.tap?.(spec),
           onBytes: (n) => {
             bytes.read += n;
           },

@@ -59,7 +59,10 @@ export interface RunSummary {
    * several, amounts in another currency, …: docs/mapping.md), each logged once at the end. Absent when none.
    */
   mappingWarnings?: number;
-  /** Why the run stopped before the end of its input and exits 1 (too many rejects); absent otherwise. */
+  /**
+   * Why the run stopped before the end of its input and exits 1 (too many rejects; an input that broke part-way:
+   * ended mid-record, cut or corrupt compressed data); absent otherwise.
+   */
   error?: { code: string; message: string };
 }
 
@@ -113,9 +116,11 @@ export function summarize(
   c: Counters,
   end: Omit<RunSummary, keyof Counters | 'valid' | 'rejectedNew' | 'expanded'> & {
     tooManyRejects?: string | null;
+    /** The input broke part-way (read/broken.ts): the run stopped there, exit 1. */
+    inputError?: { code: string; message: string };
   },
 ): RunSummary {
-  const { tooManyRejects, ...rest } = end;
+  const { tooManyRejects, inputError, ...rest } = end;
   return {
     read: c.read,
     ...(c.expanded > 0 ? { expanded: c.expanded } : {}),
@@ -143,6 +148,7 @@ export function summarize(
     ...(rest.ownNumericIds ? { ownNumericIds: rest.ownNumericIds } : {}),
     ...(rest.mappingWarnings ? { mappingWarnings: rest.mappingWarnings } : {}),
     ...(rest.codes !== undefined ? { codes: rest.codes } : {}),
+    ...(inputError ? { error: inputError } : {}),
     ...(tooManyRejects
       ? {
           error: {
