@@ -39,10 +39,14 @@ export function define(program: Command): void {
     )
     .option('--delimiter <char>', 'CSV delimiter (default: the profile\'s, else ",")')
     .option('--limit <n>', 'stop after the first n records (mapped or rejected)')
-    .option('--strict', 'every column a mapping rule names must be in the CSV header (else: a warning)')
+    .option(
+      '--strict',
+      'every column a mapping rule names must be in the CSV header, and a warning of a probably wrong profile is an error (exit 1)',
+    )
     .addHelpText(
       'after',
-      '\nExit status: 0 every record mapped; 1 could not run (bad profile, unreadable input, missing column);\n' +
+      '\nExit status: 0 every record mapped; 1 could not run (bad profile, unreadable input, missing column),\n' +
+        'or --strict and the mapping warned;\n' +
         '2 some records rejected (the same verdicts as send, duplicate transactionIds included).',
     );
   addExamples(cmd, [
@@ -91,6 +95,7 @@ async function runMap(inputs: string[], flags: MapFlags): Promise<number> {
     { loadConfig },
     { createCodeTally },
     { unknownCodeLines },
+    { mapSilent, printMapNotes },
   ] = await Promise.all([
     import('../map/profile.ts'),
     import('../prepare/inputs.ts'),
@@ -100,6 +105,7 @@ async function runMap(inputs: string[], flags: MapFlags): Promise<number> {
     import('../config/index.ts'),
     import('../model/code-lists.ts'),
     import('../map/code-notes.ts'),
+    import('./map-notes.ts'),
   ]);
   const limit = positiveInt(flags.limit, '--limit');
   // With --limit only the first records matter: read them inline rather than start a pool.
@@ -131,16 +137,22 @@ async function runMap(inputs: string[], flags: MapFlags): Promise<number> {
   let expanded = 0;
   let mapped = 0;
   let rejected = 0;
+  const silent = mapSilent(profile);
   try {
     outer: for (const spec of specs) {
-      const chunks = prepareChunks(spec, profile, {
-        mapping,
-        delimiter,
-        stdin: cliIo().stdin,
-        onHeader: spec.path === '-' ? onHeader : undefined,
-        columns: headers.get(spec),
-        pool,
-      });
+      const chunks = prepareChunks(
+        spec,
+        profile,
+        {
+          mapping,
+          delimiter,
+          stdin: cliIo().stdin,
+          onHeader: spec.path === '-' ? onHeader : undefined,
+          columns: headers.get(spec),
+          pool,
+        },
+        silent,
+      );
       for await (const chunk of chunks) {
         let out = '';
         let err = '';
@@ -195,7 +207,8 @@ async function runMap(inputs: string[], flags: MapFlags): Promise<number> {
     profile.ownIds.length > 0 ? `; own numeric ids sent unchecked: ${profile.ownIds.join(', ')}` : '';
   // A value outside the code lists is reported, once per value with its count (the service's lists are not shown).
   for (const line of unknownCodeLines(codes.counts(), mapped)) printWarning(line);
-  const code = rejected > 0 ? EXIT.REJECTED : EXIT.OK;
+  const gated = printMapNotes(profile, silent, Boolean(flags.strict)) > 0 && flags.strict === true;
+  const code = gated ? EXIT.USAGE : rejected > 0 ? EXIT.REJECTED : EXIT.OK;
   stderrLine(
     code === EXIT.OK ? 'info' : 'warn',
     'map.summary',

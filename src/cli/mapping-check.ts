@@ -157,12 +157,14 @@ async function createReport(profile: CompiledProfile, ndjson: boolean) {
     codes,
     { unknownCodeLines },
     { TIME_READS },
+    { ambiguousTimes, ambiguousText },
   ] = await Promise.all([
     import('../map/path.ts'),
     import('../map/silent-errors.ts'),
     import('../model/code-lists.ts'),
     import('../map/code-notes.ts'),
     import('../map/timestamp.ts'),
+    import('../map/ambiguous-times.ts'),
   ]);
   // A column's text has its escapes removed: one that no longer parses as a path is a key as it is.
   const readPath = (text: string) => {
@@ -266,14 +268,12 @@ async function createReport(profile: CompiledProfile, ndjson: boolean) {
         lines.push(`    ${f}: ${k}, ${valid - k}, ${d > DISTINCT_CAP ? `${DISTINCT_CAP}+` : d}`);
       }
       const state = silent.end();
-      const repeated = state.repeatedHour;
       const byField = Object.entries(TIME_READS.repeatedByField)
         .map(([f, c]) => `${f} ${c - (repeated0[f] ?? 0)}`)
         .filter((t) => !t.endsWith(' 0'));
-      if (repeated > 0)
-        lines.push(
-          `  ${repeated} local time${repeated === 1 ? '' : 's'} in a DST repeated hour, read as its first occurrence${byField.length > 0 ? ` (${byField.join(', ')})` : ''}`,
-        );
+      const ambiguous = ambiguousTimes(profile, state);
+      if (ambiguous !== undefined)
+        lines.push(`  ${ambiguousText(ambiguous)}${byField.length > 0 ? ` (${byField.join(', ')})` : ''}`);
       const warnings = [
         ...unknownCodeLines(tally.counts(), valid),
         ...silentWarnings(profile, state),

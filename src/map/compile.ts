@@ -38,7 +38,7 @@ import {
   type ProfileNotes,
   type Step,
 } from './rule-kit.ts';
-import { compileTimestamp } from './timestamp.ts';
+import { AMBIGUOUS_CHOICES, type Ambiguous, compileTimestamp } from './timestamp.ts';
 import type { ColumnUse, CompiledProfile } from './types.ts';
 
 // A profile nested deeper than any rule needs is refused before anything walks it: the compiler, JSON.stringify of
@@ -74,6 +74,7 @@ const PROFILE_KEYS = [
   'delimiter',
   'timeZone',
   'timeZoneScope',
+  'ambiguousTime',
   'pan',
   'ownNumericIds',
   'expand',
@@ -106,7 +107,7 @@ const buildFullTx = new Function(
  * @example compileProfile({ fields: { transactionId: 'TXN_ID' } }, 'x.json', 'x') // throws MAPPING_INVALID: required fields have no rule
  */
 export function compileProfile(doc: unknown, source: string, defaultName: string): CompiledProfile {
-  const env: Env = { source, notes: { fixedZones: [], amountScales: [] } };
+  const env: Env = { source, notes: { fixedZones: [], amountScales: [], ambiguous: [] } };
   checkDepth(source, doc);
   if (!isObject(doc)) bad(source, '(top)', 'a JSON object', doc);
   for (const k of Object.keys(doc))
@@ -154,6 +155,11 @@ export function compileProfile(doc: unknown, source: string, defaultName: string
         doc.timeZoneScope,
       );
     if (doc.timeZoneScope === 'export' && env.notes) env.notes.exportZone = true;
+  }
+  if (doc.ambiguousTime !== undefined) {
+    if (!AMBIGUOUS_CHOICES.includes(doc.ambiguousTime as Ambiguous))
+      bad(source, 'ambiguousTime', '"earlier", "later" or "reject"', doc.ambiguousTime);
+    env.ambiguous = doc.ambiguousTime as Ambiguous;
   }
   const pan = doc.pan === undefined ? undefined : compilePan(env, doc.pan);
   const ownIds = compileOwnIds(source, doc.ownNumericIds);
@@ -350,7 +356,7 @@ export function buildProfile(p: {
     codeNotes: p.codeNotes ?? [],
     requiredWhere: requiredWhere.map((r) => ({ field: r.field, countries: [...r.countries] })),
     ...(p.expand ? { expand: p.expand } : {}),
-    notes: p.notes ?? { fixedZones: [], amountScales: [] },
+    notes: p.notes ?? { fixedZones: [], amountScales: [], ambiguous: [] },
     map(rec) {
       const vals = mapValues(rec);
       return Array.isArray(vals)

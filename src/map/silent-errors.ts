@@ -21,6 +21,8 @@ export interface SilentState {
   fixedLocal: number;
   /** Local times in a DST repeated hour. */
   repeatedHour: number;
+  /** Local times in a DST gap (the hour skipped). */
+  gap: number;
   /** Per amount scale of the profile (notes.amountScales): the records' other currencies → records. */
   scales: Array<Record<string, number>>;
   postedBefore: number;
@@ -38,6 +40,7 @@ export function newSilentState(profile: CompiledProfile): SilentState {
     locations: {},
     fixedLocal: 0,
     repeatedHour: 0,
+    gap: 0,
     scales: profile.notes.amountScales.map(() => ({})),
     postedBefore: 0,
     negatives: 0,
@@ -53,6 +56,7 @@ export function mergeSilentState(into: SilentState, from: SilentState): void {
   for (const [k, n] of Object.entries(from.locations)) into.locations[k] = (into.locations[k] ?? 0) + n;
   into.fixedLocal += from.fixedLocal;
   into.repeatedHour += from.repeatedHour;
+  into.gap += from.gap;
   for (const [i, m] of from.scales.entries()) {
     const to = into.scales[i] ?? {};
     into.scales[i] = to;
@@ -85,6 +89,7 @@ export function createSilentErrors(profile: CompiledProfile, opts: { ids?: boole
   const state = newSilentState(profile);
   let fixed0 = TIME_READS.fixedZoneLocal;
   let repeated0 = TIME_READS.repeatedHour;
+  let gap0 = TIME_READS.gap;
   const ids = opts.ids === true ? new Set<string>() : undefined;
   const scales = profile.notes.amountScales;
   const amountOf = amountGetter(profile);
@@ -141,8 +146,10 @@ export function createSilentErrors(profile: CompiledProfile, opts: { ids?: boole
       locations.clear();
       state.fixedLocal += TIME_READS.fixedZoneLocal - fixed0;
       state.repeatedHour += TIME_READS.repeatedHour - repeated0;
+      state.gap += TIME_READS.gap - gap0;
       fixed0 = TIME_READS.fixedZoneLocal;
       repeated0 = TIME_READS.repeatedHour;
+      gap0 = TIME_READS.gap;
       return state;
     },
   };

@@ -59,6 +59,11 @@ export interface RunSummary {
    * several, amounts in another currency, …: docs/mapping.md), each logged once at the end. Absent when none.
    */
   mappingWarnings?: number;
+  /**
+   * Local times that name no single instant (in a DST repeated hour or gap) and the profile's rule for them
+   * (`earlier`, `later`, `reject`: docs/mapping.md), whatever became of their records. Absent when none.
+   */
+  ambiguousTimes?: { repeatedHour: number; gap: number; rule: string };
   /** Why the run stopped before the end of its input and exits 1 (too many rejects); absent otherwise. */
   error?: { code: string; message: string };
 }
@@ -140,6 +145,7 @@ export function summarize(
     emptyInputs: rest.emptyInputs,
     ...(rest.ownNumericIds ? { ownNumericIds: rest.ownNumericIds } : {}),
     ...(rest.mappingWarnings ? { mappingWarnings: rest.mappingWarnings } : {}),
+    ...(rest.ambiguousTimes ? { ambiguousTimes: rest.ambiguousTimes } : {}),
     ...(rest.codes !== undefined ? { codes: rest.codes } : {}),
     ...(tooManyRejects
       ? {

@@ -250,18 +250,21 @@ describe('mapping check reads the whole export', () => {
     }
   });
 
-  it('counts the local times that fell in a DST repeated hour, per field', async () => {
+  it("counts the local times that fell in a DST repeated hour, per field, with the profile's rule", async () => {
     const file = join(dir, 'fall-back.csv');
     await writeFile(
       file,
       'ID,T,A\nf1,2026-11-01 00:30:00,1.00\nf2,2026-11-01 01:30:00,1.00\nf3,2026-11-01 02:30:00,1.00\n',
     );
     const profile = join(dir, 'fall-back.json');
-    await writeFile(profile, JSON.stringify({ timeZone: 'America/New_York', fields: CONSTS }));
+    await writeFile(
+      profile,
+      JSON.stringify({ timeZone: 'America/New_York', ambiguousTime: 'earlier', fields: CONSTS }),
+    );
     const r = await runCliHere(['mapping', 'check', profile, file]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain(
-      '  2 local times in a DST repeated hour, read as its first occurrence (transactionTimestamp 1, transactionPostingTimestamp 1)',
+      '  2 ambiguous local times (2 in a DST repeated hour, 0 in a DST gap): read as the earlier instant ("ambiguous": "earlier") (transactionTimestamp 1, transactionPostingTimestamp 1)',
     );
   });
 
