@@ -4,6 +4,7 @@
 
 import { EXIT, SvcIngestError } from '../errors.ts';
 import { cliIo } from '../io.ts';
+import { stderrLine } from '../log.ts';
 import type { CompiledProfile } from '../map/types.ts';
 import type { TransactionNotification } from '../model/transaction.ts';
 import type { RawRecord } from '../read/types.ts';
@@ -89,7 +90,10 @@ export async function runCheck(name: string, file: string | undefined, flags: Ch
         : `${file}: the header has every required column; ${warnings} optional one${warnings === 1 ? ' is' : 's are'} missing (see the warnings)`,
     );
   const out = report.finish(file, seen, sample, Boolean(flags.strict));
-  for (const w of out.warnings) warn(`${file}: ${w}`);
+  // --strict: a warning of the records is an error (exit 1), as for a missing column.
+  for (const w of out.warnings)
+    if (flags.strict) stderrLine('error', 'mapping.warning', `svc-ingest: error (--strict): ${file}: ${w}`);
+    else warn(`${file}: ${w}`);
   lines.push(...out.lines);
   if (out.missing.length > 0) {
     printText(lines);
@@ -101,6 +105,14 @@ export async function runCheck(name: string, file: string | undefined, flags: Ch
     );
   }
   printText(lines);
+  if (flags.strict && out.warnings.length > 0) {
+    stderrLine(
+      'error',
+      'mapping.strict',
+      `svc-ingest: mapping check --strict: ${out.warnings.length} warning${out.warnings.length === 1 ? '' : 's'} on ${file} (each above)`,
+    );
+    return EXIT.USAGE;
+  }
   return EXIT.OK;
 }
 

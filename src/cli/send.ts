@@ -36,6 +36,7 @@ interface SendFlags extends CommonOptions, DeliveryFlags {
   allowEmpty?: boolean;
   allowRejects?: boolean;
   sourceName?: string;
+  checkFirst?: boolean;
 }
 
 export function define(program: Command): void {
@@ -56,6 +57,10 @@ export function define(program: Command): void {
     .option('--mapping <file|name>', 'mapping profile (a file, or a name in config/mappings/)', 'canonical')
     .option('--delimiter <char>', 'CSV delimiter (default: the profile\'s, else ",")')
     .option('--strict', 'every column a mapping rule names must be in the CSV header (else: a warning)')
+    .option(
+      '--check-first',
+      'map the whole input before the first request; a mapping that warns sends nothing (exit 1)',
+    )
     .option(
       '--source-name <name>',
       'the name the one input (a file, standard input or a pipe) goes by in the ledger, the rejects and the logs (default: its path, or stdin)',
@@ -122,11 +127,21 @@ async function runSendCommand(inputs: string[], flags: SendFlags): Promise<numbe
       "no input: name export files, or pipe records into standard input ('-' reads the terminal); see --help",
     );
   }
-  const paths = inputs.length === 0 ? ['-'] : inputs;
+  let paths = inputs.length === 0 ? ['-'] : inputs;
   await checkRunFiles(paths, config, flags);
-  return withRunMetrics(config, logger, (metrics, exposure) =>
-    sendAndReport(paths, flags, config, logger, metrics, exposure),
-  );
+  const gate = flags.checkFirst
+    ? await (await import('../send/check-first.ts')).checkFirst(paths, flags)
+    : undefined;
+  if (gate?.exit !== undefined) return gate.exit;
+  if (gate !== undefined) paths = gate.paths;
+  const run = { ...flags, ...(gate?.sourceName !== undefined ? { sourceName: gate.sourceName } : {}) };
+  try {
+    return await withRunMetrics(config, logger, (metrics, exposure) =>
+      sendAndReport(paths, run, config, logger, metrics, exposure),
+    );
+  } finally {
+    await gate?.cleanup();
+  }
 }
 
 /**

@@ -75,6 +75,7 @@ const PROFILE_KEYS = [
   'timeZone',
   'timeZoneScope',
   'ambiguousTime',
+  'signConvention',
   'pan',
   'ownNumericIds',
   'expand',
@@ -160,6 +161,16 @@ export function compileProfile(doc: unknown, source: string, defaultName: string
     if (!AMBIGUOUS_CHOICES.includes(doc.ambiguousTime as Ambiguous))
       bad(source, 'ambiguousTime', '"earlier", "later" or "reject"', doc.ambiguousTime);
     env.ambiguous = doc.ambiguousTime as Ambiguous;
+  }
+  if (doc.signConvention !== undefined) {
+    if (doc.signConvention !== 'account' && doc.signConvention !== 'merchant')
+      bad(
+        source,
+        'signConvention',
+        '"account" (a purchase negative) or "merchant" (a purchase positive)',
+        doc.signConvention,
+      );
+    if (env.notes) env.notes.signConvention = doc.signConvention;
   }
   const pan = doc.pan === undefined ? undefined : compilePan(env, doc.pan);
   const ownIds = compileOwnIds(source, doc.ownNumericIds);

@@ -26,6 +26,7 @@ import {
   AMBIGUOUS_CHOICES,
   type Ambiguous,
   compileTimestamp,
+  isNamedZone,
   TIME_READS,
   type TimestampConverter,
 } from './timestamp.ts';
@@ -192,7 +193,8 @@ function compileTimestampRule(env: Env, p: string, o: Record<string, Json>): Con
     );
   }
   if (fromRecord === undefined) {
-    if (zone !== undefined)
+    // A fixed offset is the export's own zone (docs/mapping.md): no merchant can contradict it.
+    if (zone !== undefined && isNamedZone(zone))
       env.notes?.fixedZones.push({ rule: o.zone === undefined ? 'timeZone' : `${p}.zone`, zone });
     return (v) => conv(v);
   }

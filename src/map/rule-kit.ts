@@ -102,6 +102,8 @@ export interface ProfileNotes {
    */
   exportZone?: boolean;
   amountScales: Array<{ rule: string; currency?: string; exponent: number }>;
+  /** `signConvention`: whose side the export's amount signs are written from (else learnt from its majority). */
+  signConvention?: 'account' | 'merchant';
   /** Each timestamp rule's choice for a local time in a DST repeated hour or gap (its JSON path, or ambiguousTime). */
   ambiguous: Array<{ rule: string; choice: 'earlier' | 'later' | 'reject' }>;
 }

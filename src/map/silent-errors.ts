@@ -30,8 +30,15 @@ export interface SilentState {
   negatives: number;
   negAuthorized: number;
   posRefund: number;
+  /** AUTHORIZED with a positive (or unsigned) amount, REFUND with a negative one: the merchant's side of a sign. */
+  posAuthorized: number;
+  negRefund: number;
+  /** The first record of each of the four (the one the warning names). */
+  firstSign: Record<string, string>;
   repeatedIds: number;
   firstRepeated?: string;
+  /** Per kind of warning (postedBefore, scale, sign, positional), where a record first showed it: `source:line`. */
+  firstAt: Record<string, string>;
 }
 
 export function newSilentState(profile: CompiledProfile): SilentState {
@@ -46,7 +53,11 @@ export function newSilentState(profile: CompiledProfile): SilentState {
     negatives: 0,
     negAuthorized: 0,
     posRefund: 0,
+    posAuthorized: 0,
+    negRefund: 0,
+    firstSign: {},
     repeatedIds: 0,
+    firstAt: {},
   };
 }
 
@@ -67,15 +78,28 @@ export function mergeSilentState(into: SilentState, from: SilentState): void {
   into.negatives += from.negatives;
   into.negAuthorized += from.negAuthorized;
   into.posRefund += from.posRefund;
+  into.posAuthorized += from.posAuthorized;
+  into.negRefund += from.negRefund;
+  for (const [k, id] of Object.entries(from.firstSign)) into.firstSign[k] ??= id;
   into.repeatedIds += from.repeatedIds;
   into.firstRepeated ??= from.firstRepeated;
+  for (const [k, at] of Object.entries(from.firstAt)) into.firstAt[k] ??= at;
+}
+
+/** Where a record is: its source and line. */
+export interface RecordAt {
+  source: string;
+  line: number;
 }
 
 /** A collector: `add` each mapped record; `end()` closes the time counts into the state. */
 export interface SilentErrors {
   readonly state: SilentState;
-  /** A record mapped and valid: its transaction, and the source record it came from (for the amount's sign). */
-  add(tx: TransactionNotification, source: Record<string, unknown>): void;
+  /**
+   * A record mapped and valid: its transaction, the source record it came from (for the amount's sign), and where
+   * it is (for the first occurrence of each warning).
+   */
+  add(tx: TransactionNotification, source: Record<string, unknown>, at?: RecordAt): void;
   /** Takes the time counts since the collector began (or last ended) into the state; returns the state. */
   end(): SilentState;
 }
@@ -93,12 +117,17 @@ export function createSilentErrors(profile: CompiledProfile, opts: { ids?: boole
   const ids = opts.ids === true ? new Set<string>() : undefined;
   const scales = profile.notes.amountScales;
   const amountOf = amountGetter(profile);
+  const declared = profile.notes.signConvention;
   // Country → state ('' for none) → records: two lookups a record, no string built.
   const locations = new Map<string, Map<string, number>>();
   return {
     state,
-    add(tx, source) {
+    add(tx, source, at) {
       state.records++;
+      const first = (kind: string) => {
+        if (at !== undefined && state.firstAt[kind] === undefined)
+          state.firstAt[kind] = `${at.source}:${at.line}`;
+      };
       const cc = tx.paymentNetworkMerchantCountryCode;
       if (cc !== undefined) {
         let byState = locations.get(cc);
@@ -122,19 +151,26 @@ export function createSilentErrors(profile: CompiledProfile, opts: { ids?: boole
         if (s.currency !== undefined ? cur !== s.currency : currencyExponent(cur) !== s.exponent) {
           const m = state.scales[i] as Record<string, number>;
           m[cur] = (m[cur] ?? 0) + 1;
+          first('scale');
         }
       }
       if (tx.transactionPostingTimestamp < tx.transactionTimestamp) {
         state.postedBefore++;
         state.firstPostedBefore ??= tx.transactionId;
+        first('postedBefore');
       }
       if (amountOf !== undefined) {
         const raw = amountOf(source);
         const neg = typeof raw === 'number' ? raw < 0 : typeof raw === 'string' && NEGATIVE.test(raw);
-        if (neg) {
-          state.negatives++;
-          if (tx.transactionType === 'AUTHORIZED') state.negAuthorized++;
-        } else if (tx.transactionType === 'REFUND') state.posRefund++;
+        if (neg) state.negatives++;
+        const type = tx.transactionType;
+        if (type === 'AUTHORIZED' || type === 'REFUND') {
+          const key = `${neg ? 'neg' : 'pos'}${type === 'AUTHORIZED' ? 'Authorized' : 'Refund'}` as SignKey;
+          state[key]++;
+          state.firstSign[key] ??= tx.transactionId;
+          // A declared convention knows at once which records contradict it.
+          if (declared !== undefined && CONTRADICTS[declared].includes(key)) first('sign');
+        }
       }
     },
     end() {
@@ -156,6 +192,40 @@ export function createSilentErrors(profile: CompiledProfile, opts: { ids?: boole
 }
 
 const NEGATIVE = /^\s*-/;
+
+type SignKey = 'negAuthorized' | 'posAuthorized' | 'negRefund' | 'posRefund';
+/** The records that contradict each convention: the merchant's side (a purchase positive), the account's. */
+const CONTRADICTS: Record<'merchant' | 'account', readonly SignKey[]> = {
+  merchant: ['negAuthorized', 'posRefund'],
+  account: ['posAuthorized', 'negRefund'],
+};
+
+/**
+ * The records whose type contradicts the export's sign convention: the profile's `signConvention`, else the
+ * export's majority (an export with no negative amount is unsigned: nothing to check).
+ */
+function signWarning(profile: CompiledProfile, state: SilentState): string | undefined {
+  if (state.negatives === 0) return undefined;
+  const declared = profile.notes.signConvention;
+  const account = state.negAuthorized + state.posRefund;
+  const merchant = state.posAuthorized + state.negRefund;
+  const convention = declared ?? (account > merchant ? 'account' : 'merchant');
+  const [a, b] = CONTRADICTS[convention] as [SignKey, SignKey];
+  const n = state[a] + state[b];
+  if (n === 0) return undefined;
+  const first = state.firstSign[state[a] > 0 ? a : b];
+  const side =
+    convention === 'account'
+      ? "the account's side: a purchase negative, a refund positive"
+      : "the merchant's side: a purchase positive, a refund negative";
+  const how =
+    declared !== undefined
+      ? '"signConvention"'
+      : `${Math.max(account, merchant)} of ${account + merchant} records`;
+  const what = (k: SignKey) =>
+    `${state[k]} ${k.endsWith('Authorized') ? 'AUTHORIZED' : 'REFUND'} with a ${k.startsWith('neg') ? 'negative' : 'positive'} amount`;
+  return `transactionType contradicts the amount's sign in ${plural(n, 'record')} (${what(a)}, ${what(b)}; first: ${first}) against the export's convention, ${side} (${how}): is the type read from the right field?`;
+}
 
 /** The source amount's getter (its sign against the type), when the amount is read from one path. */
 function amountGetter(profile: CompiledProfile): Getter | undefined {
@@ -213,10 +283,8 @@ export function silentWarnings(profile: CompiledProfile, state: SilentState): st
     out.push(
       `transactionPostingTimestamp earlier than transactionTimestamp in ${plural(state.postedBefore, 'record')} (first: ${state.firstPostedBefore}): is the posting time read from the right event?`,
     );
-  if (state.negatives > 0 && (state.negAuthorized > 0 || state.posRefund > 0))
-    out.push(
-      `transactionType contradicts the amount's sign: ${state.negAuthorized} AUTHORIZED with a negative amount, ${state.posRefund} REFUND with a positive one: is the type read from the right field?`,
-    );
+  const sign = signWarning(profile, state);
+  if (sign !== undefined) out.push(sign);
   return out;
 }
 

@@ -52,6 +52,15 @@ const zoneCache = new Map<string, OffsetFn>();
 const BUCKET_MS = 15 * 60 * 1000;
 
 /**
+ * A zone with DST rules of a place (an IANA name), not a fixed offset or UTC: a fixed offset written for a whole
+ * export is the export's zone, which the merchants' places cannot contradict.
+ * @example isNamedZone('America/Chicago') // true; isNamedZone('-07:00') // false
+ */
+export function isNamedZone(zone: string): boolean {
+  return !OFFSET.test(zone) && !/^(UTC|Z|GMT|Etc\/UTC)$/i.test(zone);
+}
+
+/**
  * Resolve a zone once into a cached offset function (Intl does the zone math; results are cached per
  * 15-minute bucket). Throws a RangeError naming the zone when it is unknown.
  * @example zoneOffset('America/Phoenix')(Date.UTC(2025, 9, 9)) // -420
@@ -385,6 +394,8 @@ export function compileTimestamp(opts: TimestampOptions): TimestampConverter {
   const offsetAt = opts.zone === undefined ? undefined : zoneOffset(opts.zone);
   const format = opts.format;
   const ambiguous = opts.ambiguous ?? 'reject';
+  // A fixed offset (or UTC) is the export's own zone, never a merchant's: its local reads are not counted.
+  const named = opts.zone !== undefined && isNamedZone(opts.zone);
   const toIso = (ms: number, raw: unknown): string => {
     if (!(ms >= 0 && ms < MAX_MS)) throw new MapFail(`time out of range: ${quote(raw)}`);
     return isoFromMs(ms);
@@ -404,8 +415,7 @@ export function compileTimestamp(opts: TimestampOptions): TimestampConverter {
       const s = v.trim();
       if (auto && UNIX.test(s)) return toIso(unixToMs(s, 'auto'), v);
       const parts = parseIso(s, v);
-      if (zone === undefined && parts.offset === undefined && offsetAt !== undefined)
-        TIME_READS.fixedZoneLocal++;
+      if (zone === undefined && parts.offset === undefined && named) TIME_READS.fixedZoneLocal++;
       return toIso(partsToUtc(parts, zone ?? offsetAt, v, ambiguous), v);
     };
   }
@@ -414,8 +424,7 @@ export function compileTimestamp(opts: TimestampOptions): TimestampConverter {
     const s = typeof v === 'string' ? v.trim() : typeof v === 'number' ? String(v) : undefined;
     if (s === undefined) throw new MapFail(`expected a time string, got ${quote(v)}`);
     const parts = parse(s, v);
-    if (zone === undefined && parts.offset === undefined && offsetAt !== undefined)
-      TIME_READS.fixedZoneLocal++;
+    if (zone === undefined && parts.offset === undefined && named) TIME_READS.fixedZoneLocal++;
     return toIso(partsToUtc(parts, zone ?? offsetAt, v, ambiguous), v);
   };
 }

@@ -148,6 +148,8 @@ describe('ambiguous local times: decided by the profile, rejected by default, al
       sim.url,
       '--ledger',
       join(dir, 'later.ledger.ndjson'),
+      '--rejects',
+      join(dir, 'later.rejects.ndjson'),
       '--mapping',
       mapping,
       exportFile,

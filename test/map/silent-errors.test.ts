@@ -224,7 +224,7 @@ describe('mapping check reads the whole export', () => {
     expect(loadError({}, { timeZone: 'UTC', timeZoneScope: 'processor' })).toContain('"export"');
   });
 
-  it('send logs the same warnings once at the end and counts them in the summary (inline and on the worker pool)', async () => {
+  it('send logs each warning at its first record, the same warnings once at the end, and counts them (inline and on the worker pool)', async () => {
     for (const worker of ['off', 'on']) {
       const r = await runCliHere(
         [
@@ -242,7 +242,11 @@ describe('mapping check reads the whole export', () => {
       expect(r.code, r.stderr).toBe(2);
       const summary = JSON.parse(r.stdout.trim().split('\n').at(-1) as string);
       expect(summary).toMatchObject({ read: 12, expanded: 2, valid: 12, rejected: 2, mappingWarnings: 2 });
-      const warned = r.stderr.split('\n').filter((l) => l.includes('"mapping.warning"'));
+      const lines = r.stderr.split('\n').filter((l) => l.includes('"mapping.warning"'));
+      const first = lines.map((l) => JSON.parse(l)).filter((l) => l.first === true);
+      // As the run meets it: the kind, the record's line, before the run's end.
+      expect(first.map((l) => [l.kind, l.at])).toEqual([['postedBefore', `${EXPORT}:5`]]);
+      const warned = lines.filter((l) => !l.includes('"first":true'));
       expect(warned.map((l) => JSON.parse(l).msg.slice(0, 80))).toEqual([
         'svc-ingest: warning: 13 local times read in the one zone America/New_York (timeZ',
         'svc-ingest: warning: transactionPostingTimestamp earlier than transactionTimesta',
