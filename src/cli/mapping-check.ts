@@ -165,7 +165,7 @@ async function stillToWrite(profile: CompiledProfile): Promise<string[]> {
 async function createReport(profile: CompiledProfile, ndjson: boolean) {
   const [
     { compileGetter, PathError },
-    { createSilentErrors, silentWarnings },
+    { createSilentErrors, silentNotes, silentWarnings },
     codes,
     { unknownCodeLines },
     { TIME_READS },
@@ -286,6 +286,7 @@ async function createReport(profile: CompiledProfile, ndjson: boolean) {
       const ambiguous = ambiguousTimes(profile, state);
       if (ambiguous !== undefined)
         lines.push(`  ${ambiguousText(ambiguous)}${byField.length > 0 ? ` (${byField.join(', ')})` : ''}`);
+      for (const note of silentNotes(state)) lines.push(`  ${note}`);
       const warnings = [
         ...unknownCodeLines(tally.counts(), valid),
         ...silentWarnings(profile, state),

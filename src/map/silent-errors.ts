@@ -6,6 +6,7 @@ import { currencyExponent } from '../model/codes.ts';
 import type { TransactionNotification } from '../model/transaction.ts';
 import { locationZone, oneZone } from './location-zone.ts';
 import { compileGetter, type Getter } from './path.ts';
+import { countPicks, positionalPicks, positionalWarnings } from './positional.ts';
 import { TIME_READS } from './timestamp.ts';
 import type { CompiledProfile } from './types.ts';
 
@@ -37,6 +38,8 @@ export interface SilentState {
   firstSign: Record<string, string>;
   repeatedIds: number;
   firstRepeated?: string;
+  /** Per positional pick (`events[-1]`): the kind of element it read → records (positional.ts). */
+  positional: Record<string, Record<string, number>>;
   /** Per kind of warning (postedBefore, scale, sign, positional), where a record first showed it: `source:line`. */
   firstAt: Record<string, string>;
 }
@@ -57,6 +60,7 @@ export function newSilentState(profile: CompiledProfile): SilentState {
     negRefund: 0,
     firstSign: {},
     repeatedIds: 0,
+    positional: {},
     firstAt: {},
   };
 }
@@ -84,6 +88,11 @@ export function mergeSilentState(into: SilentState, from: SilentState): void {
   into.repeatedIds += from.repeatedIds;
   into.firstRepeated ??= from.firstRepeated;
   for (const [k, at] of Object.entries(from.firstAt)) into.firstAt[k] ??= at;
+  for (const [pick, kinds] of Object.entries(from.positional)) {
+    const to = into.positional[pick] ?? {};
+    into.positional[pick] = to;
+    for (const [k, c] of Object.entries(kinds)) to[k] = (to[k] ?? 0) + c;
+  }
 }
 
 /** Where a record is: its source and line. */
@@ -114,10 +123,12 @@ export function createSilentErrors(profile: CompiledProfile, opts: { ids?: boole
   let fixed0 = TIME_READS.fixedZoneLocal;
   let repeated0 = TIME_READS.repeatedHour;
   let gap0 = TIME_READS.gap;
-  const ids = opts.ids === true ? new Set<string>() : undefined;
+  // Id → its transaction's hash: an identical record again (a redelivery) is a duplicate, not an id that repeats.
+  const ids = opts.ids === true ? new Map<string, number>() : undefined;
   const scales = profile.notes.amountScales;
   const amountOf = amountGetter(profile);
   const declared = profile.notes.signConvention;
+  const picks = positionalPicks(profile);
   // Country → state ('' for none) → records: two lookups a record, no string built.
   const locations = new Map<string, Map<string, number>>();
   return {
@@ -138,11 +149,15 @@ export function createSilentErrors(profile: CompiledProfile, opts: { ids?: boole
         const st = tx.paymentNetworkMerchantState ?? '';
         byState.set(st, (byState.get(st) ?? 0) + 1);
       }
+      if (picks.length > 0 && countPicks(picks, source, state.positional)) first('positional');
       if (ids !== undefined) {
-        if (ids.has(tx.transactionId)) {
+        const text = fnv1a(JSON.stringify(tx));
+        const before = ids.get(tx.transactionId);
+        if (before === undefined) ids.set(tx.transactionId, text);
+        else if (before !== text) {
           state.repeatedIds++;
           state.firstRepeated ??= tx.transactionId;
-        } else ids.add(tx.transactionId);
+        }
       }
       for (let i = 0; i < scales.length; i++) {
         const s = scales[i] as (typeof scales)[number];
@@ -192,6 +207,13 @@ export function createSilentErrors(profile: CompiledProfile, opts: { ids?: boole
 }
 
 const NEGATIVE = /^\s*-/;
+
+/** A 32-bit FNV-1a hash of a text (two records' transactions told apart without keeping their text). */
+function fnv1a(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
 
 type SignKey = 'negAuthorized' | 'posAuthorized' | 'negRefund' | 'posRefund';
 /** The records that contradict each convention: the merchant's side (a purchase positive), the account's. */
@@ -267,7 +289,7 @@ export function silentWarnings(profile: CompiledProfile, state: SilentState): st
       );
     }
   }
-  if (state.repeatedIds > 0)
+  if (systematic(state.repeatedIds, state.records))
     out.push(
       `transactionId repeats: ${state.repeatedIds} record${state.repeatedIds === 1 ? '' : 's'} share an id with an earlier one (first: ${state.firstRepeated}); only the first is sent: is the id column unique?`,
     );
@@ -279,12 +301,38 @@ export function silentWarnings(profile: CompiledProfile, state: SilentState): st
       `amounts scaled as ${s.currency ?? `exponent ${s.exponent}`} (${s.rule}) in ${plural(n, 'record')} whose currencyCode is another (${top(m)}): their amounts are off by a power of ten or in the wrong currency`,
     );
   }
-  if (state.postedBefore > 0)
+  if (systematic(state.postedBefore, state.records))
     out.push(
       `transactionPostingTimestamp earlier than transactionTimestamp in ${plural(state.postedBefore, 'record')} (first: ${state.firstPostedBefore}): is the posting time read from the right event?`,
     );
+  out.push(...positionalWarnings(positionalPicks(profile), state.positional));
   const sign = signWarning(profile, state);
   if (sign !== undefined) out.push(sign);
+  return out;
+}
+
+/**
+ * A wrong rule is wrong for a class of records: a repeated id or a posting before its transaction in one record (or
+ * under 1 % of them) is that record's data, said by `silentNotes`, not a sign of a wrong profile.
+ */
+function systematic(n: number, records: number): boolean {
+  return n >= 2 && n * 100 >= records;
+}
+
+/**
+ * What the records showed that is below a warning (single records): `mapping check` prints it in its report.
+ * @example silentNotes(state) // ['1 record whose posting time is earlier than its transaction time (first: NW20251027): its data, not the profile']
+ */
+export function silentNotes(state: SilentState): string[] {
+  const out: string[] = [];
+  if (state.repeatedIds > 0 && !systematic(state.repeatedIds, state.records))
+    out.push(
+      `${plural(state.repeatedIds, 'record')} with an id an earlier, different record has (first: ${state.firstRepeated}): send rejects ${state.repeatedIds === 1 ? 'it' : 'them'} as a duplicate`,
+    );
+  if (state.postedBefore > 0 && !systematic(state.postedBefore, state.records))
+    out.push(
+      `${plural(state.postedBefore, 'record')} whose posting time is earlier than its transaction time (first: ${state.firstPostedBefore}): too few to be a rule's (a warning from 2 records and 1 %)`,
+    );
   return out;
 }
 

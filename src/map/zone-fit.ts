@@ -2,9 +2,8 @@
 // it: a country's entry one of the country's zones (the tz database's zone1970.tab, countries-and-timezones), a
 // state's entry one of that state's (state-zones.ts) where the table covers the country, and every key a real
 // country or state. Checked once at load; the reason names the zones that would fit.
-import { getTimezone } from 'countries-and-timezones';
+import { getCountry, getTimezone } from 'countries-and-timezones';
 import { isCountryAlpha2, toStateCode } from '../model/codes.ts';
-import { countryZones } from './location-zone.ts';
 import { STATE_ZONES } from './state-zones.ts';
 
 /** Countries whose every subdivision is in STATE_ZONES (Russia's table names only some subjects). */
@@ -28,7 +27,8 @@ function zoneCountries(zone: string): { name: string; countries: readonly string
 export function zoneMisfit(key: string, zone: string): string | undefined {
   const [cc, sub] = key.split('-') as [string, string | undefined];
   if (!isCountryAlpha2(cc)) return `${cc} is not an ISO 3166 country code`;
-  const country = countryZones(cc) ?? [];
+  const country: readonly string[] =
+    getCountry(cc as Parameters<typeof getCountry>[0], { deprecated: false })?.timezones ?? [];
   const z = zoneCountries(zone);
   if (sub === undefined) {
     if (z !== undefined && (z.countries.includes(cc) || country.includes(z.name))) return undefined;

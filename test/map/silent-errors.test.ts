@@ -286,8 +286,13 @@ describe('mapping check reads the whole export', () => {
 
   it('--sample N maps N records spread over the file; repeated ids and posting before transaction are warned of', async () => {
     const rows = ['ID,T,P,A'];
+    // Ids t0–t99 come back with another amount (another transaction); the last row repeats t100 whole (a
+    // redelivery, a duplicate send rejects, not an id that repeats).
     for (let i = 0; i < 400; i++)
-      rows.push(`t${i % 300},2026-03-0${1 + (i % 5)}T10:00:00Z,2026-03-0${1 + (i % 3)}T09:00:00Z,1.00`);
+      rows.push(
+        `t${i % 300},2026-03-0${1 + (i % 5)}T10:00:00Z,2026-03-0${1 + (i % 3)}T09:00:00Z,${i < 300 ? 1 : 2}.00`,
+      );
+    rows.push(rows[101] as string);
     const file = join(dir, 'ids.csv');
     await writeFile(file, `${rows.join('\n')}\n`);
     const profile = join(dir, 'ids.json');
@@ -297,7 +302,7 @@ describe('mapping check reads the whole export', () => {
     );
     const all = await runCliHere(['mapping', 'check', profile, file]);
     expect(all.code, all.stderr).toBe(0);
-    expect(all.stdout).toContain(`${file}: 400 records read, 400 valid, 0 rejected`);
+    expect(all.stdout).toContain(`${file}: 401 records read, 401 valid, 0 rejected`);
     expect(all.stderr).toContain(
       'transactionId repeats: 100 records share an id with an earlier one (first: t0)',
     );
@@ -307,7 +312,7 @@ describe('mapping check reads the whole export', () => {
     const some = await runCliHere(['mapping', 'check', '--sample', '50', profile, file]);
     expect(some.code, some.stderr).toBe(0);
     expect(some.stdout).toContain(
-      `${file}: 50 of 400 records read, spread over the file, 50 valid, 0 rejected`,
+      `${file}: 50 of 401 records read, spread over the file, 50 valid, 0 rejected`,
     );
   });
 });
