@@ -208,6 +208,7 @@ async function createReport(profile: CompiledProfile, ndjson: boolean) {
   let valid = 0;
   let rejected = 0;
   let expanded = 0;
+  let suffixed = 0;
   let mapped = 0;
   const count = (tx: TransactionNotification) => {
     for (const [f, v] of Object.entries(tx)) {
@@ -247,6 +248,7 @@ async function createReport(profile: CompiledProfile, ndjson: boolean) {
         return;
       }
       expanded += views.length - 1;
+      if (expand.id !== 'rule' && (views.length > 1 || expand.id === 'suffix')) suffixed += views.length;
       for (const v of views) {
         look(v as Record<string, unknown>);
         one(v as Record<string, unknown>, v as Record<string, unknown>, rec.invalidUtf8 === true);
@@ -257,6 +259,10 @@ async function createReport(profile: CompiledProfile, ndjson: boolean) {
       const lines = [
         `${file}: ${sample === undefined ? `${seen} records read` : `${n} of ${seen} records read, spread over the file`}${expanded > 0 ? ` (+${expanded} expanded)` : ''}, ${valid} valid, ${rejected} rejected${this.unreadable > 0 ? `, ${this.unreadable} unreadable` : ''}`,
       ];
+      if (profile.expand !== undefined)
+        lines.push(
+          `  ${suffixed} id${suffixed === 1 ? '' : 's'} suffixed with the element's position ("expand.id": "${profile.expand.id}"${profile.expand.id === 'auto' ? ': records with several notifications' : ''}); the others keep the record's id`,
+        );
       if (rejectedBy.size > 0)
         lines.push(
           `  rejects by field: ${[...rejectedBy.entries()].map(([f, c]) => `${f} ${c}`).join(', ')} (map --mapping … shows each)`,

@@ -320,7 +320,7 @@ export function buildProfile(p: {
   const vals: unknown[] = new Array(width).fill(undefined);
   // What converters may read of the record being built: the currency scales amounts.
   const ctx = { currencyCode: undefined as unknown };
-  const suffixIds = p.expand?.id === 'suffix';
+  const suffixIds = p.expand !== undefined && p.expand.id !== 'rule';
   /**
    * The record's values in TRANSACTION_FIELDS order (absent: undefined), or the conversion errors of every field.
    * The array is reused by the next call: read it before mapping another record.
