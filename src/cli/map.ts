@@ -75,6 +75,32 @@ function positiveInt(value: string | undefined, flag: string): number | undefine
   return n;
 }
 
+/** The first record of each field sent without it ("required": false), once a field. */
+function relaxedLines(
+  item: { source: string; line: number; relaxed?: readonly string[] },
+  profileName: string,
+  seen: Set<string>,
+): string {
+  let err = '';
+  for (const field of item.relaxed ?? []) {
+    if (seen.has(field)) continue;
+    seen.add(field);
+    err += formatStderrLine(
+      'warn',
+      'input.warning',
+      `svc-ingest: warning: ${item.source}:${item.line}: records without ${field} are sent without it (mapping ${profileName} marks it "required": false)`,
+    );
+  }
+  return err;
+}
+
+/** A notification's JSON with the values of `fields` masked (the rest as send sends it). */
+function maskOwnIds(json: string, fields: readonly string[], mask: (s: string) => string): string {
+  const tx = JSON.parse(json) as Record<string, unknown>;
+  for (const f of fields) if (typeof tx[f] === 'string') tx[f] = mask(tx[f] as string);
+  return JSON.stringify(tx);
+}
+
 /** One reject as a stderr line: `source:line: field: message; field: message`. */
 function rejectLine(source: string, line: number, errors: Array<{ field: string; message: string }>): string {
   const text = `${source}:${line}: ${errors.map((e) => `${e.field}: ${e.message}`).join('; ')}`;
@@ -94,8 +120,7 @@ async function runMap(inputs: string[], flags: MapFlags): Promise<number> {
     { maskCardNumbers },
     { loadConfig },
     { createCodeTally },
-    { unknownCodeLines },
-    { mapSilent, printMapNotes },
+    { mapSilent, printMapEnd },
   ] = await Promise.all([
     import('../map/profile.ts'),
     import('../prepare/inputs.ts'),
@@ -104,7 +129,6 @@ async function runMap(inputs: string[], flags: MapFlags): Promise<number> {
     import('../mask/index.ts'),
     import('../config/index.ts'),
     import('../model/code-lists.ts'),
-    import('../map/code-notes.ts'),
     import('./map-notes.ts'),
   ]);
   const limit = positiveInt(flags.limit, '--limit');
@@ -138,6 +162,8 @@ async function runMap(inputs: string[], flags: MapFlags): Promise<number> {
   let mapped = 0;
   let rejected = 0;
   const silent = mapSilent(profile);
+  // The declared own ids' fields (`sourceAccountId (prefix "BR-", width 19)` names sourceAccountId).
+  const ownIds = profile.ownIds.map((d) => d.split(' ')[0] as string);
   try {
     outer: for (const spec of specs) {
       const chunks = prepareChunks(
@@ -179,17 +205,10 @@ async function runMap(inputs: string[], flags: MapFlags): Promise<number> {
           } else {
             mapped++;
             codes.add(item.codes);
-            for (const field of item.relaxed ?? []) {
-              if (relaxedSeen.has(field)) continue;
-              relaxedSeen.add(field);
-              err += formatStderrLine(
-                'warn',
-                'input.warning',
-                `svc-ingest: warning: ${item.source}:${item.line}: records without ${field} are sent without it (mapping ${profile.name} marks it "required": false)`,
-              );
-            }
-            // A transactionId may legally be a 16-digit number; what this prints never holds a card number.
-            out += `${maskCardNumbers(item.json)}\n`;
+            err += relaxedLines(item, profile.name, relaxedSeen);
+            // Exactly the JSON send sends (validation has refused a card number in any id or code, free text is
+            // masked when mapped), but for the ids the profile declares the bank's own: sent as they are, printed masked.
+            out += `${ownIds.length > 0 ? maskOwnIds(item.json, ownIds, maskCardNumbers) : item.json}\n`;
           }
         }
         // A record's expanded notifications share its chunk: at the chunk's end the limit is met whole.
@@ -203,17 +222,11 @@ async function runMap(inputs: string[], flags: MapFlags): Promise<number> {
   } finally {
     seen.close?.();
   }
-  const own =
-    profile.ownIds.length > 0 ? `; own numeric ids sent unchecked: ${profile.ownIds.join(', ')}` : '';
-  // A value outside the code lists is reported, once per value with its count (the service's lists are not shown).
-  for (const line of unknownCodeLines(codes.counts(), mapped)) printWarning(line);
-  const gated = printMapNotes(profile, silent, Boolean(flags.strict)) > 0 && flags.strict === true;
-  const code = gated ? EXIT.USAGE : rejected > 0 ? EXIT.REJECTED : EXIT.OK;
-  stderrLine(
-    code === EXIT.OK ? 'info' : 'warn',
-    'map.summary',
-    `svc-ingest map: ${read} read${expanded > 0 ? ` (+${expanded} expanded)` : ''}, ${mapped} mapped, ${rejected} rejected (mapping ${profile.name}${own})`,
-    { read, ...(expanded > 0 ? { expanded } : {}), mapped, rejected, exitStatus: code },
-  );
-  return code;
+  return printMapEnd(profile, silent, Boolean(flags.strict), {
+    read,
+    expanded,
+    mapped,
+    rejected,
+    codes: codes.counts(),
+  });
 }

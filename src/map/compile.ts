@@ -26,6 +26,7 @@ import { applyPan, compilePan, type PanRule, setPath } from './pan.ts';
 import { pathText } from './path.ts';
 import { recordZonePath } from './record-zone.ts';
 import { checkRequiredWhere, type RequiredWhere } from './required-where.ts';
+import { checkStateAbroad } from './state-abroad.ts';
 import { compileRule } from './rule.ts';
 import {
   bad,
@@ -354,6 +355,15 @@ export function buildProfile(p: {
     }
     return errors ? { errors } : vals;
   };
+  /** Conversion errors, then the validation errors of the fields that did convert (vals still holds them). */
+  const withValidation = (failed: FieldError[], invalidUtf8: boolean): FieldError[] => {
+    const named = new Set(failed.map((e) => e.field));
+    let checked = validateValues(vals, requiredAt, invalidUtf8, rules);
+    if (requiredWhere.length > 0) checked = checkRequiredWhere(requiredWhere, vals, checked);
+    checked = checkStateAbroad(vals, checked);
+    const more = checked.filter((e) => !named.has(e.field));
+    return more.length > 0 ? [...failed, ...more] : failed;
+  };
   return {
     name: p.name,
     ...(p.description ? { description: p.description } : {}),
@@ -375,10 +385,13 @@ export function buildProfile(p: {
         : { ok: false, errors: vals.errors };
     },
     mapValid(rec, invalidUtf8) {
-      const vals = mapValues(rec);
-      if (!Array.isArray(vals)) return { ok: false, errors: vals.errors };
+      const mapped = mapValues(rec);
+      // A record whose conversions failed is checked whole all the same: its reject lists every problem it has.
+      if (!Array.isArray(mapped)) return { ok: false, errors: withValidation(mapped.errors, invalidUtf8) };
+      const vals = mapped;
       let errors = validateValues(vals, requiredAt, invalidUtf8, rules);
       if (requiredWhere.length > 0) errors = checkRequiredWhere(requiredWhere, vals, errors);
+      errors = checkStateAbroad(vals, errors);
       return errors.length > 0
         ? { ok: false, errors }
         : { ok: true, tx: buildFullTx(vals) as unknown as TransactionNotification };
