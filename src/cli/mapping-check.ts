@@ -257,7 +257,8 @@ async function createReport(profile: CompiledProfile, ndjson: boolean) {
     finish(file: string, seen: number, sample: number | undefined, strict: boolean) {
       const n = sample === undefined ? seen : Math.min(seen, sample);
       const lines = [
-        `${file}: ${sample === undefined ? `${seen} records read` : `${n} of ${seen} records read, spread over the file`}${expanded > 0 ? ` (+${expanded} expanded)` : ''}, ${valid} valid, ${rejected} rejected${this.unreadable > 0 ? `, ${this.unreadable} unreadable` : ''}`,
+        // Counted as send counts: an unreadable piece (a ragged row, a line that is no JSON) is read and rejected.
+        `${file}: ${sample === undefined ? `${seen + this.unreadable} records read` : `${n} of ${seen} records read, spread over the file`}${expanded > 0 ? ` (+${expanded} expanded)` : ''}, ${valid} valid, ${rejected + (sample === undefined ? this.unreadable : 0)} rejected${this.unreadable > 0 ? ` (${this.unreadable} unreadable)` : ''}`,
       ];
       if (profile.expand !== undefined)
         lines.push(

@@ -117,4 +117,33 @@ describe('checks that were missing', () => {
     expect(JSON.parse(m.stdout.trim())).toEqual(sent);
     expect(m.stdout).toContain('"paymentNetworkMerchantId":"445566000015554"');
   });
+
+  it('{"default": null} with a "required" is a field the export never has; alone, the message says what to write', () => {
+    const state = (rule: unknown) => () =>
+      compileProfile({ fields: { ...CONST_RULES, paymentNetworkMerchantState: rule } }, 'p.json', 'p');
+    expect(state({ default: null, required: 'where-states' })).not.toThrow();
+    expect(state({ default: null })).toThrow(
+      'for a field the export never has, {"default": null} with "required": false, or "required": "where-states" for a state',
+    );
+    const p = state({ default: null, required: 'where-states' })();
+    expect(p.mapValid({}, false).ok).toBe(false);
+    const abroad = compileProfile(
+      {
+        fields: {
+          ...CONST_RULES,
+          paymentNetworkMerchantState: { default: null, required: 'where-states' },
+          paymentNetworkMerchantCountryCode: { const: 'GB' },
+          currencyCode: { const: 'GBP' },
+        },
+      },
+      'p.json',
+      'p',
+    );
+    expect(abroad.mapValid({}, false).ok).toBe(true);
+  });
+
+  it('mapping check counts records as send does: an unreadable piece is read and rejected', async () => {
+    const r = await runCliHere(['mapping', 'check', 'canonical', 'samples/canonical.csv']);
+    expect(r.stdout).toContain('samples/canonical.csv: 22 records read, 19 valid, 3 rejected (1 unreadable)');
+  });
 });
