@@ -3,9 +3,9 @@
 
 import { once } from 'node:events';
 import { type Command, Option } from 'commander';
-import { EXIT, SvcIngestError } from '../errors.ts';
+import { SvcIngestError } from '../errors.ts';
 import { cliIo } from '../io.ts';
-import { formatStderrLine, stderrLine } from '../log.ts';
+import { formatStderrLine } from '../log.ts';
 import { addExamples, printWarning } from './common.ts';
 
 interface MapFlags {

@@ -26,7 +26,6 @@ import { applyPan, compilePan, type PanRule, setPath } from './pan.ts';
 import { pathText } from './path.ts';
 import { recordZonePath } from './record-zone.ts';
 import { checkRequiredWhere, type RequiredWhere } from './required-where.ts';
-import { checkStateAbroad } from './state-abroad.ts';
 import { compileRule } from './rule.ts';
 import {
   bad,
@@ -39,6 +38,7 @@ import {
   type ProfileNotes,
   type Step,
 } from './rule-kit.ts';
+import { checkStateAbroad } from './state-abroad.ts';
 import { AMBIGUOUS_CHOICES, type Ambiguous, compileTimestamp } from './timestamp.ts';
 import type { ColumnUse, CompiledProfile } from './types.ts';
 

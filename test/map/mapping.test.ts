@@ -587,7 +587,10 @@ describe('"required" per field', () => {
     }
     // "bad arn!" fails validation while "five" fails its conversion: both are said.
     const both = p.mapValid(records[4]?.[0] ?? {}, false);
-    expect(both.ok ? [] : both.errors.map((e) => e.field)).toEqual(['postedAmount', 'acquirerReferenceNumber']);
+    expect(both.ok ? [] : both.errors.map((e) => e.field)).toEqual([
+      'postedAmount',
+      'acquirerReferenceNumber',
+    ]);
     expect(p.mapValid(records[0]?.[0] ?? {}, false).ok).toBe(true);
     expect(p.mapValid(records[3]?.[0] ?? {}, false)).toMatchObject({
       ok: false,
