@@ -92,7 +92,7 @@ export function lastEventTimes(
     if (equal < Math.max(2, records.length / 2) || lastKinds.size < 2) continue;
     const kinds = [...lastKinds].map(([k, c]) => `${k} ${c}`).join(', ');
     const byKind = eventTimePaths(paths, POSTING_KINDS).filter((p) => p.startsWith(`${list}[`));
-    const why = `${from} is the time of ${list}'s last element in ${equal} of ${records.length} records, whose kind varies (${kinds})`;
+    const why = `${from} is the time of the last element of ${list} in ${equal} of ${records.length} records, whose kind varies (${kinds})`;
     fields[field] =
       field === 'transactionPostingTimestamp' && byKind.length > 0
         ? {
@@ -154,6 +154,7 @@ export function orderTimes(fields: Record<string, Rule>, records: readonly Recor
 
 /** Words a path's last key holds for a field (lower case, no punctuation), the first ones strong enough to propose. */
 const HINTS: Record<string, { strong: string[]; weak: string[] }> = {
+  transactionType: { strong: ['transactiontype', 'kind', 'direction'], weak: ['type', 'status', 'category'] },
   sourceCustomerId: {
     strong: ['customer', 'customerid', 'cardholder', 'cardholderid'],
     weak: ['holder', 'user', 'member', 'client'],
@@ -184,7 +185,10 @@ const HINTS: Record<string, { strong: string[]; weak: string[] }> = {
     strong: ['postedat', 'settledat', 'capturedat'],
     weak: ['posted', 'settled', 'at', 'time'],
   },
-  transactionId: { strong: ['id', 'transactionid', 'token'], weak: ['reference', 'ref'] },
+  transactionId: {
+    strong: ['id', 'transactionid', 'token', 'paymentid', 'transferid', 'txnid'],
+    weak: ['reference', 'ref'],
+  },
 };
 
 const lastKey = (p: string): string =>
@@ -202,8 +206,8 @@ export function candidatesForUnknown(fields: Record<string, Rule>, paths: Iterab
   const all = [...paths];
   const used = new Set(Object.values(fields).map(fromOf));
   for (const [field, rule] of Object.entries(fields)) {
-    if (fromOf(rule) !== '?' || HINTS[field] === undefined) continue;
-    const { strong, weak } = HINTS[field];
+    if (fromOf(rule) !== '?') continue;
+    const { strong, weak } = HINTS[field] ?? { strong: [], weak: [] };
     const merchantish = field.startsWith('paymentNetworkMerchant') || field === 'paymentNetworkMCC';
     // An element's own kind key (`events[type=captured].type`) is the selector, never a field's value.
     const fits = (p: string) =>
@@ -215,12 +219,15 @@ export function candidatesForUnknown(fields: Record<string, Rule>, paths: Iterab
     const seen = [...strongs, ...weaks].slice(0, 6);
     const base = typeof rule === 'string' ? {} : rule;
     const said = typeof base.description === 'string' ? base.description : `TODO: no column matched`;
-    if (strongs.length === 1) {
+    // One strong name, or else one weak one: taken, GUESSED; several: listed for the bank to choose.
+    const only =
+      strongs.length === 1 ? strongs[0] : strongs.length === 0 && weaks.length === 1 ? weaks[0] : undefined;
+    if (only !== undefined) {
       fields[field] = {
-        from: strongs[0] as string,
-        description: `TODO: GUESSED: ${strongs[0]} by its name (other candidates: ${seen.slice(1).join(', ') || 'none'})`,
+        from: only,
+        description: `TODO: GUESSED: ${only} by its name (other candidates: ${seen.filter((p) => p !== only).join(', ') || 'none'})`,
       };
-      used.add(strongs[0]);
+      used.add(only);
     } else
       fields[field] = {
         ...base,
