@@ -260,10 +260,7 @@ async function createReport(profile: CompiledProfile, ndjson: boolean) {
         // Counted as send counts: an unreadable piece (a ragged row, a line that is no JSON) is read and rejected.
         `${file}: ${sample === undefined ? `${seen + this.unreadable} records read` : `${n} of ${seen} records read, spread over the file`}${expanded > 0 ? ` (+${expanded} expanded)` : ''}, ${valid} valid, ${rejected + (sample === undefined ? this.unreadable : 0)} rejected${this.unreadable > 0 ? ` (${this.unreadable} unreadable)` : ''}`,
       ];
-      if (profile.expand !== undefined)
-        lines.push(
-          `  ${suffixed} id${suffixed === 1 ? '' : 's'} suffixed with the element's position ("expand.id": "${profile.expand.id}"${profile.expand.id === 'auto' ? ': records with several notifications' : ''}); the others keep the record's id`,
-        );
+      if (profile.expand !== undefined) lines.push(suffixedLine(profile.expand.id, suffixed));
       if (rejectedBy.size > 0)
         lines.push(
           `  rejects by field: ${[...rejectedBy.entries()].map(([f, c]) => `${f} ${c}`).join(', ')} (map --mapping … shows each)`,
@@ -287,12 +284,9 @@ async function createReport(profile: CompiledProfile, ndjson: boolean) {
         lines.push(`    ${f}: ${k}, ${valid - k}, ${d > DISTINCT_CAP ? `${DISTINCT_CAP}+` : d}`);
       }
       const state = silent.end();
-      const byField = Object.entries(TIME_READS.repeatedByField)
-        .map(([f, c]) => `${f} ${c - (repeated0[f] ?? 0)}`)
-        .filter((t) => !t.endsWith(' 0'));
       const ambiguous = ambiguousTimes(profile, state);
       if (ambiguous !== undefined)
-        lines.push(`  ${ambiguousText(ambiguous)}${byField.length > 0 ? ` (${byField.join(', ')})` : ''}`);
+        lines.push(`  ${ambiguousText(ambiguous)}${byField(TIME_READS, repeated0)}`);
       for (const note of silentNotes(state)) lines.push(`  ${note}`);
       const warnings = [
         ...unknownCodeLines(tally.counts(), valid),
@@ -306,4 +300,18 @@ async function createReport(profile: CompiledProfile, ndjson: boolean) {
     },
     absent: undefined as Array<(typeof profile.columns)[number]> | undefined,
   };
+}
+
+/** How many ids `expand` suffixed, in words. */
+function suffixedLine(id: string, suffixed: number): string {
+  const why = id === 'auto' ? ': records with several notifications' : '';
+  return `  ${suffixed} id${suffixed === 1 ? '' : 's'} suffixed with the element's position ("expand.id": "${id}"${why}); the others keep the record's id`;
+}
+
+/** ` (transactionTimestamp 3, …)`: the ambiguous local times per field since `before`, or nothing. */
+function byField(reads: { repeatedByField: Record<string, number> }, before: Record<string, number>): string {
+  const parts = Object.entries(reads.repeatedByField)
+    .map(([f, c]) => `${f} ${c - (before[f] ?? 0)}`)
+    .filter((t) => !t.endsWith(' 0'));
+  return parts.length > 0 ? ` (${parts.join(', ')})` : '';
 }

@@ -129,50 +129,7 @@ export function compileProfile(doc: unknown, source: string, defaultName: string
   ) {
     bad(source, 'delimiter', 'one character (not a quote or newline)', delimiter);
   }
-  if (doc.timeZone !== undefined) {
-    if (typeof doc.timeZone !== 'string')
-      bad(source, 'timeZone', 'an IANA zone name such as "America/Chicago"', doc.timeZone);
-    try {
-      // "{tz}": each record names its zone (record-zone.ts), checked per record.
-      if (recordZonePath(doc.timeZone) === undefined)
-        compileTimestamp({ format: 'auto', zone: doc.timeZone });
-    } catch (err) {
-      bad(source, 'timeZone', 'an IANA zone name such as "America/Chicago"', (err as Error).message);
-    }
-    env.timeZone = doc.timeZone;
-  }
-  if (doc.timeZoneScope !== undefined) {
-    if (doc.timeZoneScope !== 'export' && doc.timeZoneScope !== 'merchant')
-      bad(
-        source,
-        'timeZoneScope',
-        '"export" (the zone is the export\'s own) or "merchant"',
-        doc.timeZoneScope,
-      );
-    if (doc.timeZone === undefined)
-      bad(
-        source,
-        'timeZoneScope',
-        'a timeZone beside it (it says whose zone timeZone is)',
-        doc.timeZoneScope,
-      );
-    if (doc.timeZoneScope === 'export' && env.notes) env.notes.exportZone = true;
-  }
-  if (doc.ambiguousTime !== undefined) {
-    if (!AMBIGUOUS_CHOICES.includes(doc.ambiguousTime as Ambiguous))
-      bad(source, 'ambiguousTime', '"earlier", "later" or "reject"', doc.ambiguousTime);
-    env.ambiguous = doc.ambiguousTime as Ambiguous;
-  }
-  if (doc.signConvention !== undefined) {
-    if (doc.signConvention !== 'account' && doc.signConvention !== 'merchant')
-      bad(
-        source,
-        'signConvention',
-        '"account" (a purchase negative) or "merchant" (a purchase positive)',
-        doc.signConvention,
-      );
-    if (env.notes) env.notes.signConvention = doc.signConvention;
-  }
+  compileTopLevel(source, doc, env);
   const pan = doc.pan === undefined ? undefined : compilePan(env, doc.pan);
   const ownIds = compileOwnIds(source, doc.ownNumericIds);
   const expand = doc.expand === undefined ? undefined : compileExpand(env, doc.expand);
@@ -239,6 +196,57 @@ export function compileProfile(doc: unknown, source: string, defaultName: string
     expand,
     notes: env.notes,
   });
+}
+
+/**
+ * The top-level keys that set the context of every rule: `timeZone` (and `timeZoneScope`), `ambiguousTime`,
+ * `signConvention`, into `env` (and its notes).
+ */
+function compileTopLevel(source: string, doc: Record<string, Json>, env: Env): void {
+  if (doc.timeZone !== undefined) {
+    if (typeof doc.timeZone !== 'string')
+      bad(source, 'timeZone', 'an IANA zone name such as "America/Chicago"', doc.timeZone);
+    try {
+      // "{tz}": each record names its zone (record-zone.ts), checked per record.
+      if (recordZonePath(doc.timeZone) === undefined)
+        compileTimestamp({ format: 'auto', zone: doc.timeZone });
+    } catch (err) {
+      bad(source, 'timeZone', 'an IANA zone name such as "America/Chicago"', (err as Error).message);
+    }
+    env.timeZone = doc.timeZone;
+  }
+  if (doc.timeZoneScope !== undefined) {
+    if (doc.timeZoneScope !== 'export' && doc.timeZoneScope !== 'merchant')
+      bad(
+        source,
+        'timeZoneScope',
+        '"export" (the zone is the export\'s own) or "merchant"',
+        doc.timeZoneScope,
+      );
+    if (doc.timeZone === undefined)
+      bad(
+        source,
+        'timeZoneScope',
+        'a timeZone beside it (it says whose zone timeZone is)',
+        doc.timeZoneScope,
+      );
+    if (doc.timeZoneScope === 'export' && env.notes) env.notes.exportZone = true;
+  }
+  if (doc.ambiguousTime !== undefined) {
+    if (!AMBIGUOUS_CHOICES.includes(doc.ambiguousTime as Ambiguous))
+      bad(source, 'ambiguousTime', '"earlier", "later" or "reject"', doc.ambiguousTime);
+    env.ambiguous = doc.ambiguousTime as Ambiguous;
+  }
+  if (doc.signConvention !== undefined) {
+    if (doc.signConvention !== 'account' && doc.signConvention !== 'merchant')
+      bad(
+        source,
+        'signConvention',
+        '"account" (a purchase negative) or "merchant" (a purchase positive)',
+        doc.signConvention,
+      );
+    if (env.notes) env.notes.signConvention = doc.signConvention;
+  }
 }
 
 /**
