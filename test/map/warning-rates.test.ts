@@ -158,3 +158,43 @@ describe('on the wrong profile each warning exists for: fires, on exactly the wr
     expect((await warnings(ids, exportFile))[0]).toContain(`transactionId repeats: ${N - 40} records`);
   });
 });
+
+describe('a union list read by position', () => {
+  it('elements[-1].category for the type: flags the purchases whose last element is a later refund, not the refunds', async () => {
+    const records = Array.from({ length: 60 }, (_, i) => ({
+      id: `cp_${i}`,
+      // Every 6th payment has a later refund element; every 10th is a refund alone.
+      elements:
+        i % 10 === 9
+          ? [{ category: 'refund', amount: '2.00' }]
+          : i % 6 === 5
+            ? [
+                { category: 'purchase', amount: '9.00' },
+                { category: 'refund', amount: '1.00' },
+              ]
+            : [{ category: 'purchase', amount: '9.00' }],
+    }));
+    const file = join(dir, 'union.ndjson');
+    await writeFile(file, ndjson(records));
+    const { CONST_RULES } = await import('../helpers/profiles.ts');
+    const f = join(dir, 'union.json');
+    await writeFile(
+      f,
+      JSON.stringify({
+        fields: {
+          ...CONST_RULES,
+          transactionId: 'id',
+          transactionType: {
+            from: 'elements[-1].category',
+            enum: { purchase: 'AUTHORIZED', refund: 'REFUND' },
+          },
+        },
+      }),
+    );
+    const w = await warnings(f, file);
+    const mixed = records.filter((r) => r.elements.length === 2).length;
+    expect(w).toHaveLength(1);
+    expect(w[0]).toContain(`in ${mixed} of them another value than their element of a more usual kind holds`);
+    expect(w[0]).toContain('"elements[category=purchase].category"');
+  });
+});
