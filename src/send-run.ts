@@ -11,6 +11,7 @@ import { checkStateFile } from './ledger/file/files.ts';
 import { openLedgerStore } from './ledger/open.ts';
 import { readyStore } from './ledger/ready.ts';
 import type { LedgerStore } from './ledger/store.ts';
+import { ambiguousTimes } from './map/ambiguous-times.ts';
 import { loadProfile } from './map/profile.ts';
 import { silentWarnings } from './map/silent-errors.ts';
 import { createCodeTally } from './model/code-lists.ts';
@@ -126,7 +127,9 @@ async function runSend(o: SendOptions, c: Counters, live: Live): Promise<RunSumm
       );
     }
     // The warnings of a probably wrong profile, once, at the end (mapping check prints the same).
-    const warnings = interrupted ? [] : silentWarnings(profile, source.silent.end());
+    const state = source.silent.end();
+    const warnings = interrupted ? [] : silentWarnings(profile, state);
+    const ambiguous = ambiguousTimes(profile, state);
     for (const w of warnings) log.warn({ event: 'mapping.warning' }, `svc-ingest: warning: ${w}`);
     const whole = !end.interrupted && !end.outage && !end.tooManyRejects && !end.inputError;
     const totalsError = whole ? totals?.finish() : undefined;
@@ -134,6 +137,7 @@ async function runSend(o: SendOptions, c: Counters, live: Live): Promise<RunSumm
       ...end,
       ...(totalsError ? { inputError: totalsError } : {}),
       ...(warnings.length > 0 ? { mappingWarnings: warnings.length } : {}),
+      ...(ambiguous ? { ambiguousTimes: ambiguous } : {}),
       codes: codes.counts(),
       durationMs: Math.round(performance.now() - started),
       dryRun: o.dryRun,

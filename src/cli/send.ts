@@ -39,6 +39,7 @@ interface SendFlags extends CommonOptions, DeliveryFlags {
   expectTotal?: string;
   control?: string;
   sourceName?: string;
+  checkFirst?: boolean;
 }
 
 export function define(program: Command): void {
@@ -59,6 +60,10 @@ export function define(program: Command): void {
     .option('--mapping <file|name>', 'mapping profile (a file, or a name in config/mappings/)', 'canonical')
     .option('--delimiter <char>', 'CSV delimiter (default: the profile\'s, else ",")')
     .option('--strict', 'every column a mapping rule names must be in the CSV header (else: a warning)')
+    .option(
+      '--check-first',
+      'map the whole input before the first request; a mapping that warns sends nothing (exit 1)',
+    )
     .option(
       '--source-name <name>',
       'the name the one input (a file, standard input or a pipe) goes by in the ledger, the rejects and the logs (default: its path, or stdin)',
@@ -145,9 +150,18 @@ async function runSendCommand(inputs: string[], flags: SendFlags): Promise<numbe
   }
   const paths = inputs.length === 0 ? ['-'] : inputs;
   await checkRunFiles(paths, ledger, config, flags);
-  return withRunMetrics(config.metrics, logger, (metrics, exposure) =>
-    sendAndReport(paths, flags, { config, ledger, logger }, metrics, exposure),
-  );
+  const gate = flags.checkFirst
+    ? await (await import('../send/check-first.ts')).checkFirst(paths, flags)
+    : undefined;
+  if (gate?.exit !== undefined) return gate.exit;
+  const stdin = gate?.stdin ?? cliIo().stdin;
+  try {
+    return await withRunMetrics(config.metrics, logger, (metrics, exposure) =>
+      sendAndReport(paths, flags, { config, ledger, logger, stdin }, metrics, exposure),
+    );
+  } finally {
+    await gate?.cleanup();
+  }
 }
 
 /**
@@ -182,7 +196,7 @@ async function checkRunFiles(
 async function sendAndReport(
   paths: string[],
   flags: SendFlags,
-  ctx: { config: Config; ledger: LedgerRef; logger: Logger },
+  ctx: { config: Config; ledger: LedgerRef; logger: Logger; stdin: NodeJS.ReadableStream },
   metrics: RunMetrics | null,
   exposure: import('../metrics/expose.ts').MetricsExposure | null,
 ): Promise<number> {
@@ -235,7 +249,7 @@ async function sendAndReport(
     resume: s.resume,
     dryRun,
     logger,
-    stdin: cliIo().stdin,
+    stdin: ctx.stdin,
     signal: stop.signal,
     allowEmpty: Boolean(flags.allowEmpty),
     allowUnterminated: Boolean(flags.allowUnterminated),

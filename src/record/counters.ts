@@ -60,6 +60,11 @@ export interface RunSummary {
    */
   mappingWarnings?: number;
   /**
+   * Local times that name no single instant (in a DST repeated hour or gap) and the profile's rule for them
+   * (`earlier`, `later`, `reject`: docs/mapping.md), whatever became of their records. Absent when none.
+   */
+  ambiguousTimes?: { repeatedHour: number; gap: number; rule: string };
+  /**
    * Why the run stopped before the end of its input and exits 1 (too many rejects; an input that broke part-way:
    * ended mid-record, cut or corrupt compressed data); absent otherwise.
    */
@@ -147,6 +152,7 @@ export function summarize(
     emptyInputs: rest.emptyInputs,
     ...(rest.ownNumericIds ? { ownNumericIds: rest.ownNumericIds } : {}),
     ...(rest.mappingWarnings ? { mappingWarnings: rest.mappingWarnings } : {}),
+    ...(rest.ambiguousTimes ? { ambiguousTimes: rest.ambiguousTimes } : {}),
     ...(rest.codes !== undefined ? { codes: rest.codes } : {}),
     ...(inputError ? { error: inputError } : {}),
     ...(tooManyRejects
