@@ -13,6 +13,7 @@
 // shapes (a store number then a phone number: `#6512 355-1870472`) are not a card number.
 import { brandAt, luhnAt, MAX, MIN } from './brands.ts';
 import { BMP, classAt, DIGIT, LETTER, SEP } from './chars.ts';
+import { holdsTrack, maskTracks } from './track.ts';
 import { buildView, view } from './view.ts';
 
 /**
@@ -191,13 +192,9 @@ function maskedRun(text: string, first: number, end: number): string {
   return out;
 }
 
-/**
- * Every card number of a text masked in place (the text as written: separators, unseen characters and escapes
- * kept around what is hidden); a run that is exactly one card number becomes `411111******1111`.
- */
-export function maskText(text: string): string {
-  if (!mayHoldCard(text)) return text;
-  buildView(text);
+/** maskText on one view of the text (`percent`: with `%xx` escapes decoded). */
+function maskView(text: string, percent: boolean): string {
+  buildView(text, percent);
   const { cls, from, to, length } = view;
   let out = '';
   let last = 0;
@@ -213,8 +210,34 @@ export function maskText(text: string): string {
   return last === 0 ? text : out + text.slice(last);
 }
 
+/**
+ * Every card number of a text masked in place (the text as written: separators, unseen characters and escapes
+ * kept around what is hidden); a run that is exactly one card number becomes `411111******1111`; track data
+ * (src/mask/track.ts) masked whole. A text with `%` is judged in both views, its `%xx` escapes decoded and not.
+ */
+export function maskText(text: string): string {
+  const out = maskTracks(text);
+  if (!mayHoldCard(out)) return out;
+  const decoded = maskView(out, true);
+  return decoded.indexOf('%') >= 0 ? maskView(decoded, false) : decoded;
+}
+
+/** Does a view of the text hold a card number by the rule? */
+function viewHolds(text: string, percent: boolean): boolean {
+  buildView(text, percent);
+  const { cls, length } = view;
+  for (let u = 0; u < length; u++) {
+    if ((cls[u] as number) < DIGIT) continue;
+    const end = readRun(u);
+    if (findCards(text, u, end, true)) return true;
+    u = end - 1;
+  }
+  return false;
+}
+
 /** Does the text hold a card number by the rule? */
 export function holdsCard(text: string): boolean {
+  if (holdsTrack(text)) return true;
   if (!mayHoldCard(text)) return false;
   // One group of ASCII digits (most numeric ids): the whole-group reading, without the view.
   const n = text.length;
@@ -227,13 +250,5 @@ export function holdsCard(text: string): boolean {
   }
   if (i === n)
     return n - zeros >= MIN && n - zeros <= MAX && brandAt(text, zeros, n - zeros) && luhnAt(text, zeros, n);
-  buildView(text);
-  const { cls, length } = view;
-  for (let u = 0; u < length; u++) {
-    if ((cls[u] as number) < DIGIT) continue;
-    const end = readRun(u);
-    if (findCards(text, u, end, true)) return true;
-    u = end - 1;
-  }
-  return false;
+  return viewHolds(text, true) || (text.indexOf('%') >= 0 && viewHolds(text, false));
 }

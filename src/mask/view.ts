@@ -41,26 +41,26 @@ function hexAt(text: string, i: number, count: number): number {
   return v;
 }
 
-/** `%xx` (one or more forming a UTF-8 character) at text[i]. */
+/**
+ * `%xx` (one or more forming a UTF-8 character) at text[i], decoded only where it is a valid escape of a
+ * URL-encoded value (a whole UTF-8 character): `%B4` of track data (`%B4111…`) is no escape, and its digit stays a
+ * digit. The rule also judges the text with no `%xx` decoded (buildView's `percent`), so an escape that is valid
+ * by chance (`%41111…`, `%34` + a card number) cannot eat a card number's digit either.
+ */
 function percentAt(text: string, i: number): void {
   const b0 = hexAt(text, i + 1, 2);
   if (b0 < 0) return;
-  const more = b0 < 0x80 ? 0 : b0 >= 0xf0 ? 3 : b0 >= 0xe0 ? 2 : b0 >= 0xc0 ? 1 : -1;
-  if (more < 0) {
-    setDecoded(0xfffd, 3);
-    return;
-  }
+  const more = b0 < 0x80 ? 0 : b0 >= 0xf0 ? 3 : b0 >= 0xe0 ? 2 : b0 >= 0xc2 ? 1 : -1;
+  if (more < 0 || b0 > 0xf4) return;
   let cp = more === 0 ? b0 : b0 & (0x3f >> more);
   for (let k = 1; k <= more; k++) {
     const at = i + 3 * k;
     const b = text.charCodeAt(at) === 37 ? hexAt(text, at + 1, 2) : -1;
-    if (b < 0x80 || b > 0xbf) {
-      setDecoded(0xfffd, 3 * k);
-      return;
-    }
+    if (b < 0x80 || b > 0xbf) return;
     cp = cp * 64 + (b & 0x3f);
   }
-  setDecoded(cp > 0x10ffff ? 0xfffd : cp, 3 * (more + 1));
+  if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return;
+  setDecoded(cp, 3 * (more + 1));
 }
 
 function setDecoded(cp: number, len: number): void {
@@ -132,9 +132,10 @@ function grow(need: number): void {
 
 /**
  * Builds the view of `text` into the module scratch `view`: unseen characters
- * left out, runs of separators and runs of letters one unit each, every digit one unit.
+ * left out, runs of separators and runs of letters one unit each, every digit one unit. `percent`: `%xx` escapes
+ * decoded (else `%` is a separator like any other and what follows it is read as written).
  */
-export function buildView(text: string): void {
+export function buildView(text: string, percent = true): void {
   const n = text.length;
   grow(n + 1);
   const { cls, from, to } = view;
@@ -147,8 +148,9 @@ export function buildView(text: string): void {
     if (c < 128 && c !== 37 && c !== 38 && c !== 92) k = BMP[c] as number;
     else if (c < 128) {
       decodedCp = -1;
-      if (c === 37) percentAt(text, i);
-      else if (c === 38) entityAt(text, i);
+      if (c === 37) {
+        if (percent) percentAt(text, i);
+      } else if (c === 38) entityAt(text, i);
       else backslashAt(text, i);
       if (decodedCp === -1) k = SEP;
       else {

@@ -1,0 +1,86 @@
+// The fourth pass (issue 49), both ways: card data as banks hold it — magnetic-stripe tracks, escapes that must not
+// eat a card number's digit — is masked in text and refused in ids, and its look-alikes are let through.
+import { describe, expect, it } from 'vitest';
+import { containsCardNumber, holdsCardNumberId, maskCardNumbers } from '../../src/mask/index.ts';
+import { piecesLeft } from '../helpers/digit-fuzz.ts';
+import { withCheckDigit } from '../helpers/pans.ts';
+
+/** Fresh card numbers of several brands and lengths (Luhn-valid, built here). */
+const CARDS = [
+  withCheckDigit('453957876362148'),
+  withCheckDigit('550000555555555'),
+  withCheckDigit('37828224631000'),
+  withCheckDigit('601111111111111'),
+  withCheckDigit('622126123456789012'),
+  withCheckDigit('353011133330000'),
+];
+
+/** What must not be left: 12 digits of the card number in a row, the name, the discretionary data. */
+function expectMaskedWhole(text: string, card: string, secrets: string[]): void {
+  const out = maskCardNumbers(text);
+  expect(piecesLeft(out, [card]), `${text} → ${out}`).toEqual([]);
+  for (const s of secrets) expect(out, `${text} → ${out}`).not.toContain(s);
+  expect(containsCardNumber(text)).toBe(true);
+  expect(holdsCardNumberId(text)).toBe(true);
+}
+
+describe('track data (ISO/IEC 7813), in ids and in free text', () => {
+  for (const card of CARDS) {
+    const spaced = `${card.slice(0, 4)} ${card.slice(4, 10)} ${card.slice(10)}`;
+    const tracks: Array<[string, string[]]> = [
+      [`%B${card}^DOE/JANE^27121010000000000000000000?`, ['DOE/JANE', '2712101']],
+      [`%B${card}^DOE/JANE^2712101?;${card}=27121010000000000000?`, ['DOE/JANE', '2712101']],
+      [`${card}^DOE/JANE^2712101123456`, ['DOE/JANE', '2712101123456']],
+      [`B${card}^SMITH/J MR^2501201`, ['SMITH/J', '2501201']],
+      [`%B${spaced}^DOE/JANE^2712101?`, ['DOE/JANE', '2712101']],
+      [`;${card}=27121010000000000000?`, ['27121010000000000000']],
+      [`${card}=2712101123456789`, ['2712101123456789']],
+      [`swipe,"track2=;${card}=2712?",ok`, ['2712']],
+      [`{"raw":"%B${card}^DOE/JANE^27121010000?"}`, ['DOE/JANE']],
+    ];
+    for (const [text, secrets] of tracks)
+      it(`${text.replaceAll(card, `<${card.length} digits>`)}: masked whole, refused as an id`, () =>
+        expectMaskedWhole(text, card, secrets));
+  }
+
+  it('a 12-digit Maestro card in a track', () => {
+    const card = withCheckDigit('67999999999');
+    expect(maskCardNumbers(`;${card}=2712101?`)).toBe(`;********${card.slice(-4)}=*******?`);
+  });
+
+  it('look-alikes are let through: query strings, equations, carets without a card number', () => {
+    for (const text of [
+      'a=1&b=2&c=3',
+      'x=1234567890123=', // not Luhn
+      `id=${withCheckDigit('45395787636')}=1`, // 12 digits, no expiry and service code, no sentinel
+      '2^10^3 = 1024',
+      'e=mc^2 ^ 1234567890123 ^',
+      'ref 1234-5678^note^ok',
+    ]) {
+      expect(maskCardNumbers(text), text).toBe(text);
+      expect(holdsCardNumberId(text), text).toBe(false);
+    }
+  });
+});
+
+describe('escapes never eat a card number’s digit: both views judged', () => {
+  for (const card of CARDS) {
+    for (const text of [
+      `%${card}`,
+      `id%${card}x`,
+      `%B${card}`,
+      `note %${card} end`,
+      `https://x.test/?q=%20${card}`,
+    ])
+      it(`${text.replaceAll(card, `<${card.length} digits>`)}`, () => expectMaskedWhole(text, card, []));
+    it('a card number written as %xx escapes is still read', () => {
+      const escaped = [...card].map((d) => `%3${d}`).join('');
+      expectMaskedWhole(escaped, card, []);
+    });
+  }
+
+  it('a URL-encoded value keeps its escapes where no card number is', () => {
+    for (const text of ['name=J%C3%BCrgen%20M%C3%BCller', 'path=%2Fvar%2Flib%2Fsvc', 'q=100%25+off'])
+      expect(maskCardNumbers(text)).toBe(text);
+  });
+});
