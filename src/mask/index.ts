@@ -3,7 +3,8 @@
 // stand as one, ids.ts what a field's declared shape adds.)
 //
 // A card number is 13-19 digits that start with a card brand's IIN at one of that brand's lengths (Visa,
-// Mastercard incl. the 2-series, Amex, Discover, JCB, Diners, UnionPay, Maestro, RuPay: src/mask/brands.ts) and pass
+// Mastercard, Amex, Discover, JCB, Diners, UnionPay, Maestro, RuPay, Mir, Troy, Elo, Verve, UATP, the national
+// schemes …: src/mask/brands.ts, npm credit-card-type's table and the schemes it lacks) and pass
 // the Luhn check — the test DLP scanners apply (a pattern of the brands' formats, Luhn as the second check). A
 // random 13-19-digit number passes it about 1 time in 36 (2.8 %), not 1 in 10 as with Luhn alone.
 //

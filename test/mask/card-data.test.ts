@@ -84,3 +84,44 @@ describe('escapes never eat a card number’s digit: both views judged', () => {
       expect(maskCardNumbers(text)).toBe(text);
   });
 });
+
+describe('every card scheme: national and regional schemes are card numbers', () => {
+  // [scheme, IIN + body without the check digit]: one fresh number of each, at one of its lengths.
+  const SCHEMES: Array<[string, string]> = [
+    ['Mir', '220012345678901'],
+    ['Mir 19', '220412345678901234'],
+    ['Troy', '979212345678901'],
+    ['Napas', '970412345678901'],
+    ['Napas 19', '970412345678901234'],
+    ['BORICA', '220512345678901'],
+    ['Humo', '986012345678901'],
+    ['Uzcard', '860012345678901'],
+    ['Belkart', '911212345678901'],
+    ['ArCa', '905112345678901'],
+    ['Prostir', '980412345678901'],
+    ['Carnet', '286900123456789'],
+    ['GPN', '194612345678901'],
+    ['UATP', '11234567890123'],
+    ['T-Union', '310012345678901234'],
+    ['JCB 2131', '213112345678901'],
+    ['Elo', '509012345678901'],
+    ['Verve', '506099123456789'],
+    ['RuPay', '608012345678901'],
+    ['Dankort', '501912345678901'],
+    ['Maestro 13', '676712345678'],
+  ];
+  for (const [scheme, body] of SCHEMES) {
+    const card = withCheckDigit(body);
+    it(`${scheme} (${card.length} digits): masked in text, refused as an id, in fours too`, () => {
+      const fours = card.replace(/(\d{4})(?=\d)/g, '$1 ');
+      expectMaskedWhole(`card ${card} ok`, card, []);
+      expectMaskedWhole(`card ${fours} ok`, card, []);
+      expectMaskedWhole(card, card, []);
+    });
+  }
+
+  it('numbers no scheme issues stay: 7…, a 16-digit 1…, 9539…', () => {
+    for (const body of ['712345678901234', '112345678901234', '953957876362148', '999912345678901'])
+      expect(holdsCardNumberId(withCheckDigit(body)), body).toBe(false);
+  });
+});
