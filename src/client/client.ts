@@ -5,6 +5,8 @@ import { checkHeaderValue, readSecret } from '../config/secret.ts';
 import type { Config } from '../config/types.ts';
 import type { Logger } from '../log.ts';
 import type { TransactionNotification } from '../model/transaction.ts';
+import { parseLossless } from '../mask/answer.ts';
+import { maskCardNumbers, maskDeep } from '../mask/index.ts';
 import { batchJson, type EncodedBatch, utf8 } from './body.ts';
 import { checkLookback, checkTicket, checkTransactionCount, normalizeStoreRequest } from './checks.ts';
 import { startDeadline } from './deadline.ts';
@@ -93,6 +95,8 @@ interface Call {
   path: string;
   requestId?: string;
   json?: unknown;
+  /** false: the answer is not masked (startSession's token only). */
+  guard?: boolean;
   /** A body already serialised as JSON, as text or its UTF-8 bytes (sent as application/json). */
   body?: string | Uint8Array;
   searchParams?: Record<string, string | number>;
@@ -120,6 +124,11 @@ export function displayUrl(url: string): string {
   }
 }
 
+/** A header the service answered (its request id), masked by the card-number rule. */
+function guardedHeader(value: string | null): string | null {
+  return value === null ? null : maskCardNumbers(value);
+}
+
 function isObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
@@ -131,13 +140,20 @@ function bodyError(body: unknown): ErrorEnvelope | undefined {
   return undefined;
 }
 
-function parseJson(text: string): unknown {
+/**
+ * The service's answer, read losslessly and guarded (docs/security.md): a number of 13 digits or more is read as
+ * its text, and every card number in it (values, keys, numbers) is masked by the one rule before anything stores
+ * or prints it. `guard: false` for the session token only (a secret, never printed).
+ */
+function parseJson(text: string, guard = true): unknown {
   if (text.trim() === '') return undefined;
+  let parsed: unknown;
   try {
-    return JSON.parse(text);
+    parsed = parseLossless(text);
   } catch {
-    return { unparsable: text.slice(0, 200) };
+    parsed = { unparsable: text.slice(0, 200) };
   }
+  return guard ? maskDeep(parsed) : parsed;
 }
 
 export function createClient(config: Config, opts: ClientOptions = {}): SvcClient {
@@ -190,7 +206,7 @@ export function createClient(config: Config, opts: ClientOptions = {}): SvcClien
       } else if (c.json !== undefined) options.json = c.json;
       if (c.searchParams !== undefined) options.searchParams = c.searchParams;
       const res = await transport.ky(c.path, options);
-      const body = parseJson(await res.text());
+      const body = parseJson(await res.text(), c.guard !== false);
       const answered = isObject(body) && typeof body.requestId === 'string' ? body.requestId : undefined;
       logger?.debug(
         {
@@ -205,7 +221,7 @@ export function createClient(config: Config, opts: ClientOptions = {}): SvcClien
       return {
         status: res.status,
         body,
-        requestId: answered ?? res.headers.get(REQUEST_ID_HEADER) ?? requestId,
+        requestId: answered ?? guardedHeader(res.headers.get(REQUEST_ID_HEADER)) ?? requestId,
         info,
       };
     } catch (err) {
@@ -245,11 +261,11 @@ export function createClient(config: Config, opts: ClientOptions = {}): SvcClien
           location: redirectOrigin(e.response.headers.get('location'), info.url),
         });
       }
-      const data = typeof e.data === 'string' ? parseJson(e.data) : e.data;
+      const data = typeof e.data === 'string' ? parseJson(e.data) : maskDeep(e.data);
       const envelope = isObject(data) ? (data as ErrorEnvelope) : undefined;
       const requestId =
         (typeof envelope?.requestId === 'string' ? envelope.requestId : undefined) ??
-        e.response.headers.get(REQUEST_ID_HEADER) ??
+        guardedHeader(e.response.headers.get(REQUEST_ID_HEADER)) ??
         info.requestId;
       const retryAfterMs = parseRetryAfter(e.response.headers.get('retry-after'));
       return new SvcHttpError(
@@ -306,6 +322,7 @@ export function createClient(config: Config, opts: ClientOptions = {}): SvcClien
               const a = await call({
                 method: 'POST',
                 path: PATHS.startSession,
+                guard: false,
                 json: {
                   sourceCustomerId,
                   scopes: config.session.scopes,

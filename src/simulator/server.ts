@@ -145,6 +145,9 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
         .map((r) => r.redemptionId),
   });
 
+  /** Answers scripted by a test (`POST /__sim/answers`): path prefix → status, text, request id header. */
+  const scripted = new Map<string, { status: number; text: string; id?: string }>();
+
   async function serve(
     req: IncomingMessage,
     res: ServerResponse,
@@ -181,7 +184,12 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       hung.add(res);
     } else if (!res.destroyed) {
       bump(state.requests.byStatus, String(outcome.status));
-      writeReply(res, outcome, requestId);
+      const s = [...scripted].find(([prefix]) => pathname.startsWith(prefix))?.[1];
+      if (s === undefined) writeReply(res, outcome, requestId);
+      else
+        res
+          .writeHead(s.status, { 'content-type': 'application/json', [REQUEST_ID]: s.id ?? requestId })
+          .end(s.text);
     }
   }
 
@@ -310,7 +318,23 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
         requestId,
       );
     }
+    // Test-only: the answer's text (and request id header) for paths starting with `path`, as written; body null: off.
+    if (pathname === '/__sim/answers' && method === 'POST') {
+      const a = parseJson(body);
+      const v = (a.ok ? a.value : {}) as {
+        path?: string;
+        status?: number;
+        body?: string | null;
+        id?: string;
+      };
+      if (typeof v.path !== 'string')
+        return writeReply(res, unreadableReply(requestId, 'expected {path, body}'), requestId);
+      if (typeof v.body !== 'string') scripted.delete(v.path);
+      else scripted.set(v.path, { status: v.status ?? 200, text: v.body, ...(v.id ? { id: v.id } : {}) });
+      return writeReply(res, { status: 200, body: { scripted: [...scripted.keys()], requestId } }, requestId);
+    }
     if (pathname === '/__sim/reset' && method === 'POST') {
+      scripted.clear();
       sim.reset();
       return writeReply(res, { status: 200, body: { reset: true, requestId } }, requestId);
     }

@@ -5,6 +5,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { TicketWebhookUpdate } from '../client/models.ts';
+import { parseGuarded } from '../mask/answer.ts';
 
 /** `v1=<hex HMAC-SHA256>`; several comma-separated values are accepted (a sender rotating its secret). */
 export const SIGNATURE_HEADER = 'X-SVC-Signature';
@@ -214,7 +215,8 @@ export function startWebhookReceiver(opts: WebhookReceiverOptions): Promise<Webh
         }
         let update: unknown;
         try {
-          update = JSON.parse(body.toString('utf8'));
+          // Read losslessly and masked before it is printed or kept in the ticket store (src/mask/answer.ts).
+          update = parseGuarded(body.toString('utf8'));
         } catch {
           update = undefined;
         }
