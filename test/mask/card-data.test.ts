@@ -125,3 +125,35 @@ describe('every card scheme: national and regional schemes are card numbers', ()
       expect(holdsCardNumberId(withCheckDigit(body)), body).toBe(false);
   });
 });
+
+describe('separators as people read them: letters Unicode’s confusables data maps to a dash, a bar, an apostrophe', () => {
+  const card = withCheckDigit('453957876362148');
+  const joined = (s: string, digits = card) =>
+    `${digits.slice(0, 4)}${s}${digits.slice(4, 8)}${s}${digits.slice(8, 12)}${s}${digits.slice(12)}`;
+  for (const [name, s] of [
+    ['prolonged-sound mark', '\u30fc'],
+    ['its half-width form', '\uff70'],
+    ['Hangul vowel eu', '\u3161'],
+    ['Hangul jungseong eu', '\u1173'],
+    ['CJK one', '\u4e00'],
+    ['box-drawing line', '\u2500'],
+    ['modifier apostrophe', '\u02bc'],
+    ['Latin dental click', '\u01c0'],
+    ['Greek capital iota', '\u0399'],
+  ] as const)
+    it(`${name} (U+${s.codePointAt(0)?.toString(16).toUpperCase()})`, () => {
+      expectMaskedWhole(`ref ${joined(s)} x`, card, []);
+      expectMaskedWhole(joined(s), card, []);
+    });
+
+  it('with full-width digits, in a service’s error title', () => {
+    const wide = [...card].map((d) => String.fromCodePoint(0xff10 + Number(d))).join('');
+    const out = maskCardNumbers(`Invalid card ${joined('\u30fc', wide)}`);
+    expect(out).toBe(`Invalid card ${card.slice(0, 6)}******${card.slice(-4)}`);
+  });
+
+  it('ASCII letters stay letters: digits split by l or I are no card number; Japanese text keeps its marks', () => {
+    for (const text of [joined('l'), joined('I'), 'コーヒー 1234ー5678', 'ラーメン ２０２６ー１１ー３０'])
+      expect(maskCardNumbers(text)).toBe(text);
+  });
+});
