@@ -13,6 +13,7 @@
 // shapes (a store number then a phone number: `#6512 355-1870472`) are not a card number.
 import { brandAt, luhnAt, MAX, MIN } from './brands.ts';
 import { BMP, classAt, DIGIT, LETTER, SEP } from './chars.ts';
+import { displayOrder, hasRtlControl, hideRtlDigits } from './bidi.ts';
 import { holdsTrack, maskTracks } from './track.ts';
 import { buildView, view } from './view.ts';
 
@@ -219,7 +220,14 @@ export function maskText(text: string): string {
   const out = maskTracks(text);
   if (!mayHoldCard(out)) return out;
   const decoded = maskView(out, true);
-  return decoded.indexOf('%') >= 0 ? maskView(decoded, false) : decoded;
+  const masked = escapes(decoded) ? maskView(decoded, false) : decoded;
+  // Digits a right-to-left control shows in another order: hidden where that order shows a card number.
+  return hasRtlControl(masked) && holdsCard(displayOrder(masked)) ? hideRtlDigits(masked) : masked;
+}
+
+/** Does the text hold an escape read one way in one view and another in the other (`%xx`, `&#52`)? */
+function escapes(text: string): boolean {
+  return text.indexOf('%') >= 0 || text.indexOf('&#') >= 0;
 }
 
 /** Does a view of the text hold a card number by the rule? */
@@ -250,5 +258,9 @@ export function holdsCard(text: string): boolean {
   }
   if (i === n)
     return n - zeros >= MIN && n - zeros <= MAX && brandAt(text, zeros, n - zeros) && luhnAt(text, zeros, n);
-  return viewHolds(text, true) || (text.indexOf('%') >= 0 && viewHolds(text, false));
+  return (
+    viewHolds(text, true) ||
+    (escapes(text) && viewHolds(text, false)) ||
+    (hasRtlControl(text) && holdsCard(displayOrder(text)))
+  );
 }

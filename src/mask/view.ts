@@ -68,8 +68,21 @@ function setDecoded(cp: number, len: number): void {
   decodedLen = len;
 }
 
+/** A numeric entity without its `;` (`&#52`, `&#x34`), as HTML5 reads one: every digit that follows is its. */
+const NUMERIC_OPEN = /&#(?:([0-9]+)|[xX]([0-9a-fA-F]+))/y;
+
 /** An HTML entity at text[i]: numeric (the character), named (a separator or unseen: -2 / -3). */
-function entityAt(text: string, i: number): void {
+function entityAt(text: string, i: number, lenient: boolean): void {
+  if (lenient && text.charCodeAt(i + 1) === 35 /* # */) {
+    NUMERIC_OPEN.lastIndex = i;
+    const m = NUMERIC_OPEN.exec(text);
+    if (m !== null && text.charCodeAt(i + m[0].length) !== 59 /* ; */) {
+      const digits = (m[1] ?? m[2]) as string;
+      const cp = digits.length > 8 ? -1 : Number.parseInt(digits, m[1] === undefined ? 16 : 10);
+      setDecoded(cp < 0 || cp > 0x10ffff ? 0xfffd : cp, m[0].length);
+      return;
+    }
+  }
   const end = text.indexOf(';', i + 2);
   if (end < 0 || end - i > 12) return;
   const body = text.slice(i + 1, end);
@@ -133,7 +146,8 @@ function grow(need: number): void {
 /**
  * Builds the view of `text` into the module scratch `view`: unseen characters
  * left out, runs of separators and runs of letters one unit each, every digit one unit. `percent`: `%xx` escapes
- * decoded (else `%` is a separator like any other and what follows it is read as written).
+ * and numeric entities without their `;` decoded (else `%` and `&` are separators like any other and what follows
+ * them is read as written: both views are judged, so no escape read either way eats a card number's digit).
  */
 export function buildView(text: string, percent = true): void {
   const n = text.length;
@@ -150,7 +164,7 @@ export function buildView(text: string, percent = true): void {
       decodedCp = -1;
       if (c === 37) {
         if (percent) percentAt(text, i);
-      } else if (c === 38) entityAt(text, i);
+      } else if (c === 38) entityAt(text, i, percent);
       else backslashAt(text, i);
       if (decodedCp === -1) k = SEP;
       else {

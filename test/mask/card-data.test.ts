@@ -157,3 +157,29 @@ describe('separators as people read them: letters Unicode’s confusables data m
       expect(maskCardNumbers(text)).toBe(text);
   });
 });
+
+describe('HTML numeric entities without `;` (as HTML5 reads them) and bidirectional controls', () => {
+  const card = withCheckDigit('979212345678901');
+  const rev = [...card].reverse().join('');
+  const fours = (d: string) => d.replace(/(\d{4})(?=\d)/g, '$1 ');
+  for (const text of [
+    [...card].map((d) => `&#${48 + Number(d)}`).join(''),
+    `pan ${[...card].map((d) => `&#x3${d}`).join('')} ok`,
+    `&#${card}`,
+    `x \u202e${rev}\u202c y`,
+    `\u202e${fours(rev)}`,
+    `name \u2067${card.slice(12)} ${card.slice(8, 12)} ${card.slice(4, 8)} ${card.slice(0, 4)}\u2069`,
+    `\u202b${card.slice(12)}-${card.slice(8, 12)}-${card.slice(4, 8)}-${card.slice(0, 4)}\u202c`,
+  ])
+    it(JSON.stringify(text.replaceAll(card, '<card>')), () => {
+      const out = maskCardNumbers(text);
+      expect(piecesLeft(out, [card]), out).toEqual([]);
+      expect(piecesLeft([...out].reverse().join(''), [card]), out).toEqual([]);
+      expect(holdsCardNumberId(text)).toBe(true);
+    });
+
+  it('let through: an entity that is no digit, right-to-left text without a card number', () => {
+    for (const text of ['Tom &#38 Jerry 2026', '\u202eabc 1234 5678\u202c', '\u2067שלום 12 34\u2069'])
+      expect(maskCardNumbers(text)).toBe(text);
+  });
+});
