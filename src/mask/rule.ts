@@ -14,6 +14,7 @@
 import { brandAt, luhnAt, MAX, MIN } from './brands.ts';
 import { BMP, classAt, DIGIT, LETTER, SEP } from './chars.ts';
 import { displayOrder, hasRtlControl, hideRtlDigits } from './bidi.ts';
+import { ibanSpans } from './iban.ts';
 import { holdsTrack, maskTracks } from './track.ts';
 import { buildView, view } from './view.ts';
 
@@ -219,6 +220,23 @@ function maskView(text: string, percent: boolean): string {
 export function maskText(text: string): string {
   const out = maskTracks(text);
   if (!mayHoldCard(out)) return out;
+  // Valid IBANs stay as written; the text around each is judged on its own.
+  const ibans = ibanSpans(out);
+  if (ibans.length > 0) {
+    let joined = '';
+    let last = 0;
+    for (let k = 0; k < ibans.length; k += 2) {
+      joined += maskAround(out.slice(last, ibans[k])) + out.slice(ibans[k], ibans[k + 1]);
+      last = ibans[k + 1] as number;
+    }
+    return joined + maskAround(out.slice(last));
+  }
+  return maskAround(out);
+}
+
+/** maskText of a text with no track and no IBAN in it. */
+function maskAround(out: string): string {
+  if (!mayHoldCard(out)) return out;
   const decoded = maskView(out, true);
   const masked = escapes(decoded) ? maskView(decoded, false) : decoded;
   // Digits a right-to-left control shows in another order: hidden where that order shows a card number.
@@ -258,6 +276,16 @@ export function holdsCard(text: string): boolean {
   }
   if (i === n)
     return n - zeros >= MIN && n - zeros <= MAX && brandAt(text, zeros, n - zeros) && luhnAt(text, zeros, n);
+  const ibans = ibanSpans(text);
+  if (ibans.length > 0) {
+    let rest = '';
+    let last = 0;
+    for (let k = 0; k < ibans.length; k += 2) {
+      rest += `${text.slice(last, ibans[k])} `;
+      last = ibans[k + 1] as number;
+    }
+    return holdsCard(rest + text.slice(last));
+  }
   return (
     viewHolds(text, true) ||
     (escapes(text) && viewHolds(text, false)) ||

@@ -183,3 +183,26 @@ describe('HTML numeric entities without `;` (as HTML5 reads them) and bidirectio
       expect(maskCardNumbers(text)).toBe(text);
   });
 });
+
+describe('IBANs (ISO 13616, mod-97) are no card numbers; a card number beside one still is', () => {
+  // DE89 3704 0044 0532 0130 00: the standard's example (the corpus of test/helpers/fp-kinds.ts has the IBANs whose
+  // groups read as a card number: 0 refused there).
+  const de = `DE89 ${'3704'} 0044 0532 0130 00`;
+  it('the printed and the electronic form, in an id and in text', () => {
+    for (const text of [
+      de,
+      de.replaceAll(' ', ''),
+      `SEPA to ${de} ref 123456`,
+      `IBAN:${de.replaceAll(' ', '')}`,
+    ]) {
+      expect(maskCardNumbers(text)).toBe(text);
+      expect(holdsCardNumberId(text)).toBe(false);
+    }
+  });
+  it('a card number beside an IBAN is masked; an IBAN with a wrong check digit is judged as digits', () => {
+    const card = withCheckDigit('220037491826350');
+    expectMaskedWhole(`${de} card ${card}`, card, []);
+    const fake = `DE00 ${card.slice(0, 4)} ${card.slice(4, 8)} ${card.slice(8, 12)} ${card.slice(12)} 00`;
+    expectMaskedWhole(fake, card, []);
+  });
+});
