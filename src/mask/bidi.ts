@@ -32,17 +32,22 @@ function spans(text: string): Array<[number, number, boolean]> {
 }
 
 /** A span as displayed: reversed (an override), or its digit groups in reverse order. */
-function displayed(part: string, override: boolean): string {
+function displayed(span: string, override: boolean): string {
+  // Controls nested in the span are left out too: the display order holds none, so it is judged once.
+  const part = span.replace(/[\u202b\u202e\u2067]/g, '');
   if (override) return [...part].reverse().join('');
   return (part.match(/[0-9]+|[^0-9]+/g) ?? []).reverse().join('');
 }
 
-/** The text as a viewer shows it, each right-to-left span in display order; the text itself when it has none. */
+/**
+ * The text as a viewer shows it, each right-to-left span in display order and its opening control left out (so
+ * the result holds none); the text itself when it has none.
+ */
 export function displayOrder(text: string): string {
   let out = '';
   let last = 0;
   for (const [a, b, override] of spans(text)) {
-    out += text.slice(last, a) + displayed(text.slice(a, b), override);
+    out += text.slice(last, a - 1) + displayed(text.slice(a, b), override);
     last = b;
   }
   return out + text.slice(last);

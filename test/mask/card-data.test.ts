@@ -206,3 +206,14 @@ describe('IBANs (ISO 13616, mod-97) are no card numbers; a card number beside on
     expectMaskedWhole(fake, card, []);
   });
 });
+
+describe('bidi controls nested or repeated are judged once (no recursion)', () => {
+  it('terminates and masks', () => {
+    const card = withCheckDigit('453957876362148');
+    const rev = [...card].reverse().join('');
+    expect(maskCardNumbers(`\u202e\u202e\u202e${rev}`)).not.toContain(card.slice(4, 10));
+    const text = '\u202e a \u202e 1234567890123 \u202b 4539 \u2067';
+    expect(maskCardNumbers(text)).toBe(text);
+    expect(holdsCardNumberId(`\u202e${'\u202e1'.repeat(5000)}`)).toBe(false);
+  });
+});
