@@ -8,15 +8,6 @@ const RLO = 0x202e;
 const RTL_OPEN = new Set([0x202b, 0x2067]); // RLE, RLI
 const CLOSE = new Set([0x202c, 0x2069, 10, 13, 0x2028, 0x2029]); // PDF, PDI, line breaks
 
-/** Does the text hold a right-to-left override, embedding or isolate? */
-export function hasRtlControl(text: string): boolean {
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === RLO || RTL_OPEN.has(c)) return true;
-  }
-  return false;
-}
-
 /** The spans [from, to, override?] a right-to-left control opens (the control itself left out). */
 function spans(text: string): Array<[number, number, boolean]> {
   const out: Array<[number, number, boolean]> = [];

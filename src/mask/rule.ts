@@ -13,7 +13,7 @@
 // shapes (a store number then a phone number: `#6512 355-1870472`) are not a card number.
 import { brandAt, luhnAt, MAX, MIN } from './brands.ts';
 import { BMP, classAt, DIGIT, LETTER, SEP } from './chars.ts';
-import { displayOrder, hasRtlControl, hideRtlDigits } from './bidi.ts';
+import { displayOrder, hideRtlDigits } from './bidi.ts';
 import { ibanSpans } from './iban.ts';
 import { holdsTrack, maskTracks } from './track.ts';
 import { buildView, view } from './view.ts';
@@ -220,28 +220,32 @@ function maskView(text: string, percent: boolean): string {
 export function maskText(text: string): string {
   const out = maskTracks(text);
   if (!mayHoldCard(out)) return out;
-  // Valid IBANs stay as written; the text around each is judged on its own.
-  const ibans = ibanSpans(out);
-  if (ibans.length > 0) {
-    let joined = '';
-    let last = 0;
-    for (let k = 0; k < ibans.length; k += 2) {
-      joined += maskAround(out.slice(last, ibans[k])) + out.slice(ibans[k], ibans[k + 1]);
-      last = ibans[k + 1] as number;
-    }
-    return joined + maskAround(out.slice(last));
+  const masked = maskAround(out);
+  // Valid IBANs stay as written (looked for only where something was masked): the text around each is judged alone.
+  const ibans = masked === out ? NONE : ibanSpans(out);
+  if (ibans.length === 0) return masked;
+  let joined = '';
+  let last = 0;
+  for (let k = 0; k < ibans.length; k += 2) {
+    joined += maskAround(out.slice(last, ibans[k])) + out.slice(ibans[k], ibans[k + 1]);
+    last = ibans[k + 1] as number;
   }
-  return maskAround(out);
+  return joined + maskAround(out.slice(last));
 }
 
-/** maskText of a text with no track and no IBAN in it. */
+const NONE: number[] = [];
+
+/** maskText of a text with no track in it, IBANs not looked for. */
 function maskAround(out: string): string {
   if (!mayHoldCard(out)) return out;
   const decoded = maskView(out, true);
   const masked = escapes(decoded) ? maskView(decoded, false) : decoded;
   // Digits a right-to-left control shows in another order: hidden where that order shows a card number.
-  return hasRtlControl(masked) && holdsCard(displayOrder(masked)) ? hideRtlDigits(masked) : masked;
+  return RTL.test(masked) && holdsCard(displayOrder(masked)) ? hideRtlDigits(masked) : masked;
 }
+
+/** A right-to-left override, embedding or isolate (src/mask/bidi.ts). */
+const RTL = /[\u202b\u202e\u2067]/;
 
 /** Does the text hold an escape read one way in one view and another in the other (`%xx`, `&#52`)? */
 function escapes(text: string): boolean {
@@ -276,19 +280,19 @@ export function holdsCard(text: string): boolean {
   }
   if (i === n)
     return n - zeros >= MIN && n - zeros <= MAX && brandAt(text, zeros, n - zeros) && luhnAt(text, zeros, n);
-  const ibans = ibanSpans(text);
-  if (ibans.length > 0) {
-    let rest = '';
-    let last = 0;
-    for (let k = 0; k < ibans.length; k += 2) {
-      rest += `${text.slice(last, ibans[k])} `;
-      last = ibans[k + 1] as number;
-    }
-    return holdsCard(rest + text.slice(last));
-  }
-  return (
+  const found =
     viewHolds(text, true) ||
     (escapes(text) && viewHolds(text, false)) ||
-    (hasRtlControl(text) && holdsCard(displayOrder(text)))
-  );
+    (RTL.test(text) && holdsCard(displayOrder(text)));
+  if (!found) return false;
+  // Found: unless only inside valid IBANs (looked for only now), which are judged apart from the text around.
+  const ibans = ibanSpans(text);
+  if (ibans.length === 0) return true;
+  let rest = '';
+  let last = 0;
+  for (let k = 0; k < ibans.length; k += 2) {
+    rest += `${text.slice(last, ibans[k])} `;
+    last = ibans[k + 1] as number;
+  }
+  return holdsCard(rest + text.slice(last));
 }
