@@ -194,9 +194,9 @@ function maskedRun(text: string, first: number, end: number): string {
   return out;
 }
 
-/** maskText on one view of the text (`percent`: with `%xx` escapes decoded). */
-function maskView(text: string, percent: boolean): string {
-  buildView(text, percent);
+/** maskText on one view of the text (`decode`: with its escapes decoded). */
+function maskView(text: string, decode: boolean): string {
+  buildView(text, decode);
   const { cls, from, to, length } = view;
   let out = '';
   let last = 0;
@@ -247,14 +247,14 @@ function maskAround(out: string): string {
 /** A right-to-left override, embedding or isolate (src/mask/bidi.ts). */
 const RTL = /[\u202b\u202e\u2067]/;
 
-/** Does the text hold an escape read one way in one view and another in the other (`%xx`, `&#52`)? */
+/** Does the text hold an escape, read one way decoded and another as written (`%41`, `&#52`, `\\x41`)? */
 function escapes(text: string): boolean {
-  return text.indexOf('%') >= 0 || text.indexOf('&#') >= 0;
+  return text.indexOf('%') >= 0 || text.indexOf('&#') >= 0 || text.indexOf('\\') >= 0;
 }
 
 /** Does a view of the text hold a card number by the rule? */
-function viewHolds(text: string, percent: boolean): boolean {
-  buildView(text, percent);
+function viewHolds(text: string, decode: boolean): boolean {
+  buildView(text, decode);
   const { cls, length } = view;
   for (let u = 0; u < length; u++) {
     if ((cls[u] as number) < DIGIT) continue;

@@ -44,7 +44,7 @@ function hexAt(text: string, i: number, count: number): number {
 /**
  * `%xx` (one or more forming a UTF-8 character) at text[i], decoded only where it is a valid escape of a
  * URL-encoded value (a whole UTF-8 character): `%B4` of track data (`%B4111…`) is no escape, and its digit stays a
- * digit. The rule also judges the text with no `%xx` decoded (buildView's `percent`), so an escape that is valid
+ * digit. The rule also judges the text with no escape decoded (buildView's `decode`), so an escape that is valid
  * by chance (`%41111…`, `%34` + a card number) cannot eat a card number's digit either.
  */
 function percentAt(text: string, i: number): void {
@@ -72,8 +72,8 @@ function setDecoded(cp: number, len: number): void {
 const NUMERIC_OPEN = /&#(?:([0-9]+)|[xX]([0-9a-fA-F]+))/y;
 
 /** An HTML entity at text[i]: numeric (the character), named (a separator or unseen: -2 / -3). */
-function entityAt(text: string, i: number, lenient: boolean): void {
-  if (lenient && text.charCodeAt(i + 1) === 35 /* # */) {
+function entityAt(text: string, i: number): void {
+  if (text.charCodeAt(i + 1) === 35 /* # */) {
     NUMERIC_OPEN.lastIndex = i;
     const m = NUMERIC_OPEN.exec(text);
     if (m !== null && text.charCodeAt(i + m[0].length) !== 59 /* ; */) {
@@ -145,11 +145,11 @@ function grow(need: number): void {
 
 /**
  * Builds the view of `text` into the module scratch `view`: unseen characters
- * left out, runs of separators and runs of letters one unit each, every digit one unit. `percent`: `%xx` escapes
- * and numeric entities without their `;` decoded (else `%` and `&` are separators like any other and what follows
- * them is read as written: both views are judged, so no escape read either way eats a card number's digit).
+ * left out, runs of separators and runs of letters one unit each, every digit one unit. `decode`: escapes decoded
+ * (else `%`, `&` and `\\` are separators like any other and what follows them is read as written: the rule judges
+ * both views, so no escape read either way eats a card number's digit).
  */
-export function buildView(text: string, percent = true): void {
+export function buildView(text: string, decode = true): void {
   const n = text.length;
   grow(n + 1);
   const { cls, from, to } = view;
@@ -162,10 +162,10 @@ export function buildView(text: string, percent = true): void {
     if (c < 128 && c !== 37 && c !== 38 && c !== 92) k = BMP[c] as number;
     else if (c < 128) {
       decodedCp = -1;
-      if (c === 37) {
-        if (percent) percentAt(text, i);
-      } else if (c === 38) entityAt(text, i, percent);
-      else backslashAt(text, i);
+      // Not decoded: the text as written, an escape's characters what they are.
+      if (decode && c === 37) percentAt(text, i);
+      else if (decode && c === 38) entityAt(text, i);
+      else if (decode) backslashAt(text, i);
       if (decodedCp === -1) k = SEP;
       else {
         w = decodedLen;

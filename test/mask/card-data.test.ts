@@ -217,3 +217,9 @@ describe('bidi controls nested or repeated are judged once (no recursion)', () =
     expect(holdsCardNumberId(`\u202e${'\u202e1'.repeat(5000)}`)).toBe(false);
   });
 });
+
+describe('a backslash escape that eats a digit is judged as written too', () => {
+  const card = withCheckDigit('453957876362148');
+  for (const text of [`\\x${card}`, `id \\u${card} x`, `\\t${card}`])
+    it(JSON.stringify(text.replace(card, '<card>')), () => expectMaskedWhole(text, card, []));
+});
