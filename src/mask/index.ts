@@ -21,7 +21,8 @@
 
 import { MAX, MIN } from './brands.ts';
 import { asciiDigits, classAt, DIGIT, IGNORE, SEP, widthAt } from './chars.ts';
-import { holdsCard, maskDigits, maskText } from './rule.ts';
+import { maskDigits } from './masked.ts';
+import { holdsCard, maskText } from './rule.ts';
 
 export { CARD_BRANDS, isCardNumber, luhnValid } from './brands.ts';
 export { FIXED_WIDTHS, holdsCardNumberId } from './ids.ts';

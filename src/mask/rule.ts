@@ -15,6 +15,7 @@ import { brandAt, luhnAt, MAX, MIN } from './brands.ts';
 import { BMP, classAt, DIGIT, LETTER, SEP } from './chars.ts';
 import { displayOrder, hideRtlDigits } from './bidi.ts';
 import { ibanSpans } from './iban.ts';
+import { KEEP_HEAD, KEEP_TAIL, maskDigits } from './masked.ts';
 import { holdsTrack, maskTracks } from './track.ts';
 import { buildView, view } from './view.ts';
 
@@ -153,22 +154,6 @@ function findCards(text: string, first: number, end: number, any: boolean): bool
     }
   }
   return spans.length > 0;
-}
-
-/** Digits kept at each end of a card number masked in place. */
-const KEEP_HEAD = 6;
-const KEEP_TAIL = 4;
-
-/**
- * Mask a card number: first 6 and last 4 digits kept, the rest as `*` (separators dropped).
- * Shorter inputs keep less: under 13 digits only the last 4 stay, 4 digits or fewer become all `*`.
- * @example maskDigits('4111' + '1111' + '1111' + '1111') // '411111******1111' (the Visa test number, written in groups)
- */
-export function maskDigits(d: string): string {
-  const n = d.length;
-  if (n <= 4) return '*'.repeat(n);
-  if (n < 13) return '*'.repeat(n - 4) + d.slice(-4);
-  return d.slice(0, KEEP_HEAD) + '*'.repeat(n - KEEP_HEAD - KEEP_TAIL) + d.slice(-KEEP_TAIL);
 }
 
 /** The run [first, end) of the view as written, with its card numbers (`spans`) masked. */

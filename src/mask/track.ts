@@ -9,7 +9,7 @@
 //   Without either sentinel, `=` must be followed by an expiry and a service code (7 digits or more).
 // The card number must pass Luhn; its brand is not required (the track's layout is the evidence).
 import { luhnValid } from './brands.ts';
-import { maskDigits } from './rule.ts';
+import { maskDigits } from './masked.ts';
 
 const TRACK1 =
   /(?<![0-9])(%?[A-Za-z]?)([0-9](?: ?[0-9]){11,18})\^([^^\r\n?]{0,26})\^([^?\s"'<>,;|]{0,79})(\??)/g;
