@@ -75,13 +75,22 @@ describe('answers of the service, guarded', () => {
     expect(piecesLeft(JSON.stringify(byHeader) + String(byHeader), [MIR])).toEqual([]);
     await script(
       PATHS.transactions,
-      JSON.stringify({ type: 'ValidationException', title: `bad card ${MIR}`, detail: `pan ${CARD19}` }),
+      JSON.stringify({
+        type: 'ValidationException',
+        title: `bad card ${MIR}`,
+        // Full-width digits joined by the prolonged-sound mark, as a Japanese keyboard types them.
+        detail: `pan ${CARD19} / ${[...MIR]
+          .map((d) => String.fromCodePoint(0xff10 + Number(d)))
+          .join('')
+          .replace(/(.{4})(?=.)/gu, '$1ー')}`,
+      }),
       400,
       MIR,
     );
     const err = await client.postTransactions(makeTransactions(1), batch).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SvcHttpError);
-    const all = JSON.stringify(err) + String((err as Error).message);
+    // Read as a person reads it: full-width digits as digits, the prolonged-sound mark as the dash it looks like.
+    const all = (JSON.stringify(err) + String((err as Error).message)).normalize('NFKC').replaceAll('ー', '-');
     expect(piecesLeft(all, [MIR, CARD19])).toEqual([]);
   });
 
