@@ -5,8 +5,8 @@ import { checkHeaderValue, readSecret } from '../config/secret.ts';
 import type { Config } from '../config/types.ts';
 import type { Logger } from '../log.ts';
 import type { TransactionNotification } from '../model/transaction.ts';
-import { parseLossless } from '../mask/answer.ts';
-import { maskCardNumbers, maskDeep } from '../mask/index.ts';
+import { guardedHeader, readAnswer } from '../mask/answer.ts';
+import { maskDeep } from '../mask/index.ts';
 import { batchJson, type EncodedBatch, utf8 } from './body.ts';
 import { checkLookback, checkTicket, checkTransactionCount, normalizeStoreRequest } from './checks.ts';
 import { startDeadline } from './deadline.ts';
@@ -124,11 +124,6 @@ export function displayUrl(url: string): string {
   }
 }
 
-/** A header the service answered (its request id), masked by the card-number rule. */
-function guardedHeader(value: string | null): string | null {
-  return value === null ? null : maskCardNumbers(value);
-}
-
 function isObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
@@ -138,22 +133,6 @@ function bodyError(body: unknown): ErrorEnvelope | undefined {
   if (!isObject(body)) return undefined;
   if (typeof body.type === 'string' || Array.isArray(body.validationErrors)) return body as ErrorEnvelope;
   return undefined;
-}
-
-/**
- * The service's answer, read losslessly and guarded (docs/security.md): a number of 13 digits or more is read as
- * its text, and every card number in it (values, keys, numbers) is masked by the one rule before anything stores
- * or prints it. `guard: false` for the session token only (a secret, never printed).
- */
-function parseJson(text: string, guard = true): unknown {
-  if (text.trim() === '') return undefined;
-  let parsed: unknown;
-  try {
-    parsed = parseLossless(text);
-  } catch {
-    parsed = { unparsable: text.slice(0, 200) };
-  }
-  return guard ? maskDeep(parsed) : parsed;
 }
 
 export function createClient(config: Config, opts: ClientOptions = {}): SvcClient {
@@ -206,7 +185,7 @@ export function createClient(config: Config, opts: ClientOptions = {}): SvcClien
       } else if (c.json !== undefined) options.json = c.json;
       if (c.searchParams !== undefined) options.searchParams = c.searchParams;
       const res = await transport.ky(c.path, options);
-      const body = parseJson(await res.text(), c.guard !== false);
+      const body = readAnswer(await res.text(), c.guard !== false);
       const answered = isObject(body) && typeof body.requestId === 'string' ? body.requestId : undefined;
       logger?.debug(
         {
@@ -261,7 +240,7 @@ export function createClient(config: Config, opts: ClientOptions = {}): SvcClien
           location: redirectOrigin(e.response.headers.get('location'), info.url),
         });
       }
-      const data = typeof e.data === 'string' ? parseJson(e.data) : maskDeep(e.data);
+      const data = typeof e.data === 'string' ? readAnswer(e.data) : maskDeep(e.data);
       const envelope = isObject(data) ? (data as ErrorEnvelope) : undefined;
       const requestId =
         (typeof envelope?.requestId === 'string' ? envelope.requestId : undefined) ??
