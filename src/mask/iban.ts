@@ -6,7 +6,7 @@ import { electronicFormatIBAN, ValidationErrorsIBAN, validateIBAN } from 'ibanto
 
 /** An IBAN's shape: country, check digits, then groups of four (the last shorter) or up to 30 characters. */
 const CANDIDATE =
-  /(?<![A-Za-z0-9])[A-Z]{2}[0-9]{2}(?:(?: [A-Z0-9]{4})+(?: [A-Z0-9]{1,3})?|[A-Z0-9]{11,30})(?![A-Za-z0-9])/g;
+  /(?<![A-Za-z0-9])[A-Z]{2}[0-9]{2}(?:(?: [A-Z0-9]{4}){2,8}(?: [A-Z0-9]{1,3})?|[A-Z0-9]{11,30})(?![A-Za-z0-9])/g;
 /** The cheap pre-check: two capitals then two digits. */
 const MAY_HOLD = /[A-Z]{2}[0-9]{2}/;
 

@@ -83,8 +83,14 @@ function entityAt(text: string, i: number): void {
       return;
     }
   }
-  const end = text.indexOf(';', i + 2);
-  if (end < 0 || end - i > 12) return;
+  // The `;` within 12 characters (looked for there only: a text of many `&` stays linear).
+  let end = -1;
+  for (let k = i + 2; k <= i + 12 && k < text.length; k++)
+    if (text.charCodeAt(k) === 59) {
+      end = k;
+      break;
+    }
+  if (end < 0) return;
   const body = text.slice(i + 1, end);
   let cp = -1;
   if (/^#[0-9]{1,7}$/.test(body)) cp = Number(body.slice(1));
@@ -101,8 +107,9 @@ function backslashAt(text: string, i: number): void {
   const c = text.charCodeAt(i + 1);
   if (c === 117 /* u */) {
     if (text.charCodeAt(i + 2) === 123 /* { */) {
-      const end = text.indexOf('}', i + 3);
-      const cp = end > 0 && end - i <= 10 ? hexAt(text, i + 3, end - i - 3) : -1;
+      // The `}` within 10 characters (looked for there only: linear in a text of many `\u{`).
+      const end = text.slice(i + 3, i + 11).indexOf('}') + i + 3;
+      const cp = end >= i + 3 ? hexAt(text, i + 3, end - i - 3) : -1;
       if (cp >= 0) setDecoded(cp > 0x10ffff ? 0xfffd : cp, end - i + 1);
       return;
     }

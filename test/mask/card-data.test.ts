@@ -223,3 +223,20 @@ describe('a backslash escape that eats a digit is judged as written too', () => 
   for (const text of [`\\x${card}`, `id \\u${card} x`, `\\t${card}`])
     it(JSON.stringify(text.replace(card, '<card>')), () => expectMaskedWhole(text, card, []));
 });
+
+describe('hostile texts stay linear', () => {
+  it('many `&#`, `\\u{`, track and IBAN look-alikes: each megabyte-ish text in well under a few seconds', () => {
+    for (const text of [
+      `${'&#'.repeat(300_000)}4111`,
+      `${'\\u{'.repeat(300_000)}4111`,
+      '4111111111111112^'.repeat(60_000),
+      '1234567890123=;'.repeat(60_000),
+      `card ${withCheckDigit('453957876362148')} DE89${' ABCD'.repeat(200_000)}`,
+    ]) {
+      const cpu0 = process.cpuUsage();
+      maskCardNumbers(text);
+      holdsCardNumberId(text);
+      expect(process.cpuUsage(cpu0).user / 1000).toBeLessThan(5_000);
+    }
+  });
+});
