@@ -167,8 +167,14 @@ export function compileProfile(doc: unknown, source: string, defaultName: string
     const needed = required.has(f) && !compiled.hasDefault && compiled.anyOf !== true;
     for (const c of compiled.columns) columns.push({ ...c, field: f, required: needed });
   }
-  if (pan !== undefined)
-    columns.push({ column: pathText(pan.from), rule: 'pan.from', field: 'iin', required: false });
+  if (pan !== undefined) {
+    // The card-number column is read by pan only: another rule on it (slice, match …) would send its digits.
+    const card = pathText(pan.from);
+    const reread = columns.find((c) => c.column === card);
+    if (reread !== undefined)
+      bad(source, reread.rule, `a column other than ${card}, the card-number column (pan.from)`, card);
+    columns.push({ column: card, rule: 'pan.from', field: 'iin', required: false });
+  }
   const missing = REQUIRED_FIELDS.filter((f) => !explicit.has(f));
   if (missing.length > 0)
     bad(
