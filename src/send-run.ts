@@ -66,12 +66,13 @@ async function runSend(o: SendOptions, c: Counters, live: Live): Promise<RunSumm
   await totals?.precheck(inputs.specs, { delimiter: inputs.delimiter });
   const source = await prepareSource(inputs, profile, { ...o, tap: totals?.tap });
   live.bytes = source.bytes;
-  const rejectsPath = !o.dryRun || o.rejectsExplicit ? resolve(o.rejectsPath) : null;
+  // The rejects file this run writes, resolved (a dry run writes one only when it was given).
+  const rejectsFile = !o.dryRun || o.rejectsExplicit ? resolve(o.rejectsPath) : null;
   let store: LedgerStore | null = null;
   let rejects: RejectsWriter = nullRejectsWriter();
   try {
     // The rejects file is checked before the ledger is locked: a bad path makes no lock or owner file.
-    if (rejectsPath) await checkStateFile(o.rejectsPath, 'rejects file');
+    if (rejectsFile) await checkStateFile(o.rejectsPath, 'rejects file');
     store = await openLedgerStore(o.ledger, {
       mode: o.dryRun ? 'read' : 'write',
       resume: o.resume,
@@ -82,7 +83,7 @@ async function runSend(o: SendOptions, c: Counters, live: Live): Promise<RunSumm
       newDestination: o.newDestination,
       inFlight: () => live.inFlight(),
     });
-    logRunStart(log, runId, store.location, rejectsPath, o.dryRun, o.ledger.from);
+    logRunStart(log, runId, store.location, rejectsFile, o.dryRun, o.ledger.from);
     // Before any record is read (standard input would be consumed): does the service answer at all? A signal
     // while it waits (up to --timeout) ends the check at once: the run stops interrupted, nothing read.
     if (!o.dryRun)
@@ -94,7 +95,7 @@ async function runSend(o: SendOptions, c: Counters, live: Live): Promise<RunSumm
     const codes = createCodeTally();
     if (!interrupted) {
       const sources = inputs.specs.map(sourceName);
-      if (rejectsPath) rejects = await openRejectsWriter(o.rejectsPath, { caps: o.caps, sources });
+      if (rejectsFile) rejects = await openRejectsWriter(o.rejectsPath, { caps: o.caps, sources });
       // The chain's modules are loaded once the ledger is ours: a run refused before (a locked ledger, the service
       // not answering) does not load them.
       const [{ runChainSettled, settlePollMs }, { gatedOnClaims }] = await Promise.all([
@@ -111,7 +112,7 @@ async function runSend(o: SendOptions, c: Counters, live: Live): Promise<RunSumm
           counters: c,
           rejects,
           caps: o.caps,
-          batchSize: o.batchSize,
+          batching: o.batching,
           dispatch: o.dryRun ? undefined : gatedOnClaims(o.dispatch, store),
           profileName: profile.name,
           ownIds: profile.ownIds,
@@ -123,7 +124,7 @@ async function runSend(o: SendOptions, c: Counters, live: Live): Promise<RunSumm
           },
           accountBrokenInput: true,
         },
-        { pollMs: settlePollMs(o.ledger.kind === 'postgres' ? o.ledger.connection.leaseMs : undefined) },
+        { pollMs: settlePollMs(o.ledger) },
       );
     }
     // The warnings of a probably wrong profile, once, at the end (mapping check prints the same).
@@ -143,7 +144,7 @@ async function runSend(o: SendOptions, c: Counters, live: Live): Promise<RunSumm
       dryRun: o.dryRun,
       runId,
       ledger: o.dryRun ? null : store.location,
-      rejects: rejectsPath,
+      rejects: rejectsFile,
       ledgerBadLines: store.badLines,
       emptyInputs: source.emptyInputs,
       ...(profile.ownIds.length > 0 ? { ownNumericIds: [...profile.ownIds] } : {}),

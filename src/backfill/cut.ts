@@ -56,7 +56,7 @@ export async function cutFile(spec: InputSpec, o: CutOptions): Promise<FileCuts>
     format: spec.format,
     delimiter: o.delimiter,
     maxLineBytes: o.maxLineBytes,
-    chunkBytes: o.partitionBytes,
+    pieceBytes: o.partitionBytes,
   });
   const partitions: PartitionCut[] = [];
   let pos = 0; // bytes scanned

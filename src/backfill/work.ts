@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { gatePost } from '../chain/claims.ts';
 import { logRunStart } from '../chain/notices.ts';
-import type { DispatchSettings } from '../chain/options.ts';
+import type { BatchConfig, DispatchSettings } from '../chain/options.ts';
 import type { ChainRunEnd } from '../chain/run.ts';
 import { runChainSettled, settlePollMs } from '../chain/settle.ts';
 import { SvcIngestError } from '../errors.ts';
@@ -47,7 +47,7 @@ export interface WorkOptions {
   ledger: PgLedgerRef;
   /** This worker's name (default host:pid:runId); two live processes must never share one. */
   workerId?: string;
-  batchSize: number;
+  batching: BatchConfig;
   dispatch: DispatchSettings;
   /** Checks that the service answers, before any partition is claimed. */
   preflight?: () => Promise<void>;
@@ -101,7 +101,7 @@ function addInto(total: Counters, c: Counters): void {
 
 /**
  * Start a worker.
- * @example const w = startWork({ ledger: ref, batchSize: 50, dispatch, rejectsPath, resume: true, logger }); await w.done
+ * @example const w = startWork({ ledger: ref, batching: { batchSize: 50 }, dispatch, rejectsPath, resume: true, logger }); await w.done
  */
 export function startWork(o: WorkOptions): WorkHandle {
   const totals = newCounters();
@@ -169,7 +169,8 @@ class WorkRun {
   private watch: PartitionWatch | null = null;
   private store: PgLedgerStore | undefined;
   private rejects: RejectsWriter = nullRejectsWriter();
-  private readonly rejectsPath: string;
+  /** The rejects file, resolved. */
+  private readonly rejectsFile: string;
   private readonly parts: Live['parts'];
   private end: Omit<ChainRunEnd, 'interrupted'> & { interrupted: string | null } = {
     interrupted: null,
@@ -186,7 +187,7 @@ class WorkRun {
     this.parts = live.parts;
     this.log = o.logger;
     this.progressMs = o.progressMs ?? Math.min(5000, Math.floor(o.ledger.connection.leaseMs / 3));
-    this.rejectsPath = resolve(o.rejectsPath);
+    this.rejectsFile = resolve(o.rejectsPath);
     this.coordinate = (doing, op) =>
       op.catch((err: unknown) => {
         throw err instanceof SvcIngestError ? err : session.db.fail('LEDGER_WRITE', doing, err);
@@ -211,7 +212,7 @@ class WorkRun {
       session,
     });
     this.store = store;
-    logRunStart(log, this.runId, store.location, this.rejectsPath, false, o.ledger.from);
+    logRunStart(log, this.runId, store.location, this.rejectsFile, false, o.ledger.from);
     if ((await coordinate('cannot read the backfill in', openPartitions(session.db))).total === 0)
       throw new SvcIngestError(
         'USAGE_INVALID',
@@ -285,7 +286,7 @@ class WorkRun {
         dryRun: false,
         runId: this.runId,
         ledger: this.session.db.location,
-        rejects: this.rejectsPath,
+        rejects: this.rejectsFile,
         ledgerBadLines: 0,
         emptyInputs: [],
       }),
@@ -364,7 +365,7 @@ class WorkRun {
         counters: c,
         rejects,
         caps: this.o.caps,
-        batchSize: this.o.batchSize,
+        batching: this.o.batching,
         dispatch: this.gated,
         profileName: profile.name,
         ownIds: profile.ownIds,
@@ -374,7 +375,7 @@ class WorkRun {
           this.live.inFlight = () => sink.inFlight;
         },
       },
-      { pollMs: settlePollMs(this.o.ledger.connection.leaseMs) },
+      { pollMs: settlePollMs(this.o.ledger) },
     );
   }
 

@@ -1,4 +1,5 @@
 // What a send run is given (the CLI builds it from the configuration and the flags).
+import type { Config } from '../config/index.ts';
 import type { LedgerRef } from '../ledger/ref.ts';
 import type { Logger } from '../log.ts';
 import type { InputFormat } from '../model/input.ts';
@@ -8,6 +9,9 @@ import type { DispatcherOptions } from '../send/dispatcher.ts';
 
 /** The service sink's settings: everything DispatcherOptions takes but the recorder's callbacks. */
 export type DispatchSettings = Omit<DispatcherOptions, 'onOutcome' | 'onRetry' | 'onSplit' | 'onBreaker'>;
+
+/** How records are batched: the send slice's batch size. */
+export type BatchConfig = Pick<Config['send'], 'batchSize'>;
 
 export interface SendOptions {
   inputs: string[];
@@ -22,7 +26,7 @@ export interface SendOptions {
   strict?: boolean;
   /** The prepare stage's worker pool for this run (choosePool). */
   pool: PoolChoice;
-  batchSize: number;
+  batching: BatchConfig;
   /** The service sink (unused in a dry run: nothing is sent). */
   dispatch: DispatchSettings;
   /** Checks that the service answers (the client's checkService); run before any record is read; `signal` ends it. */

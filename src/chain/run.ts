@@ -17,7 +17,7 @@ import type { Sink } from '../send/sink.ts';
 import { createSpillingFingerprintSet } from '../sorted-runs/fingerprint-set.ts';
 import { type ChainEnd, driveChain } from './drive.ts';
 import { ownIdsNotice, relaxedNotice } from './notices.ts';
-import type { DispatchSettings } from './options.ts';
+import type { BatchConfig, DispatchSettings } from './options.ts';
 
 export interface ChainRun {
   chunks: PreparedChunks;
@@ -30,7 +30,7 @@ export interface ChainRun {
   counters: Counters;
   rejects: RejectsWriter;
   caps: RejectCaps;
-  batchSize: number;
+  batching: BatchConfig;
   /** The service sink's settings; absent: a dry run (nothing is sent or recorded). */
   dispatch?: DispatchSettings;
   /** The mapping profile's name, for the relaxed-field notice. */
@@ -69,15 +69,16 @@ export async function runChain(r: ChainRun): Promise<ChainRunEnd> {
     const sink = r.dispatch ? createDispatcher({ ...r.dispatch, ...recorder }) : createDryRunSink(c, r.codes);
     r.onSink?.(sink);
     r.signal?.addEventListener('abort', () => sink.stop(), { once: true });
-    const batcher = createBatcher(r.batchSize, r.batchPrefix ?? r.runId);
+    const size = r.batching.batchSize;
+    const batcher = createBatcher(size, r.batchPrefix ?? r.runId);
     const onSkipped = (n: number) => {
       c.skipped += n;
     };
     // Groups are admitted ahead of batching (drive.ts): one closes where the batch under way would be full once every
     // group under admission is batched, so a group holds about `admitBatches` batches (the store's: 1 for the file,
     // several for PostgreSQL, where each group is a round trip) and batches form as if each record were alone.
-    const perGroup = r.batchSize * Math.max(1, r.store.admitBatches ?? 1);
-    const room = () => perGroup - (dedupe.expected % r.batchSize);
+    const perGroup = size * Math.max(1, r.store.admitBatches ?? 1);
+    const room = () => perGroup - (dedupe.expected % size);
     const dedupe: ReturnType<typeof createDedupe> = createDedupe({ store: r.store, seen, room, onSkipped });
     const onPass = relaxedNotice(logger, r.profileName);
     const end = await driveChain(r.chunks, {

@@ -5,6 +5,7 @@
 // run. The file store never answers 'elsewhere': nothing is kept aside there.
 import type { BatchItem } from '../batch/batcher.ts';
 import { jsonOf } from '../client/body.ts';
+import type { LedgerRef } from '../ledger/ref.ts';
 import type { LedgerStore } from '../ledger/store.ts';
 import type { PreparedItem } from '../prepare/prepare.ts';
 import { newCounters } from '../record/counters.ts';
@@ -46,10 +47,10 @@ export interface SettleOptions {
 }
 
 /** How often to look again: a tenth of the lease (its claims are free at most one lease after its worker died), 0.2–2 s. */
-export function settlePollMs(leaseMs: number | undefined): number {
+export function settlePollMs(ledger: LedgerRef): number {
   // A ledger file has no lease: the longest poll.
-  if (leaseMs === undefined) return 2000;
-  return Math.min(2000, Math.max(200, Math.floor(leaseMs / 10)));
+  if (ledger.kind !== 'postgres') return 2000;
+  return Math.min(2000, Math.max(200, Math.floor(ledger.connection.leaseMs / 10)));
 }
 
 /** Records still in flight at another worker: the poll goes on. */
@@ -116,8 +117,8 @@ export async function runChainSettled(r: ChainRun, o: SettleOptions): Promise<Ch
     },
     {
       retries: Number.POSITIVE_INFINITY,
-      retryBaseMs: o.pollMs,
-      retryMaxMs: o.pollMs,
+      baseDelayMs: o.pollMs,
+      maxDelayMs: o.pollMs,
       jitter: false,
       retryable: (err) => err instanceof StillElsewhere,
       signal: r.signal,

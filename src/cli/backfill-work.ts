@@ -91,7 +91,7 @@ async function workAndReport(
   const work = startWork({
     ledger: ctx.ledger,
     workerId,
-    batchSize: config.send.batchSize,
+    batching: config.send,
     dispatch: dispatchSettings(config, post),
     preflight: healthCheck(config, logger, (signal) => client.checkService(signal)),
     rejectsPath: config.send.rejectsPath,

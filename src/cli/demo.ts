@@ -53,7 +53,8 @@ function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number;
 
 await rm(outDir, { recursive: true, force: true });
 await mkdir(outDir, { recursive: true });
-const ledgerPath = join(outDir, 'transactions.ndjson');
+/** The demo's ledger file, for every command it runs. */
+const ledgerEnv = { SVC_LEDGER_PATH: join(outDir, 'transactions.ndjson') };
 
 // The webhook receiver first (its URL goes to the simulator), with a shared secret from the environment; it stores
 // the updates next to the demo's ledger.
@@ -65,7 +66,7 @@ const listener = spawn(bin, ['tickets', 'listen', '--port', '0', '--until-closed
     SVC_WEBHOOK_SECRET_ENV: 'DEMO_HOOK_SECRET',
     DEMO_HOOK_SECRET: hookSecret,
     SVC_LOG_LEVEL: 'warn',
-    SVC_LEDGER_PATH: ledgerPath,
+    ...ledgerEnv,
   },
   stdio: ['ignore', 'pipe', 'pipe'],
 });
@@ -99,7 +100,7 @@ try {
   const env = {
     ...process.env,
     SVC_BASE_URL: sim.url,
-    SVC_LEDGER_PATH: ledgerPath,
+    ...ledgerEnv,
     SVC_REJECTS_PATH: join(outDir, 'rejects.ndjson'),
     SVC_LOG_LEVEL: 'warn',
   };

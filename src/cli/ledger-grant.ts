@@ -48,7 +48,8 @@ async function runGrant(opts: GrantOptions): Promise<void> {
   const role = checkRole(opts.role);
   const purposes = checkPurposes(opts.for);
   const ctx = pgLedgerContext(opts, 'ledger grant');
-  const target = resolvePgTarget(ctx.ledger.url);
+  const { url } = ctx.ledger;
+  const target = resolvePgTarget(url);
   const statements = grantStatements(target.schema, role, purposes);
   const result = {
     ledger: target.location,

@@ -10,8 +10,8 @@ async function runMigrate(opts: PgLedgerOptions): Promise<void> {
   // node-postgres is loaded only by the commands that use it.
   const { connectPg } = await import('../ledger/postgres/db.ts');
   const { resolvePgTarget } = await import('../ledger/postgres/url.ts');
-  const { connection } = ctx.ledger;
-  const db = await connectPg(resolvePgTarget(ctx.ledger.url, { connection }), {
+  const { url, connection } = ctx.ledger;
+  const db = await connectPg(resolvePgTarget(url, { connection }), {
     logger: ctx.logger,
     connection,
   });

@@ -235,7 +235,7 @@ async function sendAndReport(
     delimiter: flags.delimiter,
     strict: Boolean(flags.strict),
     pool: choosePool(config.prepare, { dryRun, concurrency: s.concurrency }),
-    batchSize: s.batchSize,
+    batching: s,
     dispatch: dispatchSettings(config, post),
     preflight: client
       ? healthCheck(config, logger, (signal) => (client as NonNullable<typeof client>).checkService(signal))

@@ -72,11 +72,11 @@ export async function runTrace(ids: string[], opts: TraceOptions): Promise<numbe
     const choice = await chooseLedger(opts.ledger, config, ctx.logger);
     const hits = await findHits(choice, wanted, ctx.logger);
     const { findRejects } = await import('../trace/rejects.ts');
-    const rejectsPath = opts.rejects ?? config.send.rejectsPath;
-    const rejects = await findRejects(rejectsPath, wanted);
+    const rejectsFile = opts.rejects ?? config.send.rejectsPath;
+    const rejects = await findRejects(rejectsFile, wanted);
     if (!rejects.exists && opts.rejects !== undefined)
-      throw new SvcIngestError('LEDGER_READ', `rejects file ${rejectsPath}: no such file`, {
-        source: rejectsPath,
+      throw new SvcIngestError('LEDGER_READ', `rejects file ${rejectsFile}: no such file`, {
+        source: rejectsFile,
       });
     const tickets = (await storedTickets(choice, ctx.logger)).filter((t) =>
       t.transactions.some((x) => wanted.has(x)),

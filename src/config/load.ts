@@ -4,7 +4,7 @@ import { accessSync, constants } from 'node:fs';
 import { SvcIngestError } from '../errors.ts';
 import { cliIo } from '../io.ts';
 import { refuseTypedCardNumbers } from '../mask/typed.ts';
-import { CONFIG_FILE_ENV, CONFIG_KEYS, type KeySpec } from './schema.ts';
+import { CONFIG_FILE_ENV, CONFIG_KEYS, type KeySpec, type SettingPath } from './schema.ts';
 import { isEnvName, shownPath } from './secret.ts';
 import { LOG_LEVELS, SESSION_PROVIDERS } from './setting-spec.ts';
 import { FILE_CAPS, readSmallFile } from './small-file.ts';
@@ -276,41 +276,79 @@ function decodeURIComponentSafe(path: string): string {
   }
 }
 
-/** Checks that involve more than one key. */
-function crossCheck(cfg: Config, sourceOf: (path: string) => string): void {
+/**
+ * The rules between two settings, in the order they are checked: `one` at most one of the two set; `both` both
+ * set or neither; `needs` the second set when session.provider is the first.
+ */
+const PAIRS: readonly (
+  | { rule: 'one' | 'both'; keys: readonly [SettingPath, SettingPath] }
+  | { rule: 'needs'; provider: string; key: SettingPath; what: string }
+)[] = [
+  { rule: 'one', keys: ['auth.tokenEnv', 'auth.tokenFile'] },
+  { rule: 'both', keys: ['tls.certFile', 'tls.keyFile'] },
+  { rule: 'one', keys: ['webhook.secretEnv', 'webhook.secretFile'] },
+  { rule: 'needs', provider: 'static', key: 'session.tokenEnv', what: 'an env variable name' },
+  { rule: 'needs', provider: 'command', key: 'session.command', what: 'a shell command' },
+];
+
+/** A setting's value in the configuration, by its path. */
+function valueAt(cfg: Config, path: SettingPath): unknown {
+  return path.split('.').reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], cfg);
+}
+
+/** PAIRS checked: the first broken rule throws CONFIG_INVALID. */
+function checkPairs(cfg: Config, sourceOf: (path: string) => string): void {
+  const PROVIDER: SettingPath = 'session.provider';
+  for (const p of PAIRS) {
+    if (p.rule === 'needs') {
+      if (valueAt(cfg, PROVIDER) === p.provider && !valueAt(cfg, p.key))
+        throw invalid(p.key, sourceOf(PROVIDER), `${p.what} when ${PROVIDER} is ${p.provider}`);
+      continue;
+    }
+    const [a, b] = p.keys;
+    const [hasA, hasB] = [Boolean(valueAt(cfg, a)), Boolean(valueAt(cfg, b))];
+    if (p.rule === 'one' && hasA && hasB) throw invalid(b, sourceOf(b), `only one of ${a} and ${b}`);
+    if (p.rule === 'both' && hasA !== hasB)
+      throw invalid(hasA ? b : a, sourceOf(hasA ? a : b), `${a} and ${b} together`);
+  }
+}
+
+/**
+ * baseUrl checked: an absolute http(s) URL without credentials, query or fragment; https unless the host is
+ * loopback or allowInsecureHttp is set. Returns it parsed.
+ */
+function checkBaseUrl(cfg: Config, sourceOf: (path: string) => string): URL {
+  const key: SettingPath = 'baseUrl';
+  const given = cfg.baseUrl;
+  const bad = (expected: string, got?: unknown): SvcIngestError => invalid(key, sourceOf(key), expected, got);
   let url: URL;
   try {
-    url = new URL(cfg.baseUrl);
+    url = new URL(given);
   } catch {
-    throw invalid('baseUrl', sourceOf('baseUrl'), 'an absolute http(s) URL', cfg.baseUrl);
+    throw bad('an absolute http(s) URL', given);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw invalid('baseUrl', sourceOf('baseUrl'), 'an http: or https: URL', cfg.baseUrl);
-  }
-  if (url.username || url.password) {
-    throw invalid(
-      'baseUrl',
-      sourceOf('baseUrl'),
-      'a URL without credentials (use auth.tokenEnv or auth.tokenFile)',
-    );
-  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw bad('an http: or https: URL', given);
+  if (url.username || url.password)
+    throw bad('a URL without credentials (use auth.tokenEnv or auth.tokenFile)');
   if (url.search || url.hash) {
     // The query may hold a secret (a token pasted into it): shown without it.
-    throw invalid(
-      'baseUrl',
-      sourceOf('baseUrl'),
+    throw bad(
       'a URL without query or fragment (query and fragment not shown)',
       `${url.origin}${url.pathname}`,
     );
   }
   if (url.protocol === 'http:' && !isLoopbackHost(url.hostname) && !cfg.allowInsecureHttp) {
-    throw invalid(
-      'baseUrl',
-      sourceOf('baseUrl'),
+    throw bad(
       'an https URL for a non-loopback host (plain http needs allowInsecureHttp: --insecure-http or SVC_ALLOW_INSECURE_HTTP=true)',
-      cfg.baseUrl,
+      given,
     );
   }
+  return url;
+}
+
+/** Checks that involve more than one key. */
+function crossCheck(cfg: Config, sourceOf: (path: string) => string): void {
+  const url = checkBaseUrl(cfg, sourceOf);
   // The URL and the institution are stored (the ledger's `destination`) and sent: a card number in them is refused.
   refuseTypedCardNumbers(
     [
@@ -321,42 +359,7 @@ function crossCheck(cfg: Config, sourceOf: (path: string) => string): void {
   );
   // A trailing slash would double up with the endpoint paths.
   cfg.baseUrl = cfg.baseUrl.replace(/\/+$/, '');
-  if (cfg.auth.tokenEnv && cfg.auth.tokenFile) {
-    throw invalid(
-      'auth.tokenFile',
-      sourceOf('auth.tokenFile'),
-      'only one of auth.tokenEnv and auth.tokenFile',
-    );
-  }
-  if (Boolean(cfg.tls.certFile) !== Boolean(cfg.tls.keyFile)) {
-    const path = cfg.tls.certFile ? 'tls.keyFile' : 'tls.certFile';
-    throw invalid(
-      path,
-      sourceOf(cfg.tls.certFile ? 'tls.certFile' : 'tls.keyFile'),
-      'tls.certFile and tls.keyFile together',
-    );
-  }
-  if (cfg.webhook.secretEnv && cfg.webhook.secretFile) {
-    throw invalid(
-      'webhook.secretFile',
-      sourceOf('webhook.secretFile'),
-      'only one of webhook.secretEnv and webhook.secretFile',
-    );
-  }
-  if (cfg.session.provider === 'static' && !cfg.session.tokenEnv) {
-    throw invalid(
-      'session.tokenEnv',
-      sourceOf('session.provider'),
-      'an env variable name when session.provider is static',
-    );
-  }
-  if (cfg.session.provider === 'command' && !cfg.session.command) {
-    throw invalid(
-      'session.command',
-      sourceOf('session.provider'),
-      'a shell command when session.provider is command',
-    );
-  }
+  checkPairs(cfg, sourceOf);
   if (cfg.send.retryMaxMs < cfg.send.retryBaseMs) {
     throw invalid(
       'send.retryMaxMs',

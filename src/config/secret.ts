@@ -179,20 +179,24 @@ export function readStaticSessionToken(cfg: Config, env: NodeJS.ProcessEnv = cli
  * @example readWebhookSecret(cfg) // 'whsec-…'
  */
 export function readWebhookSecret(cfg: Config, env: NodeJS.ProcessEnv = cliIo().env): string | undefined {
-  const { secretEnv, secretFile } = cfg.webhook;
-  if (!secretEnv && !secretFile) return undefined;
-  const secret = secretEnv
-    ? fromEnv(secretEnv, 'webhook.secretEnv', env)
-    : fromFile(secretFile as string, 'webhook.secretFile');
-  const source = secretEnv
-    ? `the webhook secret in env ${secretEnv} (named by webhook.secretEnv)`
-    : `the webhook secret in file ${shownPath(secretFile as string)} (webhook.secretFile)`;
+  const w = cfg.webhook;
+  // The setting it comes from: the env variable's name, else the file's path.
+  const from = w.secretEnv
+    ? { key: 'webhook.secretEnv', name: w.secretEnv, env: true }
+    : w.secretFile
+      ? { key: 'webhook.secretFile', name: w.secretFile, env: false }
+      : undefined;
+  if (!from) return undefined;
+  const secret = from.env ? fromEnv(from.name, from.key, env) : fromFile(from.name, from.key);
+  const source = from.env
+    ? `the webhook secret in env ${from.name} (named by ${from.key})`
+    : `the webhook secret in file ${shownPath(from.name)} (${from.key})`;
   checkHeaderValue(secret, source, 'CONFIG_INVALID', false);
   if (secret.length < WEBHOOK_SECRET_MIN) {
     throw new SvcIngestError(
       'CONFIG_INVALID',
       `${source} is shorter than ${WEBHOOK_SECRET_MIN} characters; refused (value not shown)`,
-      { field: secretEnv ? 'webhook.secretEnv' : 'webhook.secretFile' },
+      { field: from.key },
     );
   }
   return secret;

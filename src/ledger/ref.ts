@@ -5,13 +5,16 @@
 import type { Config } from '../config/index.ts';
 import { SvcIngestError } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import type { PgConnection } from './connection.ts';
+import { LEDGER_URL_KEY, type PgConnection } from './connection.ts';
 import { isPostgresUrl, redactPgUrl } from './postgres/url.ts';
 
 export type { PgConnection } from './connection.ts';
 
 /** Which setting named the ledger in force (said in refusals and in the run's first log line). */
-export type LedgerFrom = '--ledger' | 'ledger.url' | 'send.ledgerPath';
+/** The setting that names a ledger file when neither --ledger nor ledger.url does (env SVC_LEDGER_PATH). */
+const LEDGER_PATH_KEY = 'send.ledgerPath';
+
+export type LedgerFrom = '--ledger' | typeof LEDGER_URL_KEY | typeof LEDGER_PATH_KEY;
 
 /**
  * A ledger: a file, or a PostgreSQL database (its URL carries the ledger's schema as `?schema=`).
@@ -33,8 +36,8 @@ export type FileLedgerRef = Extract<LedgerRef, { kind: 'file' }>;
 /** The environment variable and key of each source, for messages. */
 const SHOWN: Record<LedgerFrom, string> = {
   '--ledger': '--ledger',
-  'ledger.url': 'ledger.url (env SVC_LEDGER_URL)',
-  'send.ledgerPath': 'send.ledgerPath (env SVC_LEDGER_PATH)',
+  [LEDGER_URL_KEY]: `${LEDGER_URL_KEY} (env SVC_LEDGER_URL)`,
+  [LEDGER_PATH_KEY]: `${LEDGER_PATH_KEY} (env SVC_LEDGER_PATH)`,
 };
 
 /** The connection settings of the configuration: every ledger.* setting but where the ledger is. */
@@ -57,13 +60,13 @@ export function resolveLedger(config: Config, given?: string): LedgerRef {
     throw new SvcIngestError(
       'CONFIG_INVALID',
       'config key ledger.url: expected a postgres:// or postgresql:// URL (a ledger file goes in send.ledgerPath)',
-      { field: 'ledger.url' },
+      { field: LEDGER_URL_KEY },
     );
   const [location, from]: [string, LedgerFrom] = flag
     ? [flag, '--ledger']
     : url !== undefined
-      ? [url, 'ledger.url']
-      : [config.send.ledgerPath.trim(), 'send.ledgerPath'];
+      ? [url, LEDGER_URL_KEY]
+      : [config.send.ledgerPath.trim(), LEDGER_PATH_KEY];
   if (!isPostgresUrl(location)) {
     const unused = from === '--ledger' && url !== undefined ? redactPgUrl(url) : undefined;
     return { kind: 'file', path: location, from, ...(unused ? { unused } : {}) };
@@ -97,7 +100,7 @@ export function resolveLedgers(config: Config, given: readonly string[] | undefi
  */
 export function requirePostgres(ref: LedgerRef, command: string): PgLedgerRef {
   if (ref.kind === 'postgres') return ref;
-  if (ref.from === 'send.ledgerPath')
+  if (ref.from === LEDGER_PATH_KEY)
     throw new SvcIngestError(
       'USAGE_INVALID',
       `${command} needs the shared PostgreSQL ledger: --ledger postgres://USER@HOST/DATABASE or env SVC_LEDGER_URL ` +
@@ -116,7 +119,7 @@ export function requirePostgres(ref: LedgerRef, command: string): PgLedgerRef {
  */
 export function ledgerNotice(ref: LedgerRef): string | null {
   if (ref.kind !== 'file' || ref.unused === undefined) return null;
-  return `--ledger ${ref.path} is used; ${SHOWN['ledger.url']} ${ref.unused} is set and not used (drop --ledger to use it)`;
+  return `--ledger ${ref.path} is used; ${SHOWN[LEDGER_URL_KEY]} ${ref.unused} is set and not used (drop --ledger to use it)`;
 }
 
 /** Says ledgerNotice as the command's warning (its first log line), when there is one. */

@@ -150,7 +150,7 @@ async function feed(run: PoolRun, spec: InputSpec, o: PoolOptions, columns: stri
     format: spec.format,
     delimiter: o.delimiter,
     maxLineBytes: o.maxLineBytes,
-    chunkBytes: o.chunkBytes,
+    pieceBytes: o.chunkBytes,
   });
   let line = 1;
   let open = -1; // the chunk being fed

@@ -21,8 +21,11 @@ export interface SplitterOptions {
   delimiter: string;
   /** Physical lines longer than this are cut out by the reader; the splitter ignores their quotes too. */
   maxLineBytes: number;
-  /** A chunk ends at the first record boundary after this many bytes. */
-  chunkBytes: number;
+  /**
+   * A piece ends at the first record boundary after this many bytes (a pool's chunk: prepare.chunkBytes; a
+   * backfill partition: its partition size).
+   */
+  pieceBytes: number;
 }
 
 export interface Splitter {
@@ -137,7 +140,7 @@ export function createSplitter(o: SplitterOptions): Splitter {
       const boundary = endLine(buf, pos, nl, nextQuote !== -1 && nextQuote < nl);
       newlines++;
       pos = nl + 1;
-      if (boundary && chunkLen + (pos - start) >= o.chunkBytes) {
+      if (boundary && chunkLen + (pos - start) >= o.pieceBytes) {
         pieces.push({ bytes: buf.subarray(start, pos), newlines, last: true });
         chunkLen = 0;
         start = pos;

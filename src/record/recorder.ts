@@ -26,7 +26,7 @@ export interface Recorder {
   onOutcome(out: BatchOutcome): Promise<void>;
   onRetry(info: { batchId: string; attempt: number; failure: FailureClass; delayMs: number }): void;
   onSplit(info: { batchId: string; size: number; failure: FailureClass }): void;
-  onBreaker(info: { state: 'open' | 'probe' | 'closed' | 'gave-up'; waitMs?: number }): void;
+  onBreaker(info: { state: 'open' | 'probe' | 'closed' | 'gave-up'; probeInMs?: number }): void;
 }
 
 export function createRecorder(o: RecorderOptions): Recorder {
@@ -101,7 +101,7 @@ export function createRecorder(o: RecorderOptions): Recorder {
         return;
       }
       log.warn(
-        { event: `breaker.${info.state}`, waitMs: info.waitMs },
+        { event: `breaker.${info.state}`, waitMs: info.probeInMs },
         `service looks down: breaker ${info.state}`,
       );
     },

@@ -2,6 +2,7 @@
 // record fails alone and the rest is acknowledged. Decides and recurses; sending (with retries) and recording are
 // the dispatcher's, handed in as `attempt` and `acked`.
 import type { BatchItem } from '../batch/batcher.ts';
+import type { Config } from '../config/index.ts';
 import type { FailureClass } from './classify.ts';
 
 /** How one send of some items ended (after its retries). */
@@ -41,8 +42,8 @@ export interface BisectDeps {
   stopped(): boolean;
   /** When the last part of any batch was acknowledged (0 = never). */
   lastAckAt(): number;
-  /** Retries for each part of a split batch. */
-  splitRetries: number;
+  /** splitRetries: the retries of each part of a split batch. */
+  settings: Pick<Config['send'], 'splitRetries'>;
   onSplit?(info: { batchId: string; size: number; failure: FailureClass }): void;
 }
 
@@ -89,7 +90,7 @@ export function createBisector(deps: BisectDeps): Bisector {
     const splittable = canSplit(items.length, failure, deps.stopped());
     // During an outage nothing is split, and a failure to connect (refused, DNS, TLS) is always an outage.
     if (splittable && looksSpecific(failure, deps.lastAckAt(), d.startedAt)) {
-      await split({ batchId, items, r, splittable }, deps.splitRetries, d);
+      await split({ batchId, items, r, splittable }, deps.settings.splitRetries, d);
       return;
     }
     d.failed.push({ batchId, items, r, splittable });
@@ -113,7 +114,7 @@ export function createBisector(deps: BisectDeps): Bisector {
     if (explored.acked === 0) return;
     d.failed = [];
     for (const part of explored.failed) {
-      if (part.splittable && !deps.stopped()) await split(part, deps.splitRetries, d);
+      if (part.splittable && !deps.stopped()) await split(part, deps.settings.splitRetries, d);
       else d.failed.push(part);
     }
   }

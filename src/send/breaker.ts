@@ -1,16 +1,17 @@
 // The outage breaker, a pure state machine (time comes from `now`): when the service has been failing since
 // when, whether the breaker is open (max(3, concurrency) batches failed in a row: no new batch, single probes with
 // doubling waits), and when the failing period has run past outageMaxMs (give up: exit 5). Sends nothing itself.
+import type { Config } from '../config/index.ts';
 import type { FailureClass } from './classify.ts';
 
 export interface BreakerOptions {
   /** Consecutive failed batches that open the breaker. */
   threshold: number;
-  /** Longest time the service may keep failing, from the first failed attempt since the last ack. */
-  outageMaxMs: number;
-  /** First probe wait (doubling, capped by maxWaitMs). */
-  baseWaitMs: number;
-  maxWaitMs: number;
+  /**
+   * The send settings it reads: outageMaxMs, the longest time the service may keep failing (from the first failed
+   * attempt since the last ack); retryBaseMs, the first probe wait (doubling, capped by retryMaxMs).
+   */
+  settings: Pick<Config['send'], 'outageMaxMs' | 'retryBaseMs' | 'retryMaxMs'>;
   /** Clock in ms (default performance.now). */
   now?: () => number;
 }
@@ -33,8 +34,8 @@ export interface Breaker {
   nextWait(): number;
   /** A probe settled and the breaker is still open: the next wait doubles (capped). */
   probed(): void;
-  /** True when waiting `waitMs` more would take the failing period past outageMaxMs. */
-  spent(waitMs: number): boolean;
+  /** True when waiting `delayMs` more would take the failing period past outageMaxMs. */
+  spent(delayMs: number): boolean;
   /** Time a batch starting now may spend on retries before the outage limit (p-retry's maxRetryTime). */
   retryBudget(): number;
   /** Time left before the outage limit (meaningful while failing). */
@@ -49,12 +50,14 @@ export function createBreaker(o: BreakerOptions): Breaker {
   let consecutiveFailed = 0;
   let lastAckAt = 0;
   let openedAt = 0;
-  let probeWait = o.baseWaitMs;
+  const { settings } = o;
+  let probeWait = settings.retryBaseMs;
   /** When the service started failing (the start of the first failed attempt since the last ack); 0 = not failing. */
   let failingSince = 0;
   let lastError = '';
-  const spent = (waitMs: number): boolean =>
-    failingSince !== 0 && now() - failingSince + waitMs > o.outageMaxMs;
+  /** Time left before the outage limit after `elapsed` ms of failing (negative: past it). */
+  const left = (elapsed: number): number => settings.outageMaxMs - elapsed;
+  const spent = (delayMs: number): boolean => failingSince !== 0 && left(now() - failingSince + delayMs) < 0;
   return {
     onAck() {
       lastAckAt = now();
@@ -76,7 +79,7 @@ export function createBreaker(o: BreakerOptions): Breaker {
         openedAt = now();
         // Batches refused without a retryable failure (every one a 4xx) start the clock here.
         if (failingSince === 0) failingSince = openedAt;
-        probeWait = Math.max(1, o.baseWaitMs);
+        probeWait = Math.max(1, settings.retryBaseMs);
         return 'opened';
       }
       return null;
@@ -89,11 +92,11 @@ export function createBreaker(o: BreakerOptions): Breaker {
     },
     nextWait: () => probeWait,
     probed() {
-      if (openedAt !== 0) probeWait = Math.min(probeWait * 2, o.maxWaitMs);
+      if (openedAt !== 0) probeWait = Math.min(probeWait * 2, settings.retryMaxMs);
     },
     spent,
-    retryBudget: () => (failingSince === 0 ? o.outageMaxMs : o.outageMaxMs - (now() - failingSince)),
-    untilLimit: () => o.outageMaxMs - (now() - failingSince),
+    retryBudget: () => left(failingSince === 0 ? 0 : now() - failingSince),
+    untilLimit: () => left(now() - failingSince),
     failing: () => ({ ms: now() - failingSince, last: lastError }),
     get lastAckAt() {
       return lastAckAt;

@@ -39,20 +39,18 @@ export interface DispatcherOptions {
   /** Called for every retry scheduled (for counters / logs). */
   onRetry?(info: { batchId: string; attempt: number; failure: FailureClass; delayMs: number }): void;
   onSplit?(info: { batchId: string; size: number; failure: FailureClass }): void;
-  onBreaker?(info: { state: 'open' | 'probe' | 'closed' | 'gave-up'; waitMs?: number }): void;
+  onBreaker?(info: { state: 'open' | 'probe' | 'closed' | 'gave-up'; probeInMs?: number }): void;
 }
 
 /** The service sink: a Sink that sends. */
 export type Dispatcher = Sink;
 
 export function createDispatcher(o: DispatcherOptions): Dispatcher {
-  const { concurrency, outageMaxMs, retryBaseMs, retryMaxMs, splitRetries } = o.settings;
+  const { concurrency } = o.settings;
   const limit = pLimit(concurrency);
   const breaker = createBreaker({
     threshold: o.breakerThreshold ?? Math.max(3, concurrency),
-    outageMaxMs,
-    baseWaitMs: retryBaseMs,
-    maxWaitMs: retryMaxMs,
+    settings: o.settings,
   });
   const stopCtl = new AbortController();
   let fatal: Error | null = null;
@@ -85,7 +83,7 @@ export function createDispatcher(o: DispatcherOptions): Dispatcher {
     fatal: (f) => raise(stopFor(f)),
     stopped: () => stopCtl.signal.aborted,
     lastAckAt: () => breaker.lastAckAt,
-    splitRetries,
+    settings: o.settings,
     onSplit: o.onSplit,
   });
 
@@ -124,7 +122,7 @@ export function createDispatcher(o: DispatcherOptions): Dispatcher {
       giveUp();
       return refuse(batch);
     }
-    o.onBreaker?.({ state: 'probe', waitMs: wait });
+    o.onBreaker?.({ state: 'probe', probeInMs: wait });
     // Not send/retried.ts: the breaker's growing waits between probes (breaker.ts), across batches, not one call's.
     await sleep(wait, stopCtl.signal);
     if (fatal) return refuse(batch);

@@ -37,8 +37,8 @@ export function retriedHealthCheck(
           // The policy: only an unavailable service is retried, for the window; no jitter (each wait is logged).
           retries: Number.POSITIVE_INFINITY,
           windowMs: o.windowMs,
-          retryBaseMs: o.firstDelayMs ?? 1000,
-          retryMaxMs: o.maxDelayMs ?? 15_000,
+          baseDelayMs: o.firstDelayMs ?? 1000,
+          maxDelayMs: o.maxDelayMs ?? 15_000,
           jitter: false,
           retryable: isUnavailable,
           signal,

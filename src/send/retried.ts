@@ -6,16 +6,16 @@ import { backoff } from './retry-policy.ts';
 
 /**
  * How a call is retried.
- * @example { retries: 7, retryBaseMs: 500, retryMaxMs: 30000, retryable: (e) => e instanceof SvcNetworkError }
+ * @example { retries: 7, baseDelayMs: 500, maxDelayMs: 30000, retryable: (e) => e instanceof SvcNetworkError }
  */
 export interface RetryRule {
   /** Retries after the first attempt at most (Infinity: the window bounds them). */
   retries: number;
   /** How long from the first attempt retries may go on; the last wait is shortened to meet it (0: one try). */
   windowMs?: number;
-  /** Wait before the first retry; doubles each retry, capped at retryMaxMs. */
-  retryBaseMs: number;
-  retryMaxMs: number;
+  /** Wait before the first retry; doubles each retry, capped at maxDelayMs. */
+  baseDelayMs: number;
+  maxDelayMs: number;
   /** Jitter: each wait ×1 to ×2, as a batch's (default); false where the wait is said in a log line beforehand. */
   jitter?: boolean;
   /** Which failures are retried; the others are thrown at once. */
@@ -29,7 +29,7 @@ export interface RetryRule {
 /**
  * `fn` called until it resolves, or a failure is not retried, or the rule's retries or window are spent: then the
  * last failure is thrown (as `fn` threw it).
- * @example await retried((attempt) => client.createTicket(req), { retries: 7, retryBaseMs: 500, retryMaxMs: 30000, jitter: false, retryable })
+ * @example await retried((attempt) => client.createTicket(req), { retries: 7, baseDelayMs: 500, maxDelayMs: 30000, jitter: false, retryable })
  */
 export async function retried<T>(fn: (attempt: number) => Promise<T>, rule: RetryRule): Promise<T> {
   let last: { error: unknown } | undefined;

@@ -3,19 +3,20 @@
 // to honour a Retry-After, and never past the outage limit. Schedules nothing itself.
 import type { FailureClass } from './classify.ts';
 
+/** A backoff's waits (a batch's: send.retryBaseMs and send.retryMaxMs; retried.ts's: each rule's own). */
 export interface RetryTiming {
   /** Wait before the first retry; doubles each retry, with jitter (×1 to ×2). */
-  retryBaseMs: number;
+  baseDelayMs: number;
   /** Cap on one wait. */
-  retryMaxMs: number;
+  maxDelayMs: number;
 }
 
 /**
  * p-retry's options for the backoff: attempt n (1-based) waits min(random(1, 2) × base × 2^(n-1), max).
- * @example backoff({ retryBaseMs: 500, retryMaxMs: 30000 }) // { minTimeout: 500, maxTimeout: 30000, factor: 2, randomize: true }
+ * @example backoff({ baseDelayMs: 500, maxDelayMs: 30000 }) // { minTimeout: 500, maxTimeout: 30000, factor: 2, randomize: true }
  */
 export function backoff(t: RetryTiming) {
-  return { minTimeout: t.retryBaseMs, maxTimeout: t.retryMaxMs, factor: 2, randomize: true } as const;
+  return { minTimeout: t.baseDelayMs, maxTimeout: t.maxDelayMs, factor: 2, randomize: true } as const;
 }
 
 /** Where a batch stands when one of its attempts failed. */

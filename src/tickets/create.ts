@@ -67,8 +67,8 @@ export async function submitTicket(
         // credentials (a 4xx but 408 and 429: isFinalRefusal) and a redirect (SvcRedirectError) are answers
         // (thrown), as is anything that is not the service's error.
         retries: o.maxAttempts - 1,
-        retryBaseMs: o.baseDelayMs,
-        retryMaxMs: o.maxDelayMs,
+        baseDelayMs: o.baseDelayMs,
+        maxDelayMs: o.maxDelayMs,
         jitter: false,
         retryable: (err) =>
           err instanceof SvcIngestError && !isFinalRefusal(err) && !(err instanceof SvcRedirectError),

@@ -9,8 +9,8 @@ import type { TicketStore, TicketStoreOptions } from './store-types.ts';
 export type { TicketStore, TicketStoreOptions } from './store-types.ts';
 
 /** The tickets file of a ledger file: `tickets.ndjson` in the ledger's folder. */
-export function ticketsPathOf(ledgerPath: string): string {
-  return join(dirname(ledgerPath), 'tickets.ndjson');
+export function ticketsPathOf(ledgerFile: string): string {
+  return join(dirname(ledgerFile), 'tickets.ndjson');
 }
 
 /**

@@ -130,7 +130,7 @@ const JSON_TYPE = /^application\/([a-z0-9.+-]+\+)?json\s*(;.*)?$/i;
 export function startWebhookReceiver(opts: WebhookReceiverOptions): Promise<WebhookReceiver> {
   const path = opts.path ?? '/webhook';
   const host = opts.host ?? '127.0.0.1';
-  const { timeoutMs, maxConnections } = opts.settings;
+  const { timeoutMs } = opts.settings;
   const secret = opts.secret;
   /** Signatures delivered within the window: a replay of one is answered 200 but not delivered again. */
   const seen = new Map<string, number>();
@@ -193,7 +193,7 @@ export function startWebhookReceiver(opts: WebhookReceiverOptions): Promise<Webh
     },
   );
 
-  capConnections(server, maxConnections, opts.onEvict);
+  capConnections(server, opts.settings, opts.onEvict);
 
   return new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -299,7 +299,7 @@ function deliver(
 /** The cap: a connection beyond it closes the oldest one (slow senders cannot lock the door on the service). */
 function capConnections(
   server: Server,
-  maxConnections: number,
+  settings: WebhookConfig,
   onEvict: ((evicted: number) => void) | undefined,
 ): void {
   let evicted = 0;
@@ -307,7 +307,7 @@ function capConnections(
   server.on('connection', (socket: Socket) => {
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
-    if (sockets.size > maxConnections) {
+    if (sockets.size > settings.maxConnections) {
       const oldest = sockets.values().next().value as Socket;
       sockets.delete(oldest);
       oldest.destroy();

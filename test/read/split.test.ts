@@ -88,7 +88,7 @@ async function chunked(
   chunkBytes: number,
   columns: string[],
 ): Promise<Outcome & { chunks: number }> {
-  const s = createSplitter({ format, delimiter: ',', maxLineBytes: MAX_LINE, chunkBytes });
+  const s = createSplitter({ format, delimiter: ',', maxLineBytes: MAX_LINE, pieceBytes: chunkBytes });
   const chunks: Array<{ firstLine: number; parts: Buffer[]; recordDelimiter?: string }> = [];
   let open: (typeof chunks)[number] | null = null;
   let line = 1;

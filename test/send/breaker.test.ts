@@ -8,7 +8,11 @@ const refused: FailureClass = { retry: false, httpStatus: 400, message: 'HTTP 40
 
 function clocked(threshold = 3, outageMaxMs = 10_000) {
   let t = 1000;
-  const b = createBreaker({ threshold, outageMaxMs, baseWaitMs: 100, maxWaitMs: 1000, now: () => t });
+  const b = createBreaker({
+    threshold,
+    settings: { outageMaxMs, retryBaseMs: 100, retryMaxMs: 1000 },
+    now: () => t,
+  });
   return { b, at: (ms: number) => (t = ms), later: (ms: number) => (t += ms) };
 }
 

@@ -62,7 +62,7 @@ describe('retry policy (pure)', () => {
   });
 
   it("backoff is p-retry's exponential from the base, factor 2, with jitter, capped", () => {
-    expect(backoff({ retryBaseMs: 500, retryMaxMs: 30_000 })).toEqual({
+    expect(backoff({ baseDelayMs: 500, maxDelayMs: 30_000 })).toEqual({
       minTimeout: 500,
       maxTimeout: 30_000,
       factor: 2,

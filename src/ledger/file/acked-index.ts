@@ -75,10 +75,10 @@ function newStats(): AckedIndexLoad['stats'] {
  * @example const { index } = await loadAckedIndex('ledger/transactions.ndjson'); index.has('t-1')
  */
 export async function loadAckedIndex(
-  ledgerPath: string,
+  ledgerFile: string,
   opts: AckedIndexOptions = {},
 ): Promise<AckedIndexLoad> {
-  const loaded = await loadLedgerIndexes(ledgerPath, opts);
+  const loaded = await loadLedgerIndexes(ledgerFile, opts);
   const empty = { index: createAckedIndex(), stats: newStats(), census: createCensus() };
   if (!loaded) return { ...empty, interrupted: false };
   if (loaded === 'stopped') return { ...empty, interrupted: true };
@@ -93,13 +93,13 @@ export async function loadAckedIndex(
  * @example const r = await loadLedgerIndexes(path, { failed: true }); if (r && r !== 'stopped') r.acked.linesOf('t-1')
  */
 export async function loadLedgerIndexes(
-  ledgerPath: string,
+  ledgerFile: string,
   opts: AckedIndexOptions & { failed?: boolean; onLine?: (line: LedgerLine) => void } = {},
 ): Promise<LedgerIndexes | undefined | 'stopped'> {
   const shouldStop = opts.shouldStop ?? (() => false);
   const stats = newStats();
   const census = createCensus();
-  const file = await openStateFile(ledgerPath, 'ledger', 'read');
+  const file = await openStateFile(ledgerFile, 'ledger', 'read');
   if (!file) return undefined;
   const ours = opts.destination;
   if (endianness() !== 'LE') throw new Error('the resume index needs a little-endian machine');

@@ -153,8 +153,8 @@ function lockedError(file: StateFile, owner: Partial<LockOwner> | null): SvcInge
 }
 
 /** The owner file beside a ledger: `<ledger>.lock`. */
-export function ownerPathOf(ledgerPath: string): string {
-  return `${ledgerPath}.lock`;
+export function ownerPathOf(ledgerFile: string): string {
+  return `${ledgerFile}.lock`;
 }
 
 /**
@@ -163,20 +163,20 @@ export function ownerPathOf(ledgerPath: string): string {
  * @example const lock = await acquireLedgerLock('ledger/transactions.ndjson'); try { … } finally { await lock.release() }
  */
 export async function acquireLedgerLock(
-  ledgerPath: string,
+  ledgerFile: string,
   opts: { method?: LockMethod } = {},
 ): Promise<LedgerLock> {
-  const ownerPath = ownerPathOf(ledgerPath);
+  const ownerPath = ownerPathOf(ledgerFile);
   await checkStateFile(ownerPath, 'lock owner file');
   const method = opts.method ?? defaultLockMethod();
   if (!method) {
     throw new SvcIngestError(
       'LEDGER_WRITE',
       `no kernel file lock on ${process.platform}-${process.arch} (the fs-native-extensions binary does not load), so two runs on one ledger could not be kept apart`,
-      { source: ledgerPath },
+      { source: ledgerFile },
     );
   }
-  const file = (await openStateFile(ledgerPath, 'ledger', 'append')) as StateFile;
+  const file = (await openStateFile(ledgerFile, 'ledger', 'append')) as StateFile;
   let server: Server | null = null;
   try {
     let got: boolean;
@@ -205,7 +205,7 @@ export async function acquireLedgerLock(
       'LEDGER_WRITE',
       `cannot lock ledger ${file.absPath}: ${(err as Error).message}`,
       {
-        source: ledgerPath,
+        source: ledgerFile,
       },
     );
   }

@@ -168,6 +168,94 @@ async function scanKeys(
   return { blocks, keyHi, keyLo, distinctFingerprints };
 }
 
+/** What the steps below read of one sorted index: its slots, their sparse keys, and the lines they point at. */
+interface SlotView {
+  store: SortedSlots;
+  count: number;
+  blocks: number;
+  keyHi: Uint32Array;
+  keyLo: Uint32Array;
+  /** Whether indexed line n answers (see LedgerLineIndex.counts). */
+  lineOk: (n: number) => boolean;
+  /** The ids of indexed line n, read back from the ledger. */
+  lineIds: (n: number) => Set<string>;
+  /** Scratch for one fingerprint. */
+  fp: Uint32Array;
+}
+
+/**
+ * Visits, in ascending order, each indexed line holding the id (the slots with its 40-bit fingerprint whose
+ * line has it); stops when `visit` returns true.
+ */
+function lookup(v: SlotView, id: string, visit: (n: number) => boolean): void {
+  const { store, count, blocks, keyHi, keyLo, fp } = v;
+  if (count === 0) return;
+  fingerprint(id, fp);
+  const hi = fp[0] as number;
+  const lo8 = (fp[1] as number) & 0xff;
+  // Last block whose first key is below the fingerprint (equal keys may start in the block before).
+  let a = 0;
+  let b = blocks;
+  while (a < b) {
+    const m = (a + b) >>> 1;
+    const h = keyHi[m] as number;
+    if (h < hi || (h === hi && (keyLo[m] as number) >>> 24 < lo8)) a = m + 1;
+    else b = m;
+  }
+  let last = -1;
+  for (let blk = Math.max(0, a - 1); blk < blocks; blk++) {
+    const n = Math.min(BLOCK, count - blk * BLOCK);
+    const w = store.read(blk * BLOCK, n);
+    for (let i = 0; i < n; i++) {
+      const h = w[2 * i + 1] as number;
+      const lo = w[2 * i] as number;
+      if (h < hi || (h === hi && lo >>> 24 < lo8)) continue;
+      if (h !== hi || lo >>> 24 !== lo8) return;
+      const line = lo & 0xffffff;
+      // An id written twice in one line has two slots of that line: visit it once.
+      if (line !== last && v.lineOk(line) && v.lineIds(line).has(id) && visit(line)) return;
+      last = line;
+    }
+  }
+}
+
+/** Fingerprint groups in order (see LedgerLineIndex.groups). */
+function* groupsOf(v: SlotView): Generator<FingerprintGroup> {
+  const { store, count, blocks } = v;
+  // Slots sort by fingerprint: a group is contiguous. Its own buffer, so lookups may run between groups.
+  const buf = new Uint32Array(BLOCK * 2);
+  let group: FingerprintGroup | undefined;
+  for (let b = 0; b < blocks; b++) {
+    const n = Math.min(BLOCK, count - b * BLOCK);
+    const w = store.read(b * BLOCK, n, buf);
+    for (let i = 0; i < n; i++) {
+      const hi = w[2 * i + 1] as number;
+      const lo = w[2 * i] as number;
+      if (!v.lineOk(lo & 0xffffff)) continue;
+      if (group && group.hi === hi && group.lo8 === lo >>> 24) {
+        group.lines.push(lo & 0xffffff);
+        continue;
+      }
+      if (group) yield group;
+      group = { hi, lo8: lo >>> 24, lines: [lo & 0xffffff] };
+    }
+  }
+  if (group) yield group;
+}
+
+/** Distinct ids of a group's lines with its fingerprint. */
+function idsOfGroup(v: SlotView, g: FingerprintGroup): Set<string> {
+  const { fp } = v;
+  const ids = new Set<string>();
+  for (const n of new Set(g.lines)) {
+    for (const id of v.lineIds(n)) {
+      fingerprint(id, fp);
+      if (fp[0] === g.hi && ((fp[1] as number) & 0xff) === g.lo8) ids.add(id);
+    }
+  }
+  return ids;
+}
+
 async function sortedIndex(
   path: string,
   store: SortedSlots,
@@ -179,90 +267,29 @@ async function sortedIndex(
 ): Promise<LedgerLineIndex | null> {
   let legacyCounts = true;
   const lineOk = (n: number): boolean => legacyCounts || lineLegacy[n] !== 1;
-  const count = store.count;
   const keys = await scanKeys(store, shouldStop);
   if (!keys) return null;
   const { blocks, keyHi, keyLo } = keys;
   const added = new Set<string>();
-  const fp = new Uint32Array(2);
   const lines = createLineReader(path, lineStart, lineLength);
-  const lineIds = lines.ids;
-
-  /**
-   * Visits, in ascending order, each indexed line holding the id (the slots with its 40-bit fingerprint whose
-   * line has it); stops when `visit` returns true.
-   */
-  const lookup = (id: string, visit: (n: number) => boolean): void => {
-    if (count === 0) return;
-    fingerprint(id, fp);
-    const hi = fp[0] as number;
-    const lo8 = (fp[1] as number) & 0xff;
-    // Last block whose first key is below the fingerprint (equal keys may start in the block before).
-    let a = 0;
-    let b = blocks;
-    while (a < b) {
-      const m = (a + b) >>> 1;
-      const h = keyHi[m] as number;
-      if (h < hi || (h === hi && (keyLo[m] as number) >>> 24 < lo8)) a = m + 1;
-      else b = m;
-    }
-    let last = -1;
-    for (let blk = Math.max(0, a - 1); blk < blocks; blk++) {
-      const n = Math.min(BLOCK, count - blk * BLOCK);
-      const w = store.read(blk * BLOCK, n);
-      for (let i = 0; i < n; i++) {
-        const h = w[2 * i + 1] as number;
-        const lo = w[2 * i] as number;
-        if (h < hi || (h === hi && lo >>> 24 < lo8)) continue;
-        if (h !== hi || lo >>> 24 !== lo8) return;
-        const line = lo & 0xffffff;
-        // An id written twice in one line has two slots of that line: visit it once.
-        if (line !== last && lineOk(line) && lineIds(line).has(id) && visit(line)) return;
-        last = line;
-      }
-    }
+  const v: SlotView = {
+    store,
+    count: store.count,
+    blocks,
+    keyHi,
+    keyLo,
+    lineOk,
+    lineIds: lines.ids,
+    fp: new Uint32Array(2),
   };
-
-  /** Fingerprint groups in order (see LedgerLineIndex.groups). */
-  function* groups(): Generator<FingerprintGroup> {
-    // Slots sort by fingerprint: a group is contiguous. Its own buffer, so lookups may run between groups.
-    const buf = new Uint32Array(BLOCK * 2);
-    let group: FingerprintGroup | undefined;
-    for (let b = 0; b < blocks; b++) {
-      const n = Math.min(BLOCK, count - b * BLOCK);
-      const w = store.read(b * BLOCK, n, buf);
-      for (let i = 0; i < n; i++) {
-        const hi = w[2 * i + 1] as number;
-        const lo = w[2 * i] as number;
-        if (!lineOk(lo & 0xffffff)) continue;
-        if (group && group.hi === hi && group.lo8 === lo >>> 24) {
-          group.lines.push(lo & 0xffffff);
-          continue;
-        }
-        if (group) yield group;
-        group = { hi, lo8: lo >>> 24, lines: [lo & 0xffffff] };
-      }
-    }
-    if (group) yield group;
-  }
-
-  /** Distinct ids of a group's lines with its fingerprint. */
-  const idsOf = (g: FingerprintGroup): Set<string> => {
-    const ids = new Set<string>();
-    for (const n of new Set(g.lines)) {
-      for (const id of lineIds(n)) {
-        fingerprint(id, fp);
-        if (fp[0] === g.hi && ((fp[1] as number) & 0xff) === g.lo8) ids.add(id);
-      }
-    }
-    return ids;
-  };
+  const groups = (): Generator<FingerprintGroup> => groupsOf(v);
+  const idsOf = (g: FingerprintGroup): Set<string> => idsOfGroup(v, g);
 
   return {
     has(id) {
       if (added.has(id)) return true;
       let found = false;
-      lookup(id, () => {
+      lookup(v, id, () => {
         found = true;
         return true;
       });
@@ -277,7 +304,7 @@ async function sortedIndex(
     lineCount,
     linesOf(id) {
       const out: number[] = [];
-      lookup(id, (n) => {
+      lookup(v, id, (n) => {
         out.push(n);
         return false;
       });

@@ -101,6 +101,34 @@ function directHandle(fh: FileHandle): LedgerHandle {
 }
 
 /**
+ * Ends a torn last line (a crash mid-write) so the next line starts clean (the reader skips the torn one); true if
+ * it did. On an error the handle is closed when the writer opened it (`owned`).
+ * @throws SvcIngestError LEDGER_WRITE.
+ */
+async function repairTornLine(file: StateFile, owned: boolean): Promise<boolean> {
+  const fh = file.handle;
+  try {
+    const size = (await fh.stat()).size;
+    if (size === 0) return false;
+    const last = Buffer.alloc(1);
+    await fh.read(last, 0, 1, size - 1);
+    if (last[0] === 0x0a) return false;
+    await writeAll(fh, Buffer.from('\n'));
+    await fh.datasync();
+    return true;
+  } catch (err) {
+    if (owned) await fh.close().catch(() => {});
+    throw new SvcIngestError(
+      'LEDGER_WRITE',
+      `cannot open ledger ${file.absPath} for writing: ${(err as Error).message}`,
+      {
+        source: file.path,
+      },
+    );
+  }
+}
+
+/**
  * Open the ledger for appending: a path (opened here, and closed by close()) or the file the ledger lock holds
  * open (left open by close(): the lock closes it). A torn last line is closed off first.
  * @throws SvcIngestError LEDGER_PATH_INVALID (a link, not a regular file) or LEDGER_WRITE.
@@ -114,29 +142,7 @@ export async function openLedgerWriter(
   const path = file.absPath;
   const owned = typeof ledger === 'string';
   const fh = file.handle;
-  let repairedTornLine = false;
-  try {
-    const size = (await fh.stat()).size;
-    if (size > 0) {
-      const last = Buffer.alloc(1);
-      await fh.read(last, 0, 1, size - 1);
-      if (last[0] !== 0x0a) {
-        // A crash tore the last line; end it so the next line starts clean (the reader skips the torn one).
-        await writeAll(fh, Buffer.from('\n'));
-        await fh.datasync();
-        repairedTornLine = true;
-      }
-    }
-  } catch (err) {
-    if (owned) await fh.close().catch(() => {});
-    throw new SvcIngestError(
-      'LEDGER_WRITE',
-      `cannot open ledger ${path} for writing: ${(err as Error).message}`,
-      {
-        source: file.path,
-      },
-    );
-  }
+  const repairedTornLine = await repairTornLine(file, owned);
   const direct = directHandle(fh);
   const out: LedgerHandle = opts.wrapHandle ? opts.wrapHandle(direct) : direct;
   let queue: Pending[] = [];

@@ -6,7 +6,7 @@ import pg from 'pg';
 import pgpass from 'pgpass';
 import { type ErrorCode, SvcIngestError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
-import type { PgConnection } from '../connection.ts';
+import { LEDGER_URL_KEY, type PgConnection } from '../connection.ts';
 import { isRefusedNotNow, type Refusal, refusalOf, waitingMessage } from './refusal.ts';
 import { type PgTarget, scrubSecret } from './url.ts';
 
@@ -123,7 +123,7 @@ export async function connectPg(target: PgTarget, o: PgDbOptions): Promise<PgDb>
       'CONFIG_INVALID',
       `the ledger database ${target.location} is not on loopback and its URL asks for no TLS: add ?sslmode=verify-full ` +
         '(or set ledger.allowPlaintext / SVC_LEDGER_ALLOW_PLAINTEXT=true to accept a plain-text connection)',
-      { field: 'ledger.url' },
+      { field: LEDGER_URL_KEY },
     );
   const pool = openPool(target, o);
   const waiter = poolWaiter(pool, target, o);
@@ -181,7 +181,7 @@ interface Waiter {
  * of failing and backing off) and grows back by one a while after the last refusal.
  */
 function poolWaiter(pool: pg.Pool, target: PgTarget, o: PgDbOptions): Waiter {
-  const { waitMs, poolMax } = o.connection;
+  const conn = o.connection;
   let connected = false;
   // Set when a statement waited the whole wait for the database in vain: later ones (releasing claims, ending the
   // lease on the way out) are tried once, so a run that gives up on its database exits without waiting again.
@@ -217,7 +217,7 @@ function poolWaiter(pool: pg.Pool, target: PgTarget, o: PgDbOptions): Waiter {
       );
       waiting = null;
     }
-    if (pool.options.max < poolMax && performance.now() - lastRefusal > REGROW_MS) {
+    if (pool.options.max < conn.poolMax && performance.now() - lastRefusal > REGROW_MS) {
       pool.options.max++;
       lastRefusal = performance.now();
     }
@@ -228,7 +228,7 @@ function poolWaiter(pool: pg.Pool, target: PgTarget, o: PgDbOptions): Waiter {
       retries: Number.POSITIVE_INFINITY,
       minTimeout: 100,
       maxTimeout: 2000,
-      maxRetryTime: waitMs,
+      maxRetryTime: conn.waitMs,
       // No stop signal here: a run that is stopping still records the outcomes in flight, so it waits as long.
       shouldRetry: ({ error }) => mayWait(refusalOf(error)),
       // Called for every failure, retried or not: only one that will be waited for is said to be.

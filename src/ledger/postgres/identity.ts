@@ -9,6 +9,7 @@ import { hostname } from 'node:os';
 import { SvcIngestError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
 import { sleep } from '../../sleep.ts';
+import type { PgConnection } from '../connection.ts';
 import type { PgDb } from './db.ts';
 
 /**
@@ -112,7 +113,8 @@ const openHere = new Set<string>();
 export interface RegisterOptions {
   workerId: string;
   runId: string;
-  leaseMs: number;
+  /** The lease (leaseMs): how long the worker's claims are its own without a heartbeat. */
+  connection: PgConnection;
   logger: Logger;
 }
 
@@ -187,7 +189,7 @@ export async function registerWorker(
           );
         // (At most one lease: not cut short by a signal, which the worker's loop then finds and ends on.)
         waitingFor = { run: h.run_id, beat };
-        await sleep(Math.max(50, Math.min(1000, h.left_ms + 20, Math.floor(o.leaseMs / 10))));
+        await sleep(Math.max(50, Math.min(1000, h.left_ms + 20, Math.floor(o.connection.leaseMs / 10))));
         continue;
       }
       proven = true;
@@ -199,7 +201,7 @@ export async function registerWorker(
       me.pid,
       me.bootId,
       me.processStart,
-      o.leaseMs,
+      o.connection.leaseMs,
       h?.run_id ?? null,
       proven,
       me.pidNamespace,

@@ -4,6 +4,7 @@
 // future (the database's clock decides, never a host's).
 import { hostname } from 'node:os';
 import type { Logger } from '../../log.ts';
+import type { PgConnection } from '../connection.ts';
 import type { PgLedgerRef } from '../ref.ts';
 import type { PgDb } from './db.ts';
 import { runDestination } from './destinations.ts';
@@ -39,7 +40,6 @@ export interface PgSession {
   readonly workerNo: number;
   /** Its destination's number in svc_ingest.destinations: its claims, outcomes and partitions are that one's. */
   readonly destinationNo: number;
-  readonly leaseMs: number;
   /** Renew the lease now; `lapsed` when it had already run out. */
   heartbeat(): Promise<{ lapsed: boolean }>;
   /**
@@ -68,8 +68,8 @@ export function defaultWorkerId(runId: string): string {
  * that process's claims and partitions; one held by a live process is refused (identity.ts).
  */
 export async function openPgSession(ref: PgLedgerRef, o: PgSessionOptions): Promise<PgSession> {
-  const { leaseMs } = ref.connection;
-  const heartbeatMs = o.heartbeatMs ?? Math.max(100, Math.floor(leaseMs / 3));
+  const { connection } = ref;
+  const heartbeatMs = o.heartbeatMs ?? Math.max(100, Math.floor(connection.leaseMs / 3));
   const workerId = o.workerId ?? defaultWorkerId(o.runId);
   const { db } = await connectLedgerDb(ref, { logger: o.logger, signal: o.signal, write: true });
   try {
@@ -78,7 +78,7 @@ export async function openPgSession(ref: PgLedgerRef, o: PgSessionOptions): Prom
     const { workerNo, release } = await registerWorker(db, {
       workerId,
       runId: o.runId,
-      leaseMs,
+      connection,
       logger: o.logger,
     });
     const older = await db.query<{ older: boolean }>('other', `SELECT ${OLDER_WORKERS_SQL} AS older`);
@@ -87,7 +87,7 @@ export async function openPgSession(ref: PgLedgerRef, o: PgSessionOptions): Prom
       workerId,
       workerNo,
       destinationNo,
-      leaseMs,
+      connection,
       heartbeatMs,
       release,
       olderWorkers,
@@ -102,7 +102,7 @@ interface Registered {
   workerId: string;
   workerNo: number;
   destinationNo: number;
-  leaseMs: number;
+  connection: PgConnection;
   heartbeatMs: number;
   release: () => void;
   olderWorkers: boolean;
@@ -110,7 +110,8 @@ interface Registered {
 
 /** The registered worker's heartbeat, lease checks and close. */
 function startSession(db: PgDb, o: PgSessionOptions, reg: Registered): PgSession {
-  const { workerId, workerNo, destinationNo, leaseMs, heartbeatMs } = reg;
+  const { workerId, workerNo, destinationNo, connection, heartbeatMs } = reg;
+  const { leaseMs } = connection;
   o.logger.debug({ event: 'ledger.pg.worker', workerId, workerNo, leaseMs }, 'worker registered');
 
   let lapses = 0;
@@ -180,7 +181,6 @@ function startSession(db: PgDb, o: PgSessionOptions, reg: Registered): PgSession
     workerId,
     workerNo,
     destinationNo,
-    leaseMs,
     heartbeat,
     get lapsed() {
       return lapses > 0;

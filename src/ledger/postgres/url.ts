@@ -123,9 +123,9 @@ export function resolvePgTarget(
     );
   }
   let secret = u.password ? decodeURIComponent(u.password) : (u.searchParams.get('password') ?? undefined);
-  const secretFile = o.connection?.passwordFile;
-  if (secret === undefined && secretFile) {
-    secret = readPasswordFile(secretFile);
+  const file = o.connection?.passwordFile;
+  if (secret === undefined && file) {
+    secret = readPasswordFile(file);
     u.password = encodeURIComponent(secret);
   }
   if (secret === undefined && env.PGPASSWORD) secret = env.PGPASSWORD;
