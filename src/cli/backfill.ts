@@ -141,6 +141,27 @@ export function define(program: Command): void {
       'with a profile, larger partitions, the ledger from SVC_LEDGER_URL',
     ],
   ]);
+  defineWork(backfill);
+  const status = addPgLedgerOptions(
+    backfill.command('status').description('partitions by state, records sent, rate and ETA, per worker'),
+  )
+    .addHelpText(
+      'after',
+      '\nExit status: 0 reported (whether the backfill is done or not: see "done" in --json); 1 could not run\n' +
+        '(no ledger, no backfill planned in it, the database unreachable).',
+    )
+    .action((opts: PgLedgerOptions) => runStatus(opts));
+  addExamples(status, [
+    [
+      'svc-ingest backfill status --ledger postgres://svc@db.internal/ledger',
+      'partitions, records, rate and ETA',
+    ],
+    ['svc-ingest backfill status --json | jq .etaSeconds', 'seconds left, the ledger from SVC_LEDGER_URL'],
+  ]);
+}
+
+/** `backfill work`: its options, exit statuses and examples. */
+function defineWork(backfill: Command): void {
   const work = addPgLedgerOptions(
     backfill
       .command('work')
@@ -183,21 +204,5 @@ export function define(program: Command): void {
       'SVC_LEDGER_URL=postgres://svc@db.internal/ledger svc-ingest backfill work --metrics-file /var/lib/prometheus/node-exporter/backfill.prom --json',
       'metrics for this worker, summary as JSON',
     ],
-  ]);
-  const status = addPgLedgerOptions(
-    backfill.command('status').description('partitions by state, records sent, rate and ETA, per worker'),
-  )
-    .addHelpText(
-      'after',
-      '\nExit status: 0 reported (whether the backfill is done or not: see "done" in --json); 1 could not run\n' +
-        '(no ledger, no backfill planned in it, the database unreachable).',
-    )
-    .action((opts: PgLedgerOptions) => runStatus(opts));
-  addExamples(status, [
-    [
-      'svc-ingest backfill status --ledger postgres://svc@db.internal/ledger',
-      'partitions, records, rate and ETA',
-    ],
-    ['svc-ingest backfill status --json | jq .etaSeconds', 'seconds left, the ledger from SVC_LEDGER_URL'],
   ]);
 }

@@ -151,7 +151,16 @@ async function runSendCommand(inputs: string[], flags: SendFlags): Promise<numbe
   const paths = inputs.length === 0 ? ['-'] : inputs;
   await checkRunFiles(paths, ledger, config, flags);
   const gate = flags.checkFirst
-    ? await (await import('../send/check-first.ts')).checkFirst(paths, flags)
+    ? await (await import('../send/check-first.ts')).checkFirst(paths, {
+        ...flags,
+        pool: {
+          ...(await import('../prepare/choose.ts')).choosePool(config.prepare, {
+            dryRun: true,
+            concurrency: 1,
+          }),
+          use: 'off',
+        },
+      })
     : undefined;
   if (gate?.exit !== undefined) return gate.exit;
   const stdin = gate?.stdin ?? cliIo().stdin;

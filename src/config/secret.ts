@@ -122,6 +122,8 @@ function credentialPath(env: NodeJS.ProcessEnv): string | undefined {
   return existsSync(path) ? path : undefined;
 }
 
+const TOKEN_FILE_KEY = 'auth.tokenFile';
+
 /**
  * The auth token: from the env variable named by auth.tokenEnv, or the file auth.tokenFile (trimmed), or else
  * systemd's credential $CREDENTIALS_DIRECTORY/token (a unit's `LoadCredential=token:…`, no specifier needed);
@@ -134,16 +136,18 @@ export function readSecret(cfg: Config, env: NodeJS.ProcessEnv = cliIo().env): s
     checkHeaderValue(token, `the auth token in env ${cfg.auth.tokenEnv} (named by auth.tokenEnv)`);
     return token;
   }
-  if (cfg.auth.tokenFile) {
-    const token = fromFile(cfg.auth.tokenFile, 'auth.tokenFile');
-    checkHeaderValue(token, `the auth token in file ${shownPath(cfg.auth.tokenFile)} (auth.tokenFile)`);
+  const file = cfg.auth.tokenFile;
+  if (file) {
+    const token = fromFile(file, TOKEN_FILE_KEY);
+    checkHeaderValue(token, `the auth token in file ${shownPath(file)} (auth.tokenFile)`);
     return token;
   }
   const credential = credentialPath(env);
   if (credential) {
+    // The credential stands in for the token file: an error names that setting, as for the file.
     const token = fromFile(
       credential,
-      'auth.tokenFile',
+      TOKEN_FILE_KEY,
       "systemd's credential token (none of auth.tokenEnv, auth.tokenFile set)",
     );
     checkHeaderValue(token, `the auth token in systemd's credential ${shownPath(credential)}`);

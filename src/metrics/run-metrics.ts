@@ -150,6 +150,66 @@ export function createRunMetrics(o: { labels?: Record<string, string> } = {}): R
     registers,
   });
   exitStatus.set(-1);
+  const outcome = runOutcomeMetrics(registers, startedAt, snapshot, follow);
+  const lastSuccess = new Gauge({
+    name: `${METRIC_PREFIX}last_success_timestamp_seconds`,
+    help: 'When a run last ended with every valid record acknowledged (exit 0 or 2), in seconds since the epoch; carried over from the previous file.',
+    registers,
+  });
+
+  return {
+    observePost<A extends unknown[], R extends { httpStatus: number }>(post: Post<A, R>): Post<A, R> {
+      return async (...args: A) => {
+        const end = latency.startTimer();
+        requestsInFlight.inc();
+        try {
+          const answer = await post(...args);
+          requests.inc({ status: String(answer.httpStatus) });
+          return answer;
+        } catch (err) {
+          requests.inc({ status: failureStatus(err) });
+          throw err;
+        } finally {
+          end();
+          requestsInFlight.dec();
+        }
+      };
+    },
+    track(p) {
+      progress = p;
+    },
+    finish(status, last) {
+      final = last ?? progress?.() ?? null;
+      outcome.ended(Date.now() / 1000);
+      exitStatus.set(status);
+      if (SUCCESS.has(status)) lastSuccess.set(Date.now() / 1000);
+    },
+    stoppedBy(code) {
+      outcome.runError.set({ code }, 1);
+    },
+    setLastSuccess(seconds) {
+      lastSuccess.set(seconds);
+    },
+    text: () => {
+      showInputBytes();
+      if (snapshot()?.partitions && !registry.getSingleMetric(PARTITIONS))
+        registry.registerMetric(outcome.partitions);
+      return registry.metrics();
+    },
+    contentType: registry.contentType,
+  };
+}
+
+/**
+ * How the run went, for alerts: its duration (until now while it runs), the error code that stopped it, and a
+ * backfill worker's partitions (registered by the caller once its progress has partitions, as input_bytes is).
+ */
+function runOutcomeMetrics(
+  registers: Registry[],
+  startedAt: number,
+  snapshot: () => RunProgress | null,
+  follow: Follow,
+) {
   let endedAt: number | null = null;
   new Gauge({
     name: `${METRIC_PREFIX}run_duration_seconds`,
@@ -185,52 +245,12 @@ export function createRunMetrics(o: { labels?: Record<string, string> } = {}): R
       }
     },
   });
-  const lastSuccess = new Gauge({
-    name: `${METRIC_PREFIX}last_success_timestamp_seconds`,
-    help: 'When a run last ended with every valid record acknowledged (exit 0 or 2), in seconds since the epoch; carried over from the previous file.',
-    registers,
-  });
-
   return {
-    observePost<A extends unknown[], R extends { httpStatus: number }>(post: Post<A, R>): Post<A, R> {
-      return async (...args: A) => {
-        const end = latency.startTimer();
-        requestsInFlight.inc();
-        try {
-          const answer = await post(...args);
-          requests.inc({ status: String(answer.httpStatus) });
-          return answer;
-        } catch (err) {
-          requests.inc({ status: failureStatus(err) });
-          throw err;
-        } finally {
-          end();
-          requestsInFlight.dec();
-        }
-      };
+    runError,
+    partitions,
+    ended(at: number) {
+      endedAt = at;
     },
-    track(p) {
-      progress = p;
-    },
-    finish(status, last) {
-      final = last ?? progress?.() ?? null;
-      endedAt = Date.now() / 1000;
-      exitStatus.set(status);
-      if (SUCCESS.has(status)) lastSuccess.set(Date.now() / 1000);
-    },
-    stoppedBy(code) {
-      runError.set({ code }, 1);
-    },
-    setLastSuccess(seconds) {
-      lastSuccess.set(seconds);
-    },
-    text: () => {
-      showInputBytes();
-      if (snapshot()?.partitions && !registry.getSingleMetric(PARTITIONS))
-        registry.registerMetric(partitions);
-      return registry.metrics();
-    },
-    contentType: registry.contentType,
   };
 }
 

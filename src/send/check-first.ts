@@ -20,6 +20,8 @@ export interface CheckFirstOptions {
   delimiter?: string;
   sourceName?: string;
   strict?: boolean;
+  /** How to prepare the records (inline: the check keeps nothing, and needs no threads). */
+  pool: import('../prepare/choose.ts').PoolChoice;
 }
 
 /**
@@ -72,7 +74,7 @@ export async function mappingWarnings(paths: string[], o: CheckFirstOptions): Pr
         mapping: o.mapping,
         delimiter: inputs.delimiter,
         columns: inputs.headers.get(spec),
-        pool: { use: 'off', threads: 0, chunkBytes: 0 },
+        pool: o.pool,
       },
       silent,
     );
