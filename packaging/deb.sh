@@ -33,14 +33,23 @@ Description: stream card-transaction exports into a card-linked-offer service
  configuration in /etc/svc-ingest/config.json.
 CONTROL
 echo /etc/svc-ingest/config.json > "$root/DEBIAN/conffiles"
-cat > "$root/DEBIAN/postinst" <<'SCRIPT'
+shared=$(cat "$here/maintainer.sh")
+cat > "$root/DEBIAN/postinst" <<SCRIPT
 #!/bin/sh
 set -e
+$shared
+
+SCRIPT
+cat >> "$root/DEBIAN/postinst" <<'SCRIPT'
 # The service user (/usr/lib/sysusers.d/svc-ingest.conf); DPKG_ROOT: an install into another root.
 if [ "$1" = configure ] || [ "$1" = abort-upgrade ] || [ "$1" = abort-deconfigure ] || [ "$1" = abort-remove ]; then
 	if command -v systemd-sysusers >/dev/null 2>&1; then
 		systemd-sysusers ${DPKG_ROOT:+--root="$DPKG_ROOT"} svc-ingest.conf
 	fi
+fi
+if [ "$1" = configure ]; then
+	svc_ingest_folder
+	svc_ingest_dropin install
 fi
 # The units are new or changed; the timer is not enabled nor started (systemctl enable --now svc-ingest.timer).
 if [ "$1" = configure ] && [ -z "${DPKG_ROOT:-}" ] && [ -d /run/systemd/system ]; then
@@ -57,9 +66,20 @@ if [ "$1" = remove ] && [ -z "${DPKG_ROOT:-}" ] && [ -d /run/systemd/system ]; t
 fi
 exit 0
 SCRIPT
-cat > "$root/DEBIAN/postrm" <<'SCRIPT'
+cat > "$root/DEBIAN/postrm" <<SCRIPT
 #!/bin/sh
 set -e
+$shared
+
+SCRIPT
+cat >> "$root/DEBIAN/postrm" <<'SCRIPT'
+if [ "$1" = remove ] || [ "$1" = purge ]; then
+	svc_ingest_dropin remove
+fi
+# Purge: the token, the env file, the metrics files (docs/install.md, "What the packages do to the machine").
+if [ "$1" = purge ]; then
+	svc_ingest_purge
+fi
 if [ "$1" = remove ] && [ -z "${DPKG_ROOT:-}" ] && [ -d /run/systemd/system ]; then
 	systemctl --system daemon-reload >/dev/null || true
 fi

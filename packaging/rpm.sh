@@ -16,6 +16,8 @@ stage=$top/stage
 rm -rf "$stage/usr/share/lintian"
 commit=$("$exe" --version | sed 's/.*(\(.*\))/\1/')
 day=$(LC_ALL=C date -u -d "@${SOURCE_DATE_EPOCH:-$(git -C "$here/.." log -1 --format=%ct 2>/dev/null || date +%s)}" '+%a %b %d %Y')
+# The shell functions the scriptlets share with the .deb's (rpm's own macros escaped: %% is a literal %).
+shared=$(sed 's/%/%%/g' "$here/maintainer.sh")
 cat > "$top/SPECS/svc-ingest.spec" <<SPEC
 Name:           svc-ingest
 Version:        $version
@@ -44,7 +46,10 @@ as the svc-ingest system user, and the default configuration in
 cp -a $stage/. %{buildroot}/
 
 %post
+$shared
 if command -v systemd-sysusers >/dev/null 2>&1; then systemd-sysusers svc-ingest.conf || :; fi
+svc_ingest_folder
+svc_ingest_dropin install
 if [ -d /run/systemd/system ]; then systemctl daemon-reload >/dev/null 2>&1 || :; fi
 
 %preun
@@ -53,6 +58,12 @@ if [ \$1 -eq 0 ] && [ -d /run/systemd/system ]; then
 fi
 
 %postun
+$shared
+# Removed (not upgraded): what the package and the service made (docs/install.md, "What the packages do").
+if [ \$1 -eq 0 ]; then
+  svc_ingest_dropin remove
+  svc_ingest_purge
+fi
 if [ -d /run/systemd/system ]; then systemctl daemon-reload >/dev/null 2>&1 || :; fi
 
 %files
@@ -62,7 +73,10 @@ if [ -d /run/systemd/system ]; then systemctl daemon-reload >/dev/null 2>&1 || :
 %dir /usr/lib/systemd/system/svc-ingest.service.d
 /usr/lib/systemd/system/svc-ingest.service.d/package.conf
 /usr/lib/sysusers.d/svc-ingest.conf
-%dir /etc/svc-ingest
+# 0755 root:root as shipped (rpmlint: non-standard-dir-perm otherwise); %post gives it 0750 and the user's group,
+# which rpm -V is told not to check.
+%dir %attr(0755,root,root) %verify(not mode group) /etc/svc-ingest
+/usr/share/svc-ingest
 %config(noreplace) /etc/svc-ingest/config.json
 %doc /usr/share/doc/svc-ingest
 /usr/share/man/man1/svc-ingest.1.gz

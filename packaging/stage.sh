@@ -4,7 +4,9 @@
 #   /usr/lib/systemd/system/svc-ingest.{service,timer}    deploy/systemd/, the executable's path put in ExecStart
 #   /usr/lib/systemd/system/svc-ingest.service.d/package.conf   SVC_CONFIG=/etc/svc-ingest/config.json
 #   /usr/lib/sysusers.d/svc-ingest.conf                   the service user (systemd-sysusers)
+#   /usr/share/svc-ingest/svc-ingest-before-247.conf      the drop-in the install adds on systemd < 247
 #   /etc/svc-ingest/config.json                           the default configuration, a conffile to edit
+#                                                         (the install makes the folder 0750 root:svc-ingest)
 #   /usr/share/doc/svc-ingest/                            README, the docs, the copyright
 # Usage: packaging/stage.sh EXECUTABLE ROOT
 set -euo pipefail
@@ -13,9 +15,24 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 rm -rf "$root"
 install -D -m 0755 "$exe" "$root/usr/bin/svc-ingest"
 units=$root/usr/lib/systemd/system
-install -d -m 0755 "$units/svc-ingest.service.d" "$root/usr/lib/sysusers.d" "$root/etc/svc-ingest"
-# The unit as deploy/ has it (written for an npm install under /opt), with the packaged executable's path.
-sed 's#/opt/svc-ingest/bin/svc-ingest#/usr/bin/svc-ingest#g' "$repo/deploy/systemd/svc-ingest.service" > "$units/svc-ingest.service"
+install -d -m 0755 "$units/svc-ingest.service.d" "$root/usr/lib/sysusers.d" "$root/usr/share/svc-ingest" "$root/etc/svc-ingest"
+# The unit as deploy/ has it (written for an npm install under /opt), with the packaged executable's path and a
+# header that says what the package did and what is left to do.
+{
+  cat <<'HEAD'
+# svc-ingest: the nightly send of one feed, started by svc-ingest.timer; installed by the svc-ingest package
+# (/usr/share/doc/svc-ingest/docs/install.md.gz, "Service units"). The package made the user svc-ingest, the folder
+# /etc/svc-ingest (0750 root:svc-ingest) and /etc/svc-ingest/env (0640, one comment line): put the settings there
+# (SVC_BASE_URL=… at least) and the token in /etc/svc-ingest/token (0600), give the svc-ingest group write access
+# to node_exporter's textfile folder, then systemctl enable --now svc-ingest.timer. On systemd older than 247 the
+# package added /etc/systemd/system/svc-ingest.service.d/before-247.conf. Change the export, mapping or metrics
+# with systemctl edit svc-ingest.service (an empty ExecStart=, then the new one: an upgrade replaces this file);
+# another feed: a copy of it in /etc/systemd/system/svc-ingest-FEED.service with its own export, mapping, state
+# and metrics label.
+HEAD
+  sed -n '/^\[Unit\]/,$p' "$repo/deploy/systemd/svc-ingest.service" | sed 's#/opt/svc-ingest/bin/svc-ingest#/usr/bin/svc-ingest#g'
+} > "$units/svc-ingest.service"
+install -m 0644 "$repo/deploy/systemd/svc-ingest-before-247.conf" "$root/usr/share/svc-ingest/svc-ingest-before-247.conf"
 install -m 0644 "$repo/deploy/systemd/svc-ingest.timer" "$units/svc-ingest.timer"
 chmod 0644 "$units/svc-ingest.service"
 cat > "$units/svc-ingest.service.d/package.conf" <<'CONF'

@@ -11,6 +11,7 @@ import { checkStateFile } from './ledger/file/files.ts';
 import { openLedgerStore } from './ledger/open.ts';
 import { readyStore } from './ledger/ready.ts';
 import type { LedgerStore } from './ledger/store.ts';
+import { ambiguousTimes } from './map/ambiguous-times.ts';
 import { loadProfile } from './map/profile.ts';
 import { silentWarnings } from './map/silent-errors.ts';
 import { createCodeTally } from './model/code-lists.ts';
@@ -25,6 +26,7 @@ import {
   summarize,
 } from './record/counters.ts';
 import { nullRejectsWriter, openRejectsWriter, type RejectsWriter } from './record/rejects.ts';
+import { controlTotals } from './send/control-totals.ts';
 
 export type { SendOptions } from './chain/options.ts';
 
@@ -59,7 +61,10 @@ async function runSend(o: SendOptions, c: Counters, live: Live): Promise<RunSumm
   const stopRequested = () => (o.signal?.aborted ? String(o.signal.reason) : null);
   const profile = await loadProfile(o.mapping);
   const inputs = await openInputs(o.inputs, profile, { ...o, warn: columnMissing(log) });
-  const source = await prepareSource(inputs, profile, o);
+  // Declared control totals: files are checked now, before anything is sent; streams as they end.
+  const totals = await controlTotals(o.control ?? {}, profile);
+  await totals?.precheck(inputs.specs, { delimiter: inputs.delimiter });
+  const source = await prepareSource(inputs, profile, { ...o, tap: totals?.tap });
   live.bytes = source.bytes;
   // The rejects file this run writes, resolved (a dry run writes one only when it was given).
   const rejectsFile = !o.dryRun || o.rejectsExplicit ? resolve(o.rejectsPath) : null;
@@ -86,7 +91,7 @@ async function runSend(o: SendOptions, c: Counters, live: Live): Promise<RunSumm
         if (!stopRequested()) throw err;
       });
     const interrupted = stopRequested() ?? (await readyStore(store, stopRequested));
-    let end = { interrupted, outage: false, tooManyRejects: null as string | null };
+    let end: import('./chain/run.ts').ChainRunEnd = { interrupted, outage: false, tooManyRejects: null };
     const codes = createCodeTally();
     if (!interrupted) {
       const sources = inputs.specs.map(sourceName);
@@ -117,16 +122,23 @@ async function runSend(o: SendOptions, c: Counters, live: Live): Promise<RunSumm
           onSink: (sink) => {
             live.inFlight = () => sink.inFlight;
           },
+          accountBrokenInput: true,
         },
         { pollMs: settlePollMs(o.ledger) },
       );
     }
     // The warnings of a probably wrong profile, once, at the end (mapping check prints the same).
-    const warnings = interrupted ? [] : silentWarnings(profile, source.silent.end());
+    const state = source.silent.end();
+    const warnings = interrupted ? [] : silentWarnings(profile, state);
+    const ambiguous = ambiguousTimes(profile, state);
     for (const w of warnings) log.warn({ event: 'mapping.warning' }, `svc-ingest: warning: ${w}`);
+    const whole = !end.interrupted && !end.outage && !end.tooManyRejects && !end.inputError;
+    const totalsError = whole ? totals?.finish() : undefined;
     return summarize(c, {
       ...end,
+      ...(totalsError ? { inputError: totalsError } : {}),
       ...(warnings.length > 0 ? { mappingWarnings: warnings.length } : {}),
+      ...(ambiguous ? { ambiguousTimes: ambiguous } : {}),
       codes: codes.counts(),
       durationMs: Math.round(performance.now() - started),
       dryRun: o.dryRun,

@@ -88,6 +88,7 @@ interface Live {
   current: Counters | null;
   inFlight: () => number;
   bytes: number;
+  parts: WorkSummary['partitions'];
 }
 
 type Outcome = 'done' | 'lost' | 'stopped';
@@ -104,12 +105,19 @@ function addInto(total: Counters, c: Counters): void {
  */
 export function startWork(o: WorkOptions): WorkHandle {
   const totals = newCounters();
-  const live: Live = { current: null, inFlight: () => 0, bytes: 0 };
+  const parts = { done: 0, released: 0, lost: 0, takenOver: 0 };
+  const live: Live = { current: null, inFlight: () => 0, bytes: 0, parts };
   const done = runWork(o, totals, live);
   const progress = (): RunProgress => {
     const sum = { ...totals };
     if (live.current) addInto(sum, live.current);
-    return { ...sum, inFlight: live.inFlight(), bytesRead: live.bytes, bytesTotal: null };
+    return {
+      ...sum,
+      inFlight: live.inFlight(),
+      bytesRead: live.bytes,
+      bytesTotal: null,
+      partitions: { ...parts },
+    };
   };
   return { progress, done };
 }
@@ -163,7 +171,7 @@ class WorkRun {
   private rejects: RejectsWriter = nullRejectsWriter();
   /** The rejects file, resolved. */
   private readonly rejectsFile: string;
-  private readonly parts = { done: 0, released: 0, lost: 0, takenOver: 0 };
+  private readonly parts: Live['parts'];
   private end: Omit<ChainRunEnd, 'interrupted'> & { interrupted: string | null } = {
     interrupted: null,
     outage: false,
@@ -176,6 +184,7 @@ class WorkRun {
     this.session = session;
     this.totals = totals;
     this.live = live;
+    this.parts = live.parts;
     this.log = o.logger;
     this.progressMs = o.progressMs ?? Math.min(5000, Math.floor(o.ledger.connection.leaseMs / 3));
     this.rejectsFile = resolve(o.rejectsPath);

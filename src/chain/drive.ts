@@ -9,6 +9,7 @@ import { SvcIngestError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { maskDeep } from '../mask/index.ts';
 import type { PreparedChunks, PreparedItem } from '../prepare/choose.ts';
+import { isBrokenInput } from '../read/broken.ts';
 import type { Counters } from '../record/counters.ts';
 import type { Rejecter } from '../record/rejecter.ts';
 import type { Sink } from '../send/sink.ts';
@@ -28,12 +29,20 @@ export interface ChainStages {
   onPass?: (item: PreparedTx) => void;
   /** Polled between chunks: a signal name once the run must stop. */
   stopRequested: () => string | null;
+  /**
+   * An input that breaks part-way (read/broken.ts: cut gzip, ended mid-record) ends the run accounted for: what
+   * was read and not sent is recorded failed and the chain returns the error in `inputError` (send); without it
+   * the error is thrown (a backfill partition fails as a whole).
+   */
+  accountBrokenInput?: boolean;
 }
 
 /** How the chain ended. */
 export interface ChainEnd {
   interrupted: string | null;
   outage: boolean;
+  /** The broken input that ended the run (accountBrokenInput), as the summary's `error`. */
+  inputError?: { code: string; message: string };
 }
 
 /** Groups of records (about a batch each) admitted by the ledger store ahead of the batch being handed to the sink. */
@@ -97,6 +106,7 @@ export async function driveChain(chunks: PreparedChunks, s: ChainStages): Promis
   };
   let interrupted: string | null = null;
   let outage = false;
+  let inputError: ChainEnd['inputError'];
   try {
     outer: for await (const chunk of chunks) {
       for (let k = 0; k < chunk.length; k++) {
@@ -147,6 +157,16 @@ export async function driveChain(chunks: PreparedChunks, s: ChainStages): Promis
       const last = await rest(notSent);
       if (last) await notSent(last);
       await sink.drain();
+    } else if (s.accountBrokenInput && isBrokenInput(err)) {
+      // The input broke part-way: what is in flight settles; what was read and not sent is failed ("not sent:
+      // …"), so `ledger failed` lists it and a rerun of a whole input sends it.
+      inputError = { code: err.code, message: err.message };
+      const notSent = (b: Batch) =>
+        sink.abandon(b, `not sent: the input broke: ${String(err.context.brief)}`);
+      const last = await rest(notSent);
+      if (last) await notSent(last);
+      await sink.drain();
+      s.logger.error({ event: 'input.broken', code: err.code, ...err.context }, err.message);
     } else {
       // Stop sending at once; what is in flight settles and is recorded (if the ledger still can).
       sink.stop();
@@ -154,5 +174,5 @@ export async function driveChain(chunks: PreparedChunks, s: ChainStages): Promis
       throw err;
     }
   }
-  return { interrupted: interrupted ?? s.stopRequested(), outage };
+  return { interrupted: interrupted ?? s.stopRequested(), outage, ...(inputError ? { inputError } : {}) };
 }

@@ -15,7 +15,8 @@ export type BatchConfig = Pick<Config['send'], 'batchSize'>;
 
 export interface SendOptions {
   inputs: string[];
-  format?: InputFormat;
+  /** `pgtext`: PostgreSQL's text format (read/pgtext.ts). */
+  format?: InputFormat | 'pgtext';
   /** The name standard input or a pipe goes by in the ledger, the rejects and the logs (--source-name). */
   sourceName?: string;
   /** Profile name or path; undefined = canonical. */
@@ -48,4 +49,8 @@ export interface SendOptions {
   signal?: AbortSignal;
   /** An input without records is logged at info instead of warn (`--allow-empty`). */
   allowEmpty?: boolean;
+  /** A stream's last record may lack its final line break (`--allow-unterminated`; read/broken.ts). */
+  allowUnterminated?: boolean;
+  /** Declared control totals: --expect-count, --expect-total, --control (send/control-totals.ts). */
+  control?: import('../send/control-totals.ts').ControlFlags;
 }

@@ -44,6 +44,8 @@ export interface ChainRun {
   codes?: CodeTally;
   /** Told the sink once it exists (the progress line reads its in-flight count). */
   onSink?: (sink: Sink) => void;
+  /** A broken input ends the run accounted for, in `inputError` (drive.ts); else it is thrown. */
+  accountBrokenInput?: boolean;
 }
 
 /** How the run ended, and why it stopped reading when a reject cap did it. */
@@ -88,6 +90,7 @@ export async function runChain(r: ChainRun): Promise<ChainRunEnd> {
       logger,
       onPass,
       stopRequested,
+      accountBrokenInput: r.accountBrokenInput,
     });
     return { ...end, tooManyRejects: rejecter.tooMany };
   } finally {

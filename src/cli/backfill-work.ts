@@ -22,6 +22,7 @@ import { type PgLedgerContext, type PgLedgerOptions, pgLedgerContext } from './p
 export interface WorkCliOptions extends PgLedgerOptions, DeliveryFlags {
   workerId?: string;
   retryFailed?: boolean;
+  allowRejects?: boolean;
 }
 
 /** A worker id names this process in the ledger and in `backfill status`: printable, at most 200 characters. */
@@ -108,11 +109,11 @@ async function workAndReport(
     logger,
     metrics,
     text: formatWorkSummary,
-    exitStatus: (sum) => runExitStatus(sum, true),
+    exitStatus: (sum) => runExitStatus(sum, true, Boolean(opts.allowRejects)),
     after: async () => {
       await client.close();
       stop.off();
     },
   });
-  return exitStatusOfRun(summary, { allowEmpty: true, logger });
+  return exitStatusOfRun(summary, { allowEmpty: true, allowRejects: Boolean(opts.allowRejects), logger });
 }

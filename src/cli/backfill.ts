@@ -141,6 +141,27 @@ export function define(program: Command): void {
       'with a profile, larger partitions, the ledger from SVC_LEDGER_URL',
     ],
   ]);
+  defineWork(backfill);
+  const status = addPgLedgerOptions(
+    backfill.command('status').description('partitions by state, records sent, rate and ETA, per worker'),
+  )
+    .addHelpText(
+      'after',
+      '\nExit status: 0 reported (whether the backfill is done or not: see "done" in --json); 1 could not run\n' +
+        '(no ledger, no backfill planned in it, the database unreachable).',
+    )
+    .action((opts: PgLedgerOptions) => runStatus(opts));
+  addExamples(status, [
+    [
+      'svc-ingest backfill status --ledger postgres://svc@db.internal/ledger',
+      'partitions, records, rate and ETA',
+    ],
+    ['svc-ingest backfill status --json | jq .etaSeconds', 'seconds left, the ledger from SVC_LEDGER_URL'],
+  ]);
+}
+
+/** `backfill work`: its options, exit statuses and examples. */
+function defineWork(backfill: Command): void {
   const work = addPgLedgerOptions(
     backfill
       .command('work')
@@ -156,16 +177,17 @@ export function define(program: Command): void {
       '--worker-id <id>',
       'this worker’s name in the ledger (default host:pid:run); never the same for two live workers',
     )
+    .option('--retry-failed', 'first read again the done partitions that hold failed records (resends those)')
     .option(
-      '--retry-failed',
-      'first read again the done partitions that hold failed records (resends those)',
+      '--allow-rejects',
+      'rejects under the caps are fine (exit 0 instead of 2): for a Kubernetes Job, which fails on any non-zero status',
     );
   addProgressOptions(addRejectCapOptions(addDispatchOptions(work)))
     .addHelpText(
       'after',
       '\nExit status: 0 every partition done and every valid record acknowledged; 1 could not run (also: an input\n' +
         'changed since it was planned, a mapping that differs from the planned one, too many rejects); 2 some\n' +
-        'records rejected; 3 some batches failed (--retry-failed resends them); 5 service unavailable (the partition\n' +
+        'records rejected (0 with --allow-rejects); 3 some batches failed (--retry-failed resends them); 5 service unavailable (the partition\n' +
         'is pending again); 130/143 SIGINT/SIGTERM: in-flight batches settled, the partition and unsent claims\n' +
         'released. Most severe wins: 1, 130/143, 5, 3, 2.',
     )
@@ -182,21 +204,5 @@ export function define(program: Command): void {
       'SVC_LEDGER_URL=postgres://svc@db.internal/ledger svc-ingest backfill work --metrics-file /var/lib/prometheus/node-exporter/backfill.prom --json',
       'metrics for this worker, summary as JSON',
     ],
-  ]);
-  const status = addPgLedgerOptions(
-    backfill.command('status').description('partitions by state, records sent, rate and ETA, per worker'),
-  )
-    .addHelpText(
-      'after',
-      '\nExit status: 0 reported (whether the backfill is done or not: see "done" in --json); 1 could not run\n' +
-        '(no ledger, no backfill planned in it, the database unreachable).',
-    )
-    .action((opts: PgLedgerOptions) => runStatus(opts));
-  addExamples(status, [
-    [
-      'svc-ingest backfill status --ledger postgres://svc@db.internal/ledger',
-      'partitions, records, rate and ETA',
-    ],
-    ['svc-ingest backfill status --json | jq .etaSeconds', 'seconds left, the ledger from SVC_LEDGER_URL'],
   ]);
 }

@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import type { DispatchSettings } from '../chain/options.ts';
 import type { ChainRunEnd } from '../chain/run.ts';
 import type { Config, ConfigFlags } from '../config/index.ts';
-import { EXIT, exitStatusOf } from '../errors.ts';
+import { EXIT, exitStatusOf, SvcIngestError } from '../errors.ts';
 import { cliIo } from '../io.ts';
 import { destinationOf, NEW_DESTINATION_FLAG } from '../ledger/destination.ts';
 import type { Logger } from '../log.ts';
@@ -141,6 +141,7 @@ export async function withRunMetrics(
   try {
     code = await run(metrics, exposure);
   } catch (err) {
+    if (err instanceof SvcIngestError) metrics.stoppedBy(err.code);
     await finish(exitStatusOf(err));
     throw err;
   }

@@ -3,10 +3,9 @@
 
 import { once } from 'node:events';
 import { type Command, Option } from 'commander';
-import { EXIT, exitWith, SvcIngestError } from '../errors.ts';
+import { exitWith, SvcIngestError } from '../errors.ts';
 import { cliIo } from '../io.ts';
-import { formatStderrLine, stderrLine } from '../log.ts';
-import type { PreparedItem } from '../prepare/prepare.ts';
+import { formatStderrLine } from '../log.ts';
 import { addExamples, printWarning } from './common.ts';
 
 interface MapFlags {
@@ -15,6 +14,7 @@ interface MapFlags {
   delimiter?: string;
   limit?: string;
   strict?: boolean;
+  allowUnterminated?: boolean;
 }
 
 export function define(program: Command): void {
@@ -40,10 +40,18 @@ export function define(program: Command): void {
     )
     .option('--delimiter <char>', 'CSV delimiter (default: the profile\'s, else ",")')
     .option('--limit <n>', 'stop after the first n records (mapped or rejected)')
-    .option('--strict', 'every column a mapping rule names must be in the CSV header (else: a warning)')
+    .option(
+      '--strict',
+      'every column a mapping rule names must be in the CSV header, and a warning of a probably wrong profile is an error (exit 1)',
+    )
+    .option(
+      '--allow-unterminated',
+      "a stream's last record may lack its final line break (as send; without it such a stream ends as cut short, exit 1)",
+    )
     .addHelpText(
       'after',
-      '\nExit status: 0 every record mapped; 1 could not run (bad profile, unreadable input, missing column);\n' +
+      '\nExit status: 0 every record mapped; 1 could not run (bad profile, unreadable input, missing column),\n' +
+        'or --strict and the mapping warned;\n' +
         '2 some records rejected (the same verdicts as send, duplicate transactionIds included).',
     );
   addExamples(cmd, [
@@ -72,6 +80,32 @@ function positiveInt(value: string | undefined, flag: string): number | undefine
   return n;
 }
 
+/** The first record of each field sent without it ("required": false), once a field. */
+function relaxedLines(
+  item: { source: string; line: number; relaxed?: readonly string[] },
+  profileName: string,
+  seen: Set<string>,
+): string {
+  let err = '';
+  for (const field of item.relaxed ?? []) {
+    if (seen.has(field)) continue;
+    seen.add(field);
+    err += formatStderrLine(
+      'warn',
+      'input.warning',
+      `svc-ingest: warning: ${item.source}:${item.line}: records without ${field} are sent without it (mapping ${profileName} marks it "required": false)`,
+    );
+  }
+  return err;
+}
+
+/** A notification's JSON with the values of `fields` masked (the rest as send sends it). */
+function maskOwnIds(json: string, fields: readonly string[], mask: (s: string) => string): string {
+  const tx = JSON.parse(json) as Record<string, unknown>;
+  for (const f of fields) if (typeof tx[f] === 'string') tx[f] = mask(tx[f] as string);
+  return JSON.stringify(tx);
+}
+
 /** One reject as a stderr line: `source:line: field: message; field: message`. */
 function rejectLine(source: string, line: number, errors: Array<{ field: string; message: string }>): string {
   const text = `${source}:${line}: ${errors.map((e) => `${e.field}: ${e.message}`).join('; ')}`;
@@ -91,7 +125,7 @@ async function runMap(inputs: string[], flags: MapFlags): Promise<number> {
     { maskCardNumbers },
     { loadConfig },
     { createCodeTally },
-    { unknownCodeLines },
+    { mapSilent, printMapEnd },
   ] = await Promise.all([
     import('../map/profile.ts'),
     import('../prepare/inputs.ts'),
@@ -100,12 +134,17 @@ async function runMap(inputs: string[], flags: MapFlags): Promise<number> {
     import('../mask/index.ts'),
     import('../config/index.ts'),
     import('../model/code-lists.ts'),
-    import('../map/code-notes.ts'),
+    import('./map-notes.ts'),
   ]);
   const limit = positiveInt(flags.limit, '--limit');
   // With --limit only the first records matter: read them inline rather than start a pool.
   const pool = choosePool(loadConfig().prepare, { dryRun: limit === undefined, concurrency: 0 });
-  refuseTerminalInput(inputs);
+  if (inputs.length === 0 && cliIo().stdin.isTTY) {
+    throw new SvcIngestError(
+      'USAGE_INVALID',
+      "no input: name export files, or pipe records into standard input ('-' reads the terminal); see --help",
+    );
+  }
   const mapping = flags.mapping === 'canonical' ? undefined : flags.mapping;
   const profile = await loadProfile(mapping);
   const { specs, delimiter, headers, onHeader } = await openInputs(
@@ -115,6 +154,7 @@ async function runMap(inputs: string[], flags: MapFlags): Promise<number> {
       format: flags.format,
       delimiter: flags.delimiter,
       strict: Boolean(flags.strict),
+      allowUnterminated: Boolean(flags.allowUnterminated),
       warn: printWarning,
     },
   );
@@ -127,16 +167,24 @@ async function runMap(inputs: string[], flags: MapFlags): Promise<number> {
   let expanded = 0;
   let mapped = 0;
   let rejected = 0;
+  const silent = mapSilent(profile);
+  // The declared own ids' fields (`sourceAccountId (prefix "BR-", width 19)` names sourceAccountId).
+  const ownIds = profile.ownIds.map((d) => d.split(' ')[0] as string);
   try {
     outer: for (const spec of specs) {
-      const chunks = prepareChunks(spec, profile, {
-        mapping,
-        delimiter,
-        stdin: cliIo().stdin,
-        onHeader: spec.path === '-' ? onHeader : undefined,
-        columns: headers.get(spec),
-        pool,
-      });
+      const chunks = prepareChunks(
+        spec,
+        profile,
+        {
+          mapping,
+          delimiter,
+          stdin: cliIo().stdin,
+          onHeader: spec.path === '-' ? onHeader : undefined,
+          columns: headers.get(spec),
+          pool,
+        },
+        silent,
+      );
       for await (const chunk of chunks) {
         let out = '';
         let err = '';
@@ -154,13 +202,19 @@ async function runMap(inputs: string[], flags: MapFlags): Promise<number> {
             err += rejectLine(item.source, item.line, item.errors);
           } else if (!seen.add(item.id)) {
             rejected++;
-            err += duplicateLine(item, maskCardNumbers);
+            err += rejectLine(item.source, item.line, [
+              {
+                field: 'transactionId',
+                message: `duplicate transactionId ${maskCardNumbers(item.id)} within this run; the first one is sent`,
+              },
+            ]);
           } else {
             mapped++;
             codes.add(item.codes);
-            err += relaxedLines(item, relaxedSeen, profile.name);
-            // A transactionId may legally be a 16-digit number; what this prints never holds a card number.
-            out += `${maskCardNumbers(item.json)}\n`;
+            err += relaxedLines(item, profile.name, relaxedSeen);
+            // Exactly the JSON send sends (validation has refused a card number in any id or code, free text is
+            // masked when mapped), but for the ids the profile declares the bank's own: sent as they are, printed masked.
+            out += `${ownIds.length > 0 ? maskOwnIds(item.json, ownIds, maskCardNumbers) : item.json}\n`;
           }
         }
         // A record's expanded notifications share its chunk: at the chunk's end the limit is met whole.
@@ -174,55 +228,11 @@ async function runMap(inputs: string[], flags: MapFlags): Promise<number> {
   } finally {
     seen.close?.();
   }
-  const own =
-    profile.ownIds.length > 0 ? `; own numeric ids sent unchecked: ${profile.ownIds.join(', ')}` : '';
-  // A value outside the code lists is reported, once per value with its count (the service's lists are not shown).
-  for (const line of unknownCodeLines(codes.counts(), mapped)) printWarning(line);
-  const code = rejected > 0 ? EXIT.REJECTED : EXIT.OK;
-  stderrLine(
-    code === EXIT.OK ? 'info' : 'warn',
-    'map.summary',
-    `svc-ingest map: ${read} read${expanded > 0 ? ` (+${expanded} expanded)` : ''}, ${mapped} mapped, ${rejected} rejected (mapping ${profile.name}${own})`,
-    { read, ...(expanded > 0 ? { expanded } : {}), mapped, rejected, exitStatus: code },
-  );
-  return code;
-}
-
-/** No input named and standard input a terminal: a usage error, not a wait on the keyboard. */
-function refuseTerminalInput(inputs: string[]): void {
-  if (inputs.length === 0 && cliIo().stdin.isTTY) {
-    throw new SvcIngestError(
-      'USAGE_INVALID',
-      "no input: name export files, or pipe records into standard input ('-' reads the terminal); see --help",
-    );
-  }
-}
-
-/** The reject line of a transactionId met before in this run (the first one is the one sent). */
-function duplicateLine(item: PreparedItem & { kind: 'tx' }, mask: (text: string) => string): string {
-  return rejectLine(item.source, item.line, [
-    {
-      field: 'transactionId',
-      message: `duplicate transactionId ${mask(item.id)} within this run; the first one is sent`,
-    },
-  ]);
-}
-
-/** A warning for each field left out of a record that the profile lets go without it, once per field a run. */
-function relaxedLines(
-  item: PreparedItem & { kind: 'tx' },
-  relaxedSeen: Set<string>,
-  profileName: string,
-): string {
-  let err = '';
-  for (const field of item.relaxed ?? []) {
-    if (relaxedSeen.has(field)) continue;
-    relaxedSeen.add(field);
-    err += formatStderrLine(
-      'warn',
-      'input.warning',
-      `svc-ingest: warning: ${item.source}:${item.line}: records without ${field} are sent without it (mapping ${profileName} marks it "required": false)`,
-    );
-  }
-  return err;
+  return printMapEnd(profile, silent, Boolean(flags.strict), {
+    read,
+    expanded,
+    mapped,
+    rejected,
+    codes: codes.counts(),
+  });
 }

@@ -4,6 +4,7 @@
 
 import { EXIT, SvcIngestError } from '../errors.ts';
 import { cliIo } from '../io.ts';
+import { stderrLine } from '../log.ts';
 import type { CompiledProfile } from '../map/types.ts';
 import type { TransactionNotification } from '../model/transaction.ts';
 import type { RawRecord } from '../read/types.ts';
@@ -89,7 +90,10 @@ export async function runCheck(name: string, file: string | undefined, flags: Ch
         : `${file}: the header has every required column; ${warnings} optional one${warnings === 1 ? ' is' : 's are'} missing (see the warnings)`,
     );
   const out = report.finish(file, seen, sample, Boolean(flags.strict));
-  for (const w of out.warnings) warn(`${file}: ${w}`);
+  // --strict: a warning of the records is an error (exit 1), as for a missing column.
+  for (const w of out.warnings)
+    if (flags.strict) stderrLine('error', 'mapping.warning', `svc-ingest: error (--strict): ${file}: ${w}`);
+    else warn(`${file}: ${w}`);
   lines.push(...out.lines);
   if (out.missing.length > 0) {
     printText(lines);
@@ -101,6 +105,14 @@ export async function runCheck(name: string, file: string | undefined, flags: Ch
     );
   }
   printText(lines);
+  if (flags.strict && out.warnings.length > 0) {
+    stderrLine(
+      'error',
+      'mapping.strict',
+      `svc-ingest: mapping check --strict: ${out.warnings.length} warning${out.warnings.length === 1 ? '' : 's'} on ${file} (each above)`,
+    );
+    return EXIT.USAGE;
+  }
   return EXIT.OK;
 }
 
@@ -153,16 +165,18 @@ async function stillToWrite(profile: CompiledProfile): Promise<string[]> {
 async function createReport(profile: CompiledProfile, ndjson: boolean) {
   const [
     { compileGetter, PathError },
-    { createSilentErrors, silentWarnings },
+    { createSilentErrors, silentNotes, silentWarnings },
     codes,
     { unknownCodeLines },
     { TIME_READS },
+    { ambiguousTimes, ambiguousText },
   ] = await Promise.all([
     import('../map/path.ts'),
     import('../map/silent-errors.ts'),
     import('../model/code-lists.ts'),
     import('../map/code-notes.ts'),
     import('../map/timestamp.ts'),
+    import('../map/ambiguous-times.ts'),
   ]);
   const uses = ndjson ? pathUses(profile, compileGetter, PathError) : [];
   let looked = 0;
@@ -180,6 +194,7 @@ async function createReport(profile: CompiledProfile, ndjson: boolean) {
   let valid = 0;
   let rejected = 0;
   let expanded = 0;
+  let suffixed = 0;
   let mapped = 0;
   const one = (fields: Record<string, unknown>, source: Record<string, unknown>, invalidUtf8: boolean) => {
     mapped++;
@@ -210,6 +225,7 @@ async function createReport(profile: CompiledProfile, ndjson: boolean) {
         return;
       }
       expanded += views.length - 1;
+      if (expand.id !== 'rule' && (views.length > 1 || expand.id === 'suffix')) suffixed += views.length;
       for (const v of views) {
         look(v as Record<string, unknown>);
         one(v as Record<string, unknown>, v as Record<string, unknown>, rec.invalidUtf8 === true);
@@ -218,8 +234,10 @@ async function createReport(profile: CompiledProfile, ndjson: boolean) {
     finish(file: string, seen: number, sample: number | undefined, strict: boolean) {
       const n = sample === undefined ? seen : Math.min(seen, sample);
       const lines = [
-        `${file}: ${sample === undefined ? `${seen} records read` : `${n} of ${seen} records read, spread over the file`}${expanded > 0 ? ` (+${expanded} expanded)` : ''}, ${valid} valid, ${rejected} rejected${this.unreadable > 0 ? `, ${this.unreadable} unreadable` : ''}`,
+        // Counted as send counts: an unreadable piece (a ragged row, a line that is no JSON) is read and rejected.
+        `${file}: ${sample === undefined ? `${seen + this.unreadable} records read` : `${n} of ${seen} records read, spread over the file`}${expanded > 0 ? ` (+${expanded} expanded)` : ''}, ${valid} valid, ${rejected + (sample === undefined ? this.unreadable : 0)} rejected${this.unreadable > 0 ? ` (${this.unreadable} unreadable)` : ''}`,
       ];
+      if (profile.expand !== undefined) lines.push(suffixedLine(profile.expand.id, suffixed));
       if (rejectedBy.size > 0)
         lines.push(
           `  rejects by field: ${[...rejectedBy.entries()].map(([f, c]) => `${f} ${c}`).join(', ')} (map --mapping … shows each)`,
@@ -238,14 +256,10 @@ async function createReport(profile: CompiledProfile, ndjson: boolean) {
       }
       lines.push(...perFieldLines(filled, distinct, valid));
       const state = silent.end();
-      const repeated = state.repeatedHour;
-      const byField = Object.entries(TIME_READS.repeatedByField)
-        .map(([f, c]) => `${f} ${c - (repeated0[f] ?? 0)}`)
-        .filter((t) => !t.endsWith(' 0'));
-      if (repeated > 0)
-        lines.push(
-          `  ${repeated} local time${repeated === 1 ? '' : 's'} in a DST repeated hour, read as its first occurrence${byField.length > 0 ? ` (${byField.join(', ')})` : ''}`,
-        );
+      const ambiguous = ambiguousTimes(profile, state);
+      if (ambiguous !== undefined)
+        lines.push(`  ${ambiguousText(ambiguous)}${byField(TIME_READS, repeated0)}`);
+      for (const note of silentNotes(state)) lines.push(`  ${note}`);
       const warnings = [
         ...unknownCodeLines(tally.counts(), valid),
         ...silentWarnings(profile, state),
@@ -258,6 +272,20 @@ async function createReport(profile: CompiledProfile, ndjson: boolean) {
     },
     absent: undefined as Array<(typeof profile.columns)[number]> | undefined,
   };
+}
+
+/** How many ids `expand` suffixed, in words. */
+function suffixedLine(id: string, suffixed: number): string {
+  const why = id === 'auto' ? ': records with several notifications' : '';
+  return `  ${suffixed} id${suffixed === 1 ? '' : 's'} suffixed with the element's position ("expand.id": "${id}"${why}); the others keep the record's id`;
+}
+
+/** ` (transactionTimestamp 3, …)`: the ambiguous local times per field since `before`, or nothing. */
+function byField(reads: { repeatedByField: Record<string, number> }, before: Record<string, number>): string {
+  const parts = Object.entries(reads.repeatedByField)
+    .map(([f, c]) => `${f} ${c - (before[f] ?? 0)}`)
+    .filter((t) => !t.endsWith(' 0'));
+  return parts.length > 0 ? ` (${parts.join(', ')})` : '';
 }
 
 /** Counts a valid transaction's filled fields and (up to DISTINCT_CAP + 1) their distinct values. */

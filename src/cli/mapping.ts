@@ -54,7 +54,10 @@ export function define(program: Command): void {
       ]),
     )
     .option('--delimiter <char>', 'CSV delimiter (default: the profile\'s, else ",")')
-    .option('--strict', 'a column a rule names that the CSV header lacks is an error (else: a warning)')
+    .option(
+      '--strict',
+      'a column a rule names that the CSV header lacks, or a warning of the records, is an error (exit 1)',
+    )
     .option('--sample <n>', 'map n records drawn evenly from the whole file instead of every record')
     .addHelpText(
       'after',

@@ -3,6 +3,7 @@
 
 import { cliIo } from '../io.ts';
 import { type Logger, liveLine } from '../log.ts';
+import { ambiguousText } from '../map/ambiguous-times.ts';
 import { maskCardNumbers } from '../mask/index.ts';
 import { type CodeCounts, codeProblem } from '../model/code-lists.ts';
 import type { RunProgress, RunSummary } from '../record/counters.ts';
@@ -129,6 +130,7 @@ export function formatSummary(s: RunSummary, allowEmpty = false): string {
   if (s.ownNumericIds)
     lines.push(`own numeric ids (sent without the card-number check): ${s.ownNumericIds.join(', ')}`);
   lines.push(...codeLines(s.codes, s.dryRun));
+  if (s.ambiguousTimes) lines.push(ambiguousText(s.ambiguousTimes));
   if (s.ledger) lines.push(`ledger:  ${s.ledger}`);
   if (s.rejects && s.rejected > 0)
     lines.push(
@@ -146,6 +148,10 @@ export function formatSummary(s: RunSummary, allowEmpty = false): string {
   else if (s.outage)
     lines.push(
       'the service looked down; sending stopped. Rerun later: failed and unread records are sent then',
+    );
+  else if (s.failed > 0 && s.error !== undefined && s.error.code !== 'INPUT_TOO_MANY_REJECTS')
+    lines.push(
+      `${s.failed} ${s.failed === 1 ? 'record' : 'records'} read and not sent (the input broke); once the input is whole, rerun to send them`,
     );
   else if (s.failed > 0)
     lines.push(

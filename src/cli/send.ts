@@ -23,7 +23,7 @@ import {
 import { addSettingOptions, settingFlags } from './settings.ts';
 
 interface SendFlags extends CommonOptions, DeliveryFlags {
-  format?: 'csv' | 'ndjson';
+  format?: 'csv' | 'ndjson' | 'pgtext';
   mapping?: string;
   delimiter?: string;
   ledger?: string;
@@ -34,7 +34,12 @@ interface SendFlags extends CommonOptions, DeliveryFlags {
   strict?: boolean;
   allowEmpty?: boolean;
   allowRejects?: boolean;
+  allowUnterminated?: boolean;
+  expectCount?: string;
+  expectTotal?: string;
+  control?: string;
   sourceName?: string;
+  checkFirst?: boolean;
 }
 
 export function define(program: Command): void {
@@ -47,14 +52,18 @@ export function define(program: Command): void {
     .argument('[input...]', "input files; '-' or none reads standard input");
   addConnectionOptions(cmd)
     .addOption(
-      new Option('--format <format>', 'input format (default: from the extension)').choices([
-        'csv',
-        'ndjson',
-      ]),
+      new Option(
+        '--format <format>',
+        "input format (default: from the extension); pgtext: PostgreSQL's COPY text output (tabs, \\N, escapes)",
+      ).choices(['csv', 'ndjson', 'pgtext']),
     )
     .option('--mapping <file|name>', 'mapping profile (a file, or a name in config/mappings/)', 'canonical')
     .option('--delimiter <char>', 'CSV delimiter (default: the profile\'s, else ",")')
     .option('--strict', 'every column a mapping rule names must be in the CSV header (else: a warning)')
+    .option(
+      '--check-first',
+      'map the whole input before the first request; a mapping that warns sends nothing (exit 1)',
+    )
     .option(
       '--source-name <name>',
       'the name the one input (a file, standard input or a pipe) goes by in the ledger, the rejects and the logs (default: its path, or stdin)',
@@ -68,12 +77,29 @@ export function define(program: Command): void {
     .option('--json', 'print the run summary as one JSON object on stdout')
     .option('--allow-empty', 'an input without records is fine (exit 0 instead of 4)')
     .option(
+      '--allow-unterminated',
+      "a stream's last record may lack its final line break (a producer known to omit it); without it such a stream ends as cut short (exit 1)",
+    )
+    .option(
+      '--expect-count <n>',
+      'records the export holds, as its producer declares (control total; exit 1 if not)',
+    )
+    .option(
+      '--expect-total <amount>',
+      "the export's amount total, as its producer declares, in its own units",
+    )
+    .option(
+      '--control <file>',
+      'control file beside the export: count=N and total=X lines, or JSON {"count","total"}',
+    )
+    .option(
       '--allow-rejects',
       'rejects under the caps are fine (exit 0 instead of 2): for a scheduler that fails on any non-zero status',
     );
   addProgressOptions(cmd).addHelpText(
     'after',
-    '\nExit status: 0 all valid records acknowledged; 1 could not run, or stopped: too many rejects, or the\n' +
+    '\nExit status: 0 all valid records acknowledged; 1 could not run, or stopped: too many rejects, an input cut\n' +
+      'short (a stream ending mid-record, cut or corrupt gzip: summary printed, the rest recorded failed), or the\n' +
       'service refused our credentials (401/403) or redirected; 2 some records rejected (also on a rerun whose\n' +
       'rejects were all recorded before); 3 some batches failed (rerun resends them); 4 no records (empty input;\n' +
       'see --allow-empty); 5 service unavailable (no answer before reading, or failing past --outage-max-ms;\n' +
@@ -124,9 +150,27 @@ async function runSendCommand(inputs: string[], flags: SendFlags): Promise<numbe
   }
   const paths = inputs.length === 0 ? ['-'] : inputs;
   await checkRunFiles(paths, ledger, config, flags);
-  return withRunMetrics(config.metrics, logger, (metrics, exposure) =>
-    sendAndReport(paths, flags, { config, ledger, logger }, metrics, exposure),
-  );
+  const gate = flags.checkFirst
+    ? await (await import('../send/check-first.ts')).checkFirst(paths, {
+        ...flags,
+        pool: {
+          ...(await import('../prepare/choose.ts')).choosePool(config.prepare, {
+            dryRun: true,
+            concurrency: 1,
+          }),
+          use: 'off',
+        },
+      })
+    : undefined;
+  if (gate?.exit !== undefined) return gate.exit;
+  const stdin = gate?.stdin ?? cliIo().stdin;
+  try {
+    return await withRunMetrics(config.metrics, logger, (metrics, exposure) =>
+      sendAndReport(paths, flags, { config, ledger, logger, stdin }, metrics, exposure),
+    );
+  } finally {
+    await gate?.cleanup();
+  }
 }
 
 /**
@@ -161,7 +205,7 @@ async function checkRunFiles(
 async function sendAndReport(
   paths: string[],
   flags: SendFlags,
-  ctx: { config: Config; ledger: LedgerRef; logger: Logger },
+  ctx: { config: Config; ledger: LedgerRef; logger: Logger; stdin: NodeJS.ReadableStream },
   metrics: RunMetrics | null,
   exposure: import('../metrics/expose.ts').MetricsExposure | null,
 ): Promise<number> {
@@ -214,9 +258,11 @@ async function sendAndReport(
     resume: s.resume,
     dryRun,
     logger,
-    stdin: cliIo().stdin,
+    stdin: ctx.stdin,
     signal: stop.signal,
     allowEmpty: Boolean(flags.allowEmpty),
+    allowUnterminated: Boolean(flags.allowUnterminated),
+    control: { expectCount: flags.expectCount, expectTotal: flags.expectTotal, controlFile: flags.control },
   });
   const summary = await followRun(run, {
     progress: flags.progress,

@@ -170,6 +170,8 @@ export function formatTicket(t: Ticket): string[] {
 }
 
 export async function runGet(id: string, opts: GetOptions): Promise<void> {
+  // A card number typed as the ticket id is refused before it is put in the request's URL, as `tickets create` does.
+  refuseTypedCardNumbers([['<id>', id]]);
   const choice = await ledgerOf(opts, true);
   await withContext(opts, async ({ client, logger }) => {
     const ticket = await client.getTicket(id);

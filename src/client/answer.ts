@@ -9,6 +9,8 @@ export interface Call {
   path: string;
   requestId?: string;
   json?: unknown;
+  /** false: the answer is not masked (startSession's token only). */
+  guard?: boolean;
   /** A body already serialised as JSON, as text or its UTF-8 bytes (sent as application/json). */
   body?: string | Uint8Array;
   searchParams?: Record<string, string | number>;

@@ -4,6 +4,8 @@ import type { HTTPError, Options } from 'ky';
 import { readSecret } from '../config/secret.ts';
 import type { Config } from '../config/types.ts';
 import type { Logger } from '../log.ts';
+import { guardedHeader, readAnswer } from '../mask/answer.ts';
+import { maskDeep } from '../mask/index.ts';
 import type { TransactionNotification } from '../model/transaction.ts';
 import { type Answer, type Call, expectOk, isObject } from './answer.ts';
 import { batchJson, type EncodedBatch, utf8 } from './body.ts';
@@ -72,15 +74,6 @@ export function displayUrl(url: string): string {
   }
 }
 
-function parseJson(text: string): unknown {
-  if (text.trim() === '') return undefined;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return { unparsable: text.slice(0, 200) };
-  }
-}
-
 export function createClient(config: Config, opts: ClientOptions = {}): SvcClient {
   const { logger } = opts;
   const token = readSecret(config);
@@ -131,7 +124,7 @@ export function createClient(config: Config, opts: ClientOptions = {}): SvcClien
       } else if (c.json !== undefined) options.json = c.json;
       if (c.searchParams !== undefined) options.searchParams = c.searchParams;
       const res = await transport.ky(c.path, options);
-      const body = parseJson(await res.text());
+      const body = readAnswer(await res.text(), c.guard !== false);
       const answered = isObject(body) && typeof body.requestId === 'string' ? body.requestId : undefined;
       logger?.debug(
         {
@@ -146,7 +139,7 @@ export function createClient(config: Config, opts: ClientOptions = {}): SvcClien
       return {
         status: res.status,
         body,
-        requestId: answered ?? res.headers.get(REQUEST_ID_HEADER) ?? requestId,
+        requestId: answered ?? guardedHeader(res.headers.get(REQUEST_ID_HEADER)) ?? requestId,
         info,
       };
     } catch (err) {
@@ -209,16 +202,16 @@ function mapError(
     if (status >= 300 && status < 400) {
       return new SvcRedirectError({
         ...info,
-        requestId: e.response.headers.get(REQUEST_ID_HEADER) ?? info.requestId,
+        requestId: guardedHeader(e.response.headers.get(REQUEST_ID_HEADER)) ?? info.requestId,
         status,
         location: redirectOrigin(e.response.headers.get('location'), info.url),
       });
     }
-    const data = typeof e.data === 'string' ? parseJson(e.data) : e.data;
+    const data = typeof e.data === 'string' ? readAnswer(e.data) : maskDeep(e.data);
     const envelope = isObject(data) ? (data as ErrorEnvelope) : undefined;
     const requestId =
       (typeof envelope?.requestId === 'string' ? envelope.requestId : undefined) ??
-      e.response.headers.get(REQUEST_ID_HEADER) ??
+      guardedHeader(e.response.headers.get(REQUEST_ID_HEADER)) ??
       info.requestId;
     const retryAfterMs = parseRetryAfter(e.response.headers.get('retry-after'));
     return new SvcHttpError(

@@ -49,6 +49,7 @@ export function sessionProvider(config: Config, call: (c: Call) => Promise<Answe
             const a = await call({
               method: 'POST',
               path: PATHS.startSession,
+              guard: false,
               json: {
                 sourceCustomerId,
                 scopes: config.session.scopes,

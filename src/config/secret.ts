@@ -7,6 +7,8 @@
 // - a file path: starts with '/', './', '../' or '~/', at most 255 characters of A-Z a-z 0-9 . _ - / ~.
 // Anything else is reported as "not shown".
 
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { ErrorCode } from '../errors.ts';
 import { SvcIngestError } from '../errors.ts';
 import { cliIo } from '../io.ts';
@@ -85,7 +87,8 @@ function fromEnv(name: string, key: string, env: NodeJS.ProcessEnv): string {
   return v.trim();
 }
 
-function fromFile(path: string, key: string): string {
+/** A secret file's text, trimmed; `label` names it in messages (default: the config key). */
+function fromFile(path: string, key: string, label = `config key ${key}`): string {
   let text: string;
   try {
     text = readSmallFile(path, FILE_CAPS.secret).trim();
@@ -93,25 +96,38 @@ function fromFile(path: string, key: string): string {
     // The fs message quotes the path: only its code, or what is wrong with the file, is kept.
     const code =
       err instanceof SmallFileError ? err.reason : ((err as NodeJS.ErrnoException).code ?? 'error');
-    throw new SvcIngestError(
-      'CONFIG_INVALID',
-      `config key ${key}: cannot read ${shownPath(path)} (${code})`,
-      {
-        field: key,
-      },
-    );
+    throw new SvcIngestError('CONFIG_INVALID', `${label}: cannot read ${shownPath(path)} (${code})`, {
+      field: key,
+    });
   }
   if (text === '') {
-    throw new SvcIngestError('CONFIG_INVALID', `config key ${key}: ${shownPath(path)} is empty`, {
+    throw new SvcIngestError('CONFIG_INVALID', `${label}: ${shownPath(path)} is empty`, {
       field: key,
     });
   }
   return text;
 }
 
+/** The credential systemd hands a unit with `LoadCredential=token:…` (systemd 247+: $CREDENTIALS_DIRECTORY/token). */
+export const CREDENTIAL_TOKEN = 'token';
+
 /**
- * The auth token: from the env variable named by auth.tokenEnv, or the file auth.tokenFile (trimmed);
- * undefined when neither is configured (no auth header is sent). A token with a control character is refused.
+ * $CREDENTIALS_DIRECTORY/token when systemd set the folder and the unit loaded a `token` credential into it;
+ * undefined otherwise (no credentials folder, or none named `token`: no auth header, as with no token configured).
+ */
+function credentialPath(env: NodeJS.ProcessEnv): string | undefined {
+  const dir = env.CREDENTIALS_DIRECTORY;
+  if (!dir) return undefined;
+  const path = join(dir, CREDENTIAL_TOKEN);
+  return existsSync(path) ? path : undefined;
+}
+
+const TOKEN_FILE_KEY = 'auth.tokenFile';
+
+/**
+ * The auth token: from the env variable named by auth.tokenEnv, or the file auth.tokenFile (trimmed), or else
+ * systemd's credential $CREDENTIALS_DIRECTORY/token (a unit's `LoadCredential=token:…`, no specifier needed);
+ * undefined when none of them is there (no auth header is sent). A token with a control character is refused.
  * @example readSecret(cfg) // 'eyJhbGciOi…'
  */
 export function readSecret(cfg: Config, env: NodeJS.ProcessEnv = cliIo().env): string | undefined {
@@ -120,9 +136,21 @@ export function readSecret(cfg: Config, env: NodeJS.ProcessEnv = cliIo().env): s
     checkHeaderValue(token, `the auth token in env ${cfg.auth.tokenEnv} (named by auth.tokenEnv)`);
     return token;
   }
-  if (cfg.auth.tokenFile) {
-    const token = fromFile(cfg.auth.tokenFile, 'auth.tokenFile');
-    checkHeaderValue(token, `the auth token in file ${shownPath(cfg.auth.tokenFile)} (auth.tokenFile)`);
+  const file = cfg.auth.tokenFile;
+  if (file) {
+    const token = fromFile(file, TOKEN_FILE_KEY);
+    checkHeaderValue(token, `the auth token in file ${shownPath(file)} (auth.tokenFile)`);
+    return token;
+  }
+  const credential = credentialPath(env);
+  if (credential) {
+    // The credential stands in for the token file: an error names that setting, as for the file.
+    const token = fromFile(
+      credential,
+      TOKEN_FILE_KEY,
+      "systemd's credential token (none of auth.tokenEnv, auth.tokenFile set)",
+    );
+    checkHeaderValue(token, `the auth token in systemd's credential ${shownPath(credential)}`);
     return token;
   }
   return undefined;

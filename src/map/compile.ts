@@ -20,6 +20,7 @@ import {
   validateValues,
 } from '../validate/validate.ts';
 import { profileCodeNotes } from './code-notes.ts';
+import { type CompiledControl, compileControl } from './control.ts';
 import { type CompiledExpand, compileExpand, ELEMENT_INDEX } from './expand.ts';
 import { describeOwnId, type OwnIdShape, ownIdMatcher } from './own-ids.ts';
 import { applyPan, compilePan, type PanRule, setPath } from './pan.ts';
@@ -38,7 +39,8 @@ import {
   type ProfileNotes,
   type Step,
 } from './rule-kit.ts';
-import { compileTimestamp } from './timestamp.ts';
+import { checkStateAbroad } from './state-abroad.ts';
+import { AMBIGUOUS_CHOICES, type Ambiguous, compileTimestamp } from './timestamp.ts';
 import type { ColumnUse, CompiledProfile } from './types.ts';
 
 // A profile nested deeper than any rule needs is refused before anything walks it: the compiler, JSON.stringify of
@@ -74,9 +76,12 @@ const PROFILE_KEYS = [
   'delimiter',
   'timeZone',
   'timeZoneScope',
+  'ambiguousTime',
+  'signConvention',
   'pan',
   'ownNumericIds',
   'expand',
+  'controlTotals',
   'fields',
 ];
 
@@ -106,7 +111,7 @@ const buildFullTx = new Function(
  * @example compileProfile({ fields: { transactionId: 'TXN_ID' } }, 'x.json', 'x') // throws MAPPING_INVALID: required fields have no rule
  */
 export function compileProfile(doc: unknown, source: string, defaultName: string): CompiledProfile {
-  const env: Env = { source, notes: { fixedZones: [], amountScales: [] } };
+  const env: Env = { source, notes: { fixedZones: [], amountScales: [], ambiguous: [] } };
   checkDepth(source, doc);
   if (!isObject(doc)) bad(source, '(top)', 'a JSON object', doc);
   for (const k of Object.keys(doc))
@@ -126,35 +131,7 @@ export function compileProfile(doc: unknown, source: string, defaultName: string
   ) {
     bad(source, 'delimiter', 'one character (not a quote or newline)', delimiter);
   }
-  if (doc.timeZone !== undefined) {
-    if (typeof doc.timeZone !== 'string')
-      bad(source, 'timeZone', 'an IANA zone name such as "America/Chicago"', doc.timeZone);
-    try {
-      // "{tz}": each record names its zone (record-zone.ts), checked per record.
-      if (recordZonePath(doc.timeZone) === undefined)
-        compileTimestamp({ format: 'auto', zone: doc.timeZone });
-    } catch (err) {
-      bad(source, 'timeZone', 'an IANA zone name such as "America/Chicago"', (err as Error).message);
-    }
-    env.timeZone = doc.timeZone;
-  }
-  if (doc.timeZoneScope !== undefined) {
-    if (doc.timeZoneScope !== 'export' && doc.timeZoneScope !== 'merchant')
-      bad(
-        source,
-        'timeZoneScope',
-        '"export" (the zone is the export\'s own) or "merchant"',
-        doc.timeZoneScope,
-      );
-    if (doc.timeZone === undefined)
-      bad(
-        source,
-        'timeZoneScope',
-        'a timeZone beside it (it says whose zone timeZone is)',
-        doc.timeZoneScope,
-      );
-    if (doc.timeZoneScope === 'export' && env.notes) env.notes.exportZone = true;
-  }
+  compileTopLevel(source, doc, env);
   const pan = doc.pan === undefined ? undefined : compilePan(env, doc.pan);
   const ownIds = compileOwnIds(source, doc.ownNumericIds);
   const expand = doc.expand === undefined ? undefined : compileExpand(env, doc.expand);
@@ -190,8 +167,14 @@ export function compileProfile(doc: unknown, source: string, defaultName: string
     const needed = required.has(f) && !compiled.hasDefault && compiled.anyOf !== true;
     for (const c of compiled.columns) columns.push({ ...c, field: f, required: needed });
   }
-  if (pan !== undefined)
-    columns.push({ column: pathText(pan.from), rule: 'pan.from', field: 'iin', required: false });
+  if (pan !== undefined) {
+    // The card-number column is read by pan only: another rule on it (slice, match …) would send its digits.
+    const card = pathText(pan.from);
+    const reread = columns.find((c) => c.column === card);
+    if (reread !== undefined)
+      bad(source, reread.rule, `a column other than ${card}, the card-number column (pan.from)`, card);
+    columns.push({ column: card, rule: 'pan.from', field: 'iin', required: false });
+  }
   const missing = REQUIRED_FIELDS.filter((f) => !explicit.has(f));
   if (missing.length > 0)
     bad(
@@ -220,7 +203,59 @@ export function compileProfile(doc: unknown, source: string, defaultName: string
     ownIds,
     expand,
     notes: env.notes,
+    control: compileControl(source, doc.controlTotals, columns),
   });
+}
+
+/**
+ * The top-level keys that set the context of every rule: `timeZone` (and `timeZoneScope`), `ambiguousTime`,
+ * `signConvention`, into `env` (and its notes).
+ */
+function compileTopLevel(source: string, doc: Record<string, Json>, env: Env): void {
+  if (doc.timeZone !== undefined) {
+    if (typeof doc.timeZone !== 'string')
+      bad(source, 'timeZone', 'an IANA zone name such as "America/Chicago"', doc.timeZone);
+    try {
+      // "{tz}": each record names its zone (record-zone.ts), checked per record.
+      if (recordZonePath(doc.timeZone) === undefined)
+        compileTimestamp({ format: 'auto', zone: doc.timeZone });
+    } catch (err) {
+      bad(source, 'timeZone', 'an IANA zone name such as "America/Chicago"', (err as Error).message);
+    }
+    env.timeZone = doc.timeZone;
+  }
+  if (doc.timeZoneScope !== undefined) {
+    if (doc.timeZoneScope !== 'export' && doc.timeZoneScope !== 'merchant')
+      bad(
+        source,
+        'timeZoneScope',
+        '"export" (the zone is the export\'s own) or "merchant"',
+        doc.timeZoneScope,
+      );
+    if (doc.timeZone === undefined)
+      bad(
+        source,
+        'timeZoneScope',
+        'a timeZone beside it (it says whose zone timeZone is)',
+        doc.timeZoneScope,
+      );
+    if (doc.timeZoneScope === 'export' && env.notes) env.notes.exportZone = true;
+  }
+  if (doc.ambiguousTime !== undefined) {
+    if (!AMBIGUOUS_CHOICES.includes(doc.ambiguousTime as Ambiguous))
+      bad(source, 'ambiguousTime', '"earlier", "later" or "reject"', doc.ambiguousTime);
+    env.ambiguous = doc.ambiguousTime as Ambiguous;
+  }
+  if (doc.signConvention !== undefined) {
+    if (doc.signConvention !== 'account' && doc.signConvention !== 'merchant')
+      bad(
+        source,
+        'signConvention',
+        '"account" (a purchase negative) or "merchant" (a purchase positive)',
+        doc.signConvention,
+      );
+    if (env.notes) env.notes.signConvention = doc.signConvention;
+  }
 }
 
 /**
@@ -288,6 +323,7 @@ export function buildProfile(p: {
   ownIds?: readonly OwnIdShape[];
   expand?: CompiledExpand;
   notes?: ProfileNotes;
+  control?: CompiledControl;
 }): CompiledProfile {
   const { steps, pan, explicit } = p;
   const ownIds = (p.ownIds ?? []).map(describeOwnId);
@@ -303,7 +339,7 @@ export function buildProfile(p: {
   const vals: unknown[] = new Array(width).fill(undefined);
   // What converters may read of the record being built: the currency scales amounts.
   const ctx = { currencyCode: undefined as unknown };
-  const suffixIds = p.expand?.id === 'suffix';
+  const suffixIds = p.expand !== undefined && p.expand.id !== 'rule';
   /**
    * The record's values in TRANSACTION_FIELDS order (absent: undefined), or the conversion errors of every field.
    * The array is reused by the next call: read it before mapping another record.
@@ -337,6 +373,15 @@ export function buildProfile(p: {
     }
     return errors ? { errors } : vals;
   };
+  /** Conversion errors, then the validation errors of the fields that did convert (vals still holds them). */
+  const withValidation = (failed: FieldError[], invalidUtf8: boolean): FieldError[] => {
+    const named = new Set(failed.map((e) => e.field));
+    let checked = validateValues(vals, requiredAt, invalidUtf8, rules);
+    if (requiredWhere.length > 0) checked = checkRequiredWhere(requiredWhere, vals, checked);
+    checked = checkStateAbroad(vals, checked);
+    const more = checked.filter((e) => !named.has(e.field));
+    return more.length > 0 ? [...failed, ...more] : failed;
+  };
   return {
     name: p.name,
     ...(p.description ? { description: p.description } : {}),
@@ -350,7 +395,8 @@ export function buildProfile(p: {
     codeNotes: p.codeNotes ?? [],
     requiredWhere: requiredWhere.map((r) => ({ field: r.field, countries: [...r.countries] })),
     ...(p.expand ? { expand: p.expand } : {}),
-    notes: p.notes ?? { fixedZones: [], amountScales: [] },
+    ...(p.control ? { control: p.control } : {}),
+    notes: p.notes ?? { fixedZones: [], amountScales: [], ambiguous: [] },
     map(rec) {
       const vals = mapValues(rec);
       return Array.isArray(vals)
@@ -358,10 +404,13 @@ export function buildProfile(p: {
         : { ok: false, errors: vals.errors };
     },
     mapValid(rec, invalidUtf8) {
-      const vals = mapValues(rec);
-      if (!Array.isArray(vals)) return { ok: false, errors: vals.errors };
+      const mapped = mapValues(rec);
+      // A record whose conversions failed is checked whole all the same: its reject lists every problem it has.
+      if (!Array.isArray(mapped)) return { ok: false, errors: withValidation(mapped.errors, invalidUtf8) };
+      const vals = mapped;
       let errors = validateValues(vals, requiredAt, invalidUtf8, rules);
       if (requiredWhere.length > 0) errors = checkRequiredWhere(requiredWhere, vals, errors);
+      errors = checkStateAbroad(vals, errors);
       return errors.length > 0
         ? { ok: false, errors }
         : { ok: true, tx: buildFullTx(vals) as unknown as TransactionNotification };
@@ -379,7 +428,16 @@ export function buildProfile(p: {
   };
 }
 
-/** Compile one canonical rule (field read from the same-named column, type conversion only). */
+/** The canonical profile's timestamp fields: any RFC 3339 instant (`T` or a space, `Z` or an offset such as `+02`). */
+const CANONICAL_TIMES: readonly string[] = ['transactionTimestamp', 'transactionPostingTimestamp'];
+
+/**
+ * Compile one canonical rule (field read from the same-named column, type conversion only). A timestamp is read
+ * as an instant: `2025-10-01 02:01:37.007+02` (psql's output) is `2025-10-01T00:01:37.007Z`; one without an
+ * offset is a reject (it names no instant).
+ */
 export function canonicalStep(field: TransactionField): Step {
-  return compileRule({ source: 'canonical' }, field, { from: field }).step;
+  const rule: Record<string, Json> = { from: field };
+  if (CANONICAL_TIMES.includes(field)) rule.timestamp = { format: 'iso' };
+  return compileRule({ source: 'canonical' }, field, rule).step;
 }

@@ -22,7 +22,14 @@ import {
   MapFail,
   scalarToString,
 } from './rule-kit.ts';
-import { compileTimestamp, TIME_READS, type TimestampConverter } from './timestamp.ts';
+import {
+  AMBIGUOUS_CHOICES,
+  type Ambiguous,
+  compileTimestamp,
+  isNamedZone,
+  TIME_READS,
+  type TimestampConverter,
+} from './timestamp.ts';
 
 const FREE_TEXT = new Set<string>([
   'paymentNetworkMerchant',
@@ -77,14 +84,16 @@ export function compileConversion(
     case 'amount':
       return compileAmount(env, p, optionsOf(env, p, opt, ['units', 'abs', 'currency', 'exponent']));
     case 'timestamp': {
-      const conv = compileTimestampRule(env, p, optionsOf(env, p, opt, ['format', 'zone']));
-      // Which field read a local time in a DST repeated hour (mapping check counts them per field).
+      const conv = compileTimestampRule(env, p, optionsOf(env, p, opt, ['format', 'zone', 'ambiguous']));
+      // Which field read a local time in a DST repeated hour or gap (mapping check counts them per field).
       return (v, tx, rec) => {
-        const before = TIME_READS.repeatedHour;
-        const out = conv(v, tx, rec);
-        if (TIME_READS.repeatedHour !== before)
-          TIME_READS.repeatedByField[field] = (TIME_READS.repeatedByField[field] ?? 0) + 1;
-        return out;
+        const before = TIME_READS.repeatedHour + TIME_READS.gap;
+        try {
+          return conv(v, tx, rec);
+        } finally {
+          if (TIME_READS.repeatedHour + TIME_READS.gap !== before)
+            TIME_READS.repeatedByField[field] = (TIME_READS.repeatedByField[field] ?? 0) + 1;
+        }
       };
     }
     case 'boolean':
@@ -153,9 +162,10 @@ function compileTimestampRule(env: Env, p: string, o: Record<string, Json>): Con
   // A Unix time is an instant: a zone beside it would do nothing.
   if ((format === 'unix-s' || format === 'unix-ms') && o.zone !== undefined)
     bad(env.source, `${p}.zone`, `no zone with "format": "${format}" (a Unix time is already UTC)`, o.zone);
+  const ambiguous = ambiguousChoice(env, p, o, format);
   if (isObject(o.zone)) {
     // The merchant's location decides; a value with its own offset keeps it (the zone is looked up lazily).
-    const conv = compileTimestamp({ format });
+    const conv = compileTimestamp({ format, ambiguous });
     const { zoneOf } = compileLocationZone(env, `${p}.zone`, o.zone);
     return (v, _tx, rec) => conv(v, (utc) => zoneOf(rec)(utc));
   }
@@ -173,7 +183,7 @@ function compileTimestampRule(env: Env, p: string, o: Record<string, Json>): Con
     env.timeZone === undefined || recordZonePath(env.timeZone) !== undefined ? undefined : env.timeZone;
   let conv: TimestampConverter;
   try {
-    conv = compileTimestamp({ format, zone: fromRecord === undefined ? zone : fallback });
+    conv = compileTimestamp({ format, zone: fromRecord === undefined ? zone : fallback, ambiguous });
   } catch (err) {
     return bad(
       env.source,
@@ -183,7 +193,8 @@ function compileTimestampRule(env: Env, p: string, o: Record<string, Json>): Con
     );
   }
   if (fromRecord === undefined) {
-    if (zone !== undefined)
+    // A fixed offset is the export's own zone (docs/mapping.md): no merchant can contradict it.
+    if (zone !== undefined && isNamedZone(zone))
       env.notes?.fixedZones.push({ rule: o.zone === undefined ? 'timeZone' : `${p}.zone`, zone });
     return (v) => conv(v);
   }
@@ -192,6 +203,29 @@ function compileTimestampRule(env: Env, p: string, o: Record<string, Json>): Con
     const z = get(rec);
     return conv(v, isEmpty(z) ? undefined : recordZoneOffset(scalarToString(z).trim()));
   };
+}
+
+/**
+ * The rule's `ambiguous` (else the profile's `ambiguousTime`, else `reject`), noted for the run's counts (a Unix
+ * time is never ambiguous: an `ambiguous` beside it would do nothing).
+ */
+function ambiguousChoice(env: Env, p: string, o: Record<string, Json>, format: string): Ambiguous {
+  const own = o.ambiguous;
+  if (own !== undefined && !AMBIGUOUS_CHOICES.includes(own as Ambiguous))
+    bad(env.source, `${p}.ambiguous`, '"earlier", "later" or "reject"', own);
+  if (own !== undefined && (format === 'unix-s' || format === 'unix-ms'))
+    bad(
+      env.source,
+      `${p}.ambiguous`,
+      `no ambiguous with "format": "${format}" (a Unix time is already UTC)`,
+      own,
+    );
+  const choice = (own as Ambiguous | undefined) ?? env.ambiguous ?? 'reject';
+  env.notes?.ambiguous.push({
+    rule: own === undefined ? (env.ambiguous ? 'ambiguousTime' : p) : `${p}.ambiguous`,
+    choice,
+  });
+  return choice;
 }
 
 /**

@@ -37,8 +37,11 @@ export function timeLayout(sample: string): { format: string; zoned: boolean } |
   const s = sample.trim();
   if (/^\d{9,11}$/.test(s)) return { format: 'unix-s', zoned: true };
   if (/^\d{12,14}$/.test(s) && !/^\d{8} ?\d{6}$/.test(s)) return { format: 'unix-ms', zoned: true };
+  // An offset of hours alone (`+02`, psql's timestamptz output) is an instant too.
   const iso =
-    /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}([.,]\d+)?)?\s*(Z|[+-]\d{2}:?\d{2}|[A-Za-z]{3,4})?$/i.exec(s);
+    /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}([.,]\d+)?)?\s*(Z|[+-]\d{2}(?::?\d{2})?|[A-Za-z]{3,4})?$/i.exec(
+      s,
+    );
   if (iso) return { format: 'auto', zoned: iso[3] !== undefined };
   for (const [re, format] of LAYOUTS) if (re.test(s)) return { format: format(s), zoned: false };
   return undefined;

@@ -2,6 +2,7 @@
 import { maskCardNumbers } from '../mask/index.ts';
 import { CODE_LISTS, isCodeField } from '../model/code-lists.ts';
 import { REQUIRED_FIELDS, TRANSACTION_FIELDS, type TransactionField } from '../model/transaction.ts';
+import { candidatesForUnknown, lastEventTimes, orderTimes, settleZones } from './draft-check.ts';
 import {
   CITY_STATE,
   CITY_STATE_ZIP,
@@ -333,7 +334,10 @@ export function draftProfile(src: {
       fields[field] = byValue(field, paths, fields, zone) ?? unknown(field);
   }
   if (records.length > 1) fromRecords(fields, records, paths, byNorm, zone);
-  settleZones(fields);
+  settleZones(fields, GUESSED_ZONE);
+  if (src.format === 'ndjson') lastEventTimes(fields, records, paths.keys());
+  orderTimes(fields, records);
+  if (src.format === 'ndjson') candidatesForUnknown(fields, paths.keys());
   pairCurrency(fields, paths, ruleFor);
   const pan = PAN_NAMES.map((n) => byNorm.get(n)).find((p) => p !== undefined);
   return {
@@ -426,25 +430,4 @@ function fromRecords(
       description: `TODO: first of ${used.join(', ')}: each holds ${field} in records the ones before it lack (${n - uncovered.size} of ${n} covered); check the order`,
     };
   }
-}
-
-/** A local time left in the GUESSED zone takes the merchant's country (and state) instead, when the draft reads one. */
-function settleZones(fields: Record<string, Rule>): void {
-  const country = fromOf(fields.paymentNetworkMerchantCountryCode);
-  if (country === undefined || country === '?') return;
-  const read = fromOf(fields.paymentNetworkMerchantState);
-  const state = read !== undefined && read !== '?' ? read : undefined;
-  const zone = { country, ...(state !== undefined ? { state } : {}) };
-  const settle = (r: Rule): Rule => {
-    if (typeof r === 'string') return r;
-    if (Array.isArray(r.first)) return { ...r, first: (r.first as Rule[]).map(settle) };
-    const ts = r.timestamp as Record<string, unknown> | undefined;
-    if (typeof ts !== 'object' || ts === null || ts.zone !== GUESSED_ZONE) return r;
-    return {
-      ...r,
-      timestamp: { ...ts, zone },
-      description: `TODO: local times read in the merchant's zone (${country}${state ? `, ${state}` : ''}): check`,
-    };
-  };
-  for (const f of TIMES) if (fields[f] !== undefined) fields[f] = settle(fields[f] as Rule);
 }

@@ -18,8 +18,11 @@ export interface CompiledExpand {
   from: string;
   /** The key the element is read under (`element.amount`). */
   as: string;
-  /** `suffix`: the transactionId rule's value + `:` + the element's position; `rule`: the rule's value as it is. */
-  id: 'suffix' | 'rule';
+  /**
+   * `auto` (the default): the transactionId rule's value as it is when the record yields one notification, + `:` +
+   * the element's position when it yields several; `suffix`: always suffixed; `rule`: the rule's value as it is.
+   */
+  id: 'auto' | 'suffix' | 'rule';
   expand(rec: Record<string, unknown>): Expansion;
 }
 
@@ -38,8 +41,9 @@ export function compileExpand(env: Env, o: Json): CompiledExpand {
   const as = o.as ?? 'element';
   if (typeof as !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(as))
     bad(env.source, 'expand.as', 'a key name such as "element"', as);
-  const id = o.id ?? 'suffix';
-  if (id !== 'suffix' && id !== 'rule') bad(env.source, 'expand.id', '"suffix" or "rule"', id);
+  const id = o.id ?? 'auto';
+  if (id !== 'auto' && id !== 'suffix' && id !== 'rule')
+    bad(env.source, 'expand.id', '"auto", "suffix" or "rule"', id);
   const array: Getter = getterAt(env, 'expand.from', o.from);
   const tests: Array<{ get: Getter; values: Set<string> }> = [];
   if (o.where !== undefined) {
@@ -85,6 +89,8 @@ export function compileExpand(env: Env, o: Json): CompiledExpand {
         view[ELEMENT_INDEX] = i;
         out.push(view);
       }
+      // One notification keeps the processor's id (auto): only several need the position to tell them apart.
+      if (id === 'auto' && out.length === 1) delete (out[0] as Record<symbol, unknown>)[ELEMENT_INDEX];
       return out.length > 0 ? out : { none: `no element of ${from}${filter} (${arr.length} elements)` };
     },
   };

@@ -19,6 +19,7 @@ import {
 } from './rule-kit.ts';
 import { STATE_ZONES } from './state-zones.ts';
 import { type OffsetFn, zoneOffset } from './timestamp.ts';
+import { zoneMisfit } from './zone-fit.ts';
 
 /** Zones that agree on the UTC offset every 6 hours from FROM to UNTIL count as one (the first named). */
 const FROM = Date.UTC(2010, 0, 1);
@@ -145,6 +146,9 @@ export function compileLocationZone(
       } catch {
         bad(env.source, `${p}.states.${k}`, 'an IANA zone name such as "America/Chicago"', z);
       }
+      const misfit = zoneMisfit(k, z as string);
+      if (misfit !== undefined)
+        bad(env.source, `${p}.states.${k}`, `a zone of the place its key names (${misfit})`, z);
       states.set(k, z as string);
     }
   }

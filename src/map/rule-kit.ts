@@ -102,6 +102,10 @@ export interface ProfileNotes {
    */
   exportZone?: boolean;
   amountScales: Array<{ rule: string; currency?: string; exponent: number }>;
+  /** `signConvention`: whose side the export's amount signs are written from (else learnt from its majority). */
+  signConvention?: 'account' | 'merchant';
+  /** Each timestamp rule's choice for a local time in a DST repeated hour or gap (its JSON path, or ambiguousTime). */
+  ambiguous: Array<{ rule: string; choice: 'earlier' | 'later' | 'reject' }>;
 }
 
 /** A profile's context while compiling. */
@@ -110,6 +114,8 @@ export interface Env {
   /** Collected while compiling (absent: not collected). */
   notes?: ProfileNotes;
   timeZone?: string;
+  /** The profile's `ambiguousTime`: what a timestamp rule without its own `ambiguous` does with one. */
+  ambiguous?: 'earlier' | 'later' | 'reject';
   /** Fields the profile declares the bank's own ids (`ownNumericIds`): their values of the declared shape. */
   ownIds?: ReadonlyMap<string, (v: string) => boolean>;
 }

@@ -117,7 +117,14 @@ export function compileRule(
     return { step: { field, run: get }, columns, hasDefault: false, ...own };
   }
   if (r.from === undefined && r.template === undefined) {
-    if (dflt === undefined) bad(env.source, path, 'a source: from, template, const, hash (or a default)', r);
+    // `{"default": null}` with a `required` is a field the export never has: said as plainly as `{"const": null}`.
+    if (dflt === undefined && !(r.default === null && r.required !== undefined))
+      bad(
+        env.source,
+        path,
+        'a source: from, template, const, hash (or a default; for a field the export never has, {"default": null} with "required": false, or "required": "where-states" for a state)',
+        r,
+      );
     return { step: { field, run: () => dflt }, columns: [], hasDefault: true, ...own };
   }
   const convert = compileConversion(env, path, field, r);

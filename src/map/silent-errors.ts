@@ -6,6 +6,7 @@ import { currencyExponent } from '../model/codes.ts';
 import type { TransactionNotification } from '../model/transaction.ts';
 import { locationZone, oneZone } from './location-zone.ts';
 import { compileGetter, type Getter } from './path.ts';
+import { countPicks, positionalPicks, positionalWarnings } from './positional.ts';
 import { TIME_READS } from './timestamp.ts';
 import type { CompiledProfile } from './types.ts';
 
@@ -21,6 +22,8 @@ export interface SilentState {
   fixedLocal: number;
   /** Local times in a DST repeated hour. */
   repeatedHour: number;
+  /** Local times in a DST gap (the hour skipped). */
+  gap: number;
   /** Per amount scale of the profile (notes.amountScales): the records' other currencies → records. */
   scales: Array<Record<string, number>>;
   postedBefore: number;
@@ -28,8 +31,17 @@ export interface SilentState {
   negatives: number;
   negAuthorized: number;
   posRefund: number;
+  /** AUTHORIZED with a positive (or unsigned) amount, REFUND with a negative one: the merchant's side of a sign. */
+  posAuthorized: number;
+  negRefund: number;
+  /** The first record of each of the four (the one the warning names). */
+  firstSign: Record<string, string>;
   repeatedIds: number;
   firstRepeated?: string;
+  /** Per positional pick (`events[-1]`): the kind of element it read → records (positional.ts). */
+  positional: Record<string, Record<string, number>>;
+  /** Per kind of warning (postedBefore, scale, sign, positional), where a record first showed it: `source:line`. */
+  firstAt: Record<string, string>;
 }
 
 export function newSilentState(profile: CompiledProfile): SilentState {
@@ -38,12 +50,18 @@ export function newSilentState(profile: CompiledProfile): SilentState {
     locations: {},
     fixedLocal: 0,
     repeatedHour: 0,
+    gap: 0,
     scales: profile.notes.amountScales.map(() => ({})),
     postedBefore: 0,
     negatives: 0,
     negAuthorized: 0,
     posRefund: 0,
+    posAuthorized: 0,
+    negRefund: 0,
+    firstSign: {},
     repeatedIds: 0,
+    positional: {},
+    firstAt: {},
   };
 }
 
@@ -53,6 +71,7 @@ export function mergeSilentState(into: SilentState, from: SilentState): void {
   for (const [k, n] of Object.entries(from.locations)) into.locations[k] = (into.locations[k] ?? 0) + n;
   into.fixedLocal += from.fixedLocal;
   into.repeatedHour += from.repeatedHour;
+  into.gap += from.gap;
   for (const [i, m] of from.scales.entries()) {
     const to = into.scales[i] ?? {};
     into.scales[i] = to;
@@ -63,15 +82,33 @@ export function mergeSilentState(into: SilentState, from: SilentState): void {
   into.negatives += from.negatives;
   into.negAuthorized += from.negAuthorized;
   into.posRefund += from.posRefund;
+  into.posAuthorized += from.posAuthorized;
+  into.negRefund += from.negRefund;
+  for (const [k, id] of Object.entries(from.firstSign)) into.firstSign[k] ??= id;
   into.repeatedIds += from.repeatedIds;
   into.firstRepeated ??= from.firstRepeated;
+  for (const [k, at] of Object.entries(from.firstAt)) into.firstAt[k] ??= at;
+  for (const [pick, kinds] of Object.entries(from.positional)) {
+    const to = into.positional[pick] ?? {};
+    into.positional[pick] = to;
+    for (const [k, c] of Object.entries(kinds)) to[k] = (to[k] ?? 0) + c;
+  }
+}
+
+/** Where a record is: its source and line. */
+export interface RecordAt {
+  source: string;
+  line: number;
 }
 
 /** A collector: `add` each mapped record; `end()` closes the time counts into the state. */
 export interface SilentErrors {
   readonly state: SilentState;
-  /** A record mapped and valid: its transaction, and the source record it came from (for the amount's sign). */
-  add(tx: TransactionNotification, source: Record<string, unknown>): void;
+  /**
+   * A record mapped and valid: its transaction, the source record it came from (for the amount's sign), and where
+   * it is (for the first occurrence of each warning).
+   */
+  add(tx: TransactionNotification, source: Record<string, unknown>, at?: RecordAt): void;
   /** Takes the time counts since the collector began (or last ended) into the state; returns the state. */
   end(): SilentState;
 }
@@ -85,15 +122,23 @@ export function createSilentErrors(profile: CompiledProfile, opts: { ids?: boole
   const state = newSilentState(profile);
   let fixed0 = TIME_READS.fixedZoneLocal;
   let repeated0 = TIME_READS.repeatedHour;
-  const ids = opts.ids === true ? new Set<string>() : undefined;
+  let gap0 = TIME_READS.gap;
+  // Id → its transaction's hash: an identical record again (a redelivery) is a duplicate, not an id that repeats.
+  const ids = opts.ids === true ? new Map<string, number>() : undefined;
   const scales = profile.notes.amountScales;
   const amountOf = amountGetter(profile);
+  const declared = profile.notes.signConvention;
+  const picks = positionalPicks(profile);
   // Country → state ('' for none) → records: two lookups a record, no string built.
   const locations = new Map<string, Map<string, number>>();
   return {
     state,
-    add(tx, source) {
+    add(tx, source, at) {
       state.records++;
+      const first = (kind: string) => {
+        if (at !== undefined && state.firstAt[kind] === undefined)
+          state.firstAt[kind] = `${at.source}:${at.line}`;
+      };
       const cc = tx.paymentNetworkMerchantCountryCode;
       if (cc !== undefined) {
         let byState = locations.get(cc);
@@ -104,11 +149,15 @@ export function createSilentErrors(profile: CompiledProfile, opts: { ids?: boole
         const st = tx.paymentNetworkMerchantState ?? '';
         byState.set(st, (byState.get(st) ?? 0) + 1);
       }
+      if (picks.length > 0 && countPicks(picks, source, state.positional)) first('positional');
       if (ids !== undefined) {
-        if (ids.has(tx.transactionId)) {
+        const text = fnv1a(JSON.stringify(tx));
+        const before = ids.get(tx.transactionId);
+        if (before === undefined) ids.set(tx.transactionId, text);
+        else if (before !== text) {
           state.repeatedIds++;
           state.firstRepeated ??= tx.transactionId;
-        } else ids.add(tx.transactionId);
+        }
       }
       for (let i = 0; i < scales.length; i++) {
         const s = scales[i] as (typeof scales)[number];
@@ -117,19 +166,26 @@ export function createSilentErrors(profile: CompiledProfile, opts: { ids?: boole
         if (s.currency !== undefined ? cur !== s.currency : currencyExponent(cur) !== s.exponent) {
           const m = state.scales[i] as Record<string, number>;
           m[cur] = (m[cur] ?? 0) + 1;
+          first('scale');
         }
       }
       if (tx.transactionPostingTimestamp < tx.transactionTimestamp) {
         state.postedBefore++;
         state.firstPostedBefore ??= tx.transactionId;
+        first('postedBefore');
       }
       if (amountOf !== undefined) {
         const raw = amountOf(source);
         const neg = typeof raw === 'number' ? raw < 0 : typeof raw === 'string' && NEGATIVE.test(raw);
-        if (neg) {
-          state.negatives++;
-          if (tx.transactionType === 'AUTHORIZED') state.negAuthorized++;
-        } else if (tx.transactionType === 'REFUND') state.posRefund++;
+        if (neg) state.negatives++;
+        const type = tx.transactionType;
+        if (type === 'AUTHORIZED' || type === 'REFUND') {
+          const key = `${neg ? 'neg' : 'pos'}${type === 'AUTHORIZED' ? 'Authorized' : 'Refund'}` as SignKey;
+          state[key]++;
+          state.firstSign[key] ??= tx.transactionId;
+          // A declared convention knows at once which records contradict it.
+          if (declared !== undefined && CONTRADICTS[declared].includes(key)) first('sign');
+        }
       }
     },
     end() {
@@ -141,14 +197,57 @@ export function createSilentErrors(profile: CompiledProfile, opts: { ids?: boole
       locations.clear();
       state.fixedLocal += TIME_READS.fixedZoneLocal - fixed0;
       state.repeatedHour += TIME_READS.repeatedHour - repeated0;
+      state.gap += TIME_READS.gap - gap0;
       fixed0 = TIME_READS.fixedZoneLocal;
       repeated0 = TIME_READS.repeatedHour;
+      gap0 = TIME_READS.gap;
       return state;
     },
   };
 }
 
 const NEGATIVE = /^\s*-/;
+
+/** A 32-bit FNV-1a hash of a text (two records' transactions told apart without keeping their text). */
+function fnv1a(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
+
+type SignKey = 'negAuthorized' | 'posAuthorized' | 'negRefund' | 'posRefund';
+/** The records that contradict each convention: the merchant's side (a purchase positive), the account's. */
+const CONTRADICTS: Record<'merchant' | 'account', readonly SignKey[]> = {
+  merchant: ['negAuthorized', 'posRefund'],
+  account: ['posAuthorized', 'negRefund'],
+};
+
+/**
+ * The records whose type contradicts the export's sign convention: the profile's `signConvention`, else the
+ * export's majority (an export with no negative amount is unsigned: nothing to check).
+ */
+function signWarning(profile: CompiledProfile, state: SilentState): string | undefined {
+  if (state.negatives === 0) return undefined;
+  const declared = profile.notes.signConvention;
+  const account = state.negAuthorized + state.posRefund;
+  const merchant = state.posAuthorized + state.negRefund;
+  const convention = declared ?? (account > merchant ? 'account' : 'merchant');
+  const [a, b] = CONTRADICTS[convention] as [SignKey, SignKey];
+  const n = state[a] + state[b];
+  if (n === 0) return undefined;
+  const first = state.firstSign[state[a] > 0 ? a : b];
+  const side =
+    convention === 'account'
+      ? "the account's side: a purchase negative, a refund positive"
+      : "the merchant's side: a purchase positive, a refund negative";
+  const how =
+    declared !== undefined
+      ? '"signConvention"'
+      : `${Math.max(account, merchant)} of ${account + merchant} records`;
+  const what = (k: SignKey) =>
+    `${state[k]} ${k.endsWith('Authorized') ? 'AUTHORIZED' : 'REFUND'} with a ${k.startsWith('neg') ? 'negative' : 'positive'} amount`;
+  return `transactionType contradicts the amount's sign in ${plural(n, 'record')} (${what(a)}, ${what(b)}; first: ${first}) against the export's convention, ${side} (${how}): is the type read from the right field?`;
+}
 
 /** The source amount's getter (its sign against the type), when the amount is read from one path. */
 function amountGetter(profile: CompiledProfile): Getter | undefined {
@@ -190,7 +289,7 @@ export function silentWarnings(profile: CompiledProfile, state: SilentState): st
       );
     }
   }
-  if (state.repeatedIds > 0)
+  if (systematic(state.repeatedIds, state.records))
     out.push(
       `transactionId repeats: ${state.repeatedIds} record${state.repeatedIds === 1 ? '' : 's'} share an id with an earlier one (first: ${state.firstRepeated}); only the first is sent: is the id column unique?`,
     );
@@ -202,13 +301,37 @@ export function silentWarnings(profile: CompiledProfile, state: SilentState): st
       `amounts scaled as ${s.currency ?? `exponent ${s.exponent}`} (${s.rule}) in ${plural(n, 'record')} whose currencyCode is another (${top(m)}): their amounts are off by a power of ten or in the wrong currency`,
     );
   }
-  if (state.postedBefore > 0)
+  if (systematic(state.postedBefore, state.records))
     out.push(
       `transactionPostingTimestamp earlier than transactionTimestamp in ${plural(state.postedBefore, 'record')} (first: ${state.firstPostedBefore}): is the posting time read from the right event?`,
     );
-  if (state.negatives > 0 && (state.negAuthorized > 0 || state.posRefund > 0))
+  out.push(...positionalWarnings(positionalPicks(profile), state.positional));
+  const sign = signWarning(profile, state);
+  if (sign !== undefined) out.push(sign);
+  return out;
+}
+
+/**
+ * A wrong rule is wrong for a class of records: a repeated id or a posting before its transaction in one record (or
+ * under 1 % of them) is that record's data, said by `silentNotes`, not a sign of a wrong profile.
+ */
+function systematic(n: number, records: number): boolean {
+  return n >= 2 && n * 100 >= records;
+}
+
+/**
+ * What the records showed that is below a warning (single records): `mapping check` prints it in its report.
+ * @example silentNotes(state) // ['1 record whose posting time is earlier than its transaction time (first: NW20251027): its data, not the profile']
+ */
+export function silentNotes(state: SilentState): string[] {
+  const out: string[] = [];
+  if (state.repeatedIds > 0 && !systematic(state.repeatedIds, state.records))
     out.push(
-      `transactionType contradicts the amount's sign: ${state.negAuthorized} AUTHORIZED with a negative amount, ${state.posRefund} REFUND with a positive one: is the type read from the right field?`,
+      `${plural(state.repeatedIds, 'record')} with an id an earlier, different record has (first: ${state.firstRepeated}): send rejects ${state.repeatedIds === 1 ? 'it' : 'them'} as a duplicate`,
+    );
+  if (state.postedBefore > 0 && !systematic(state.postedBefore, state.records))
+    out.push(
+      `${plural(state.postedBefore, 'record')} whose posting time is earlier than its transaction time (first: ${state.firstPostedBefore}): too few to be a rule's (a warning from 2 records and 1 %)`,
     );
   return out;
 }

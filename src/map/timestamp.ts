@@ -52,6 +52,15 @@ const zoneCache = new Map<string, OffsetFn>();
 const BUCKET_MS = 15 * 60 * 1000;
 
 /**
+ * A zone with DST rules of a place (an IANA name), not a fixed offset or UTC: a fixed offset written for a whole
+ * export is the export's zone, which the merchants' places cannot contradict.
+ * @example isNamedZone('America/Chicago') // true; isNamedZone('-07:00') // false
+ */
+export function isNamedZone(zone: string): boolean {
+  return !OFFSET.test(zone) && !/^(UTC|Z|GMT|Etc\/UTC)$/i.test(zone);
+}
+
+/**
  * Resolve a zone once into a cached offset function (Intl does the zone math; results are cached per
  * 15-minute bucket). Throws a RangeError naming the zone when it is unknown.
  * @example zoneOffset('America/Phoenix')(Date.UTC(2025, 9, 9)) // -420
@@ -110,39 +119,62 @@ export function zoneOffset(zone: ZoneSpec): OffsetFn {
 }
 
 /**
- * Wall-clock time in a zone → UTC epoch ms. In a DST gap the time is read with the offset in force
- * before the change (02:30 that does not exist becomes 03:30 new time); in a DST overlap the first
- * (earlier) occurrence wins.
+ * What a local time that names no single instant becomes (the hour repeated when clocks go back, or the hour
+ * skipped when they go forward): `earlier` the earlier of its two readings, `later` the later, `reject` (the
+ * default) a reject saying so. A profile's `"ambiguous"` (on a timestamp rule) or `"ambiguousTime"` (at the top).
  */
+export type Ambiguous = 'earlier' | 'later' | 'reject';
+export const AMBIGUOUS_CHOICES: readonly Ambiguous[] = ['earlier', 'later', 'reject'];
+
 /**
  * Counts of timestamp reads worth a warning, kept by the converters (a thread's own): local times in a DST repeated
- * hour, and local times read in a profile's one fixed zone. `mapping check` and `send` read them.
+ * hour or in a DST gap (whatever the profile chose for them), and local times read in a profile's one fixed zone.
+ * `mapping check`, `map` and `send` read them.
  * @example const before = TIME_READS.repeatedHour; … ; TIME_READS.repeatedHour - before
  */
 export const TIME_READS = {
   repeatedHour: 0,
+  gap: 0,
   fixedZoneLocal: 0,
-  /** The repeated-hour reads by field (a rule's conversion counts its own). */
+  /** The repeated-hour and gap reads by field (a rule's conversion counts its own). */
   repeatedByField: {} as Record<string, number>,
 };
 
-export function localToUtc(wallMs: number, offsetAt: OffsetFn): number {
+/**
+ * Wall-clock time in a zone → UTC epoch ms. A time in a DST repeated hour (two instants) or in a gap (none: read
+ * with the offset before or after the change, one hour apart) is counted and decided by `ambiguous`: the earlier
+ * instant, the later, or a MapFail (`reject`).
+ */
+export function localToUtc(
+  wallMs: number,
+  offsetAt: OffsetFn,
+  ambiguous: Ambiguous = 'reject',
+  raw: unknown = isoLocal(wallMs),
+): number {
   const before = offsetAt(wallMs - 86_400_000);
   const after = offsetAt(wallMs + 86_400_000);
   if (before === after) return wallMs - before * 60000;
-  // A transition is near: try both offsets and keep the earlier instant that reads back correctly.
+  // A transition is near: try both offsets.
   const a = wallMs - before * 60000;
   const b = wallMs - after * 60000;
   const aOk = offsetAt(a) === before;
   const bOk = offsetAt(b) === after;
-  if (aOk && bOk) {
-    // The repeated hour: the first occurrence wins (counted for mapping check).
-    if (a !== b) TIME_READS.repeatedHour++;
-    return Math.min(a, b);
-  }
-  if (aOk) return a;
-  if (bOk) return b;
-  return a;
+  if (aOk && bOk && a === b) return a;
+  if (aOk !== bOk) return aOk ? a : b;
+  const repeated = aOk && bOk;
+  if (repeated) TIME_READS.repeatedHour++;
+  else TIME_READS.gap++;
+  if (ambiguous === 'earlier') return Math.min(a, b);
+  if (ambiguous === 'later') return Math.max(a, b);
+  const which = repeated ? 'repeat (it happened twice:' : 'skip (it never happened; read as';
+  throw new MapFail(
+    `${quote(raw)} is a local time in the hour the clocks ${which} ${isoFromMs(Math.min(a, b))} or ${isoFromMs(Math.max(a, b))}): ambiguous, rejected ("ambiguous": "reject", the default; "earlier" or "later" decides)`,
+  );
+}
+
+/** A wall-clock time as `YYYY-MM-DD HH:mm:ss` (for messages). */
+function isoLocal(wallMs: number): string {
+  return isoFromMs(wallMs).slice(0, 19).replace('T', ' ');
 }
 
 /** First instant of year 10000: ISO 8601 output has four year digits. */
@@ -162,7 +194,7 @@ interface Parts {
   offset?: number;
 }
 
-function partsToUtc(p: Parts, offsetAt: OffsetFn | undefined, raw: unknown): number {
+function partsToUtc(p: Parts, offsetAt: OffsetFn | undefined, raw: unknown, ambiguous: Ambiguous): number {
   if (p.year < 1970 || p.year > 9999 || p.month < 1 || p.month > 12 || p.day < 1) {
     throw new MapFail(`not a real date: ${quote(raw)}`);
   }
@@ -178,7 +210,7 @@ function partsToUtc(p: Parts, offsetAt: OffsetFn | undefined, raw: unknown): num
       `${quote(raw)} has no UTC offset and neither the record nor the profile names a zone ("zone" or "timeZone")`,
     );
   }
-  return localToUtc(wall, offsetAt);
+  return localToUtc(wall, offsetAt, ambiguous, raw);
 }
 
 function fractionToMs(frac: string | undefined): number {
@@ -235,6 +267,8 @@ function unixToMs(value: unknown, unit: 's' | 'ms' | 'auto'): number {
 export interface TimestampOptions {
   format: string;
   zone?: ZoneSpec;
+  /** A local time in a DST repeated hour or gap (default `reject`). */
+  ambiguous?: Ambiguous;
 }
 
 /**
@@ -359,6 +393,9 @@ export function isoFromMs(ms: number): string {
 export function compileTimestamp(opts: TimestampOptions): TimestampConverter {
   const offsetAt = opts.zone === undefined ? undefined : zoneOffset(opts.zone);
   const format = opts.format;
+  const ambiguous = opts.ambiguous ?? 'reject';
+  // A fixed offset (or UTC) is the export's own zone, never a merchant's: its local reads are not counted.
+  const named = opts.zone !== undefined && isNamedZone(opts.zone);
   const toIso = (ms: number, raw: unknown): string => {
     if (!(ms >= 0 && ms < MAX_MS)) throw new MapFail(`time out of range: ${quote(raw)}`);
     return isoFromMs(ms);
@@ -378,9 +415,8 @@ export function compileTimestamp(opts: TimestampOptions): TimestampConverter {
       const s = v.trim();
       if (auto && UNIX.test(s)) return toIso(unixToMs(s, 'auto'), v);
       const parts = parseIso(s, v);
-      if (zone === undefined && parts.offset === undefined && offsetAt !== undefined)
-        TIME_READS.fixedZoneLocal++;
-      return toIso(partsToUtc(parts, zone ?? offsetAt, v), v);
+      if (zone === undefined && parts.offset === undefined && named) TIME_READS.fixedZoneLocal++;
+      return toIso(partsToUtc(parts, zone ?? offsetAt, v, ambiguous), v);
     };
   }
   const parse = compilePattern(format);
@@ -388,8 +424,7 @@ export function compileTimestamp(opts: TimestampOptions): TimestampConverter {
     const s = typeof v === 'string' ? v.trim() : typeof v === 'number' ? String(v) : undefined;
     if (s === undefined) throw new MapFail(`expected a time string, got ${quote(v)}`);
     const parts = parse(s, v);
-    if (zone === undefined && parts.offset === undefined && offsetAt !== undefined)
-      TIME_READS.fixedZoneLocal++;
-    return toIso(partsToUtc(parts, zone ?? offsetAt, v), v);
+    if (zone === undefined && parts.offset === undefined && named) TIME_READS.fixedZoneLocal++;
+    return toIso(partsToUtc(parts, zone ?? offsetAt, v, ambiguous), v);
   };
 }

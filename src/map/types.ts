@@ -34,6 +34,8 @@ export interface CompiledProfile {
   ownIds: readonly string[];
   /** `expand`: each record becomes one notification per matching element of an array (prepare.ts applies it). */
   expand?: CompiledExpand;
+  /** `controlTotals`: the amount column a control total sums, and the export's trailer row (map/control.ts). */
+  control?: CompiledControl;
   /** A profile shipped in config/mappings/ (loaded by name): run on another processor's export, it says so at once. */
   builtIn?: boolean;
   /** What the profile fixes that records may contradict (a zone, an amount's currency): silent-errors.ts. */
@@ -71,4 +73,23 @@ export interface ColumnUse {
   field: TransactionField;
   /** Its field is required and has no default: a header without it cannot be mapped. */
   required: boolean;
+}
+
+/** The trailer row a profile declares: the input's last row, carrying the producer's count and total. */
+export interface CompiledTrailer {
+  /** The row is a trailer only when this column holds this value (no marker: the last row is the trailer). */
+  when?: { get: (rec: Record<string, unknown>) => unknown; column: string; equals: string };
+  count: (rec: Record<string, unknown>) => unknown;
+  total?: (rec: Record<string, unknown>) => unknown;
+  /** As declared, for messages. */
+  countColumn: string;
+  totalColumn?: string;
+}
+
+/** What a control total reads of each record, and the trailer. */
+export interface CompiledControl {
+  /** The column or path summed for the amount total (default: the one the profile's postedAmount reads). */
+  amount: (rec: Record<string, unknown>) => unknown;
+  amountColumn: string;
+  trailer?: CompiledTrailer;
 }

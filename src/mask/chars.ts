@@ -1,6 +1,8 @@
 // Characters as the card-number rule reads them (src/mask/index.ts), the way a person reads them: every character with a
 // decimal digit value is that digit, characters a person does not see are not there, letters are letters, and
-// everything else (spaces, punctuation, symbols, line breaks) separates.
+// everything else (spaces, punctuation, symbols, line breaks, and letters people read as a dash, a bar or an
+// apostrophe: src/mask/confusables.ts) separates.
+import { readAsSeparator } from './confusables.ts';
 
 /** Character classes; a digit's class is DIGIT + its value. */
 const UNKNOWN = 0;
@@ -56,7 +58,8 @@ export function classify(cp: number): number {
       if (cp >= first && cp < first + count) return DIGIT + value + cp - first;
     return SEP;
   }
-  return LETTER_RE.test(ch) ? LETTER : SEP;
+  if (!LETTER_RE.test(ch)) return SEP;
+  return cp >= 128 && readAsSeparator(ch) ? SEP : LETTER;
 }
 for (let c = 0; c < 128; c++) BMP[c] = classify(c);
 

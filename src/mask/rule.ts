@@ -13,6 +13,10 @@
 // shapes (a store number then a phone number: `#6512 355-1870472`) are not a card number.
 import { brandAt, luhnAt, MAX, MIN } from './brands.ts';
 import { BMP, classAt, DIGIT, LETTER, SEP } from './chars.ts';
+import { displayOrder, hideRtlDigits } from './bidi.ts';
+import { ibanSpans } from './iban.ts';
+import { KEEP_HEAD, KEEP_TAIL, maskDigits } from './masked.ts';
+import { holdsTrack, maskTracks } from './track.ts';
 import { buildView, view } from './view.ts';
 
 /**
@@ -152,22 +156,6 @@ function findCards(text: string, first: number, end: number, any: boolean): bool
   return spans.length > 0;
 }
 
-/** Digits kept at each end of a card number masked in place. */
-const KEEP_HEAD = 6;
-const KEEP_TAIL = 4;
-
-/**
- * Mask a card number: first 6 and last 4 digits kept, the rest as `*` (separators dropped).
- * Shorter inputs keep less: under 13 digits only the last 4 stay, 4 digits or fewer become all `*`.
- * @example maskDigits('4111' + '1111' + '1111' + '1111') // '411111******1111' (the Visa test number, written in groups)
- */
-export function maskDigits(d: string): string {
-  const n = d.length;
-  if (n <= 4) return '*'.repeat(n);
-  if (n < 13) return '*'.repeat(n - 4) + d.slice(-4);
-  return d.slice(0, KEEP_HEAD) + '*'.repeat(n - KEEP_HEAD - KEEP_TAIL) + d.slice(-KEEP_TAIL);
-}
-
 /** The run [first, end) of the view as written, with its card numbers (`spans`) masked. */
 function maskedRun(text: string, first: number, end: number): string {
   const m = digits.length;
@@ -191,13 +179,9 @@ function maskedRun(text: string, first: number, end: number): string {
   return out;
 }
 
-/**
- * Every card number of a text masked in place (the text as written: separators, unseen characters and escapes
- * kept around what is hidden); a run that is exactly one card number becomes `411111******1111`.
- */
-export function maskText(text: string): string {
-  if (!mayHoldCard(text)) return text;
-  buildView(text);
+/** maskText on one view of the text (`decode`: with its escapes decoded). */
+function maskView(text: string, decode: boolean): string {
+  buildView(text, decode);
   const { cls, from, to, length } = view;
   let out = '';
   let last = 0;
@@ -213,8 +197,62 @@ export function maskText(text: string): string {
   return last === 0 ? text : out + text.slice(last);
 }
 
+/**
+ * Every card number of a text masked in place (the text as written: separators, unseen characters and escapes
+ * kept around what is hidden); a run that is exactly one card number becomes `411111******1111`; track data
+ * (src/mask/track.ts) masked whole. A text with `%` is judged in both views, its `%xx` escapes decoded and not.
+ */
+export function maskText(text: string): string {
+  const out = maskTracks(text);
+  if (!mayHoldCard(out)) return out;
+  const masked = maskAround(out);
+  // Valid IBANs stay as written (looked for only where something was masked): the text around each is judged alone.
+  const ibans = masked === out ? NONE : ibanSpans(out);
+  if (ibans.length === 0) return masked;
+  let joined = '';
+  let last = 0;
+  for (let k = 0; k < ibans.length; k += 2) {
+    joined += maskAround(out.slice(last, ibans[k])) + out.slice(ibans[k], ibans[k + 1]);
+    last = ibans[k + 1] as number;
+  }
+  return joined + maskAround(out.slice(last));
+}
+
+const NONE: number[] = [];
+
+/** maskText of a text with no track in it, IBANs not looked for. */
+function maskAround(out: string): string {
+  if (!mayHoldCard(out)) return out;
+  const decoded = maskView(out, true);
+  const masked = escapes(decoded) ? maskView(decoded, false) : decoded;
+  // Digits a right-to-left control shows in another order: hidden where that order shows a card number.
+  return RTL.test(masked) && holdsCard(displayOrder(masked)) ? hideRtlDigits(masked) : masked;
+}
+
+/** A right-to-left override, embedding or isolate (src/mask/bidi.ts). */
+const RTL = /[\u202b\u202e\u2067]/;
+
+/** Does the text hold an escape, read one way decoded and another as written (`%41`, `&#52`, `\\x41`)? */
+function escapes(text: string): boolean {
+  return text.indexOf('%') >= 0 || text.indexOf('&#') >= 0 || text.indexOf('\\') >= 0;
+}
+
+/** Does a view of the text hold a card number by the rule? */
+function viewHolds(text: string, decode: boolean): boolean {
+  buildView(text, decode);
+  const { cls, length } = view;
+  for (let u = 0; u < length; u++) {
+    if ((cls[u] as number) < DIGIT) continue;
+    const end = readRun(u);
+    if (findCards(text, u, end, true)) return true;
+    u = end - 1;
+  }
+  return false;
+}
+
 /** Does the text hold a card number by the rule? */
 export function holdsCard(text: string): boolean {
+  if (holdsTrack(text)) return true;
   if (!mayHoldCard(text)) return false;
   // One group of ASCII digits (most numeric ids): the whole-group reading, without the view.
   const n = text.length;
@@ -227,13 +265,19 @@ export function holdsCard(text: string): boolean {
   }
   if (i === n)
     return n - zeros >= MIN && n - zeros <= MAX && brandAt(text, zeros, n - zeros) && luhnAt(text, zeros, n);
-  buildView(text);
-  const { cls, length } = view;
-  for (let u = 0; u < length; u++) {
-    if ((cls[u] as number) < DIGIT) continue;
-    const end = readRun(u);
-    if (findCards(text, u, end, true)) return true;
-    u = end - 1;
+  const found =
+    viewHolds(text, true) ||
+    (escapes(text) && viewHolds(text, false)) ||
+    (RTL.test(text) && holdsCard(displayOrder(text)));
+  if (!found) return false;
+  // Found: unless only inside valid IBANs (looked for only now), which are judged apart from the text around.
+  const ibans = ibanSpans(text);
+  if (ibans.length === 0) return true;
+  let rest = '';
+  let last = 0;
+  for (let k = 0; k < ibans.length; k += 2) {
+    rest += `${text.slice(last, ibans[k])} `;
+    last = ibans[k + 1] as number;
   }
-  return false;
+  return holdsCard(rest + text.slice(last));
 }

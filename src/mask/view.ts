@@ -41,26 +41,26 @@ function hexAt(text: string, i: number, count: number): number {
   return v;
 }
 
-/** `%xx` (one or more forming a UTF-8 character) at text[i]. */
+/**
+ * `%xx` (one or more forming a UTF-8 character) at text[i], decoded only where it is a valid escape of a
+ * URL-encoded value (a whole UTF-8 character): `%B4` of track data (`%B4111…`) is no escape, and its digit stays a
+ * digit. The rule also judges the text with no escape decoded (buildView's `decode`), so an escape that is valid
+ * by chance (`%41111…`, `%34` + a card number) cannot eat a card number's digit either.
+ */
 function percentAt(text: string, i: number): void {
   const b0 = hexAt(text, i + 1, 2);
   if (b0 < 0) return;
-  const more = b0 < 0x80 ? 0 : b0 >= 0xf0 ? 3 : b0 >= 0xe0 ? 2 : b0 >= 0xc0 ? 1 : -1;
-  if (more < 0) {
-    setDecoded(0xfffd, 3);
-    return;
-  }
+  const more = b0 < 0x80 ? 0 : b0 >= 0xf0 ? 3 : b0 >= 0xe0 ? 2 : b0 >= 0xc2 ? 1 : -1;
+  if (more < 0 || b0 > 0xf4) return;
   let cp = more === 0 ? b0 : b0 & (0x3f >> more);
   for (let k = 1; k <= more; k++) {
     const at = i + 3 * k;
     const b = text.charCodeAt(at) === 37 ? hexAt(text, at + 1, 2) : -1;
-    if (b < 0x80 || b > 0xbf) {
-      setDecoded(0xfffd, 3 * k);
-      return;
-    }
+    if (b < 0x80 || b > 0xbf) return;
     cp = cp * 64 + (b & 0x3f);
   }
-  setDecoded(cp > 0x10ffff ? 0xfffd : cp, 3 * (more + 1));
+  if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return;
+  setDecoded(cp, 3 * (more + 1));
 }
 
 function setDecoded(cp: number, len: number): void {
@@ -68,10 +68,29 @@ function setDecoded(cp: number, len: number): void {
   decodedLen = len;
 }
 
+/** A numeric entity without its `;` (`&#52`, `&#x34`), as HTML5 reads one: every digit that follows is its. */
+const NUMERIC_OPEN = /&#(?:([0-9]+)|[xX]([0-9a-fA-F]+))/y;
+
 /** An HTML entity at text[i]: numeric (the character), named (a separator or unseen: -2 / -3). */
 function entityAt(text: string, i: number): void {
-  const end = text.indexOf(';', i + 2);
-  if (end < 0 || end - i > 12) return;
+  if (text.charCodeAt(i + 1) === 35 /* # */) {
+    NUMERIC_OPEN.lastIndex = i;
+    const m = NUMERIC_OPEN.exec(text);
+    if (m !== null && text.charCodeAt(i + m[0].length) !== 59 /* ; */) {
+      const digits = (m[1] ?? m[2]) as string;
+      const cp = digits.length > 8 ? -1 : Number.parseInt(digits, m[1] === undefined ? 16 : 10);
+      setDecoded(cp < 0 || cp > 0x10ffff ? 0xfffd : cp, m[0].length);
+      return;
+    }
+  }
+  // The `;` within 12 characters (looked for there only: a text of many `&` stays linear).
+  let end = -1;
+  for (let k = i + 2; k <= i + 12 && k < text.length; k++)
+    if (text.charCodeAt(k) === 59) {
+      end = k;
+      break;
+    }
+  if (end < 0) return;
   const body = text.slice(i + 1, end);
   let cp = -1;
   if (/^#[0-9]{1,7}$/.test(body)) cp = Number(body.slice(1));
@@ -88,8 +107,9 @@ function backslashAt(text: string, i: number): void {
   const c = text.charCodeAt(i + 1);
   if (c === 117 /* u */) {
     if (text.charCodeAt(i + 2) === 123 /* { */) {
-      const end = text.indexOf('}', i + 3);
-      const cp = end > 0 && end - i <= 10 ? hexAt(text, i + 3, end - i - 3) : -1;
+      // The `}` within 10 characters (looked for there only: linear in a text of many `\u{`).
+      const end = text.slice(i + 3, i + 11).indexOf('}') + i + 3;
+      const cp = end >= i + 3 ? hexAt(text, i + 3, end - i - 3) : -1;
       if (cp >= 0) setDecoded(cp > 0x10ffff ? 0xfffd : cp, end - i + 1);
       return;
     }
@@ -132,9 +152,11 @@ function grow(need: number): void {
 
 /**
  * Builds the view of `text` into the module scratch `view`: unseen characters
- * left out, runs of separators and runs of letters one unit each, every digit one unit.
+ * left out, runs of separators and runs of letters one unit each, every digit one unit. `decode`: escapes decoded
+ * (else `%`, `&` and `\\` are separators like any other and what follows them is read as written: the rule judges
+ * both views, so no escape read either way eats a card number's digit).
  */
-export function buildView(text: string): void {
+export function buildView(text: string, decode = true): void {
   const n = text.length;
   grow(n + 1);
   const { cls, from, to } = view;
@@ -147,9 +169,10 @@ export function buildView(text: string): void {
     if (c < 128 && c !== 37 && c !== 38 && c !== 92) k = BMP[c] as number;
     else if (c < 128) {
       decodedCp = -1;
-      if (c === 37) percentAt(text, i);
-      else if (c === 38) entityAt(text, i);
-      else backslashAt(text, i);
+      // Not decoded: the text as written, an escape's characters what they are.
+      if (decode && c === 37) percentAt(text, i);
+      else if (decode && c === 38) entityAt(text, i);
+      else if (decode) backslashAt(text, i);
       if (decodedCp === -1) k = SEP;
       else {
         w = decodedLen;

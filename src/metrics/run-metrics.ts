@@ -31,6 +31,8 @@ export interface RunMetrics {
    * the status is 0 or 2 (every valid record acknowledged).
    */
   finish(exitStatus: number, final?: RunProgress): void;
+  /** The run stopped on this error code (exit 1 or 5 by an error): `run_error{code}` 1, for alerts (LEDGER_READ). */
+  stoppedBy(code: string): void;
   /** Carries the last success over from an earlier run's file (seconds since the epoch). */
   setLastSuccess(seconds: number): void;
   /** Everything in the Prometheus text format (version 0.0.4). */
@@ -42,6 +44,7 @@ export interface RunMetrics {
 const SUCCESS = new Set([0, 2]);
 
 const INPUT_BYTES = `${METRIC_PREFIX}input_bytes`;
+const PARTITIONS = `${METRIC_PREFIX}backfill_partitions_total`;
 
 /** The labels the metrics' own series use: a --metrics-label may not take their names. */
 const OWN_LABELS = new Set(['outcome', 'status', 'le', 'quantile']);
@@ -85,7 +88,7 @@ export function createRunMetrics(o: { labels?: Record<string, string> } = {}): R
   let final: RunProgress | null = null;
   const snapshot = (): RunProgress | null => final ?? progress?.() ?? null;
 
-  followCounters(registers, snapshot);
+  const follow = followCounters(registers, snapshot);
   // Unlabelled, so that every text-format parser reads it; the answers by status are a counter of their own.
   const latency = new Histogram({
     name: `${METRIC_PREFIX}request_duration_seconds`,
@@ -147,6 +150,7 @@ export function createRunMetrics(o: { labels?: Record<string, string> } = {}): R
     registers,
   });
   exitStatus.set(-1);
+  const outcome = runOutcomeMetrics(registers, startedAt, snapshot, follow);
   const lastSuccess = new Gauge({
     name: `${METRIC_PREFIX}last_success_timestamp_seconds`,
     help: 'When a run last ended with every valid record acknowledged (exit 0 or 2), in seconds since the epoch; carried over from the previous file.',
@@ -176,17 +180,77 @@ export function createRunMetrics(o: { labels?: Record<string, string> } = {}): R
     },
     finish(status, last) {
       final = last ?? progress?.() ?? null;
+      outcome.ended(Date.now() / 1000);
       exitStatus.set(status);
       if (SUCCESS.has(status)) lastSuccess.set(Date.now() / 1000);
+    },
+    stoppedBy(code) {
+      outcome.runError.set({ code }, 1);
     },
     setLastSuccess(seconds) {
       lastSuccess.set(seconds);
     },
     text: () => {
       showInputBytes();
+      if (snapshot()?.partitions && !registry.getSingleMetric(PARTITIONS))
+        registry.registerMetric(outcome.partitions);
       return registry.metrics();
     },
     contentType: registry.contentType,
+  };
+}
+
+/**
+ * How the run went, for alerts: its duration (until now while it runs), the error code that stopped it, and a
+ * backfill worker's partitions (registered by the caller once its progress has partitions, as input_bytes is).
+ */
+function runOutcomeMetrics(
+  registers: Registry[],
+  startedAt: number,
+  snapshot: () => RunProgress | null,
+  follow: Follow,
+) {
+  let endedAt: number | null = null;
+  new Gauge({
+    name: `${METRIC_PREFIX}run_duration_seconds`,
+    help: 'How long the run has lasted: until now while it runs, until its end once it ended.',
+    registers,
+    collect() {
+      this.set((endedAt ?? Date.now() / 1000) - startedAt);
+    },
+  });
+  const runError = new Gauge({
+    name: `${METRIC_PREFIX}run_error`,
+    help: 'The error code that stopped the run (1; e.g. LEDGER_READ: the ledger unreachable); absent when none did.',
+    labelNames: ['code'],
+    registers,
+  });
+  // A backfill worker's only (registered when its progress has partitions), as input_bytes is.
+  const partitions = new Counter({
+    name: PARTITIONS,
+    help: 'Partitions of a backfill worker: done, released (given back on a stop), lost (taken while its lease had run out), taken_over (from a worker whose lease had run out).',
+    labelNames: ['outcome'],
+    registers: [],
+    collect() {
+      const parts = snapshot()?.partitions;
+      if (!parts) return;
+      for (const [outcome, value] of [
+        ['done', parts.done],
+        ['released', parts.released],
+        ['lost', parts.lost],
+        ['taken_over', parts.takenOver],
+      ] as const) {
+        this.inc({ outcome }, 0);
+        follow(this, `partitions.${outcome}`, value, { outcome });
+      }
+    },
+  });
+  return {
+    runError,
+    partitions,
+    ended(at: number) {
+      endedAt = at;
+    },
   };
 }
 
@@ -201,9 +265,9 @@ function failureStatus(err: unknown): string {
  * The counters that follow the pipeline's totals (records, batches, retries, splits): each collection adds what
  * they moved since the last one.
  */
-function followCounters(registers: Registry[], snapshot: () => RunProgress | null): void {
+function followCounters(registers: Registry[], snapshot: () => RunProgress | null): Follow {
   const seen = new Map<string, number>();
-  const follow = (counter: Counter<string>, key: string, value: number, labels: Record<string, string>) => {
+  const follow: Follow = (counter, key, value, labels) => {
     const before = seen.get(key) ?? 0;
     if (value > before) counter.inc(labels, value - before);
     seen.set(key, Math.max(before, value));
@@ -252,4 +316,8 @@ function followCounters(registers: Registry[], snapshot: () => RunProgress | nul
     (p) => p.retries,
   );
   total('splits_total', 'Batches split in halves to isolate a record the service refuses.', (p) => p.splits);
+  return follow;
 }
+
+/** Adds to `counter` what the pipeline counter `key` moved since the last collection (its value now: `value`). */
+type Follow = (counter: Counter<string>, key: string, value: number, labels: Record<string, string>) => void;

@@ -5,7 +5,13 @@ import { availableParallelism } from 'node:os';
 import type { Config } from '../config/index.ts';
 import type { SilentErrors } from '../map/silent-errors.ts';
 import type { CompiledProfile } from '../map/types.ts';
-import { BUSY_SLICE_BYTES, DEFAULT_MAX_LINE_BYTES, type InputSpec, readOnce } from '../read/open.ts';
+import {
+  BUSY_SLICE_BYTES,
+  DEFAULT_MAX_LINE_BYTES,
+  type InputSpec,
+  type ReadOptions,
+  readOnce,
+} from '../read/open.ts';
 import { prepareInPool } from './pool.ts';
 import { type PreparedChunks, prepareInput } from './prepare.ts';
 
@@ -80,11 +86,13 @@ export interface PrepareOptions {
   pool: PoolChoice;
   /** Told how many input bytes were consumed as they are read (progress). */
   onBytes?: (n: number) => void;
+  /** The reader's hook (ReadOptions.tap): an input with one is prepared inline. */
+  tap?: ReadOptions['tap'];
 }
 
-function useWorkers(spec: InputSpec, pool: PoolChoice): boolean {
+function useWorkers(spec: InputSpec, pool: PoolChoice, tapped: boolean): boolean {
   // Standard input and pipes are always prepared on the calling thread (flat memory in pipes; read once).
-  if (readOnce(spec) || pool.use === 'off') return false;
+  if (readOnce(spec) || pool.use === 'off' || tapped || spec.dialect !== undefined) return false;
   if (pool.use === 'on') return true;
   try {
     return statSync(spec.path).size >= WORKER_MIN_BYTES;
@@ -105,7 +113,7 @@ export function prepareChunks(
 ): PreparedChunks {
   const delimiter = o.delimiter ?? ',';
   const maxLineBytes = o.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
-  if (useWorkers(spec, o.pool)) {
+  if (useWorkers(spec, o.pool, o.tap !== undefined)) {
     return prepareInPool(spec, {
       mapping: o.mapping,
       delimiter,
@@ -126,6 +134,7 @@ export function prepareChunks(
       stdin: o.stdin,
       onHeader: o.onHeader,
       onBytes: o.onBytes,
+      tap: o.tap,
       ...(o.pool.sliceBytes !== undefined ? { sliceBytes: o.pool.sliceBytes } : {}),
     },
     silent,

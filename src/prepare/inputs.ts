@@ -38,11 +38,21 @@ function isEmptyFile(path: string): boolean {
 export async function openInputs(
   inputs: string[],
   profile: CompiledProfile,
-  o: { format?: InputFormat; delimiter?: string; sourceName?: string } & HeaderCheckOptions,
+  o: {
+    /** `pgtext`: PostgreSQL's text format (a CSV-like input: read/pgtext.ts). */
+    format?: InputFormat | 'pgtext';
+    delimiter?: string;
+    sourceName?: string;
+    allowUnterminated?: boolean;
+  } & HeaderCheckOptions,
 ): Promise<CheckedInputs> {
-  const specs = (await resolveInputs(inputs, { format: o.format, sourceName: o.sourceName })).map((spec) =>
-    spec.sniff && profile.format ? { ...spec, format: profile.format, sniff: false } : spec,
-  );
+  const pgtext = o.format === 'pgtext';
+  const format = pgtext ? 'csv' : (o.format as InputFormat | undefined);
+  const resolveOpts = { format, sourceName: o.sourceName, allowUnterminated: o.allowUnterminated };
+  const specs = (await resolveInputs(inputs, resolveOpts)).map((spec): InputSpec => {
+    if (pgtext) return { ...spec, dialect: 'pgtext' };
+    return spec.sniff && profile.format ? { ...spec, format: profile.format, sniff: false } : spec;
+  });
   const delimiter = o.delimiter ?? profile.delimiter;
   const check = { strict: o.strict, warn: o.warn };
   const headerSeen = new Set<string>();

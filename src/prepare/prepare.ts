@@ -137,7 +137,7 @@ function prepareOne(
         record: profile.maskRecord(fields),
       };
     tx = mapped.tx;
-    silent?.add(tx, fields);
+    silent?.add(tx, fields, rec);
   } catch (err) {
     // Anything unexpected rejects that record alone.
     if (err instanceof SvcIngestError) throw err;

@@ -3,6 +3,7 @@
 import { fstatSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { Logger } from '../log.ts';
+import { firstWarnings } from '../map/first-warnings.ts';
 import { createSilentErrors, type SilentErrors } from '../map/silent-errors.ts';
 import type { CompiledProfile } from '../map/types.ts';
 import { type InputSpec, readOnce, sourceName } from '../read/open.ts';
@@ -24,6 +25,8 @@ export interface SourceOptions {
   logger: Logger;
   /** An input without records is logged at info instead of warn (`--allow-empty`). */
   allowEmpty?: boolean;
+  /** Each input's reader hook (control totals: send/control-totals.ts). */
+  tap?: (spec: InputSpec) => NonNullable<import('../read/open.ts').ReadOptions['tap']>;
 }
 
 /** A run's prepared input: the chunks, the bytes consumed, and the inputs found to hold no record. */
@@ -68,6 +71,8 @@ export async function prepareSource(
   };
   const emptyInputs: string[] = [];
   const silent = createSilentErrors(profile);
+  // Each kind of warning logged at its first record, as the run meets it (the end of the run counts them all).
+  const announce = firstWarnings(o.logger);
   const noRecords = (spec: InputSpec, why: string) => {
     const source = sourceName(spec);
     emptyInputs.push(source);
@@ -91,6 +96,7 @@ export async function prepareSource(
           onHeader: readOnce(spec) ? inputs.onHeader : undefined,
           columns: inputs.headers.get(spec),
           pool: o.pool,
+          tap: o.tap?.(spec),
           onBytes: (n) => {
             bytes.read += n;
           },
@@ -98,8 +104,11 @@ export async function prepareSource(
         silent,
       )) {
         records += chunk.length;
+        announce(silent.state);
         yield chunk;
       }
+      // The pool merges a chunk's counts once the chunk is done: its last chunk's are said here.
+      announce(silent.state);
       if (records > 0) continue;
       noRecords(
         spec,

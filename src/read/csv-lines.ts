@@ -49,10 +49,21 @@ export class LineCutter {
     }
   }
 
-  /** The input ended: the carried last line (no newline) goes on, or is counted overlong. */
-  end(): void {
-    if (this.dropping) this.held.push(this.newlines + 1);
-    else if (this.carryLen > 0) this.write(Buffer.concat(this.carry, this.carryLen), this.newlines + 1);
+  /**
+   * The input ended: the carried last line (no newline) goes on, or is counted overlong. With `hold` (a stream whose
+   * last record must be terminated) it is kept back instead: its line and text are returned (text undefined when
+   * it was overlong), and nothing of it reaches the parser.
+   * @example lines.end('hold') // { line: 20001, text: '…,3386' }, or undefined when the input ended with a newline
+   */
+  end(partial: 'feed' | 'hold' = 'feed'): { line: number; text?: string } | undefined {
+    const line = this.newlines + 1;
+    if (partial === 'hold' && (this.dropping || this.carryLen > 0)) {
+      if (this.dropping) return { line };
+      return { line, text: Buffer.concat(this.carry, this.carryLen).toString('utf8') };
+    }
+    if (this.dropping) this.held.push(line);
+    else if (this.carryLen > 0) this.write(Buffer.concat(this.carry, this.carryLen), line);
+    return undefined;
   }
 
   private startDropping(): void {

@@ -6,6 +6,7 @@
 import { type CsvError, Parser } from 'csv-parse';
 import { SvcIngestError } from '../errors.ts';
 import { maskCardNumbers, maskExcerpt } from '../mask/index.ts';
+import { brokenInput, ENDED_MID_RECORD, endedMidRecord } from './broken.ts';
 import { LineCutter } from './csv-lines.ts';
 import { rejectText } from './excerpt.ts';
 import { type FieldsBuilder, fieldsBuilder } from './fields.ts';
@@ -24,6 +25,11 @@ export interface CsvOptions {
   firstLine?: number;
   /** The input's record delimiter, when these bytes are a later chunk (csv-parse discovers it otherwise). */
   recordDelimiter?: string;
+  /**
+   * A stream whose last record must be terminated (read/broken.ts): a last line without a line break, or a quoted
+   * value still open at the end, is rejected as "input ended mid-record" and the read then fails (INPUT_TRUNCATED).
+   */
+  wholeEnd?: boolean;
 }
 
 /**
@@ -42,13 +48,41 @@ export async function* readCsv(bytes: AsyncIterable<Buffer>, source: string, opt
     if (opts.headerOnly && records.columns !== undefined) return;
     if (items.length > 0) yield items;
   }
-  lines.end();
+  const held = lines.end(opts.wholeEnd ? 'hold' : 'feed');
   parser.end();
   await parserEnded(parser);
   out.check();
   const items = records.drain(out, true);
+  const cut = endedAt(records, held, (opts.firstLine ?? 1) - 1);
+  if (cut !== undefined && records.columns !== undefined)
+    items.push({
+      kind: 'reject',
+      reject: {
+        source,
+        line: cut.line,
+        message: `${ENDED_MID_RECORD} (${cut.why})`,
+        ...(cut.raw === undefined ? {} : { raw: rejectText(cut.raw) }),
+      },
+    });
   if (items.length > 0) yield items;
   out.check();
+  if (cut !== undefined) throw endedMidRecord(source, cut.line, cut.why);
+}
+
+/**
+ * Where a stream read with `wholeEnd` stops inside its last record, and how: a quoted value still open at the end
+ * (the record starts where the quote's does), or a last line with no line break after it (held back from the
+ * parser). A last line of blanks only is no record. Undefined: the stream ended between records.
+ */
+function endedAt(
+  records: CsvRecords,
+  held: { line: number; text?: string } | undefined,
+  base: number,
+): { line: number; why: string; raw?: string } | undefined {
+  if (records.unclosedAt !== undefined)
+    return { line: records.unclosedAt, why: 'a quoted value is not closed' };
+  if (held === undefined || held.text?.trim() === '') return undefined;
+  return { line: base + held.line, why: 'no line break after it', raw: held.text };
 }
 
 /**
@@ -154,6 +188,16 @@ function parserEnded(parser: Parser): Promise<void> {
 
 const NO_BREAKS = { chars: 0, lines: 0 } as const;
 
+/** A tab-separated value `\N`: PostgreSQL's NULL, never sent as text; the run stops naming the fix. */
+function pgNull(source: string, line: number): SvcIngestError {
+  return brokenInput(
+    'INPUT_PARSE',
+    `${source}: line ${line} holds \\N, PostgreSQL's NULL: this is COPY's text format, not CSV. Read it with ` +
+      '--format pgtext, or export CSV: \\copy (…) TO STDOUT WITH CSV HEADER',
+    { source, line, brief: `${source}: \\N (PostgreSQL's NULL) at line ${line}` },
+  );
+}
+
 /** Line breaks inside a record's values: characters (csv-parse counts each CR and LF) and lines (CRLF is one). */
 function countBreaks(values: string[]): { chars: number; lines: number } {
   let chars = 0;
@@ -189,6 +233,8 @@ function csvErrorMessage(err: CsvError): string {
  */
 class CsvRecords {
   columns: string[] | undefined;
+  /** With `wholeEnd`: the line of a record whose quoted value is still open where the input ends. */
+  unclosedAt: number | undefined;
   private build: FieldsBuilder | undefined;
   private readonly source: string;
   private readonly opts: CsvOptions;
@@ -238,6 +284,7 @@ class CsvRecords {
     const columns = this.columns;
     if (columns === undefined) this.header(values, line);
     else if (values.length !== columns.length) items.push(this.ragged(values, line, columns.length));
+    else if (this.opts.delimiter === '\t' && values.includes('\\N')) throw pgNull(this.source, line);
     else {
       const record: RawRecord = { source: this.source, line, fields: (this.build as FieldsBuilder)(values) };
       if (invalidUtf8) record.invalidUtf8 = true;
@@ -261,6 +308,10 @@ class CsvRecords {
     const rel = typeof err.lines === 'number' ? err.lines - this.overcount : 0;
     this.overlongBefore(rel, items);
     const line = rel === 0 ? 0 : this.base + rel;
+    if (err.code === 'CSV_QUOTE_NOT_CLOSED' && this.opts.wholeEnd) {
+      this.unclosedAt = line; // readCsv rejects it as ended mid-record, then fails the read
+      return true;
+    }
     items.push({
       kind: 'reject',
       reject: { source: this.source, line, message: `CSV: ${csvErrorMessage(err)}` },
@@ -270,6 +321,13 @@ class CsvRecords {
 
   /** The first record is the header: its names must differ. */
   private header(values: string[], line: number): void {
+    if (values.length === 1 && this.opts.delimiter !== '\t' && (values[0] as string).includes('\t'))
+      throw new SvcIngestError(
+        'INPUT_PARSE',
+        `${this.source}: the header holds tabs and no ${JSON.stringify(this.opts.delimiter)}: tab-separated? ` +
+          "Read it with --delimiter $'\\t', or --format pgtext for PostgreSQL's text output (COPY … TO STDOUT, \\N for NULL)",
+        { source: this.source, line },
+      );
     const seen = new Map<string, number>();
     for (let i = 0; i < values.length; i++) {
       const c = values[i] as string;

@@ -1,6 +1,7 @@
 // NDJSON reader: one JSON object per line; blank lines skipped, bad or overlong lines become rejects.
 import { isUtf8 } from 'node:buffer';
 import { maskCardNumbers } from '../mask/index.ts';
+import { ENDED_MID_RECORD, endedMidRecord } from './broken.ts';
 import { rejectText } from './excerpt.ts';
 import type { RawRecord, ReadItem, RecordChunks } from './types.ts';
 
@@ -30,6 +31,8 @@ export async function* readNdjson(
   maxLineBytes: number,
   /** Line number of the first byte, when these bytes are a later chunk of the input. */
   firstLine = 1,
+  /** A stream whose last line must end with a line break (read/broken.ts): else "input ended mid-record". */
+  wholeEnd = false,
 ): RecordChunks {
   let carry: Buffer[] = [];
   let carryLen = 0;
@@ -103,10 +106,19 @@ export async function* readNdjson(
     if (items.length > 0) yield items;
   }
   const items: ReadItem[] = [];
-  if (skipping) items.push({ kind: 'reject', reject: { source, line, message: tooLong } });
+  const last = skipping ? undefined : Buffer.concat(carry, carryLen).toString('utf8');
+  const cut = wholeEnd && (skipping || (last as string).trim() !== '');
+  if (cut) {
+    const raw = last === undefined ? {} : { raw: rejectText(last) };
+    items.push({
+      kind: 'reject',
+      reject: { source, line, message: `${ENDED_MID_RECORD} (no line break after it)`, ...raw },
+    });
+  } else if (skipping) items.push({ kind: 'reject', reject: { source, line, message: tooLong } });
   else if (carryLen > 0) {
     const whole = Buffer.concat(carry, carryLen);
     handle(whole.toString('utf8'), items, !isUtf8(whole));
   }
   if (items.length > 0) yield items;
+  if (cut) throw endedMidRecord(source, line, 'no line break after it');
 }

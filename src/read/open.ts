@@ -1,12 +1,12 @@
 // Input resolution and reading: paths + --format → specs; one spec → chunks of records or rejects, in order.
 
-import { createReadStream } from 'node:fs';
+import { createReadStream, fstatSync } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
-import { pipeline, Readable } from 'node:stream';
 import { SvcIngestError } from '../errors.ts';
 import { maskCardNumbers } from '../mask/index.ts';
 import { refuseTypedCardNumbers } from '../mask/typed.ts';
 import type { InputFormat } from '../model/input.ts';
+import { compressionOf, decompressed } from './decompress.ts';
 import { readNdjson } from './ndjson.ts';
 import type { RecordChunks } from './types.ts';
 
@@ -29,6 +29,14 @@ export interface InputSpec {
   stream?: boolean;
   /** The name the input goes by (--source-name), instead of its path, `stdin` or `/dev/fd/63`. */
   name?: string;
+  /**
+   * A stream's last record may lack its final line break (--allow-unterminated): read as a file's is. Otherwise a
+   * stream that stops inside its last record fails the read (read/broken.ts); a file by path is read to its end
+   * as it is (docs/sending.md, "An input cut short").
+   */
+  allowUnterminated?: boolean;
+  /** `--format pgtext`: PostgreSQL's text format (read/pgtext.ts), with `format` 'csv' (a header, read in order). */
+  dialect?: 'pgtext';
 }
 
 /** Options of readInput. */
@@ -44,6 +52,8 @@ export interface ReadOptions {
   onBytes?: (n: number) => void;
   /** Bytes handed to the reader at a time (default SLICE_BYTES; a busy send takes BUSY_SLICE_BYTES). */
   sliceBytes?: number;
+  /** Sees (and may hold back) the records read before they go on: control totals (send/control-totals.ts). */
+  tap?: (chunks: RecordChunks) => RecordChunks;
 }
 
 export const DEFAULT_MAX_LINE_BYTES = 1024 * 1024;
@@ -84,9 +94,11 @@ export function unreadable(file: string, err: unknown): SvcIngestError {
  */
 export async function resolveInputs(
   paths: string[],
-  opts: { format?: InputFormat; sourceName?: string },
+  opts: { format?: InputFormat; sourceName?: string; allowUnterminated?: boolean },
 ): Promise<InputSpec[]> {
-  const specs = await resolveSpecs(paths, opts);
+  let specs = await resolveSpecs(paths, opts);
+  if (opts.allowUnterminated === true)
+    specs = specs.map((s) => (readOnce(s) ? { ...s, allowUnterminated: true } : s));
   return opts.sourceName === undefined ? specs : nameTheStream(specs, opts.sourceName);
 }
 
@@ -214,7 +226,7 @@ async function* sliced(chunk: Buffer, size: number): AsyncGenerator<Buffer> {
 }
 
 /**
- * Bytes of one input, gunzipped when needed; standard input is sniffed for gzip. Files are read
+ * Bytes of one input, decompressed when needed (read/decompress.ts); a stream is sniffed for its compression. Files are read
  * `readBytes` at a time (default 64 KiB) and handed on in slices of SLICE_BYTES: the slices keep event-loop
  * stalls short (test/bench e2e-c8 with whole reads handed to csv-parse: p99 loop delay 28 ms at 256 KiB, 9-15 ms
  * at 64 KiB, ~10 ms at 16 KiB), the larger reads save thread-pool round trips.
@@ -228,56 +240,29 @@ export async function* inputBytes(
   sliceBytes = SLICE_BYTES,
 ): AsyncGenerator<Buffer> {
   const source = sourceName(spec);
-  let raw: AsyncIterable<Buffer | string>;
-  let gzip = spec.gzip;
-  if (readOnce(spec)) {
-    // Standard input, a pipe or a device: read once, so gzip is told from the first chunk as it passes.
-    const from =
-      spec.path === '-'
-        ? (stdin ?? process.stdin)
-        : createReadStream(spec.path, { highWaterMark: readBytes });
-    const it = from[Symbol.asyncIterator]() as AsyncIterator<Buffer | string>;
-    let first: IteratorResult<Buffer | string>;
-    try {
-      first = await it.next();
-    } catch (err) {
-      throw unreadable(source, err);
-    }
-    if (first.done) return;
-    const head = typeof first.value === 'string' ? Buffer.from(first.value) : first.value;
-    gzip = head[0] === 0x1f && head[1] === 0x8b;
-    raw = (async function* () {
-      yield head;
-      for (let r = await it.next(); !r.done; r = await it.next()) yield r.value;
-    })();
-  } else {
-    raw = createReadStream(spec.path, { highWaterMark: readBytes });
+  // Standard input, a pipe or a device is read once: its first bytes tell whether (and how) it is compressed. A
+  // file's gzip is known before (resolveSpecs): a backfill cuts a plain file into ranges, never a compressed one.
+  const from =
+    spec.path === '-' ? (stdin ?? process.stdin) : createReadStream(spec.path, { highWaterMark: readBytes });
+  const it = from[Symbol.asyncIterator]() as AsyncIterator<Buffer | string>;
+  let first: IteratorResult<Buffer | string>;
+  try {
+    first = await it.next();
+  } catch (err) {
+    throw unreadable(source, err);
   }
+  if (first.done) return;
+  const head = typeof first.value === 'string' ? Buffer.from(first.value) : first.value;
+  const kind = spec.gzip ? 'gzip' : readOnce(spec) ? compressionOf(head) : undefined;
+  let raw: AsyncIterable<Buffer | string> = (async function* () {
+    yield head;
+    for (let r = await it.next(); !r.done; r = await it.next()) yield r.value;
+  })();
   if (onBytes) raw = counted(raw, onBytes);
   try {
-    if (!gzip) {
-      for await (const chunk of raw)
-        yield* sliced(typeof chunk === 'string' ? Buffer.from(chunk) : chunk, sliceBytes);
-      return;
-    }
-    // zlib is loaded for a .gz input only.
-    const { createGunzip } = await import('node:zlib');
-    const gunzip = createGunzip();
-    // pipeline forwards a source error into gunzip and closes the source when reading stops early.
-    pipeline(Readable.from(raw), gunzip, () => {});
-    try {
-      for await (const chunk of gunzip) yield* sliced(chunk as Buffer, sliceBytes);
-    } catch (err) {
-      if (err instanceof SvcIngestError) throw err;
-      if ((err as NodeJS.ErrnoException).code?.startsWith('Z_')) {
-        throw new SvcIngestError(
-          'INPUT_PARSE',
-          `${source}: not valid gzip data (${(err as Error).message})`,
-          { source },
-        );
-      }
-      throw err;
-    }
+    const bytes = kind === undefined ? raw : decompressed(raw, kind, source);
+    for await (const chunk of bytes)
+      yield* sliced(typeof chunk === 'string' ? Buffer.from(chunk) : chunk, sliceBytes);
   } catch (err) {
     if (err instanceof SvcIngestError) throw err;
     throw unreadable(source, err);
@@ -331,7 +316,11 @@ export function sniffFormat(head: Buffer): InputFormat | undefined {
  * in memory. Each record carries its source and the 1-based line where it starts.
  * @example for await (const items of readInput(spec, {})) for (const it of items) if (it.kind === 'record') use(it.record)
  */
-export async function* readInput(spec: InputSpec, opts: ReadOptions): RecordChunks {
+export function readInput(spec: InputSpec, opts: ReadOptions): RecordChunks {
+  return opts.tap === undefined ? readItems(spec, opts) : opts.tap(readItems(spec, opts));
+}
+
+async function* readItems(spec: InputSpec, opts: ReadOptions): RecordChunks {
   const source = sourceName(spec);
   const maxLineBytes = opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
   let bytes = inputBytes(spec, opts.stdin, undefined, opts.onBytes, opts.sliceBytes);
@@ -352,13 +341,31 @@ export async function* readInput(spec: InputSpec, opts: ReadOptions): RecordChun
     format = sniffed;
     bytes = all;
   }
-  if (format === 'ndjson') yield* readNdjson(bytes, source, maxLineBytes);
+  const wholeEnd = readOnce(spec) && spec.allowUnterminated !== true && !stdinIsFile(spec, opts.stdin);
+  if (spec.dialect === 'pgtext') {
+    const { readPgText } = await import('./pgtext.ts');
+    yield* readPgText(bytes, source, { maxLineBytes, onHeader: opts.onHeader, wholeEnd });
+  } else if (format === 'ndjson') yield* readNdjson(bytes, source, maxLineBytes, 1, wholeEnd);
   else
     yield* (await csvReader())(bytes, source, {
       delimiter: opts.delimiter ?? ',',
       maxLineBytes,
       onHeader: opts.onHeader,
+      wholeEnd,
     });
+}
+
+/**
+ * Standard input redirected from a regular file (`send - < export.csv`): complete, with a known size, so its end is
+ * read as a file's is (a pipe's or a FIFO's end says nothing of whether its producer finished).
+ */
+function stdinIsFile(spec: InputSpec, stdin: NodeJS.ReadableStream | undefined): boolean {
+  if (spec.path !== '-' || (stdin !== undefined && stdin !== process.stdin)) return false;
+  try {
+    return fstatSync(0).isFile();
+  } catch {
+    return false;
+  }
 }
 
 /** The CSV reader, loaded on the first CSV input: an NDJSON run never loads csv-parse (~11 ms of CPU a start). */
@@ -376,6 +383,12 @@ export async function readCsvHeader(spec: InputSpec, opts: { delimiter?: string 
   const onHeader = (c: string[]): void => {
     columns = c;
   };
+  if (spec.dialect === 'pgtext') {
+    const { readPgText } = await import('./pgtext.ts');
+    const o = { maxLineBytes: DEFAULT_MAX_LINE_BYTES, onHeader, headerOnly: true };
+    for await (const _items of readPgText(inputBytes(spec, undefined), sourceName(spec), o)) break;
+    return columns;
+  }
   const readCsv = await csvReader();
   for await (const _items of readCsv(inputBytes(spec, undefined), sourceName(spec), {
     delimiter: opts.delimiter ?? ',',

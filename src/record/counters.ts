@@ -59,7 +59,15 @@ export interface RunSummary {
    * several, amounts in another currency, …: docs/mapping.md), each logged once at the end. Absent when none.
    */
   mappingWarnings?: number;
-  /** Why the run stopped before the end of its input and exits 1 (too many rejects); absent otherwise. */
+  /**
+   * Local times that name no single instant (in a DST repeated hour or gap) and the profile's rule for them
+   * (`earlier`, `later`, `reject`: docs/mapping.md), whatever became of their records. Absent when none.
+   */
+  ambiguousTimes?: { repeatedHour: number; gap: number; rule: string };
+  /**
+   * Why the run stopped before the end of its input and exits 1 (too many rejects; an input that broke part-way:
+   * ended mid-record, cut or corrupt compressed data); absent otherwise.
+   */
   error?: { code: string; message: string };
 }
 
@@ -104,6 +112,8 @@ export type RunProgress = Counters & {
   bytesRead: number;
   /** Size of all inputs together, or null when one has no known size (a pipe on standard input). */
   bytesTotal: number | null;
+  /** A backfill worker's partitions so far (WorkSummary.partitions); absent for a send. */
+  partitions?: { done: number; released: number; lost: number; takenOver: number };
 };
 
 /** The summary of a finished run: its counters and how it ended. */
@@ -111,9 +121,11 @@ export function summarize(
   c: Counters,
   end: Omit<RunSummary, keyof Counters | 'valid' | 'rejectedNew' | 'expanded'> & {
     tooManyRejects?: string | null;
+    /** The input broke part-way (read/broken.ts): the run stopped there, exit 1. */
+    inputError?: { code: string; message: string };
   },
 ): RunSummary {
-  const { tooManyRejects, ...rest } = end;
+  const { tooManyRejects, inputError, ...rest } = end;
   return {
     read: c.read,
     ...(c.expanded > 0 ? { expanded: c.expanded } : {}),
@@ -140,7 +152,9 @@ export function summarize(
     emptyInputs: rest.emptyInputs,
     ...(rest.ownNumericIds ? { ownNumericIds: rest.ownNumericIds } : {}),
     ...(rest.mappingWarnings ? { mappingWarnings: rest.mappingWarnings } : {}),
+    ...(rest.ambiguousTimes ? { ambiguousTimes: rest.ambiguousTimes } : {}),
     ...(rest.codes !== undefined ? { codes: rest.codes } : {}),
+    ...(inputError ? { error: inputError } : {}),
     ...(tooManyRejects
       ? {
           error: {

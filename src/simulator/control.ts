@@ -14,7 +14,12 @@ const REQUEST_ID = REQUEST_ID_HEADER.toLowerCase();
 export interface ControlDeps {
   ctx: EndpointDeps & Pick<TransactionsDeps, 'faults'>;
   sim: { setFaults(f: FaultOptions): void; reset(): void };
+  /** Answers scripted by a test (`POST /__sim/answers`): path prefix → status, text, request id header. */
+  scripted: ScriptedAnswers;
 }
+
+/** Test-only answers, written as they are: path prefix → status, the answer's text, its request id header. */
+export type ScriptedAnswers = Map<string, { status: number; text: string; id?: string }>;
 
 /** Answers one request to /__sim/… (GET stats, GET deliveries, POST faults, POST reset; 404 otherwise). */
 export async function answerControl(
@@ -73,7 +78,18 @@ export async function answerControl(
       requestId,
     );
   }
+  // Test-only: the answer's text (and request id header) for paths starting with `path`, as written; body null: off.
+  if (pathname === '/__sim/answers' && method === 'POST') {
+    const a = parseJson(body);
+    const v = (a.ok ? a.value : {}) as { path?: string; status?: number; body?: string | null; id?: string };
+    if (typeof v.path !== 'string')
+      return writeReply(res, unreadableReply(requestId, 'expected {path, body}'), requestId);
+    if (typeof v.body !== 'string') c.scripted.delete(v.path);
+    else c.scripted.set(v.path, { status: v.status ?? 200, text: v.body, ...(v.id ? { id: v.id } : {}) });
+    return writeReply(res, { status: 200, body: { scripted: [...c.scripted.keys()], requestId } }, requestId);
+  }
   if (pathname === '/__sim/reset' && method === 'POST') {
+    c.scripted.clear();
     c.sim.reset();
     return writeReply(res, { status: 200, body: { reset: true, requestId } }, requestId);
   }

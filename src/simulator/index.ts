@@ -64,7 +64,9 @@
 //   attempt counters, and restarts the id sequences; the fault settings stay.
 // - /__sim/* is outside auth, faults, latency and stats. GET /__sim/stats answers the bare SimulatorStats (no
 //   requestId member); POST /__sim/faults answers the fault settings now in force, 400 for an unknown key or a
-//   value out of range; POST /__sim/reset answers {reset: true}.
+//   value out of range; POST /__sim/reset answers {reset: true}. Test-only: POST /__sim/answers {path, body,
+//   status?, id?} makes every request whose path starts with `path` get `body` as written (a service's answer
+//   holding card numbers, 19-digit JSON numbers), its request id header `id`; body null takes it back; reset too.
 // - Additions to the brief's API: options keepTransactions and log(event, fields); exports earnsRedemption,
 //   batchIdentity, haversineMeters, POSTAL_CODES, SEEDED_CUSTOMERS (tests compute expectations from them).
 

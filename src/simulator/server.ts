@@ -9,7 +9,7 @@ import type { TransactionNotification } from '../client/models.ts';
 import { INSTITUTION_ID_HEADER, PATHS, REQUEST_ID_HEADER, SESSION_TOKEN_HEADER } from '../client/models.ts';
 import { SvcIngestError } from '../errors.ts';
 import { anchorDay, buildCatalog, type Catalog } from './catalog.ts';
-import { answerControl } from './control.ts';
+import { answerControl, type ScriptedAnswers } from './control.ts';
 import type { EndpointDeps } from './endpoints.ts';
 import { getRedemptions, getStoreLocations, startSession } from './endpoints.ts';
 import type { Reply } from './http.ts';
@@ -128,7 +128,15 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   };
 
   const desk = deskFor(opts, seed, catalog, state, log);
-  const parts: ServeParts = { ctx, desk, wantedToken, hung, jitter: createIdSource(seed, 'jitter') };
+  const scripted: ScriptedAnswers = new Map();
+  const parts: ServeParts = {
+    ctx,
+    desk,
+    wantedToken,
+    hung,
+    jitter: createIdSource(seed, 'jitter'),
+    scripted,
+  };
 
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     const url = req.url ?? '/';
@@ -148,7 +156,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       return;
     }
     const work = pathname.startsWith('/__sim/')
-      ? answerControl(req, res, pathname, { ctx, sim })
+      ? answerControl(req, res, pathname, { ctx, sim, scripted })
       : serve(parts, req, res, pathname, query);
     work.catch((err: unknown) => {
       log('simulator.error', { error: err instanceof Error ? err.message : String(err), path: pathname });
@@ -285,6 +293,7 @@ interface ServeParts {
   /** Answers held forever (the hang fault), destroyed on close. */
   hung: Set<ServerResponse>;
   jitter: IdSource;
+  scripted: ScriptedAnswers;
 }
 
 /** One request to the service's endpoints: counted, refused or dispatched, answered after the latency. */
@@ -328,7 +337,15 @@ async function serve(
     p.hung.add(res);
   } else if (!res.destroyed) {
     bump(state.requests.byStatus, String(outcome.status));
-    writeReply(res, outcome, requestId);
+    const scripted = [...p.scripted].find(([prefix]) => pathname.startsWith(prefix))?.[1];
+    if (scripted === undefined) writeReply(res, outcome, requestId);
+    else
+      res
+        .writeHead(scripted.status, {
+          'content-type': 'application/json',
+          [REQUEST_ID]: scripted.id ?? requestId,
+        })
+        .end(scripted.text);
   }
 }
 

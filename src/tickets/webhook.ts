@@ -6,6 +6,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import type { TicketWebhookUpdate } from '../client/models.ts';
 import type { Config } from '../config/index.ts';
+import { parseGuarded } from '../mask/answer.ts';
 
 /** `v1=<hex HMAC-SHA256>`; several comma-separated values are accepted (a sender rotating its secret). */
 export const SIGNATURE_HEADER = 'X-SVC-Signature';
@@ -263,7 +264,8 @@ function deliver(
   }
   let update: unknown;
   try {
-    update = JSON.parse(body.toString('utf8'));
+    // Read losslessly and masked before it is printed or kept in the ticket store (src/mask/answer.ts).
+    update = parseGuarded(body.toString('utf8'));
   } catch {
     update = undefined;
   }

@@ -131,6 +131,19 @@ function text(max: number): StringCheck {
 const timestamp: StringCheck = (v) =>
   timestampShape(v) && realTimestamp(v) ? undefined : 'expected a real UTC time as YYYY-MM-DDTHH:mm:ss.sssZ';
 
+/**
+ * ISO 4217 codes that are no transaction's currency: "no currency", the testing code, precious metals (the codes
+ * exist, so the code lists know them; an amount in them is no card payment).
+ */
+const NOT_A_TRANSACTION_CURRENCY: Readonly<Record<string, string>> = {
+  XXX: 'XXX (999) is ISO 4217\'s "no currency": not a transaction\'s currency',
+  XTS: "XTS (963) is ISO 4217's code for testing: not a transaction's currency",
+  XAU: "XAU (959) is gold, a precious metal: not a transaction's currency",
+  XAG: "XAG (961) is silver, a precious metal: not a transaction's currency",
+  XPT: "XPT (962) is platinum, a precious metal: not a transaction's currency",
+  XPD: "XPD (964) is palladium, a precious metal: not a transaction's currency",
+};
+
 const CHECKS: Partial<Record<TransactionField, StringCheck>> = {
   transactionId: pattern(SHAPES.transactionId, 'expected 1..64 characters of A-Z a-z 0-9 . _ : -'),
   transactionType: pattern(SHAPES.codeToken, 'expected an uppercase code such as AUTHORIZED'),
@@ -172,7 +185,9 @@ const CHECKS: Partial<Record<TransactionField, StringCheck>> = {
     'expected positive minor units: digits, no leading zero, at most 15',
   ),
   currencyCode: (v) =>
-    v.length === 3 && isCurrencyCode(v) ? undefined : 'expected an ISO 4217 alpha-3 currency code',
+    v.length === 3 && isCurrencyCode(v)
+      ? NOT_A_TRANSACTION_CURRENCY[v]
+      : 'expected an ISO 4217 alpha-3 currency code',
   onlineIndicator: pattern(SHAPES.codeToken, 'expected an uppercase code such as NOT_ONLINE'),
   multipleClearingSequenceNumber: pattern(SHAPES.sequence, 'expected 1-4 digits'),
   multipleClearingSequenceCount: pattern(SHAPES.sequence, 'expected 1-4 digits'),

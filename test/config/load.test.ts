@@ -225,4 +225,23 @@ describe('readSecret', () => {
     const f = file('token', 'from-file\n');
     expect(readSecret(loadConfig({ env: { SVC_AUTH_TOKEN_FILE: f } }))).toBe('from-file');
   });
+
+  it("reads systemd's credential $CREDENTIALS_DIRECTORY/token when neither is set; a token set explicitly comes first", () => {
+    const creds = mkdtempSync(join(tmpdir(), 'svc-creds-'));
+    writeFileSync(join(creds, 'token'), 'from-systemd\n');
+    const env = { CREDENTIALS_DIRECTORY: creds, MY_TOKEN: 'from-env' };
+    expect(readSecret(loadConfig({ env: {} }), env)).toBe('from-systemd');
+    expect(readSecret(loadConfig({ env: { SVC_AUTH_TOKEN_ENV: 'MY_TOKEN' } }), env)).toBe('from-env');
+    const f = file('token', 'from-file\n');
+    expect(readSecret(loadConfig({ env: { SVC_AUTH_TOKEN_FILE: f } }), env)).toBe('from-file');
+    // A credentials folder without a `token` (the unit loaded other credentials): no token, as with none set.
+    const other = mkdtempSync(join(tmpdir(), 'svc-creds-'));
+    expect(readSecret(loadConfig({ env: {} }), { CREDENTIALS_DIRECTORY: other })).toBeUndefined();
+    // An empty one is refused with a line naming where it was looked for, never its value.
+    writeFileSync(join(other, 'token'), '\n');
+    const e = failure(() => readSecret(loadConfig({ env: {} }), { CREDENTIALS_DIRECTORY: other }));
+    expect(e.message).toBe(
+      `systemd's credential token (none of auth.tokenEnv, auth.tokenFile set): ${join(other, 'token')} is empty`,
+    );
+  });
 });

@@ -5,7 +5,9 @@
 // run (exit 1, not restarted); node_exporter's textfile reads the metrics file as another user; the docs'
 // failed-night recipe, run on the journal of those nights, finds the failed ones and only those. An operator's
 // SVC_LEDGER_URL in /etc/svc-ingest/env (the password a credential, as docs/install.md says) takes effect: the
-// night is recorded in that database.
+// night is recorded in that database. Then a night under each named platform's systemd (docs/install.md, "systemd
+// versions"): the unit as the packages install it there (the before-247 drop-in below 247), as that version loads
+// it (test/helpers/systemd-versions.ts); the service demands the token, so each of them proves it was handed over.
 import { chmod, chown, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,6 +27,7 @@ import {
   unitOf,
   unknownDirectives,
 } from '../helpers/systemd-unit.ts';
+import { asSystemd, installedUnit, platforms } from '../helpers/systemd-versions.ts';
 
 const why = isolationUnavailable();
 const UNIT = join(ROOT, 'deploy/systemd/svc-ingest.service');
@@ -32,12 +35,15 @@ const EXPORT = '/srv/exports/northwind/nightly.csv.gz';
 const TEXTFILE = '/var/lib/prometheus/node-exporter';
 
 describe.skipIf(why !== null)('deploy/systemd/svc-ingest.service, started as systemd starts it', () => {
-  const sim = useSimulator({ seed: 29 });
+  // The service demands the token the unit hands over (/etc/svc-ingest/token below): a night that runs without it
+  // ends 401.
+  const sim = useSimulator({ seed: 29, requireToken: 'systemd-test-token' });
   const pgs = usePostgres();
   let front: Front;
   let root = '';
   let machine: Machine;
   let unit: Unit;
+  let unitText = '';
   let removeUser = () => {};
   let uid = 0;
   const journal: Start[] = [];
@@ -53,7 +59,8 @@ describe.skipIf(why !== null)('deploy/systemd/svc-ingest.service, started as sys
 
   beforeAll(async () => {
     front = await startFront(sim.url);
-    unit = unitOf('svc-ingest.service', await readFile(UNIT, 'utf8'));
+    unitText = await readFile(UNIT, 'utf8');
+    unit = unitOf('svc-ingest.service', unitText);
     root = await mkdtemp(join(tmpdir(), 'svc-systemd-'));
     await chmod(root, 0o755);
     // The user, as svc-ingest.sysusers.conf declares it (`u NAME - "COMMENT" HOME`), under a throwaway name.
@@ -215,6 +222,39 @@ describe.skipIf(why !== null)('deploy/systemd/svc-ingest.service, started as sys
   );
   if (!hasJq)
     it.skip('the failed-night recipe: skipped, this machine has no jq (Debian: apt-get install jq)');
+
+  // Each platform's systemd (docs/install.md, "systemd versions"), and 250: the last before the %d specifier.
+  const versions = [...new Set([...platforms().map((p) => p.systemd), 250])].sort((a, b) => a - b);
+  it.each(versions)(
+    'under systemd %i: the unit as the packages install it there, as that version loads it, authenticates and delivers',
+    async (version) => {
+      const loaded = asSystemd(installedUnit(unitText, version), version);
+      expect(loaded.loads, loaded.loads ? '' : loaded.why).toBe(true);
+      if (!loaded.loads) return;
+      // CREDENTIALS_DIRECTORY from 247 only (LoadCredential= dropped below); the token the drop-in's copy there.
+      expect(loaded.unit.all('LoadCredential').length > 0).toBe(version >= 247);
+      const file = join(root, EXPORT);
+      await writeFile(file, northwindExport('good', `NW${String(version).padStart(4, '0')}`));
+      const starts = await runUnit(loaded.unit, machine);
+      expect(
+        starts.map((s) => [s.code, s.verdict]),
+        starts.map((s) => s.stderr).join('\n'),
+      ).toEqual([[0, 'success']]);
+      expect(ends(starts[0]!).map((e) => [e.exitStatus, e.sent])).toEqual([[0, 27]]);
+    },
+    30_000,
+  );
+
+  it('without the drop-in, systemd 245 runs the night with no token (401, not restarted) and 239 refuses the unit', async () => {
+    const bare = unitOf('svc-ingest.service', unitText);
+    expect(asSystemd(bare, 239)).toMatchObject({ loads: false });
+    const at245 = asSystemd(bare, 245);
+    if (!at245.loads) throw new Error(at245.why);
+    await writeFile(join(root, EXPORT), northwindExport('good', 'NW9245'));
+    const starts = await runUnit(at245.unit, machine);
+    expect(starts.map((s) => [s.code, s.verdict])).toEqual([[1, 'failure']]);
+    expect(starts[0]!.stderr).toContain('401');
+  }, 30_000);
 });
 
 if (why !== null) describe.skip(`deploy/systemd run as systemd runs it: skipped, ${why}`, () => {});

@@ -35,7 +35,7 @@ function execStart(unit: string): string[] {
 
 describe('deploy/systemd', () => {
   it.skipIf(!hasSystemdAnalyze)(
-    'systemd-analyze verify passes on the service and the timer, with no warning',
+    'systemd-analyze verify passes on the service and the timer, with no warning, and with the before-247 drop-in',
     async () => {
       // The unit names the installed launcher under /opt/svc-ingest; verify checks that it exists and is
       // executable, so point it at this clone's launcher through a prefix of the same shape.
@@ -49,12 +49,23 @@ describe('deploy/systemd', () => {
         service.replaceAll('/opt/svc-ingest/', `${dir}/prefix/`),
       );
       await writeFile(join(dir, 'svc-ingest.timer'), await readFile(join(SYSTEMD, 'svc-ingest.timer')));
-      const r = spawnSync('systemd-analyze', ['verify', 'svc-ingest.service', 'svc-ingest.timer'], {
-        cwd: dir,
-        encoding: 'utf8',
-      });
+      const verify = () =>
+        spawnSync('systemd-analyze', ['verify', 'svc-ingest.service', 'svc-ingest.timer'], {
+          cwd: dir,
+          encoding: 'utf8',
+        });
+      const r = verify();
       expect(`${r.stdout}${r.stderr}`).toBe('');
       expect(r.status).toBe(0);
+      // And with the drop-in the packages add on systemd older than 247 (read from the unit's .d folder beside it).
+      await mkdir(join(dir, 'svc-ingest.service.d'));
+      await writeFile(
+        join(dir, 'svc-ingest.service.d/before-247.conf'),
+        await readFile(join(SYSTEMD, 'svc-ingest-before-247.conf')),
+      );
+      const withDropIn = verify();
+      expect(`${withDropIn.stdout}${withDropIn.stderr}`).toBe('');
+      expect(withDropIn.status).toBe(0);
     },
   );
   if (!hasSystemdAnalyze)

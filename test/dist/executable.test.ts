@@ -112,6 +112,39 @@ describe('the single executable, alone in an empty folder, no Node on PATH', () 
     }
   });
 
+  it('a temporary folder mounted noexec: the socket lock, said once with the folder it tried; the send goes on', async () => {
+    // A mount namespace of its own (unshare -m) whose TMPDIR is a noexec tmpfs, as a hardened host's /tmp.
+    const noexec = join(dir, 'noexec');
+    await mkdir(noexec);
+    await writeExport(join(dir, 'noexec.csv'), 5, 'nox');
+    const r = await run(
+      'unshare',
+      [
+        '-m',
+        'sh',
+        '-c',
+        'mount --make-rprivate / && mount -t tmpfs -o noexec tmpfs "$1" && shift && exec "$@"',
+        'sh',
+        noexec,
+        exe,
+        'send',
+        '--ledger',
+        join(dir, 'noexec-ledger/transactions.ndjson'),
+        '--rejects',
+        join(dir, 'noexec-ledger/rejects.ndjson'),
+        'noexec.csv',
+      ],
+      { cwd: dir, env: { ...env, PATH: `${env.PATH}:/usr/bin:/bin`, TMPDIR: noexec } },
+    );
+    expect(r.code, why(r)).toBe(0);
+    const told = events(r.stderr, 'ledger.lock.fallback');
+    expect(told).toHaveLength(1);
+    expect(told[0]).toMatchObject({ level: 40, folder: noexec });
+    expect(String(told[0]?.reason)).toMatch(/failed to map segment|operation not permitted/i);
+    expect(String(told[0]?.msg)).toContain('socket lock');
+    expect(events(r.stderr, 'run.end').map((e) => e.sent)).toEqual([5]);
+  });
+
   it("runs with the launcher's default heap flags (its own execArgv), as Node's diagnostic report shows", async () => {
     // The report (NODE_OPTIONS extends the executable's arguments) names the flags and V8's young generation.
     const reports = join(dir, 'reports');

@@ -1,12 +1,17 @@
 // The .deb and the .rpm (make deb rpm): lintian finds no error in the .deb; the .deb installed into a scratch root
 // (dpkg --root, its maintainer scripts run outside a chroot with DPKG_ROOT set, as Debian's tools run them for a
-// root being built) gives a working /usr/bin/svc-ingest, the units, the sysusers file and its user, the conffile,
-// and no timer enabled; the .rpm lists the same files and its scriptlets create the user and enable nothing.
+// root being built) gives a working /usr/bin/svc-ingest, the units (the installed unit's header the package's
+// steps), the sysusers file and its user, the conffile, /etc/svc-ingest 0750 root:svc-ingest with an env file 0640,
+// the before-247 drop-in where `systemctl --version` answers 239, and no timer enabled; purged, it removes the
+// token, the env file, the drop-in and the service's metrics files, and keeps the ledger. The .rpm lists the same
+// files, the folder's mode and group, and its scriptlets create the user, run the same install functions and enable
+// nothing.
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT } from '../helpers/cli.ts';
 import { built, DIST, EXE, run, VERSION, why } from './helpers.ts';
 
 const DEB = join(DIST, `svc-ingest_${VERSION}_amd64.deb`);
@@ -62,16 +67,21 @@ describe('the .deb', () => {
       await mkdir(join(root, d), { recursive: true });
     await writeFile(join(root, 'var/lib/dpkg/status'), '');
     await writeFile(join(root, 'var/lib/dpkg/available'), '');
-    // The libraries are the host's (the scratch root has no libc6 package): --force-depends.
-    const install = await run('dpkg', [
-      `--root=${root}`,
-      '--force-script-chrootless',
-      '--force-depends',
-      '--log=/dev/null',
-      '-i',
-      DEB,
-    ]);
+    // The libraries are the host's (the scratch root has no libc6 package): --force-depends. A `systemctl` that
+    // answers RHEL 8's version first on PATH: the install script adds the before-247 drop-in.
+    await mkdir(join(root, '.fake-bin'));
+    await writeFile(join(root, '.fake-bin/systemctl'), "#!/bin/sh\nprintf 'systemd 239 (239-78.el8)\\n'\n", {
+      mode: 0o755,
+    });
+    const install = await run(
+      'dpkg',
+      [`--root=${root}`, '--force-script-chrootless', '--force-depends', '--log=/dev/null', '-i', DEB],
+      { env: { ...process.env, PATH: `${join(root, '.fake-bin')}:${process.env.PATH}` } },
+    );
     expect(install.code, why(install)).toBe(0);
+    expect(
+      await readFile(join(root, 'etc/systemd/system/svc-ingest.service.d/before-247.conf'), 'utf8'),
+    ).toBe(await readFile(join(ROOT, 'deploy/systemd/svc-ingest-before-247.conf'), 'utf8'));
     for (const f of FILES) expect(existsSync(join(root, f)), f).toBe(true);
     const version = await run(join(root, 'usr/bin/svc-ingest'), ['--version'], {
       env: { PATH: '/nonexistent' },
@@ -80,6 +90,10 @@ describe('the .deb', () => {
     expect(version.stdout).toMatch(/^\d+\.\d+\.\d+ \([0-9a-f]{7}(-dirty)?\)\n$/);
     const unit = await readFile(join(root, 'usr/lib/systemd/system/svc-ingest.service'), 'utf8');
     expect(unit).toMatch(/^ExecStart=\/usr\/bin\/svc-ingest send/m);
+    // Its header gives the package's steps, not the npm install's.
+    const header = unit.slice(0, unit.indexOf('[Unit]'));
+    expect(header).toContain('installed by the svc-ingest package');
+    expect(header).not.toMatch(/\/opt|npm/);
     // systemd-sysusers ran against the scratch root (where the machine has it: Debian's systemd package).
     if ((await run('sh', ['-c', 'command -v systemd-sysusers'])).code === 0)
       expect(await readFile(join(root, 'etc/passwd'), 'utf8')).toMatch(
@@ -89,6 +103,47 @@ describe('the .deb', () => {
     const status = await run('dpkg', [`--root=${root}`, '-s', 'svc-ingest']);
     expect(status.stdout).toContain('Status: install ok installed');
   });
+
+  it('/etc/svc-ingest is 0750 root:svc-ingest with an env file 0640; purge removes the token, env and metrics, keeps the ledger', async () => {
+    const group = /^svc-ingest:[^:]*:(\d+):/m.exec(
+      await readFile(join(root, 'etc/group'), 'utf8').catch(() => ''),
+    );
+    if (!group) {
+      // No systemd-sysusers on this machine: no user, nothing to give the folder.
+      expect((await run('sh', ['-c', 'command -v systemd-sysusers'])).code).not.toBe(0);
+      return;
+    }
+    const gid = Number(group[1]);
+    const folder = await stat(join(root, 'etc/svc-ingest'));
+    expect([folder.mode & 0o7777, folder.uid, folder.gid]).toEqual([0o750, 0, gid]);
+    const env = await stat(join(root, 'etc/svc-ingest/env'));
+    expect([env.mode & 0o7777, env.uid, env.gid]).toEqual([0o640, 0, gid]);
+    // What the administrator and the service made: the token, the settings, a night's metrics, the ledger.
+    await writeFile(join(root, 'etc/svc-ingest/token'), 'secret\n', { mode: 0o600 });
+    await writeFile(join(root, 'etc/svc-ingest/env'), 'SVC_BASE_URL=https://svc.example.com\n');
+    const textfile = join(root, 'var/lib/prometheus/node-exporter');
+    await mkdir(textfile, { recursive: true });
+    await writeFile(join(textfile, 'svc_ingest_northwind.prom'), 'svc_ingest_exit_status 0\n');
+    await mkdir(join(root, 'var/lib/svc-ingest'), { recursive: true });
+    await writeFile(join(root, 'var/lib/svc-ingest/transactions.ndjson'), '{}\n');
+    const purge = await run('dpkg', [
+      `--root=${root}`,
+      '--force-script-chrootless',
+      '--force-depends',
+      '--log=/dev/null',
+      '--purge',
+      'svc-ingest',
+    ]);
+    expect(purge.code, why(purge)).toBe(0);
+    for (const gone of [
+      'etc/svc-ingest',
+      'etc/systemd/system/svc-ingest.service.d',
+      'var/lib/prometheus/node-exporter/svc_ingest_northwind.prom',
+      'usr/bin/svc-ingest',
+    ])
+      expect(existsSync(join(root, gone)), gone).toBe(false);
+    expect(existsSync(join(root, 'var/lib/svc-ingest/transactions.ndjson'))).toBe(true);
+  });
 });
 
 describe('the .rpm', () => {
@@ -96,6 +151,11 @@ describe('the .rpm', () => {
     const list = await run('rpm', ['-qpl', built(RPM)]);
     expect(list.code, why(list)).toBe(0);
     for (const f of FILES) expect(list.stdout.split('\n')).toContain(f);
+    // The folder: 0755 as shipped (rpmlint), 0750 and the user's group from %post, which rpm -V does not check.
+    const verify = await run('rpm', ['-qp', '--qf', '[%{FILENAMES} %{FILEVERIFYFLAGS:hex}\n]', RPM]);
+    const flags = Number.parseInt(/^\/etc\/svc-ingest ([0-9a-f]+)$/m.exec(verify.stdout)?.[1] ?? '0', 16);
+    // RPMVERIFY_GROUP (1 << 4) and RPMVERIFY_MODE (1 << 6) off, the rest on.
+    expect([flags & 0x50, flags & 0xaf]).toEqual([0, 0xaf]);
     const config = await run('rpm', ['-qpc', RPM]);
     expect(config.stdout.trim()).toBe('/etc/svc-ingest/config.json');
     const needs = await run('rpm', ['-qpR', RPM]);
@@ -105,6 +165,11 @@ describe('the .rpm', () => {
     expect(scripts).toContain('systemd-sysusers svc-ingest.conf');
     expect(scripts).toContain('daemon-reload');
     expect(scripts).not.toMatch(/systemctl (enable|start|preset)/);
+    // The same install functions as the .deb's: the drop-in by systemd's version, the folder, and on removal the
+    // purge (rpm has none of its own).
+    expect(scripts).toMatch(/^postinstall scriptlet[\s\S]*svc_ingest_folder\nsvc_ingest_dropin install$/m);
+    expect(scripts).toMatch(/^postuninstall scriptlet[\s\S]*svc_ingest_dropin remove\n\s*svc_ingest_purge$/m);
+    expect(scripts).toContain("printf '%s\\n'");
   });
 
   it('rpmlint finds no error but the missing signature (signing is the release key holder’s step)', async () => {

@@ -50,6 +50,7 @@ const TEXT_EVENTS = new Set([
   'usage.warning',
   'map.reject',
   'map.summary',
+  'map.ambiguous',
   'webhook.listening',
   'reconcile.empty',
 ]);

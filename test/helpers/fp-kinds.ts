@@ -90,6 +90,15 @@ export const ID_KINDS: readonly IdKind[] = [
     },
   },
   {
+    name: 'IBAN electronic (HU, PT, PL, DE, FR)',
+    field: 'sourceAccountId',
+    declare: { pattern: '[A-Z]{2}[0-9]{2}[0-9A-Z]{11,30}' },
+    make: (next) => {
+      const c = pick(next, Object.keys(IBAN_BBAN));
+      return iban(c, digits(next, IBAN_BBAN[c] as number));
+    },
+  },
+  {
     name: 'USPS 22 digits printed in fours',
     field: 'sourceAccountId',
     declare: { pattern: '9[0-9]{3}( [0-9]{4}){4} [0-9]{2}' },
@@ -204,6 +213,17 @@ export const TEXT_KINDS: readonly TextKind[] = [
       const hex = () => '0123456789abcdef'[next() % 16];
       const h = (n: number) => Array.from({ length: n }, hex).join('');
       return `HTTP 500 [requestId ${digits(next, 8)}-${digits(next, 4)}-4${digits(next, 3)}-8${digits(next, 3)}-${h(12)}]`;
+    },
+  },
+  {
+    // A payment reference naming the account (issue 49): an IBAN in fours or electronic inside free text.
+    name: 'IBAN in a payment description',
+    make: (next) => {
+      const c = pick(next, Object.keys(IBAN_BBAN));
+      const account = iban(c, digits(next, IBAN_BBAN[c] as number));
+      return next() % 2 === 0
+        ? `SEPA transfer to ${grouped4(account)} ref ${digits(next, 6)}`
+        : `IBAN:${account} ${pick(next, CITIES)}`;
     },
   },
   {

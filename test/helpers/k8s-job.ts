@@ -126,7 +126,8 @@ export async function runContainer(
 
 /**
  * What the Job makes of a pod that ended with `code` (no disruption condition): success, another pod
- * (Count: within backoffLimit; Ignore: not counted), or the Job failed (FailJob).
+ * (Count: within backoffLimit, or backoffLimitPerIndex for an index; Ignore: not counted), or the Job (FailJob) or
+ * the pod's index (FailIndex) failed. A Job that is not a CronJob's: `{ spec: { jobTemplate: job } }`.
  */
 export function judgePod(cron: Manifest, code: number): 'success' | 'restart' | 'failure' {
   if (code === 0) return 'success';
@@ -138,10 +139,11 @@ export function judgePod(cron: Manifest, code: number): 'success' | 'restart' | 
     if (on.containerName && on.containerName !== c.name) continue;
     const listed = (on.values as number[]).includes(code);
     if (on.operator === 'In' ? !listed : listed) continue;
-    if (r.action === 'FailJob') return 'failure';
+    if (r.action === 'FailJob' || r.action === 'FailIndex') return 'failure';
     return 'restart';
   }
-  return cron.spec.jobTemplate.spec.backoffLimit > 0 ? 'restart' : 'failure';
+  const job = cron.spec.jobTemplate.spec;
+  return (job.backoffLimitPerIndex ?? job.backoffLimit) > 0 ? 'restart' : 'failure';
 }
 
 /** The rule a pod stopped by a node drain or preemption meets first: Ignore (another pod, not counted)? */
@@ -151,4 +153,66 @@ export function drainIgnored(cron: Manifest): boolean {
     (r) => r.onPodConditions?.some((p: Manifest) => p.type === 'DisruptionTarget') || r.onExitCodes,
   );
   return first?.action === 'Ignore' && first.onPodConditions !== undefined;
+}
+
+/** The Job named `name` (or the only Job) of a manifest file's text. */
+export function jobOf(text: string, name?: string): Manifest {
+  const objects = parseAllDocuments(text).map((d) => d.toJS()) as Manifest[];
+  const jobs = objects.filter((o) => o.kind === 'Job' && (name === undefined || o.metadata.name === name));
+  if (jobs.length !== 1) throw new Error(`${jobs.length} Job(s) named ${name ?? '(any)'} in the manifest`);
+  return jobs[0]!;
+}
+
+/**
+ * `$(VAR)` in a command, an argument or an env value, as the kubelet expands it: from the variables given; `$$` is a
+ * literal `$`; a reference to a variable not given stays as written.
+ */
+export function expandK8s(text: string, vars: Record<string, string>): string {
+  return text.replace(/\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)/g, (all, name?: string) =>
+    name === undefined ? '$' : (vars[name] ?? all),
+  );
+}
+
+export interface PodRun {
+  /** The Job's pod's index (JOB_COMPLETION_INDEX, as the Job controller sets it in an Indexed Job's pods). */
+  index?: number;
+  /** The Secrets' values by key (secretKeyRef). */
+  secrets: Record<string, string>;
+  /** Each mount path of the container, by volume name, as a folder on this machine. */
+  volumes: Record<string, string>;
+  /** What the test changes in the container's env (the simulator's URL), as a kustomize patch would. */
+  envPatch?: Record<string, string>;
+}
+
+/**
+ * The argv (less the image's `svc-ingest`) and env of a Job's container as its pod would run them: env from values
+ * and secretKeyRefs (each expanded by those before it), JOB_COMPLETION_INDEX for an Indexed Job's pod, `$(VAR)`
+ * expanded in the command and args; then every path under a volume's mount path moved to that volume's folder here.
+ */
+export function podCommand(job: Manifest, run: PodRun): { args: string[]; env: Record<string, string> } {
+  const c = job.spec.template.spec.containers[0] as Manifest;
+  const env: Record<string, string> = {};
+  if (run.index !== undefined) env.JOB_COMPLETION_INDEX = String(run.index);
+  for (const e of (c.env ?? []) as Manifest[]) {
+    if (e.value !== undefined) env[e.name] = expandK8s(String(e.value), env);
+    else if (e.valueFrom?.secretKeyRef) {
+      const key: string = e.valueFrom.secretKeyRef.key;
+      if (!(key in run.secrets)) throw new Error(`env ${e.name}: no Secret key ${key} given`);
+      env[e.name] = run.secrets[key]!;
+    } else throw new Error(`env ${e.name}: a source the test does not emulate`);
+  }
+  Object.assign(env, run.envPatch);
+  const argv = [...(c.command as string[]), ...((c.args ?? []) as string[])].map((a) => expandK8s(a, env));
+  if (argv[0] !== 'svc-ingest') throw new Error(`the container runs ${argv[0]}, not svc-ingest`);
+  const mounts = ((c.volumeMounts ?? []) as Manifest[]).map((m) => {
+    const dir = run.volumes[m.name];
+    if (!dir) throw new Error(`volume ${m.name}: no folder given`);
+    return { from: m.mountPath as string, to: dir };
+  });
+  const here = (value: string) => {
+    const m = mounts.find((v) => value === v.from || value.startsWith(`${v.from}/`));
+    return m ? m.to + value.slice(m.from.length) : value;
+  };
+  for (const k of Object.keys(env)) env[k] = here(env[k]!);
+  return { args: argv.slice(1).map(here), env };
 }

@@ -18,6 +18,10 @@ export const LEAK_PANS: Record<string, string> = {
   unionpay19: '6205500000000000004',
   maestro: '6759649826438453',
   rupay: withCheckDigit('608326000000000'),
+  // National schemes (issue 49): numbers built on their IINs, Luhn-valid.
+  mir: withCheckDigit('220038174629105'),
+  napas: withCheckDigit('970436158207341'),
+  uatp: withCheckDigit('13520594817263'),
 };
 
 /** How a brand's cards are printed: group lengths. */

@@ -92,6 +92,19 @@ export function leakForms(pan: string): Array<[string, string]> {
     out.push([`groups joined by ${name}`, groupedBy(pan, sep)]);
   for (const [name, digit] of Object.entries(OTHER_DIGITS))
     out.push([`${name} digits`, groupedBy(pan, ' ', digit)]);
+  // The fourth pass (issue 49): track data, separators people read as dashes, entities without `;`, an override.
+  out.push(['track 1', `%B${pan}^DOE/JANE^27121010000000000000?`]);
+  out.push(['track 2 without sentinels', `${pan}=27121010000000000`]);
+  for (const [name, sep] of Object.entries({
+    'prolonged-sound mark': '\u30fc',
+    'half-width prolonged-sound mark': '\uff70',
+    'modifier apostrophe': '\u02bc',
+    'Hangul eu': '\u3161',
+    'Latin click': '\u01c0',
+  }))
+    out.push([`groups joined by ${name}`, groupedBy(pan, sep)]);
+  out.push(['entities without ;', [...pan].map((c) => `&#${48 + Number(c)}`).join('')]);
+  out.push(['reversed behind RLO', `\u202e${[...pan].reverse().join('')}\u202c`]);
   out.push([
     'UTF-16LE line read as bytes',
     [...`card ${groupedBy(pan, ' ')}`].map((c) => `${c}\u0000`).join(''),

@@ -74,6 +74,17 @@ const BRAND_PATTERNS: Array<[RegExp, number[]]> = [
   [/^(?:62|81)/, [16, 17, 18, 19]],
   [/^(?:50|5[6-9]|6)/, [13, 14, 15, 16, 17, 18, 19]],
   [/^(?:60|65|8[12]|508|35[36])/, [16]],
+  // The fourth pass's schemes and lengths (issue 49): Visa 18, Maestro 493698, JCB 2131/1800, Mir, UnionPay 81
+  // at 14-15, UATP, BORICA, Humo, Uzcard, Belkart, ArCa, Prostir, Troy 9792, Carnet 286900, Napas, GPN, T-Union.
+  [/^4/, [18]],
+  [/^493698/, [14, 15, 17]],
+  [/^(?:2131|1800|220[0-4])/, [16, 17, 18, 19]],
+  [/^81(?:0|[1-6]\d|7[01])/, [14, 15]],
+  [/^1/, [15]],
+  [/^(?:2205|9860|8600|9112|9051|9804|9792|286900)/, [16]],
+  [/^9704/, [16, 19]],
+  [/^1946/, [16, 18, 19]],
+  [/^31/, [19]],
 ];
 
 /** A card number by the brands' formats and Luhn: what a DLP scanner (and src/mask/index.ts) calls one. */

@@ -1,10 +1,11 @@
 // A systemd service unit read and started the way systemd starts it (systemd.exec(5), systemd.service(5)), on a
 // machine where systemd is not PID 1: its ExecStart, with the unit's user and group, umask, environment
-// (Environment=, EnvironmentFile=, the variables systemd sets), credentials (LoadCredential=, %d), state and
-// working folders, and ProtectSystem=strict with ReadWritePaths=/ReadOnlyPaths= in a mount namespace
-// (isolate.ts). Its exit status is judged by SuccessExitStatus= and Restart=/RestartPreventExitStatus=, and
-// restarted as Restart= says. What it cannot apply is listed with why, and a directive it does not know fails.
-import { chmod, chown, copyFile, mkdir, readFile, stat } from 'node:fs/promises';
+// (Environment=, EnvironmentFile=, the variables systemd sets), credentials (LoadCredential=, %d), state, runtime
+// and working folders, ExecStartPre= with the + prefix (as root, outside the sandbox), and ProtectSystem=strict
+// with ReadWritePaths=/ReadOnlyPaths= in a mount namespace (isolate.ts). Its exit status is judged by
+// SuccessExitStatus= and Restart=/RestartPreventExitStatus=, and restarted as Restart= says. What it cannot apply
+// is listed with why, and a directive it does not know fails.
+import { chmod, chown, copyFile, mkdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type Bind, type IsolatedResult, runIsolated } from './isolate.ts';
 
@@ -51,6 +52,9 @@ const APPLIED = new Set([
   'LoadCredential',
   'Environment',
   'ExecStart',
+  'ExecStartPre',
+  'RuntimeDirectory',
+  'RuntimeDirectoryMode',
   'SuccessExitStatus',
   'Restart',
   'RestartPreventExitStatus',
@@ -67,6 +71,7 @@ const APPLIED = new Set([
 export const NOT_APPLIED: Record<string, string> = {
   RestartSec: 'not waited: the restart follows at once (the unit says 10 min)',
   TimeoutStartSec: "not enforced: the test's own timeout bounds each start",
+  RuntimeMaxSec: "not enforced: the test's own timeout bounds each start",
   TimeoutStopSec: 'no stop in these scenarios',
   KillMode: 'no stop in these scenarios',
   PrivateDevices: "the namespace keeps the machine's /dev",
@@ -141,17 +146,12 @@ function envFile(text: string): Record<string, string> {
   return out;
 }
 
-/** Starts the unit's ExecStart once, as systemd would, and waits for it (Type=oneshot). */
-export async function startOnce(unit: Unit, m: Machine, timeoutMs = 30_000): Promise<IsolatedResult> {
-  const unknown = unknownDirectives(unit);
-  if (unknown.length > 0) throw new Error(`directives not emulated: ${unknown.join(', ')}`);
+/** The unit's user on the test machine, and the start's first environment (what systemd sets for every unit). */
+function userOf(unit: Unit, m: Machine) {
   const user = m.users[unit.get('User') ?? 'root'];
   if (!user) throw new Error(`User=${unit.get('User')}: no such user on the test machine`);
   const group = unit.get('Group');
   if (group !== undefined && group !== unit.get('User')) throw new Error(`Group=${group}: not emulated`);
-
-  const binds: Bind[] = [];
-  // StateDirectory=: /var/lib/NAME, made and owned by the user, with its mode; writable whatever ProtectSystem says.
   const env: Record<string, string> = {
     PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin',
     LANG: 'C.UTF-8',
@@ -161,36 +161,67 @@ export async function startOnce(unit: Unit, m: Machine, timeoutMs = 30_000): Pro
     SHELL: '/usr/sbin/nologin',
     INVOCATION_ID: 'f'.repeat(32),
   };
-  for (const name of unit.all('StateDirectory').flatMap(words)) {
-    const dir = join(m.root, 'var/lib', name);
-    await mkdir(dir, { recursive: true });
-    await chown(dir, user.uid, user.gid);
-    await chmod(dir, Number.parseInt(unit.get('StateDirectoryMode') ?? '0755', 8));
-    binds.push({ from: dir, to: `/var/lib/${name}`, rw: true });
-    env.STATE_DIRECTORY = `/var/lib/${name}`;
-  }
-  // LoadCredential=ID:PATH: a copy in /run/credentials/UNIT/, readable by the user only, the folder read-only.
+  return { user, env };
+}
+
+/**
+ * StateDirectory=: /var/lib/NAME, made and owned by the user, with its mode; writable whatever ProtectSystem says.
+ * RuntimeDirectory=: /run/NAME, the same, made afresh for each start (systemd removes it when the unit stops).
+ */
+async function directories(
+  unit: Unit,
+  m: Machine,
+  user: Machine['users'][string],
+  binds: Bind[],
+  env: Record<string, string>,
+) {
+  const kinds = [
+    ['StateDirectory', 'var/lib', '/var/lib', 'STATE_DIRECTORY'],
+    ['RuntimeDirectory', '.run', '/run', 'RUNTIME_DIRECTORY'],
+  ] as const;
+  for (const [key, under, inside, variable] of kinds)
+    for (const name of unit.all(key).flatMap(words)) {
+      const dir = join(m.root, under, name);
+      if (key === 'RuntimeDirectory') await rm(dir, { recursive: true, force: true });
+      await mkdir(dir, { recursive: true });
+      await chown(dir, user.uid, user.gid);
+      await chmod(dir, Number.parseInt(unit.get(`${key}Mode`) ?? '0755', 8));
+      binds.push({ from: dir, to: `${inside}/${name}`, rw: true });
+      env[variable] = `${inside}/${name}`;
+    }
+}
+
+/** LoadCredential=ID:PATH: a copy in /run/credentials/UNIT/, readable by the user only, the folder read-only. */
+async function credentials(
+  unit: Unit,
+  m: Machine,
+  user: Machine['users'][string],
+  binds: Bind[],
+  env: Record<string, string>,
+) {
   const credsPath = `/run/credentials/${unit.name}`;
   const loads = unit.all('LoadCredential');
-  if (loads.length > 0) {
-    const dir = join(m.root, '.credentials', unit.name);
-    await mkdir(dir, { recursive: true });
-    for (const l of loads) {
-      const [id, path] = [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 1)];
-      await copyFile(hostPath(m, path), join(dir, id));
-      await chown(join(dir, id), user.uid, user.gid);
-      await chmod(join(dir, id), 0o400);
-    }
-    await chown(dir, user.uid, user.gid);
-    await chmod(dir, 0o500);
-    binds.push({ from: dir, to: credsPath, rw: false });
-    env.CREDENTIALS_DIRECTORY = credsPath;
+  if (loads.length === 0) return;
+  const dir = join(m.root, '.credentials', unit.name);
+  await mkdir(dir, { recursive: true });
+  for (const l of loads) {
+    const [id, path] = [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 1)];
+    await copyFile(hostPath(m, path), join(dir, id));
+    await chown(join(dir, id), user.uid, user.gid);
+    await chmod(join(dir, id), 0o400);
   }
-  // Environment= in order, then EnvironmentFile= (which overrides it; a leading '-': a missing file is fine).
+  await chown(dir, user.uid, user.gid);
+  await chmod(dir, 0o500);
+  binds.push({ from: dir, to: credsPath, rw: false });
+  env.CREDENTIALS_DIRECTORY = credsPath;
+}
+
+/** Environment= in order, then EnvironmentFile= (which overrides it; a leading '-': a missing file is fine). */
+async function environment(unit: Unit, m: Machine, env: Record<string, string>) {
   for (const v of unit.all('Environment'))
     for (const w of words(v)) {
       const at = w.indexOf('=');
-      env[w.slice(0, at)] = specifiers(w.slice(at + 1), unit, credsPath);
+      env[w.slice(0, at)] = specifiers(w.slice(at + 1), unit, `/run/credentials/${unit.name}`);
     }
   for (const f of unit.all('EnvironmentFile')) {
     const optional = f.startsWith('-');
@@ -200,7 +231,10 @@ export async function startOnce(unit: Unit, m: Machine, timeoutMs = 30_000): Pro
     });
     Object.assign(env, envFile(text));
   }
-  // ReadOnlyPaths=/ReadWritePaths=: a path that does not exist fails the start (226/NAMESPACE) unless '-'.
+}
+
+/** ReadOnlyPaths=/ReadWritePaths=: a path that does not exist fails the start (226/NAMESPACE) unless '-'. */
+async function pathBinds(unit: Unit, m: Machine, binds: Bind[]): Promise<IsolatedResult | null> {
   for (const [key, rw] of [
     ['ReadOnlyPaths', false],
     ['ReadWritePaths', true],
@@ -217,15 +251,68 @@ export async function startOnce(unit: Unit, m: Machine, timeoutMs = 30_000): Pro
       }
       binds.push({ from: hostPath(m, p), to: p, rw });
     }
+  return null;
+}
 
+/**
+ * ExecStartPre=+…: as root, outside the sandbox, with the unit's environment; the machine's /etc/NAME folders the
+ * command names and the unit's runtime folders bound where it names them, and the unit's User=/Group= names given as
+ * the test user's ids (the machine has no user of that name). A failure fails the start with its status.
+ */
+async function execPre(unit: Unit, m: Machine, binds: Bind[], env: Record<string, string>) {
+  const user = m.users[unit.get('User') ?? 'root']!;
+  for (const line of unit.all('ExecStartPre')) {
+    if (!line.startsWith('+')) throw new Error(`ExecStartPre=${line}: only the + prefix is emulated`);
+    const argv = words(specifiers(line.slice(1), unit, `/run/credentials/${unit.name}`)).map((w) =>
+      w === unit.get('User') ? String(user.uid) : w === unit.get('Group') ? String(user.gid) : w,
+    );
+    const etc = [
+      ...new Set(argv.filter((w) => w.startsWith('/etc/')).map((w) => w.split('/').slice(0, 3).join('/'))),
+    ];
+    const r = await runIsolated({
+      root: m.root,
+      argv,
+      env,
+      uid: 0,
+      gid: 0,
+      umask: Number.parseInt(unit.get('UMask') ?? '0022', 8),
+      cwd: '/',
+      binds: [
+        ...etc.map((e) => ({ from: hostPath(m, e), to: e, rw: false })),
+        ...binds.filter((b) => b.to.startsWith('/run/') && b.rw),
+      ],
+      readOnly: false,
+      privateTmp: false,
+      noNewPrivileges: false,
+    });
+    if (r.code !== 0) return r;
+  }
+  return null;
+}
+
+/** Starts the unit's ExecStart once, as systemd would, and waits for it (Type=oneshot, or simple: a timer's start). */
+export async function startOnce(unit: Unit, m: Machine, timeoutMs = 30_000): Promise<IsolatedResult> {
+  const unknown = unknownDirectives(unit);
+  if (unknown.length > 0) throw new Error(`directives not emulated: ${unknown.join(', ')}`);
+  if (!['oneshot', 'simple'].includes(unit.get('Type') ?? 'simple'))
+    throw new Error(`Type=${unit.get('Type')}: not emulated`);
+  const { user, env } = userOf(unit, m);
+  const binds: Bind[] = [];
+  await directories(unit, m, user, binds, env);
+  await credentials(unit, m, user, binds, env);
+  await environment(unit, m, env);
+  const missing = await pathBinds(unit, m, binds);
+  if (missing) return missing;
   const protect = unit.get('ProtectSystem');
   if (protect !== undefined && protect !== 'strict')
     throw new Error(`ProtectSystem=${protect}: not emulated`);
   const caps = unit.get('CapabilityBoundingSet');
   if (caps !== undefined && caps !== '') throw new Error(`CapabilityBoundingSet=${caps}: not emulated`);
+  const pre = await execPre(unit, m, binds, env);
+  if (pre) return pre;
   return runIsolated({
     root: m.root,
-    argv: words(specifiers(unit.get('ExecStart')!, unit, credsPath)),
+    argv: words(specifiers(unit.get('ExecStart')!, unit, `/run/credentials/${unit.name}`)),
     env,
     uid: user.uid,
     gid: user.gid,

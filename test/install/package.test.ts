@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { delimiter, join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collectOutput, ROOT } from '../helpers/cli.ts';
 import { usePostgres } from '../helpers/postgres.ts';
@@ -178,6 +178,13 @@ describe('the installed package (npm pack, npm install -g --prefix, the README i
     expect(files).toContain('package/src/bin/svc-ingest');
     expect(files).toContain('package/config/default.json');
     expect(files).toContain('package/config/mappings/northwind-csv.json');
+    // What deploy/ ships: the units, the Kubernetes manifests, the alert rules and the dashboard.
+    const shipped = (await readdir(join(ROOT, 'deploy'), { recursive: true, withFileTypes: true }))
+      .filter((e) => e.isFile())
+      .map((e) => `package/${relative(ROOT, join(e.parentPath, e.name))}`);
+    expect(shipped).toContain('package/deploy/prometheus/svc-ingest-alerts.yaml');
+    expect(shipped).toContain('package/deploy/grafana/svc-ingest-dashboard.json');
+    for (const f of shipped) expect(files).toContain(f);
     const stray = files.filter(
       (f) =>
         !/^package\/(dist\/cli\/[\w-]+\.c?js|dist\/build-info\.json|src\/bin\/svc-ingest|config\/.+\.json|deploy\/.+|package\.json|README\.md|LICENSE)$/.test(

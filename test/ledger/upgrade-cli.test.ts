@@ -44,12 +44,20 @@ async function role(db: string, name: string, extra = ''): Promise<string> {
   return r;
 }
 
-/** A fresh database with an owner role allowed to create schemas in it, and the other roles named. */
+/** The feed's schema as docs/postgres.md has an administrator make it: owned by the feed's owner, no other grant. */
+async function ownedSchema(db: string, schema: string, owner: string): Promise<void> {
+  await pgs.sql(db, `CREATE SCHEMA ${schema} AUTHORIZATION ${owner}`);
+}
+
+/**
+ * A fresh database with the schema `feed_a` owned by the owner role (nothing else granted to it: no CREATE on the
+ * database), and the other roles named.
+ */
 async function withRoles(owner: string, ...others: string[]) {
   const url = await pgs.createDatabase();
   const db = dbName(url);
   const ownerRole = await role(db, owner);
-  await pgs.sql(db, `GRANT CREATE ON DATABASE ${db} TO ${ownerRole}`);
+  await ownedSchema(db, 'feed_a', ownerRole);
   const roles: string[] = [];
   for (const r of others) roles.push(await role(db, r));
   return { url, db, owner: ownerRole, roles };
@@ -400,9 +408,17 @@ describe('upgrading the PostgreSQL ledger under restricted roles', () => {
     expect(JSON.parse(status.stdout)).toMatchObject({ done: true, records: { sent: 200 } });
   });
 
-  it('a role granted --for prune prunes what a restricted send role wrote (schema 7: it reads workers too)', async () => {
+  it("docs/postgres.md's privileges exactly: the owner of an empty schema, with no CREATE on the database, migrates and grants; a night as the send role; a prune as the prune role (schema 7: it reads workers too)", async () => {
     const { url, db, owner, roles } = await withRoles('pr_owner', 'pr_sender', 'pr_pruner');
     const [sender, pruner] = roles as [string, string];
+    const [privileges] = await pgs.sql<{ create: boolean; owns: boolean }>(
+      db,
+      `SELECT has_database_privilege($1, current_database(), 'CREATE') AS create,
+              (SELECT nspowner = (SELECT oid FROM pg_roles WHERE rolname = $1) FROM pg_namespace
+               WHERE nspname = 'feed_a') AS owns`,
+      [owner],
+    );
+    expect(privileges).toEqual({ create: false, owns: true });
     await migrateAndGrant(as(url, owner, 'feed_a'), [
       [sender, 'send'],
       [pruner, 'prune'],
@@ -433,6 +449,7 @@ describe('upgrading the PostgreSQL ledger under restricted roles', () => {
   it("feed B's role cannot read feed A's tickets; each feed's tickets role works in its own schema", async () => {
     const made = await withRoles('tk_owner', 'tk_feed_a', 'tk_feed_b');
     const { url, db, owner } = made;
+    await ownedSchema(db, 'feed_b', owner);
     const roles: Record<string, string> = {
       feed_a: made.roles[0] as string,
       feed_b: made.roles[1] as string,

@@ -575,10 +575,22 @@ describe('"required" per field', () => {
         : mapped.errors;
       const expected = errors.length === 0 && mapped.ok ? { ok: true, tx: mapped.tx } : { ok: false, errors };
       const got = p.mapValid(rec, invalidUtf8);
+      if (!mapped.ok) {
+        // A record whose conversions failed lists its other fields' problems too, after them.
+        expect(got.ok).toBe(false);
+        expect(got.ok ? [] : got.errors.slice(0, errors.length), JSON.stringify(rec)).toEqual(errors);
+        continue;
+      }
       expect(got, JSON.stringify(rec)).toEqual(expected);
       // Its transaction holds absent fields as undefined: the JSON sent is the same text, field for field.
       if (got.ok && mapped.ok) expect(JSON.stringify(got.tx)).toBe(JSON.stringify(mapped.tx));
     }
+    // "bad arn!" fails validation while "five" fails its conversion: both are said.
+    const both = p.mapValid(records[4]?.[0] ?? {}, false);
+    expect(both.ok ? [] : both.errors.map((e) => e.field)).toEqual([
+      'postedAmount',
+      'acquirerReferenceNumber',
+    ]);
     expect(p.mapValid(records[0]?.[0] ?? {}, false).ok).toBe(true);
     expect(p.mapValid(records[3]?.[0] ?? {}, false)).toMatchObject({
       ok: false,

@@ -58,23 +58,23 @@ describe('one profile, one pass: first-of, zones from the merchant, one record t
     expect(got.map((t) => row(t as unknown as Record<string, unknown>))).toEqual([
       // New York on both sides of the change to summer time (EST, then EDT): one second apart in UTC. The posting
       // time is the `captured` event's, not the later `adjusted` one that events[-1] would have read.
-      'pay_001:0 AUTHORIZED 2026-03-08T06:59:59.000Z 2026-03-09T14:00:00.000Z 1234 USD US NY',
-      'pay_002:0 AUTHORIZED 2026-03-08T07:00:00.000Z 2026-03-09T15:00:00.000Z 4107 USD US NY',
+      'pay_001 AUTHORIZED 2026-03-08T06:59:59.000Z 2026-03-09T14:00:00.000Z 1234 USD US NY',
+      'pay_002 AUTHORIZED 2026-03-08T07:00:00.000Z 2026-03-09T15:00:00.000Z 4107 USD US NY',
       // Pay_004 in Berlin after its change (CEST); pay_005 in London before it (GMT), its settlement and its
       // refund (element 2; the fee, element 1, is filtered out), each with its own posting time and local time.
-      'pay_004:0 AUTHORIZED 2026-03-29T01:30:00.000Z 2026-03-30T09:00:00.000Z 2000 EUR DE -',
+      'pay_004 AUTHORIZED 2026-03-29T01:30:00.000Z 2026-03-30T09:00:00.000Z 2000 EUR DE -',
       'pay_005:0 AUTHORIZED 2026-03-29T00:30:00.000Z 2026-03-30T10:00:00.000Z 9999 GBP GB -',
       'pay_005:2 REFUND 2026-04-02T11:00:00.000Z 2026-04-02T11:00:00.000Z 9999 GBP GB -',
-      'pay_006:0 AUTHORIZED 2026-03-29T01:30:00.000Z 2026-03-30T10:30:00.000Z 645 GBP GB -',
+      'pay_006 AUTHORIZED 2026-03-29T01:30:00.000Z 2026-03-30T10:30:00.000Z 645 GBP GB -',
       // Melbourne on both sides of the end of summer time (AEDT +11, then AEST +10); the partial refund in AEST.
       'pay_007:0 AUTHORIZED 2026-04-04T14:30:00.000Z 2026-04-06T00:00:00.000Z 4500 AUD AU VIC',
       'pay_007:1 REFUND 2026-04-09T23:00:00.000Z 2026-04-10T01:00:00.000Z 500 AUD AU VIC',
-      'pay_008:0 AUTHORIZED 2026-04-04T18:00:00.000Z 2026-04-06T01:00:00.000Z 380 AUD AU VIC',
+      'pay_008 AUTHORIZED 2026-04-04T18:00:00.000Z 2026-04-06T01:00:00.000Z 380 AUD AU VIC',
       // Tokyo (country given as its numeric code 392); Texas settled by the profile's "states" (US-TX spans zones).
-      'pay_009:0 AUTHORIZED 2026-03-08T01:00:00.000Z 2026-03-09T01:00:00.000Z 1200 JPY JP -',
-      'pay_010:0 AUTHORIZED 2026-03-08T17:00:00.000Z 2026-03-09T18:00:00.000Z 975 USD US TX',
+      'pay_009 AUTHORIZED 2026-03-08T01:00:00.000Z 2026-03-09T01:00:00.000Z 1200 JPY JP -',
+      'pay_010 AUTHORIZED 2026-03-08T17:00:00.000Z 2026-03-09T18:00:00.000Z 975 USD US TX',
       // A standalone refund in Berlin before its change (CET): its posting time lives in the `refunded` event.
-      'ref_003:0 REFUND 2026-03-29T00:30:00.000Z 2026-03-30T08:00:00.000Z 850 EUR DE -',
+      'ref_003 REFUND 2026-03-29T00:30:00.000Z 2026-03-30T08:00:00.000Z 850 EUR DE -',
     ]);
     // One notification whole, exactly as received: the refund element of pay_005, read from the element and its parent.
     expect(got.find((t) => t.transactionId === 'pay_005:2')).toEqual({
@@ -98,7 +98,7 @@ describe('one profile, one pass: first-of, zones from the merchant, one record t
       currencyCode: 'GBP',
     });
     // The optional template part: the unit where there is one, nothing (not a trailing space) where there is none.
-    expect(got.find((t) => t.transactionId === 'pay_001:0')?.paymentNetworkMerchantAddress1).toBe(
+    expect(got.find((t) => t.transactionId === 'pay_001')?.paymentNetworkMerchantAddress1).toBe(
       '12 W 31st St Unit 4',
     );
     // The two rejects say why, and name no guess: a US merchant without a state, a payment with nothing to notify.
@@ -125,7 +125,7 @@ describe('map with an expanding profile', () => {
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l).transactionId);
-    expect(ids).toEqual(['pay_001:0', 'pay_002:0', 'ref_003:0', 'pay_004:0', 'pay_005:0', 'pay_005:2']);
+    expect(ids).toEqual(['pay_001', 'pay_002', 'ref_003', 'pay_004', 'pay_005:0', 'pay_005:2']);
     expect(r.stderr).toContain(
       'svc-ingest map: 5 read (+1 expanded), 6 mapped, 0 rejected (mapping tessera)',
     );

@@ -350,8 +350,8 @@ describe('lithic on samples/lithic.ndjson', () => {
     expect(code, stderr).toBe(2);
     expect(txs).toEqual(expected);
     expect(stderr.split('\n').filter((l) => l.startsWith('samples/'))).toEqual([
-      'samples/lithic.ndjson:5: transactionType: unknown value "DECLINED DEBIT" (known: SETTLED DEBIT, SETTLED CREDIT)',
-      'samples/lithic.ndjson:8: transactionType: unknown value "PENDING DEBIT" (known: SETTLED DEBIT, SETTLED CREDIT)',
+      'samples/lithic.ndjson:5: transactionType: unknown value "DECLINED DEBIT" (known: SETTLED DEBIT, SETTLED CREDIT); transactionPostingTimestamp: required',
+      'samples/lithic.ndjson:8: transactionType: unknown value "PENDING DEBIT" (known: SETTLED DEBIT, SETTLED CREDIT); transactionPostingTimestamp: required',
     ]);
   });
 });

@@ -224,7 +224,7 @@ describe('mapping check reads the whole export', () => {
     expect(loadError({}, { timeZone: 'UTC', timeZoneScope: 'processor' })).toContain('"export"');
   });
 
-  it('send logs the same warnings once at the end and counts them in the summary (inline and on the worker pool)', async () => {
+  it('send logs each warning at its first record, the same warnings once at the end, and counts them (inline and on the worker pool)', async () => {
     for (const worker of ['off', 'on']) {
       const r = await runCliHere(
         [
@@ -242,7 +242,11 @@ describe('mapping check reads the whole export', () => {
       expect(r.code, r.stderr).toBe(2);
       const summary = JSON.parse(r.stdout.trim().split('\n').at(-1) as string);
       expect(summary).toMatchObject({ read: 12, expanded: 2, valid: 12, rejected: 2, mappingWarnings: 2 });
-      const warned = r.stderr.split('\n').filter((l) => l.includes('"mapping.warning"'));
+      const lines = r.stderr.split('\n').filter((l) => l.includes('"mapping.warning"'));
+      const first = lines.map((l) => JSON.parse(l)).filter((l) => l.first === true);
+      // As the run meets it: the kind, the record's line, before the run's end.
+      expect(first.map((l) => [l.kind, l.at])).toEqual([['postedBefore', `${EXPORT}:5`]]);
+      const warned = lines.filter((l) => !l.includes('"first":true'));
       expect(warned.map((l) => JSON.parse(l).msg.slice(0, 80))).toEqual([
         'svc-ingest: warning: 13 local times read in the one zone America/New_York (timeZ',
         'svc-ingest: warning: transactionPostingTimestamp earlier than transactionTimesta',
@@ -250,18 +254,21 @@ describe('mapping check reads the whole export', () => {
     }
   });
 
-  it('counts the local times that fell in a DST repeated hour, per field', async () => {
+  it("counts the local times that fell in a DST repeated hour, per field, with the profile's rule", async () => {
     const file = join(dir, 'fall-back.csv');
     await writeFile(
       file,
       'ID,T,A\nf1,2026-11-01 00:30:00,1.00\nf2,2026-11-01 01:30:00,1.00\nf3,2026-11-01 02:30:00,1.00\n',
     );
     const profile = join(dir, 'fall-back.json');
-    await writeFile(profile, JSON.stringify({ timeZone: 'America/New_York', fields: CONSTS }));
+    await writeFile(
+      profile,
+      JSON.stringify({ timeZone: 'America/New_York', ambiguousTime: 'earlier', fields: CONSTS }),
+    );
     const r = await runCliHere(['mapping', 'check', profile, file]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain(
-      '  2 local times in a DST repeated hour, read as its first occurrence (transactionTimestamp 1, transactionPostingTimestamp 1)',
+      '  2 ambiguous local times (2 in a DST repeated hour, 0 in a DST gap): read as the earlier instant ("ambiguous": "earlier") (transactionTimestamp 1, transactionPostingTimestamp 1)',
     );
   });
 
@@ -279,8 +286,13 @@ describe('mapping check reads the whole export', () => {
 
   it('--sample N maps N records spread over the file; repeated ids and posting before transaction are warned of', async () => {
     const rows = ['ID,T,P,A'];
+    // Ids t0–t99 come back with another amount (another transaction); the last row repeats t100 whole (a
+    // redelivery, a duplicate send rejects, not an id that repeats).
     for (let i = 0; i < 400; i++)
-      rows.push(`t${i % 300},2026-03-0${1 + (i % 5)}T10:00:00Z,2026-03-0${1 + (i % 3)}T09:00:00Z,1.00`);
+      rows.push(
+        `t${i % 300},2026-03-0${1 + (i % 5)}T10:00:00Z,2026-03-0${1 + (i % 3)}T09:00:00Z,${i < 300 ? 1 : 2}.00`,
+      );
+    rows.push(rows[101] as string);
     const file = join(dir, 'ids.csv');
     await writeFile(file, `${rows.join('\n')}\n`);
     const profile = join(dir, 'ids.json');
@@ -290,7 +302,7 @@ describe('mapping check reads the whole export', () => {
     );
     const all = await runCliHere(['mapping', 'check', profile, file]);
     expect(all.code, all.stderr).toBe(0);
-    expect(all.stdout).toContain(`${file}: 400 records read, 400 valid, 0 rejected`);
+    expect(all.stdout).toContain(`${file}: 401 records read, 401 valid, 0 rejected`);
     expect(all.stderr).toContain(
       'transactionId repeats: 100 records share an id with an earlier one (first: t0)',
     );
@@ -300,7 +312,7 @@ describe('mapping check reads the whole export', () => {
     const some = await runCliHere(['mapping', 'check', '--sample', '50', profile, file]);
     expect(some.code, some.stderr).toBe(0);
     expect(some.stdout).toContain(
-      `${file}: 50 of 400 records read, spread over the file, 50 valid, 0 rejected`,
+      `${file}: 50 of 401 records read, spread over the file, 50 valid, 0 rejected`,
     );
   });
 });

@@ -232,7 +232,9 @@ describe('NDJSON', () => {
       const before = process.memoryUsage().rss;
       let records = 0;
       const rejects = [];
-      for await (const items of readInput({ path: '-', format: 'ndjson', gzip: false }, { stdin }))
+      // Without a final line break: read as a file's last line is (a stream would end as cut short).
+      const spec = { path: '-', format: 'ndjson', gzip: false, allowUnterminated: true };
+      for await (const items of readInput(spec, { stdin }))
         for (const it of items)
           if (it.kind === 'record') records++;
           else rejects.push([it.reject.line, it.reject.message]);

@@ -21,19 +21,44 @@ export interface LockBinding {
 /** The embedded addon's asset name. */
 export const LOCK_ADDON_ASSET = 'fs-native-extensions.node';
 
+/** The addon could not be loaded from `folder` (the temporary folder tried): `reason` says why (noexec, …). */
+export class LockAddonError extends Error {
+  readonly folder: string;
+  readonly reason: string;
+  constructor(folder: string, reason: string) {
+    super(`the lock's native addon could not be loaded from ${folder} (${reason})`);
+    this.folder = folder;
+    this.reason = reason;
+  }
+}
+
+/** The first line of a load error, without the file's path (the folder is named apart). */
+function reasonOf(err: unknown): string {
+  const e = err as NodeJS.ErrnoException;
+  const first = String(e?.message ?? err).split('\n')[0] ?? '';
+  return first.replace(/\/\S*svc-ingest-addon-\S*/g, '…').trim() || (e?.code ?? 'error');
+}
+
 /**
- * fs-native-extensions loaded from the executable's asset; throws when it cannot be (no writable temporary folder,
- * a platform it was not built for): the caller then uses the socket lock.
+ * fs-native-extensions loaded from the executable's asset, written below `parent` (the temporary folder: TMPDIR or
+ * /tmp); throws a LockAddonError when it cannot be (a folder it cannot write, one mounted noexec, a platform it was
+ * not built for): the caller then uses the socket lock, and says so once (lock.ts).
  */
-export function embeddedLocks(): NativeLocks {
-  const dir = mkdtempSync(path.join(tmpdir(), 'svc-ingest-addon-'));
+export function embeddedLocks(
+  parent = tmpdir(),
+  bytes: () => Uint8Array = () => Buffer.from(sea.getRawAsset(LOCK_ADDON_ASSET) as ArrayBuffer),
+): NativeLocks {
   const mod = { exports: {} as LockBinding };
+  let dir = '';
   try {
+    dir = mkdtempSync(path.join(parent, 'svc-ingest-addon-'));
     const file = path.join(dir, LOCK_ADDON_ASSET);
-    writeFileSync(file, Buffer.from(sea.getRawAsset(LOCK_ADDON_ASSET) as ArrayBuffer), { mode: 0o500 });
+    writeFileSync(file, bytes(), { mode: 0o500 });
     process.dlopen(mod, file);
+  } catch (err) {
+    throw new LockAddonError(parent, reasonOf(err));
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    if (dir) rmSync(dir, { recursive: true, force: true });
   }
   return locksOver(mod.exports);
 }

@@ -9,7 +9,13 @@ import { hostname } from 'node:os';
 import { IN_EXECUTABLE } from '../../config/builtin.ts';
 import { SvcIngestError } from '../../errors.ts';
 import { sleep } from '../../sleep.ts';
-import { embeddedLocks, type LockBinding, locksOver, type NativeLocks } from './embedded-addon.ts';
+import {
+  embeddedLocks,
+  LockAddonError,
+  type LockBinding,
+  locksOver,
+  type NativeLocks,
+} from './embedded-addon.ts';
 import { checkStateFile, openStateFile, type StateFile } from './files.ts';
 
 /**
@@ -44,6 +50,25 @@ interface LockOwner {
 
 let nativeLocks: NativeLocks | null | undefined;
 
+/** Why this process holds ledgers with the socket lock although it carries the addon: the folder it tried, why. */
+export interface LockFallback {
+  folder: string;
+  reason: string;
+}
+
+let fallback: LockFallback | null = null;
+let fallbackTold = false;
+
+/**
+ * The embedded addon's load failure, the first time it is asked for in this process (then null): the caller logs
+ * it once, whatever number of ledgers the process locks.
+ */
+export function takeLockFallback(): LockFallback | null {
+  if (fallbackTold) return null;
+  fallbackTold = true;
+  return fallback;
+}
+
 /**
  * fs-native-extensions, loaded once (in the single executable from its embedded copy, embedded-addon.ts); null where
  * its prebuilt binary does not load on this platform.
@@ -52,8 +77,9 @@ function loadNativeLocks(): NativeLocks | null {
   if (nativeLocks === undefined) {
     try {
       nativeLocks = IN_EXECUTABLE ? embeddedLocks() : packageLocks();
-    } catch {
+    } catch (err) {
       nativeLocks = null;
+      if (err instanceof LockAddonError) fallback = { folder: err.folder, reason: err.reason };
     }
   }
   return nativeLocks;

@@ -9,7 +9,7 @@ import { type AckedIndex, loadAckedIndex } from './acked-index.ts';
 import { scanDestinations } from './destinations.ts';
 import { checkStateFile } from './files.ts';
 import type { LedgerLine } from './line.ts';
-import { acquireLedgerLock, type LedgerLock } from './lock.ts';
+import { acquireLedgerLock, type LedgerLock, takeLockFallback } from './lock.ts';
 import { type LedgerWriter, type LedgerWriterOptions, openLedgerWriter } from './writer.ts';
 
 export interface FileLedgerStoreOptions extends OpenLedgerOptions, LedgerWriterOptions {}
@@ -27,25 +27,7 @@ export async function openFileLedgerStore(path: string, o: FileLedgerStoreOption
   // Ledger and owner file must each be a regular file or not exist yet: a link, a directory, a FIFO or a device
   // (/dev/full) is refused here, before anything is created or locked.
   await checkStateFile(path, 'ledger');
-  let lock: LedgerLock | null = null;
-  let writer: LedgerWriter | null = null;
-  if (o.mode === 'write') {
-    await checkStateFile(`${path}.lock`, 'lock owner file');
-    lock = await acquireLedgerLock(path);
-    if (lock.tookOver)
-      log.warn(
-        { event: 'ledger.lock.takeover', pid: lock.tookOver.pid },
-        'an earlier run died holding this ledger; the kernel released its lock',
-      );
-    try {
-      writer = await openLedgerWriter(lock.file, { wrapHandle: o.wrapHandle, inFlight: o.inFlight });
-    } catch (err) {
-      await lock.release();
-      throw err;
-    }
-    if (writer.repairedTornLine)
-      log.warn({ event: 'ledger.torn' }, 'the ledger ended in a torn line (earlier crash); it is skipped');
-  }
+  const { lock, writer } = o.mode === 'write' ? await lockAndOpen(path, o) : { lock: null, writer: null };
 
   let badLines = 0;
   let loading: Promise<AckedIndex | null> | undefined;
@@ -141,6 +123,37 @@ export async function openFileLedgerStore(path: string, o: FileLedgerStoreOption
       await lock?.release();
     },
   };
+}
+
+/** Write mode: the lock owner file checked, the kernel lock taken (its fallback and a takeover said), the writer opened. */
+async function lockAndOpen(
+  path: string,
+  o: FileLedgerStoreOptions,
+): Promise<{ lock: LedgerLock; writer: LedgerWriter }> {
+  const log = o.logger;
+  await checkStateFile(`${path}.lock`, 'lock owner file');
+  const lock = await acquireLedgerLock(path);
+  const fallback = takeLockFallback();
+  if (fallback)
+    log.warn(
+      { event: 'ledger.lock.fallback', folder: fallback.folder, reason: fallback.reason },
+      `the kernel lock's addon could not be loaded from ${fallback.folder} (${fallback.reason}): the ledger is held with the socket lock, which excludes runs in this network namespace only; point TMPDIR at a folder that allows executables (not mounted noexec) for the kernel lock`,
+    );
+  if (lock.tookOver)
+    log.warn(
+      { event: 'ledger.lock.takeover', pid: lock.tookOver.pid },
+      'an earlier run died holding this ledger; the kernel released its lock',
+    );
+  let writer: LedgerWriter;
+  try {
+    writer = await openLedgerWriter(lock.file, { wrapHandle: o.wrapHandle, inFlight: o.inFlight });
+  } catch (err) {
+    await lock.release();
+    throw err;
+  }
+  if (writer.repairedTornLine)
+    log.warn({ event: 'ledger.torn' }, 'the ledger ended in a torn line (earlier crash); it is skipped');
+  return { lock, writer };
 }
 
 /** The ledger line of one outcome, key for key as the README's "Ledger and rejects" shows it. */

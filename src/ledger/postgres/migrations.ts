@@ -328,7 +328,10 @@ export async function migrate(
     // A fixed key (two int4: the text 'svci' and 'migr'); held for this session only.
     await c.query(`SELECT pg_advisory_lock(${MIGRATION_LOCK})`);
     try {
-      await c.query(`CREATE SCHEMA IF NOT EXISTS ${db.schema}`);
+      // Created only when missing: PostgreSQL checks CREATE on the database before IF NOT EXISTS, and the owner
+      // of a schema an administrator made (docs/postgres.md) has no such privilege, nor needs it.
+      const has = await c.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [db.schema]);
+      if (has.rowCount === 0) await c.query(`CREATE SCHEMA IF NOT EXISTS ${db.schema}`);
       await c.query(`CREATE TABLE IF NOT EXISTS ${SCHEMA}.migrations (
         version    integer PRIMARY KEY,
         name       text NOT NULL,

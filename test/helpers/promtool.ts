@@ -1,0 +1,69 @@
+// promtool (Debian's `prometheus` package) for the tests of deploy/prometheus/: installed by packaging/need.sh as the
+// packaging targets install their tools (root with apt-get); where it cannot be, the test fails with the line saying
+// what to install — never skipped. And the metrics textfile a run wrote, read as the series Prometheus would scrape.
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { ROOT } from './cli.ts';
+
+/** The path of promtool, installed first when missing; throws a one-line reason when it cannot be. */
+export function needPromtool(): string {
+  const has = () => spawnSync('promtool', ['--version'], { encoding: 'utf8' }).status === 0;
+  if (has()) return 'promtool';
+  const r = spawnSync(join(ROOT, 'packaging/need.sh'), ['promtool:prometheus'], { encoding: 'utf8' });
+  if (r.status !== 0 || !has())
+    throw new Error(
+      `promtool is missing and could not be installed (${(r.stderr || r.error?.message || '').trim()}): ` +
+        'apt-get install prometheus (Debian/Ubuntu), or put promtool on PATH',
+    );
+  return 'promtool';
+}
+
+/** Run promtool; its exit status and output together. */
+export function promtool(args: string[]): { code: number | null; out: string } {
+  const r = spawnSync(needPromtool(), args, { encoding: 'utf8' });
+  return { code: r.status, out: `${r.stdout}${r.stderr}` };
+}
+
+/** One sample of a metrics textfile: its name (with _bucket/_sum/_count for a histogram), labels and value. */
+export interface Sample {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
+
+/** The samples of a Prometheus text-format file (the lines that are not comments). */
+export function samplesOf(text: string): Sample[] {
+  const out: Sample[] = [];
+  for (const line of text.split('\n')) {
+    if (line.trim() === '' || line.startsWith('#')) continue;
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)$/.exec(line);
+    if (!m) throw new Error(`not a sample line: ${line}`);
+    const labels: Record<string, string> = {};
+    for (const l of (m[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g))
+      labels[l[1]!] = l[2]!;
+    out.push({ name: m[1]!, labels, value: Number(m[3]) });
+  }
+  return out;
+}
+
+/** A series selector as promtool's input_series writes it. */
+export function seriesOf(name: string, labels: Record<string, string>): string {
+  const inner = Object.entries(labels)
+    .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+    .join(',');
+  return `${name}{${inner}}`;
+}
+
+/** The metric names a PromQL expression reads (functions, keywords, label names and strings left out). */
+export function metricNames(expr: string): string[] {
+  const bare = expr
+    .replace(/"(?:[^"\\]|\\.)*"/g, '')
+    .replace(/\{[^}]*\}/g, '')
+    .replace(/\[[^\]]*\]/g, '')
+    .replace(/\b(?:by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/g, '');
+  const keywords = new Set(['and', 'or', 'unless', 'bool', 'offset', 'by', 'without', 'on', 'ignoring']);
+  return [...bare.matchAll(/[a-zA-Z_:][a-zA-Z0-9_:]*/g)]
+    .filter((m) => !/^\s*\(/.test(bare.slice(m.index + m[0].length)))
+    .map((m) => m[0])
+    .filter((t) => !keywords.has(t));
+}
