@@ -1,7 +1,7 @@
 // Characters as the card-number rule reads them (src/mask/index.ts), the way a person reads them: every character with a
 // decimal digit value is that digit, characters a person does not see are not there, letters are letters, and
-// everything else (spaces, punctuation, symbols, line breaks, and letters people read as a dash, a bar or an
-// apostrophe: src/mask/confusables.ts) separates.
+// everything else (spaces, punctuation, symbols, line breaks, modifier letters, and letters people read as a dash, a
+// bar or an apostrophe: src/mask/confusables.ts) separates.
 import { readAsSeparator } from './confusables.ts';
 
 /** Character classes; a digit's class is DIGIT + its value. */
@@ -15,6 +15,12 @@ export const DIGIT = 16;
 const ND = /^\p{Nd}$/u;
 const NUMBER_OTHER = /^[\p{No}\p{Nl}]$/u;
 const LETTER_RE = /^\p{L}$/u;
+/**
+ * Modifier letters (General_Category Lm): marks that lengthen, join or modify the letter before them and carry no
+ * sound of their own — the Arabic tatweel, the prolonged-sound mark, a modifier apostrophe or prime, an iteration
+ * mark. Beside digits there is no letter for them to modify: a person reads them as marks between the groups.
+ */
+const MODIFIER_LETTER = /^\p{Lm}$/u;
 const UNSEEN = /^[\p{Default_Ignorable_Code_Point}\p{Cf}\p{M}]$/u;
 /** What NFKC makes of a superscript, subscript, circled or parenthesised digit: the digit and its decoration. */
 const DECORATED_DIGIT = /^[(]?([0-9])[.,)]?$/;
@@ -59,7 +65,7 @@ export function classify(cp: number): number {
     return SEP;
   }
   if (!LETTER_RE.test(ch)) return SEP;
-  return cp >= 128 && readAsSeparator(ch) ? SEP : LETTER;
+  return cp >= 128 && (MODIFIER_LETTER.test(ch) || readAsSeparator(ch)) ? SEP : LETTER;
 }
 for (let c = 0; c < 128; c++) BMP[c] = classify(c);
 

@@ -202,3 +202,42 @@ export function buildView(text: string, decode = true): void {
   }
   view.length = len;
 }
+
+/** Named entities of a track's punctuation, decoded by decodeEscapes (any other name is left as written). */
+const TRACK_ENTITIES = new Map([
+  ['hat', 0x5e],
+  ['equals', 0x3d],
+  ['quest', 0x3f],
+  ['percnt', 0x25],
+  ['semi', 0x3b],
+]);
+
+/**
+ * The text with its escapes decoded as buildView reads them (`%xx` of a URL-encoded value, numeric entities with or
+ * without `;`, backslash escapes; of the named entities, those of a track's punctuation), and `at`: for each code
+ * unit of the result, where it starts in the text (one more entry: the text's length), so a span found in the
+ * decoded text is the span `at[start]`…`at[end]` of the text as written.
+ */
+export function decodeEscapes(text: string): { decoded: string; at: number[] } {
+  let decoded = '';
+  const at: number[] = [];
+  let i = 0;
+  while (i < text.length) {
+    const c = text.charCodeAt(i);
+    decodedCp = -1;
+    if (c === 37) percentAt(text, i);
+    else if (c === 38) entityAt(text, i);
+    else if (c === 92) backslashAt(text, i);
+    if (decodedCp === -2 || decodedCp === -3) {
+      const name = text.slice(i + 1, i + decodedLen - 1).toLowerCase();
+      decodedCp = TRACK_ENTITIES.get(name) ?? -1;
+    }
+    const ch = decodedCp >= 0 ? String.fromCodePoint(decodedCp) : (text[i] as string);
+    const w = decodedCp >= 0 ? decodedLen : 1;
+    for (let k = 0; k < ch.length; k++) at.push(i);
+    decoded += ch;
+    i += w;
+  }
+  at.push(text.length);
+  return { decoded, at };
+}

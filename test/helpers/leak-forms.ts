@@ -95,12 +95,16 @@ export function leakForms(pan: string): Array<[string, string]> {
   // The fourth pass (issue 49): track data, separators people read as dashes, entities without `;`, an override.
   out.push(['track 1', `%B${pan}^DOE/JANE^27121010000000000000?`]);
   out.push(['track 2 without sentinels', `${pan}=27121010000000000`]);
+  out.push(['track 1, its carets escaped', `%B${pan}%5EDOE%2FJANE%5E27121010000000000000?`]);
+  out.push(['track 2, its = an entity', `;${pan}&#61;27121010000000000?`]);
   for (const [name, sep] of Object.entries({
     'prolonged-sound mark': '\u30fc',
     'half-width prolonged-sound mark': '\uff70',
     'modifier apostrophe': '\u02bc',
     'Hangul eu': '\u3161',
     'Latin click': '\u01c0',
+    'Arabic tatweel': '\u0640',
+    'Latin lateral click': '\u01c1',
   }))
     out.push([`groups joined by ${name}`, groupedBy(pan, sep)]);
   out.push(['entities without ;', [...pan].map((c) => `&#${48 + Number(c)}`).join('')]);
@@ -155,6 +159,9 @@ export function readAsPerson(text: string): string {
     cp = (cp - k) % 10;
     return String(cp);
   });
-  // A mask character stays: digits on either side of a hidden stretch are not in a row.
-  return t.replace(/[^\p{L}0-9*]+/gu, '');
+  // A mask character stays: digits on either side of a hidden stretch are not in a row. A single non-ASCII letter
+  // between two digits (a tatweel, a click letter, a prolonged-sound mark) is read past, as a person reads the digits.
+  return t
+    .replace(/[^\p{L}0-9*]+/gu, '')
+    .replace(/(?<=[0-9])[^\p{ASCII}](?=[0-9])/gu, (ch) => (/\p{L}/u.test(ch) ? '' : ch));
 }

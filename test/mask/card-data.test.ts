@@ -37,6 +37,14 @@ describe('track data (ISO/IEC 7813), in ids and in free text', () => {
       [`${card}=2712101123456789`, ['2712101123456789']],
       [`swipe,"track2=;${card}=2712?",ok`, ['2712']],
       [`{"raw":"%B${card}^DOE/JANE^27121010000?"}`, ['DOE/JANE']],
+      // Its `^` or `=` itself escaped: judged with the escapes decoded, masked whole where it stands.
+      [`%B${card}%5EDOE%2FJANE%5E27121010000000000000?`, ['DOE', 'JANE', '2712101']],
+      [`raw=%25B${card}%5EDOE%2FJANE%5E2712101000000%3F&ok=1`, ['DOE', 'JANE', '2712101']],
+      [`%B${card}&#94;DOE/JANE&#94;2712101123456?`, ['DOE/JANE', '2712101']],
+      [`B${card}&#x5E;SMITH/J MR&Hat;2501201`, ['SMITH', '2501201']],
+      [`"track1":"%B${card}\\u005eDOE/JANE\\u005e2712101?"`, ['DOE/JANE', '2712101']],
+      [`;${card}%3D27121010000000000000?`, ['27121010000000000000']],
+      [`${card}&#61;2712101123456789`, ['2712101123456789']],
     ];
     for (const [text, secrets] of tracks)
       it(`${text.replaceAll(card, `<${card.length} digits>`)}: masked whole, refused as an id`, () =>
@@ -56,6 +64,8 @@ describe('track data (ISO/IEC 7813), in ids and in free text', () => {
       '2^10^3 = 1024',
       'e=mc^2 ^ 1234567890123 ^',
       'ref 1234-5678^note^ok',
+      'a%3D1%26b%5E2 1234567890123', // escaped punctuation, no track
+      `q=x%5E${withCheckDigit('45395787636')}%5Ename`, // 12 digits between escaped carets, no expiry
     ]) {
       expect(maskCardNumbers(text), text).toBe(text);
       expect(holdsCardNumberId(text), text).toBe(false);
@@ -140,6 +150,11 @@ describe('separators as people read them: letters Unicode’s confusables data m
     ['modifier apostrophe', '\u02bc'],
     ['Latin dental click', '\u01c0'],
     ['Greek capital iota', '\u0399'],
+    ['Latin lateral click (confusable with ||)', '\u01c1'],
+    ['Yiddish double vav (confusable with ||)', '\u05f0'],
+    ['Arabic tatweel (a modifier letter)', '\u0640'],
+    ['ideographic iteration mark (a modifier letter)', '\u3005'],
+    ['modifier letter small h', '\u02b0'],
   ] as const)
     it(`${name} (U+${s.codePointAt(0)?.toString(16).toUpperCase()})`, () => {
       expectMaskedWhole(`ref ${joined(s)} x`, card, []);
@@ -153,7 +168,16 @@ describe('separators as people read them: letters Unicode’s confusables data m
   });
 
   it('ASCII letters stay letters: digits split by l or I are no card number; Japanese text keeps its marks', () => {
-    for (const text of [joined('l'), joined('I'), 'コーヒー 1234ー5678', 'ラーメン ２０２６ー１１ー３０'])
+    for (const text of [
+      joined('l'),
+      joined('I'),
+      'コーヒー 1234ー5678',
+      'ラーメン ２０２６ー１１ー３０',
+      'مـحـمـد ٠٥٥ـ١٢٣ـ٤٥٦٧', // tatweel in a name and a phone number
+      '人々 2026年11月30日 店舗 4539ー5787', // iteration mark, a date, a store number
+      'ไปๆมาๆ 1234 5678', // Thai repetition mark
+      `${card.slice(0, 4)}\u0640${card.slice(4, 9)}\u0640${card.slice(9)}`, // tatweel, not a printed grouping
+    ])
       expect(maskCardNumbers(text)).toBe(text);
   });
 });
@@ -230,6 +254,7 @@ describe('hostile texts stay linear', () => {
       `${'&#'.repeat(300_000)}4111`,
       `${'\\u{'.repeat(300_000)}4111`,
       '4111111111111112^'.repeat(60_000),
+      '4111111111111112%5E'.repeat(50_000),
       '1234567890123=;'.repeat(60_000),
       `card ${withCheckDigit('453957876362148')} DE89${' ABCD'.repeat(200_000)}`,
     ]) {
