@@ -118,9 +118,8 @@ export function prepareChunks(
       mapping: o.mapping,
       delimiter,
       maxLineBytes,
-      threads: o.pool.threads,
+      pool: o.pool,
       columns: o.columns,
-      chunkBytes: o.pool.chunkBytes,
       onBytes: o.onBytes,
       ...(silent !== undefined ? { silent: silent.state } : {}),
     });
