@@ -7,7 +7,6 @@ import { IN_EXECUTABLE } from '../config/builtin.ts';
 import { type ErrorCode, SvcIngestError } from '../errors.ts';
 import { mergeSilentState, type SilentState } from '../map/silent-errors.ts';
 import { type InputSpec, inputBytes, readCsvHeader, sourceName } from '../read/open.ts';
-import type { PoolChoice } from './choose.ts';
 import type { PoolReply, PoolRequest, PoolWorkerData } from './pool-worker.ts';
 import type { PreparedChunks, PreparedItem } from './prepare.ts';
 import { createSplitter } from './split.ts';
@@ -27,6 +26,15 @@ function workerScript(): { script: URL | string; eval: boolean } {
 }
 /** The worker's bundle's asset name in the single executable. */
 export const POOL_WORKER_ASSET = 'pool-worker.js';
+
+/** The pool as a run uses it (choosePool): `large` = files of WORKER_MIN_BYTES or more; standard input never. */
+export interface PoolChoice {
+  use: 'on' | 'off' | 'large';
+  threads: number;
+  chunkBytes: number;
+  /** Bytes handed to the reader at a time when preparing inline (read/open.ts: SLICE_BYTES, BUSY_SLICE_BYTES). */
+  sliceBytes?: number;
+}
 
 /** Options of prepareInPool. */
 export interface PoolOptions {
