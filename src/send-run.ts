@@ -67,12 +67,12 @@ async function runSend(o: SendOptions, c: Counters, live: Live): Promise<RunSumm
   const source = await prepareSource(inputs, profile, { ...o, tap: totals?.tap });
   live.bytes = source.bytes;
   // The rejects file this run writes, resolved (a dry run writes one only when it was given).
-  const rejectsFile = !o.dryRun || o.rejectsExplicit ? resolve(o.rejectsPath) : null;
+  const rejectsOut = !o.dryRun || o.rejectsExplicit ? resolve(o.rejectsFile) : null;
   let store: LedgerStore | null = null;
   let rejects: RejectsWriter = nullRejectsWriter();
   try {
     // The rejects file is checked before the ledger is locked: a bad path makes no lock or owner file.
-    if (rejectsFile) await checkStateFile(o.rejectsPath, 'rejects file');
+    if (rejectsOut) await checkStateFile(o.rejectsFile, 'rejects file');
     store = await openLedgerStore(o.ledger, {
       mode: o.dryRun ? 'read' : 'write',
       resume: o.resume,
@@ -83,7 +83,7 @@ async function runSend(o: SendOptions, c: Counters, live: Live): Promise<RunSumm
       newDestination: o.newDestination,
       inFlight: () => live.inFlight(),
     });
-    logRunStart(log, runId, store.location, rejectsFile, o.dryRun, o.ledger.from);
+    logRunStart(log, runId, store.location, rejectsOut, o.dryRun, o.ledger.from);
     // Before any record is read (standard input would be consumed): does the service answer at all? A signal
     // while it waits (up to --timeout) ends the check at once: the run stops interrupted, nothing read.
     if (!o.dryRun)
@@ -95,7 +95,7 @@ async function runSend(o: SendOptions, c: Counters, live: Live): Promise<RunSumm
     const codes = createCodeTally();
     if (!interrupted) {
       const sources = inputs.specs.map(sourceName);
-      if (rejectsFile) rejects = await openRejectsWriter(o.rejectsPath, { caps: o.caps, sources });
+      if (rejectsOut) rejects = await openRejectsWriter(o.rejectsFile, { caps: o.caps, sources });
       // The chain's modules are loaded once the ledger is ours: a run refused before (a locked ledger, the service
       // not answering) does not load them.
       const [{ runChainSettled, settlePollMs }, { gatedOnClaims }] = await Promise.all([
@@ -144,7 +144,7 @@ async function runSend(o: SendOptions, c: Counters, live: Live): Promise<RunSumm
       dryRun: o.dryRun,
       runId,
       ledger: o.dryRun ? null : store.location,
-      rejects: rejectsFile,
+      rejects: rejectsOut,
       ledgerBadLines: store.badLines,
       emptyInputs: source.emptyInputs,
       ...(profile.ownIds.length > 0 ? { ownNumericIds: [...profile.ownIds] } : {}),

@@ -13,6 +13,7 @@ import type { ChainRunEnd } from '../chain/run.ts';
 import { runChainSettled, settlePollMs } from '../chain/settle.ts';
 import { SvcIngestError } from '../errors.ts';
 import { cliIo } from '../io.ts';
+import { leaseWaits } from '../ledger/connection.ts';
 import {
   type ClaimedPartition,
   claimPartition,
@@ -51,8 +52,8 @@ export interface WorkOptions {
   dispatch: DispatchSettings;
   /** Checks that the service answers, before any partition is claimed. */
   preflight?: () => Promise<void>;
-  /** This worker's rejects file. */
-  rejectsPath: string;
+  /** This worker's rejects file (cli/common.ts rejectsFileOf). */
+  rejectsFile: string;
   /** The reject caps (a slice of the configuration's send.*). */
   caps: RejectCaps;
   resume: boolean;
@@ -101,7 +102,7 @@ function addInto(total: Counters, c: Counters): void {
 
 /**
  * Start a worker.
- * @example const w = startWork({ ledger: ref, batching: { batchSize: 50 }, dispatch, rejectsPath, resume: true, logger }); await w.done
+ * @example const w = startWork({ ledger: ref, batching: { batchSize: 50 }, dispatch, rejectsFile, resume: true, logger }); await w.done
  */
 export function startWork(o: WorkOptions): WorkHandle {
   const totals = newCounters();
@@ -186,8 +187,8 @@ class WorkRun {
     this.live = live;
     this.parts = live.parts;
     this.log = o.logger;
-    this.progressMs = o.progressMs ?? Math.min(5000, Math.floor(o.ledger.connection.leaseMs / 3));
-    this.rejectsFile = resolve(o.rejectsPath);
+    this.progressMs = o.progressMs ?? leaseWaits(o.ledger.connection).progressMs;
+    this.rejectsFile = resolve(o.rejectsFile);
     this.coordinate = (doing, op) =>
       op.catch((err: unknown) => {
         throw err instanceof SvcIngestError ? err : session.db.fail('LEDGER_WRITE', doing, err);
@@ -228,7 +229,7 @@ class WorkRun {
         `${n} done partition(s) with failed records are pending again`,
       );
     }
-    this.rejects = await openRejectsWriter(o.rejectsPath, {
+    this.rejects = await openRejectsWriter(o.rejectsFile, {
       caps: o.caps,
       sources: await coordinate('cannot read the backfill in', plannedPaths(session.db)),
     });

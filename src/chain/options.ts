@@ -36,7 +36,8 @@ export interface SendOptions {
   /** Where the run sends (ledger/destination.ts), and whether it may be new to the ledger (--new-destination). */
   destination?: string;
   newDestination?: boolean;
-  rejectsPath: string;
+  /** The rejects file: --rejects, else the table's send.rejectsPath (cli/common.ts rejectsFileOf). */
+  rejectsFile: string;
   /** The reject caps (a slice of the configuration's send.*). */
   caps: RejectCaps;
   /** Write rejects even in a dry run (the user named --rejects). */

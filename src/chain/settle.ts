@@ -5,6 +5,7 @@
 // run. The file store never answers 'elsewhere': nothing is kept aside there.
 import type { BatchItem } from '../batch/batcher.ts';
 import { jsonOf } from '../client/body.ts';
+import { leaseWaits } from '../ledger/connection.ts';
 import type { LedgerRef } from '../ledger/ref.ts';
 import type { LedgerStore } from '../ledger/store.ts';
 import type { PreparedItem } from '../prepare/prepare.ts';
@@ -50,7 +51,7 @@ export interface SettleOptions {
 export function settlePollMs(ledger: LedgerRef): number {
   // A ledger file has no lease: the longest poll.
   if (ledger.kind !== 'postgres') return 2000;
-  return Math.min(2000, Math.max(200, Math.floor(ledger.connection.leaseMs / 10)));
+  return leaseWaits(ledger.connection).settlePollMs;
 }
 
 /** Records still in flight at another worker: the poll goes on. */

@@ -5,6 +5,7 @@ import type { WorkSummary } from '../backfill/work.ts';
 import { SvcIngestError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { RunMetrics } from '../metrics/run-metrics.ts';
+import { rejectsFileOf } from './common.ts';
 import {
   type DeliveryFlags,
   deliveryFlags,
@@ -94,7 +95,7 @@ async function workAndReport(
     batching: config.send,
     dispatch: dispatchSettings(config, post),
     preflight: healthCheck(config, logger, (signal) => client.checkService(signal)),
-    rejectsPath: config.send.rejectsPath,
+    rejectsFile: rejectsFileOf(config),
     caps: config.send,
     resume: true,
     retryFailed: Boolean(opts.retryFailed),

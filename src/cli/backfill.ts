@@ -23,7 +23,6 @@ interface PlanCliOptions extends PgLedgerOptions {
   format?: InputFormat;
   delimiter?: string;
   partitionBytes?: string;
-  baseUrl?: string;
   newDestination?: boolean;
 }
 

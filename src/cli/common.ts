@@ -16,6 +16,14 @@ import { maskCardNumbers, maskDeep, maskOwnRecord } from '../mask/index.ts';
 import { addSettingOptions, settingFlags } from './settings.ts';
 
 /**
+ * The rejects file of a command: its --rejects when given, else the table's send.rejectsPath (env SVC_REJECTS_PATH).
+ * @example rejectsFileOf(config, opts.rejects) // 'ledger/rejects.ndjson'
+ */
+export function rejectsFileOf(config: Config, given?: string): string {
+  return given ?? config.send.rejectsPath;
+}
+
+/**
  * Adds an "Examples:" block to a command's --help: each example a command line with a comment above it.
  * @example addExamples(cmd, [['svc-ingest stores --ad 100001 --postal-code 10001 --radius 5000', 'by postal code']])
  */

@@ -85,6 +85,9 @@ const hookUrl = await new Promise<string>((resolve, reject) => {
   listener.on('close', () => reject(new Error(`tickets listen did not start: ${err}`)));
 });
 
+/** Short retry waits for the demo's sends and its ticket (the simulator fails 15% of requests). */
+const QUICK_RETRIES = ['--retry-base-ms', '50'];
+
 const sim = await startSimulator({
   seed: 7,
   latencyMs: 15,
@@ -107,7 +110,7 @@ try {
   process.stdout.write(`simulator on ${sim.url} (15% of requests answered 500, 3% answered 429)\n\n`);
   for (const r of runs) {
     // Small batches so the sample files make enough requests for the injected faults to show.
-    const args = ['send', '--json', '--batch-size', '5', '--retry-base-ms', '50', ...r.args];
+    const args = ['send', '--json', '--batch-size', '5', ...QUICK_RETRIES, ...r.args];
     process.stdout.write(`== ${r.title}\n$ svc-ingest ${args.join(' ')}\n`);
     const { code, stdout } = await runCli(args, env);
     const s = JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as Record<string, number>;
@@ -133,7 +136,7 @@ try {
   );
   const disputed = join(outDir, 'dispute.ndjson');
   await writeFile(disputed, `${JSON.stringify({ ...first, transactionId: '7000001' })}\n`);
-  const sent = await runCli(['send', '--json', '--retry-base-ms', '50', disputed], env);
+  const sent = await runCli(['send', '--json', ...QUICK_RETRIES, disputed], env);
   process.stdout.write(
     `\n== one more transaction, id 7000001 (numeric, so a ticket can name it): send exit ${sent.code}\n`,
   );
@@ -150,8 +153,7 @@ try {
     '7000001',
     '--description',
     'Reward not credited after purchase',
-    '--retry-base-ms',
-    '50',
+    ...QUICK_RETRIES,
   ];
   process.stdout.write(
     `\n== ticket round trip: webhook updates signed (HMAC-SHA256) by the simulator, verified and stored by tickets listen\n$ svc-ingest ${args.join(' ')}\n`,

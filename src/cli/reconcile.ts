@@ -20,6 +20,7 @@ import {
   parseIntOption,
   printJson,
   printText,
+  rejectsFileOf,
   withContext,
 } from './common.ts';
 import { chooseLedger, storedTickets, withLedgerReader } from './ledger-choice.ts';
@@ -283,7 +284,7 @@ async function byTransactions(a: {
   const hits: FoundLine[] = [];
   await a.ledger.find(wanted, (h) => hits.push(h));
   const config = loadCommandConfig(a.opts);
-  const rejects = await findRejects(a.opts.rejects ?? config.send.rejectsPath, wanted);
+  const rejects = await findRejects(rejectsFileOf(config, a.opts.rejects), wanted);
   const redemptions = new Map<string, CustomerRedemptions>();
   const owner = new Map<string, string>();
   for (const p of a.exportPairs) owner.set(p.transactionId, p.sourceCustomerId);

@@ -4,7 +4,13 @@ import { type Command, Option } from 'commander';
 import type { ConfigFlags } from '../config/index.ts';
 import { exitWith, SvcIngestError } from '../errors.ts';
 import { cliIo } from '../io.ts';
-import { addConnectionOptions, addExamples, type CommonOptions, LEDGER_OPTION_HELP } from './common.ts';
+import {
+  addConnectionOptions,
+  addExamples,
+  type CommonOptions,
+  LEDGER_OPTION_HELP,
+  rejectsFileOf,
+} from './common.ts';
 import {
   addDispatchOptions,
   addProgressOptions,
@@ -187,7 +193,6 @@ async function checkRunFiles(
     import('../ledger/file/files.ts'),
     import('../ledger/file/lock.ts'),
   ]);
-  const s = config.send;
   const files: import('../ledger/file/files.ts').RunFile[] = paths
     .filter((p) => p !== '-')
     .map((path) => ({ path, kind: 'input' }));
@@ -196,7 +201,8 @@ async function checkRunFiles(
       { path: ledger.path, kind: 'ledger' },
       { path: ownerPathOf(ledger.path), kind: 'lock owner file' },
     );
-  if (!flags.dryRun || flags.rejects !== undefined) files.push({ path: s.rejectsPath, kind: 'rejects file' });
+  if (!flags.dryRun || flags.rejects !== undefined)
+    files.push({ path: rejectsFileOf(config), kind: 'rejects file' });
   if (config.metrics.file !== undefined) files.push({ path: config.metrics.file, kind: 'metrics file' });
   await checkDistinctFiles(files);
 }
@@ -252,7 +258,7 @@ async function sendAndReport(
     // A file, or the shared PostgreSQL ledger with its connection settings (src/ledger/ref.ts).
     ledger: ctx.ledger,
     ...ledgerDestination(config, flags),
-    rejectsPath: s.rejectsPath,
+    rejectsFile: rejectsFileOf(config),
     rejectsExplicit: flags.rejects !== undefined,
     caps: config.send,
     resume: s.resume,

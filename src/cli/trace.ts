@@ -16,6 +16,7 @@ import {
   loadCommandConfig,
   printJson,
   printText,
+  rejectsFileOf,
   setUp,
 } from './common.ts';
 import { chooseLedger, findHits, storedTickets } from './ledger-choice.ts';
@@ -72,7 +73,7 @@ export async function runTrace(ids: string[], opts: TraceOptions): Promise<numbe
     const choice = await chooseLedger(opts.ledger, config, ctx.logger);
     const hits = await findHits(choice, wanted, ctx.logger);
     const { findRejects } = await import('../trace/rejects.ts');
-    const rejectsFile = opts.rejects ?? config.send.rejectsPath;
+    const rejectsFile = rejectsFileOf(config, opts.rejects);
     const rejects = await findRejects(rejectsFile, wanted);
     if (!rejects.exists && opts.rejects !== undefined)
       throw new SvcIngestError('LEDGER_READ', `rejects file ${rejectsFile}: no such file`, {

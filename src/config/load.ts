@@ -278,10 +278,11 @@ function decodeURIComponentSafe(path: string): string {
 
 /**
  * The rules between two settings, in the order they are checked: `one` at most one of the two set; `both` both
- * set or neither; `needs` the second set when session.provider is the first.
+ * set or neither; `atLeast` the second's value at least the first's; `needs` the second set when session.provider
+ * is the first.
  */
 const PAIRS: readonly (
-  | { rule: 'one' | 'both'; keys: readonly [SettingPath, SettingPath] }
+  | { rule: 'one' | 'both' | 'atLeast'; keys: readonly [SettingPath, SettingPath] }
   | { rule: 'needs'; provider: string; key: SettingPath; what: string }
 )[] = [
   { rule: 'one', keys: ['auth.tokenEnv', 'auth.tokenFile'] },
@@ -289,6 +290,7 @@ const PAIRS: readonly (
   { rule: 'one', keys: ['webhook.secretEnv', 'webhook.secretFile'] },
   { rule: 'needs', provider: 'static', key: 'session.tokenEnv', what: 'an env variable name' },
   { rule: 'needs', provider: 'command', key: 'session.command', what: 'a shell command' },
+  { rule: 'atLeast', keys: ['send.retryBaseMs', 'send.retryMaxMs'] },
 ];
 
 /** A setting's value in the configuration, by its path. */
@@ -306,6 +308,11 @@ function checkPairs(cfg: Config, sourceOf: (path: string) => string): void {
       continue;
     }
     const [a, b] = p.keys;
+    if (p.rule === 'atLeast') {
+      const [least, given] = [Number(valueAt(cfg, a)), Number(valueAt(cfg, b))];
+      if (given < least) throw invalid(b, sourceOf(b), `a value >= ${a} (${least})`, given);
+      continue;
+    }
     const [hasA, hasB] = [Boolean(valueAt(cfg, a)), Boolean(valueAt(cfg, b))];
     if (p.rule === 'one' && hasA && hasB) throw invalid(b, sourceOf(b), `only one of ${a} and ${b}`);
     if (p.rule === 'both' && hasA !== hasB)
@@ -313,14 +320,18 @@ function checkPairs(cfg: Config, sourceOf: (path: string) => string): void {
   }
 }
 
+/** The service's URL: its key, as refusals say it. */
+const BASE_URL_KEY: SettingPath = 'baseUrl';
+
 /**
- * baseUrl checked: an absolute http(s) URL without credentials, query or fragment; https unless the host is
- * loopback or allowInsecureHttp is set. Returns it parsed.
+ * The service's URL checked: an absolute http(s) URL without credentials, query or fragment; https unless the host
+ * is loopback or allowInsecureHttp is set. Returns it parsed, and leaves it without a trailing slash (it would double
+ * up with the endpoint paths).
  */
 function checkBaseUrl(cfg: Config, sourceOf: (path: string) => string): URL {
-  const key: SettingPath = 'baseUrl';
   const given = cfg.baseUrl;
-  const bad = (expected: string, got?: unknown): SvcIngestError => invalid(key, sourceOf(key), expected, got);
+  const bad = (expected: string, got?: unknown): SvcIngestError =>
+    invalid(BASE_URL_KEY, sourceOf(BASE_URL_KEY), expected, got);
   let url: URL;
   try {
     url = new URL(given);
@@ -343,6 +354,7 @@ function checkBaseUrl(cfg: Config, sourceOf: (path: string) => string): URL {
       given,
     );
   }
+  cfg.baseUrl = given.replace(/\/+$/, '');
   return url;
 }
 
@@ -352,22 +364,12 @@ function crossCheck(cfg: Config, sourceOf: (path: string) => string): void {
   // The URL and the institution are stored (the ledger's `destination`) and sent: a card number in them is refused.
   refuseTypedCardNumbers(
     [
-      [`baseUrl (${sourceOf('baseUrl')})`, decodeURIComponentSafe(url.pathname)],
+      [`${BASE_URL_KEY} (${sourceOf(BASE_URL_KEY)})`, decodeURIComponentSafe(url.pathname)],
       [`institutionId (${sourceOf('institutionId')})`, cfg.institutionId],
     ],
     'CONFIG_INVALID',
   );
-  // A trailing slash would double up with the endpoint paths.
-  cfg.baseUrl = cfg.baseUrl.replace(/\/+$/, '');
   checkPairs(cfg, sourceOf);
-  if (cfg.send.retryMaxMs < cfg.send.retryBaseMs) {
-    throw invalid(
-      'send.retryMaxMs',
-      sourceOf('send.retryMaxMs'),
-      `a value >= send.retryBaseMs (${cfg.send.retryBaseMs})`,
-      cfg.send.retryMaxMs,
-    );
-  }
 }
 
 /**

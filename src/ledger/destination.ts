@@ -9,18 +9,18 @@ export const NEW_DESTINATION_FLAG = '--new-destination';
 
 /**
  * The destination a run sends to, normalised: lower-case scheme and host, no default port, no trailing slash, no
- * query or fragment; ` institution=ID` appended when an institution is configured.
+ * query or fragment; ` institution=ID` appended when a scope is given (the institution configured, if any).
  * @example destinationOf('HTTPS://Svc.Example:443/api/', 'BANK1') // 'https://svc.example/api institution=BANK1'
  */
-export function destinationOf(baseUrl: string, institutionId?: string): string {
+export function destinationOf(url: string, scope?: string): string {
   let base: string;
   try {
-    const u = new URL(baseUrl);
+    const u = new URL(url);
     base = `${u.origin}${u.pathname.replace(/\/+$/, '')}`;
   } catch {
-    base = baseUrl.trim().replace(/\/+$/, '');
+    base = url.trim().replace(/\/+$/, '');
   }
-  return institutionId ? `${base} institution=${institutionId}` : base;
+  return scope ? `${base} institution=${scope}` : base;
 }
 
 /** What a ledger knows of destinations, as read from its lines or rows. */

@@ -12,9 +12,10 @@ import {
   type ReadOptions,
   readOnce,
 } from '../read/open.ts';
-import { prepareInPool } from './pool.ts';
+import { type PoolChoice, prepareInPool } from './pool.ts';
 import { type PreparedChunks, prepareInput } from './prepare.ts';
 
+export type { PoolChoice } from './pool.ts';
 export type { PreparedChunks, PreparedItem } from './prepare.ts';
 
 /** Files at least this big are prepared on worker threads when the pool is automatic (starting it costs ~0.1 s). */
@@ -38,15 +39,6 @@ export const BUSY_SEND_CONCURRENCY = 16;
 
 /** The pool as configured (config key `prepare`; threads absent: one per core, at most 4, in a dry run, else 1). */
 export type PoolSettings = Pick<Config['prepare'], 'workers' | 'threads' | 'chunkBytes'>;
-
-/** The pool as a run uses it: `large` = files of WORKER_MIN_BYTES or more; standard input never. */
-export interface PoolChoice {
-  use: 'on' | 'off' | 'large';
-  threads: number;
-  chunkBytes: number;
-  /** Bytes handed to the reader at a time when preparing inline (read/open.ts: SLICE_BYTES, BUSY_SLICE_BYTES). */
-  sliceBytes?: number;
-}
 
 /**
  * What `prepare.workers: auto` means for a run: the pool for large files in a dry run on SEND_POOL_MIN_CORES cores
@@ -118,9 +110,8 @@ export function prepareChunks(
       mapping: o.mapping,
       delimiter,
       maxLineBytes,
-      threads: o.pool.threads,
+      pool: o.pool,
       columns: o.columns,
-      chunkBytes: o.pool.chunkBytes,
       onBytes: o.onBytes,
       ...(silent !== undefined ? { silent: silent.state } : {}),
     });

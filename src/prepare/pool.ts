@@ -27,15 +27,23 @@ function workerScript(): { script: URL | string; eval: boolean } {
 /** The worker's bundle's asset name in the single executable. */
 export const POOL_WORKER_ASSET = 'pool-worker.js';
 
+/** The pool as a run uses it (choosePool): `large` = files of WORKER_MIN_BYTES or more; standard input never. */
+export interface PoolChoice {
+  use: 'on' | 'off' | 'large';
+  threads: number;
+  chunkBytes: number;
+  /** Bytes handed to the reader at a time when preparing inline (read/open.ts: SLICE_BYTES, BUSY_SLICE_BYTES). */
+  sliceBytes?: number;
+}
+
 /** Options of prepareInPool. */
 export interface PoolOptions {
   /** Mapping profile name or path (each worker loads and compiles it itself); undefined = canonical. */
   mapping: string | undefined;
   delimiter: string;
   maxLineBytes: number;
-  threads: number;
-  /** A chunk ends at the first record boundary after this many bytes (prepare.chunkBytes). */
-  chunkBytes: number;
+  /** Threads and chunk size (choosePool): a chunk ends at the first record boundary after that many bytes. */
+  pool: PoolChoice;
   /** A CSV file's header, when the caller has read it already (else it is read here). */
   columns?: string[];
   /** Told how many input bytes the feeder consumed (it runs at most a few chunks ahead of the consumer). */
@@ -150,7 +158,7 @@ async function feed(run: PoolRun, spec: InputSpec, o: PoolOptions, columns: stri
     format: spec.format,
     delimiter: o.delimiter,
     maxLineBytes: o.maxLineBytes,
-    pieceBytes: o.chunkBytes,
+    pieceBytes: o.pool.chunkBytes,
   });
   let line = 1;
   let open = -1; // the chunk being fed
@@ -225,7 +233,7 @@ async function* consume(run: PoolRun): PreparedChunks {
 /**
  * Read, map and validate one input file (CSV or NDJSON, gzipped or not) on `threads` worker threads.
  * Memory stays bounded: reading runs at most a few chunks ahead of the consumer.
- * @example for await (const items of prepareInPool(spec, { mapping: undefined, delimiter: ',', maxLineBytes: 1 << 20, threads: 2, chunkBytes: 524288 })) …
+ * @example for await (const items of prepareInPool(spec, { mapping: undefined, delimiter: ',', maxLineBytes: 1 << 20, pool: { use: 'on', threads: 2, chunkBytes: 524288 } })) …
  */
 export async function* prepareInPool(spec: InputSpec, o: PoolOptions): PreparedChunks {
   const source = sourceName(spec);
@@ -251,7 +259,7 @@ export async function* prepareInPool(spec: InputSpec, o: PoolOptions): PreparedC
     taken: 0,
     aheadWake: null,
   };
-  for (let i = 0; i < o.threads; i++) run.lanes.push(startLane(run, data, o.silent));
+  for (let i = 0; i < o.pool.threads; i++) run.lanes.push(startLane(run, data, o.silent));
   const feeding = feed(run, spec, o, columns);
   try {
     yield* consume(run);

@@ -5,12 +5,11 @@ import pRetry from 'p-retry';
 import type { BatchItem } from '../batch/batcher.ts';
 import { type EncodedBatch, encodeRecords, releaseBody } from '../client/body.ts';
 import type { SvcClient } from '../client/index.ts';
-import type { Config } from '../config/index.ts';
 import { sleep } from '../sleep.ts';
 import type { AttemptResult } from './bisect.ts';
 import type { Breaker } from './breaker.ts';
 import { classifyFailure, type FailureClass } from './classify.ts';
-import { backoff, decideRetry } from './retry-policy.ts';
+import { backoff, decideRetry, type RetryTiming } from './retry-policy.ts';
 
 /** Sends one batch: each transaction already serialised as JSON (the client's postTransactionsJson). */
 export type PostTransactions = SvcClient['postTransactionsJson'];
@@ -18,7 +17,7 @@ export type PostTransactions = SvcClient['postTransactionsJson'];
 export interface AttemptOptions {
   post: PostTransactions;
   /** The backoff of a batch's retries. */
-  timing: Pick<Config['send'], 'retryBaseMs' | 'retryMaxMs'>;
+  timing: RetryTiming;
   breaker: Breaker;
   /** Aborted when the run stops: no more retries, the wait in progress ends. */
   stop: AbortSignal;
@@ -73,7 +72,7 @@ export function createAttempt(o: AttemptOptions): Attempt {
         },
         {
           retries,
-          ...backoff({ baseDelayMs: o.timing.retryBaseMs, maxDelayMs: o.timing.retryMaxMs }),
+          ...backoff(o.timing),
           maxRetryTime: Math.max(0, left),
           signal: o.stop,
           // Decided once, in onFailedAttempt (which p-retry calls first), so onRetry counts only real retries.

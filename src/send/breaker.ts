@@ -3,15 +3,15 @@
 // doubling waits), and when the failing period has run past outageMaxMs (give up: exit 5). Sends nothing itself.
 import type { Config } from '../config/index.ts';
 import type { FailureClass } from './classify.ts';
+import type { RetryTiming } from './retry-policy.ts';
 
 export interface BreakerOptions {
   /** Consecutive failed batches that open the breaker. */
   threshold: number;
-  /**
-   * The send settings it reads: outageMaxMs, the longest time the service may keep failing (from the first failed
-   * attempt since the last ack); retryBaseMs, the first probe wait (doubling, capped by retryMaxMs).
-   */
-  settings: Pick<Config['send'], 'outageMaxMs' | 'retryBaseMs' | 'retryMaxMs'>;
+  /** outageMaxMs: the longest time the service may keep failing (from the first failed attempt since the last ack). */
+  settings: Pick<Config['send'], 'outageMaxMs'>;
+  /** The probe waits, a batch's backoff (dispatcher.ts): the first baseDelayMs, doubling, capped by maxDelayMs. */
+  probe: RetryTiming;
   /** Clock in ms (default performance.now). */
   now?: () => number;
 }
@@ -50,8 +50,8 @@ export function createBreaker(o: BreakerOptions): Breaker {
   let consecutiveFailed = 0;
   let lastAckAt = 0;
   let openedAt = 0;
-  const { settings } = o;
-  let probeWait = settings.retryBaseMs;
+  const { settings, probe } = o;
+  let probeWait = probe.baseDelayMs;
   /** When the service started failing (the start of the first failed attempt since the last ack); 0 = not failing. */
   let failingSince = 0;
   let lastError = '';
@@ -79,7 +79,7 @@ export function createBreaker(o: BreakerOptions): Breaker {
         openedAt = now();
         // Batches refused without a retryable failure (every one a 4xx) start the clock here.
         if (failingSince === 0) failingSince = openedAt;
-        probeWait = Math.max(1, settings.retryBaseMs);
+        probeWait = Math.max(1, probe.baseDelayMs);
         return 'opened';
       }
       return null;
@@ -92,7 +92,7 @@ export function createBreaker(o: BreakerOptions): Breaker {
     },
     nextWait: () => probeWait,
     probed() {
-      if (openedAt !== 0) probeWait = Math.min(probeWait * 2, settings.retryMaxMs);
+      if (openedAt !== 0) probeWait = Math.min(probeWait * 2, probe.maxDelayMs);
     },
     spent,
     retryBudget: () => left(failingSince === 0 ? 0 : now() - failingSince),

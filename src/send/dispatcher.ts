@@ -12,6 +12,7 @@ import { createBisector, type Delivery } from './bisect.ts';
 import { type Breaker, createBreaker } from './breaker.ts';
 import type { FailureClass } from './classify.ts';
 import { ackedOutcome, failedOutcome, notSentOutcome } from './outcomes.ts';
+import type { RetryTiming } from './retry-policy.ts';
 import type { BatchOutcome, Sink } from './sink.ts';
 import { createSlots } from './slots.ts';
 import { OutageError, StopError, stopFor } from './stop.ts';
@@ -48,9 +49,12 @@ export type Dispatcher = Sink;
 export function createDispatcher(o: DispatcherOptions): Dispatcher {
   const { concurrency } = o.settings;
   const limit = pLimit(concurrency);
+  // A batch's backoff, and the breaker's probe waits: the table's retry settings read here, once.
+  const timing: RetryTiming = { baseDelayMs: o.settings.retryBaseMs, maxDelayMs: o.settings.retryMaxMs };
   const breaker = createBreaker({
     threshold: o.breakerThreshold ?? Math.max(3, concurrency),
     settings: o.settings,
+    probe: timing,
   });
   const stopCtl = new AbortController();
   let fatal: Error | null = null;
@@ -69,7 +73,7 @@ export function createDispatcher(o: DispatcherOptions): Dispatcher {
 
   const attempt = createAttempt({
     post: o.post,
-    timing: o.settings,
+    timing,
     breaker,
     stop: stopCtl.signal,
     onRetry: o.onRetry,

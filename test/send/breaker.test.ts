@@ -10,7 +10,8 @@ function clocked(threshold = 3, outageMaxMs = 10_000) {
   let t = 1000;
   const b = createBreaker({
     threshold,
-    settings: { outageMaxMs, retryBaseMs: 100, retryMaxMs: 1000 },
+    settings: { outageMaxMs },
+    probe: { baseDelayMs: 100, maxDelayMs: 1000 },
     now: () => t,
   });
   return { b, at: (ms: number) => (t = ms), later: (ms: number) => (t += ms) };

@@ -9,7 +9,7 @@ import { hostname } from 'node:os';
 import { SvcIngestError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
 import { sleep } from '../../sleep.ts';
-import type { PgConnection } from '../connection.ts';
+import { leaseWaits, type PgConnection } from '../connection.ts';
 import type { PgDb } from './db.ts';
 
 /**
@@ -189,7 +189,7 @@ export async function registerWorker(
           );
         // (At most one lease: not cut short by a signal, which the worker's loop then finds and ends on.)
         waitingFor = { run: h.run_id, beat };
-        await sleep(Math.max(50, Math.min(1000, h.left_ms + 20, Math.floor(o.connection.leaseMs / 10))));
+        await sleep(Math.max(50, Math.min(h.left_ms + 20, leaseWaits(o.connection).holderPollMs)));
         continue;
       }
       proven = true;

@@ -4,7 +4,7 @@
 // future (the database's clock decides, never a host's).
 import { hostname } from 'node:os';
 import type { Logger } from '../../log.ts';
-import type { PgConnection } from '../connection.ts';
+import { leaseWaits, type PgConnection } from '../connection.ts';
 import type { PgLedgerRef } from '../ref.ts';
 import type { PgDb } from './db.ts';
 import { runDestination } from './destinations.ts';
@@ -69,7 +69,7 @@ export function defaultWorkerId(runId: string): string {
  */
 export async function openPgSession(ref: PgLedgerRef, o: PgSessionOptions): Promise<PgSession> {
   const { connection } = ref;
-  const heartbeatMs = o.heartbeatMs ?? Math.max(100, Math.floor(connection.leaseMs / 3));
+  const heartbeatMs = o.heartbeatMs ?? leaseWaits(connection).heartbeatMs;
   const workerId = o.workerId ?? defaultWorkerId(o.runId);
   const { db } = await connectLedgerDb(ref, { logger: o.logger, signal: o.signal, write: true });
   try {
@@ -111,8 +111,10 @@ interface Registered {
 /** The registered worker's heartbeat, lease checks and close. */
 function startSession(db: PgDb, o: PgSessionOptions, reg: Registered): PgSession {
   const { workerId, workerNo, destinationNo, connection, heartbeatMs } = reg;
-  const { leaseMs } = connection;
-  o.logger.debug({ event: 'ledger.pg.worker', workerId, workerNo, leaseMs }, 'worker registered');
+  o.logger.debug(
+    { event: 'ledger.pg.worker', workerId, workerNo, leaseMs: connection.leaseMs },
+    'worker registered',
+  );
 
   let lapses = 0;
   let olderWorkers = reg.olderWorkers;
@@ -122,7 +124,11 @@ function startSession(db: PgDb, o: PgSessionOptions, reg: Registered): PgSession
       'a worker of an earlier svc-ingest (ledger schema 6 or older) may still be running: outcomes are recorded row by row, as it reads them, until it has stopped',
     );
   // Measured from before the query that renewed it, on this host's monotonic clock: never later than the database's.
-  let heldUntil = performance.now() + leaseMs;
+  let heldUntil = 0;
+  const renew = (asked: number): void => {
+    heldUntil = asked + connection.leaseMs;
+  };
+  renew(performance.now());
   // One heartbeat at a time: a caller arriving while one is under way gets its answer. Two at once could answer out
   // of order — the second, asked after the first renewed the lease, saying "not lapsed" before the first said
   // "lapsed" — and a batch would leave on claims another worker may have taken over.
@@ -143,11 +149,11 @@ function startSession(db: PgDb, o: PgSessionOptions, reg: Registered): PgSession
          lapses = w.lapses + (o.old < now())::int
        FROM (SELECT lease_until AS old FROM svc_ingest.workers WHERE worker_no = $1) o
        WHERE w.worker_no = $1 AND w.run_id = $3 RETURNING o.old < now() AS lapsed, ${OLDER_WORKERS_SQL} AS older`,
-      [workerNo, leaseMs, o.runId],
+      [workerNo, connection.leaseMs, o.runId],
       'svc_heartbeat',
     );
     const lapsed = r.rows[0]?.lapsed ?? true;
-    if (r.rows.length > 0) heldUntil = asked + leaseMs;
+    if (r.rows.length > 0) renew(asked);
     olderWorkers = r.rows[0]?.older ?? olderWorkers;
     if (lapsed) {
       lapses++;
