@@ -11,9 +11,10 @@
 //   groups not glued to letters.
 // A window inside a group (a card number's digits inside a 23-digit reference number) and groups joined in other
 // shapes (a store number then a phone number: `#6512 355-1870472`) are not a card number.
+
+import { displayOrder, hideRtlDigits } from './bidi.ts';
 import { brandAt, luhnAt, MAX, MIN } from './brands.ts';
 import { BMP, classAt, DIGIT, LETTER, SEP } from './chars.ts';
-import { displayOrder, hideRtlDigits } from './bidi.ts';
 import { ibanSpans } from './iban.ts';
 import { KEEP_HEAD, KEEP_TAIL, maskDigits } from './masked.ts';
 import { holdsTrack, maskTracks } from './track.ts';
