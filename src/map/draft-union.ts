@@ -5,7 +5,7 @@
 // A field with a strong name at a plain path too (outside the lists) is left to the plain paths' candidates.
 
 import { HINTS, lastKey } from './draft-check.ts';
-import { CODE_WORDS } from './draft-guess.ts';
+import { CODE_WORDS, timeLayout } from './draft-guess.ts';
 import { compileGetter } from './path.ts';
 
 type Rule = string | Record<string, unknown>;
@@ -135,6 +135,83 @@ export function firstByKind(
         ? { first: sources, description }
         : { ...(typeof one === 'string' ? { from: one } : one), description };
   }
+}
+
+const TIMES = ['transactionTimestamp', 'transactionPostingTimestamp'];
+
+/**
+ * A time read from one variant of a union (`elements[category=card_transaction].card_transaction.authorized_at`)
+ * misses the records of the others: it becomes a `first` over each transaction kind's time (the same last key, else
+ * a name the field is known by, else the variant's one date-time), the chosen kind first, marked GUESSED, where that
+ * covers more records.
+ */
+export function widenTimes(
+  fields: Record<string, Rule>,
+  records: readonly Record<string, unknown>[],
+  paths: Map<string, unknown>,
+  ruleFor: RuleFor,
+): void {
+  for (const field of TIMES) {
+    const rule = fields[field];
+    if (rule === undefined || typeof rule === 'string' || typeof rule.from !== 'string') continue;
+    const m = SELECTOR.exec(rule.from);
+    if (m === null || (m[4] as string).includes('[')) continue;
+    const [, list, key, kind] = m as unknown as [string, string, string, string];
+    const byKind = new Map<string, string>([[kind, rule.from]]);
+    for (const k of kindsOf(list, key, paths.keys())) {
+      if (byKind.has(k) || kindRank(k) === undefined) continue;
+      const p = timeOf(field, `${list}[${key}=${k}].`, lastKey(rule.from), paths);
+      if (p !== undefined) byKind.set(k, p);
+    }
+    if (byKind.size < 2) continue;
+    const alone = coverage(records, [rule.from]).any;
+    const covered = coverage(records, [...byKind.values()]).any;
+    if (covered <= alone) continue;
+    const others = [...byKind.keys()]
+      .slice(1)
+      .sort((a, b) => (kindRank(a)?.rank ?? 9) - (kindRank(b)?.rank ?? 9));
+    const { description: _said, ...first } = rule;
+    fields[field] = {
+      first: [
+        first,
+        ...others.map((k) => ruleFor(field, byKind.get(k) as string, paths.get(byKind.get(k) as string))),
+      ],
+      description: `TODO: GUESSED: ${field} by the kind of ${list}[].${key}: first of ${[kind, ...others].join(', ')} (${rule.from} alone is in ${alone} of ${records.length} records, these in ${covered}); check the order`,
+    };
+  }
+}
+
+/** The kinds a list's paths name. */
+function kindsOf(list: string, key: string, paths: Iterable<string>): string[] {
+  const out = new Set<string>();
+  for (const p of paths) {
+    const m = SELECTOR.exec(p);
+    if (m !== null && m[1] === list && m[2] === key) out.add(m[3] as string);
+  }
+  return [...out];
+}
+
+/** A variant's time for the field: the same last key, else a known name, else its one date-time. */
+function timeOf(
+  field: string,
+  prefix: string,
+  last: string,
+  paths: Map<string, unknown>,
+): string | undefined {
+  const times = [...paths.keys()].filter(
+    (p) =>
+      p.startsWith(prefix) &&
+      !p.slice(prefix.length).includes('[') &&
+      typeof paths.get(p) === 'string' &&
+      timeLayout(paths.get(p) as string) !== undefined,
+  );
+  const { strong, weak } = HINTS[field] ?? { strong: [], weak: [] };
+  return (
+    times.find((p) => lastKey(p) === last) ??
+    times.find((p) => strong.includes(lastKey(p))) ??
+    times.find((p) => weak.includes(lastKey(p))) ??
+    (times.length === 1 ? times[0] : undefined)
+  );
 }
 
 /** In how many records one of the paths holds a value, and in how many several do. */

@@ -19,7 +19,7 @@ import {
   recordPaths,
   TXN_KINDS,
 } from './draft-records.ts';
-import { firstByKind } from './draft-union.ts';
+import { firstByKind, widenTimes } from './draft-union.ts';
 import { fieldNeeds } from './field-needs.ts';
 import { compileGetter } from './path.ts';
 
@@ -339,7 +339,9 @@ export function draftProfile(src: {
   if (src.format === 'ndjson') lastEventTimes(fields, records, paths.keys());
   orderTimes(fields, records);
   if (src.format === 'ndjson') {
-    firstByKind(fields, records, paths, (f, from, s) => ruleFor(f as TransactionField, from, s, zone));
+    const kindRule = (f: string, from: string, s: unknown) => ruleFor(f as TransactionField, from, s, zone);
+    firstByKind(fields, records, paths, kindRule);
+    widenTimes(fields, records, paths, kindRule);
     candidatesForUnknown(fields, paths.keys());
   }
   pairCurrency(fields, paths, ruleFor);

@@ -200,7 +200,17 @@ describe('mapping draft on nested exports', () => {
       'elements[category=card_transaction].card_transaction.amount',
       'elements[category=card_refund].card_refund.amount',
     ]);
+    // The posting time read from one variant becomes a first over the variants' times.
+    expect(
+      (union.transactionPostingTimestamp?.first as Array<{ from: string }> | undefined)?.map((r) => r.from),
+    ).toEqual([
+      'elements[category=card_transaction].card_transaction.authorized_at',
+      'elements[category=card_refund].card_refund.refunded_at',
+    ]);
     const hooks = await draft('webhooks', activityWebhooks(40));
+    expect(
+      (hooks.transactionPostingTimestamp?.first as Array<{ from: string }> | undefined)?.map((r) => r.from),
+    ).toEqual(['data.activity[kind=purchase].posted_at', 'data.activity[kind=return].posted_at']);
     expect((hooks.transactionType?.first as Array<{ from: string }> | undefined)?.map((r) => r.from)).toEqual(
       ['data.activity[kind=purchase].kind', 'data.activity[kind=return].kind'],
     );
