@@ -153,7 +153,7 @@ export function orderTimes(fields: Record<string, Rule>, records: readonly Recor
 }
 
 /** Words a path's last key holds for a field (lower case, no punctuation), the first ones strong enough to propose. */
-const HINTS: Record<string, { strong: string[]; weak: string[] }> = {
+export const HINTS: Record<string, { strong: string[]; weak: string[] }> = {
   transactionType: { strong: ['transactiontype', 'kind', 'direction'], weak: ['type', 'status', 'category'] },
   sourceCustomerId: {
     strong: ['customer', 'customerid', 'cardholder', 'cardholderid'],
@@ -191,11 +191,30 @@ const HINTS: Record<string, { strong: string[]; weak: string[] }> = {
   },
 };
 
-const lastKey = (p: string): string =>
+export const lastKey = (p: string): string =>
   (p.split('.').at(-1) ?? p)
     .replace(/\[.*$/, '')
     .toLowerCase()
     .replace(/[^a-z0-9]/g, '');
+
+/** The longest of `words` a path's name holds: its last key, or its last two keys joined (`cardholder.id`). */
+function nameIn(p: string, words: readonly string[]): string | undefined {
+  const two = p
+    .split('.')
+    .slice(-2)
+    .join('')
+    .replace(/\[.*?\]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]/g, '');
+  return [lastKey(p), two].filter((w) => words.includes(w)).sort((a, b) => b.length - a.length)[0];
+}
+
+/** The one path whose name is a longer strong word than every other's (`transaction_id` over `acceptor.id`). */
+function mostSpecific(paths: readonly string[], words: readonly string[]): string | undefined {
+  const len = (p: string) => nameIn(p, words)?.length ?? 0;
+  const [first, second] = [...paths].sort((a, b) => len(b) - len(a));
+  return first !== undefined && (second === undefined || len(first) > len(second)) ? first : undefined;
+}
 
 /**
  * Every field still at `"from": "?"` names the paths it saw that might hold it (`TODO: no column matched; …
@@ -214,14 +233,14 @@ export function candidatesForUnknown(fields: Record<string, Rule>, paths: Iterab
       !used.has(p) &&
       !/\[([a-z_]+)=[^\]]*\]\.\1$/i.test(p) &&
       (!merchantish || /merchant|acceptor|store|shop/i.test(p));
-    const strongs = all.filter((p) => fits(p) && strong.includes(lastKey(p)));
-    const weaks = all.filter((p) => fits(p) && weak.includes(lastKey(p)) && !strongs.includes(p));
+    const strongs = all.filter((p) => fits(p) && nameIn(p, strong) !== undefined);
+    const weaks = all.filter((p) => fits(p) && nameIn(p, weak) !== undefined && !strongs.includes(p));
     const seen = [...strongs, ...weaks].slice(0, 6);
     const base = typeof rule === 'string' ? {} : rule;
     const said = typeof base.description === 'string' ? base.description : `TODO: no column matched`;
-    // One strong name, or else one weak one: taken, GUESSED; several: listed for the bank to choose.
+    // One strong name (or one more specific than the others), else one weak one: taken, GUESSED; several: listed.
     const only =
-      strongs.length === 1 ? strongs[0] : strongs.length === 0 && weaks.length === 1 ? weaks[0] : undefined;
+      mostSpecific(strongs, strong) ?? (strongs.length === 0 && weaks.length === 1 ? weaks[0] : undefined);
     if (only !== undefined) {
       fields[field] = {
         from: only,

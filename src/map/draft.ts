@@ -19,6 +19,7 @@ import {
   recordPaths,
   TXN_KINDS,
 } from './draft-records.ts';
+import { firstByKind, widenTimes } from './draft-union.ts';
 import { fieldNeeds } from './field-needs.ts';
 import { compileGetter } from './path.ts';
 
@@ -337,7 +338,12 @@ export function draftProfile(src: {
   settleZones(fields, GUESSED_ZONE);
   if (src.format === 'ndjson') lastEventTimes(fields, records, paths.keys());
   orderTimes(fields, records);
-  if (src.format === 'ndjson') candidatesForUnknown(fields, paths.keys());
+  if (src.format === 'ndjson') {
+    const kindRule = (f: string, from: string, s: unknown) => ruleFor(f as TransactionField, from, s, zone);
+    firstByKind(fields, records, paths, kindRule);
+    widenTimes(fields, records, paths, kindRule);
+    candidatesForUnknown(fields, paths.keys());
+  }
   pairCurrency(fields, paths, ruleFor);
   const pan = PAN_NAMES.map((n) => byNorm.get(n)).find((p) => p !== undefined);
   return {

@@ -10,7 +10,9 @@ export const FIRST_TEXT: Readonly<Record<string, string>> = {
     'transactionPostingTimestamp earlier than transactionTimestamp: is the posting time read from the right event?',
   scale:
     "an amount scaled by the profile's fixed currency or exponent in a record whose currencyCode is another",
-  sign: "transactionType contradicts the sign of the amount, against the export's convention",
+  sign: "transactionType contradicts the sign of the amount, against the export's convention (declared, or the majority so far)",
+  oneZone:
+    "local times read in the profile's one fixed zone while this record's merchant is in another zone than the earlier ones'",
   positional: "a positional pick ([n]) reads an element whose kind differs from the other records'",
 };
 

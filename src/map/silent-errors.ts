@@ -131,6 +131,8 @@ export function createSilentErrors(profile: CompiledProfile, opts: { ids?: boole
   const picks = positionalPicks(profile);
   // Country → state ('' for none) → records: two lookups a record, no string built.
   const locations = new Map<string, Map<string, number>>();
+  const zoneSpread = spreadWatcher(profile);
+  let spread = false;
   return {
     state,
     add(tx, source, at) {
@@ -147,8 +149,16 @@ export function createSilentErrors(profile: CompiledProfile, opts: { ids?: boole
           locations.set(cc, byState);
         }
         const st = tx.paymentNetworkMerchantState ?? '';
-        byState.set(st, (byState.get(st) ?? 0) + 1);
+        const seen = byState.get(st);
+        byState.set(st, (seen ?? 0) + 1);
+        if (seen === undefined && zoneSpread?.(cc, st) === true) spread = true;
       }
+      if (
+        spread &&
+        state.firstAt.oneZone === undefined &&
+        TIME_READS.fixedZoneLocal - fixed0 + state.fixedLocal > 0
+      )
+        first('oneZone');
       if (picks.length > 0 && countPicks(picks, source, state.positional)) first('positional');
       if (ids !== undefined) {
         const text = fnv1a(JSON.stringify(tx));
@@ -183,8 +193,9 @@ export function createSilentErrors(profile: CompiledProfile, opts: { ids?: boole
           const key = `${neg ? 'neg' : 'pos'}${type === 'AUTHORIZED' ? 'Authorized' : 'Refund'}` as SignKey;
           state[key]++;
           state.firstSign[key] ??= tx.transactionId;
-          // A declared convention knows at once which records contradict it.
-          if (declared !== undefined && CONTRADICTS[declared].includes(key)) first('sign');
+          // A declared convention knows at once which records contradict it; a learnt one once its majority holds.
+          const convention = declared ?? establishedMajority(state);
+          if (convention !== undefined && CONTRADICTS[convention].includes(key)) first('sign');
         }
       }
     },
@@ -207,6 +218,39 @@ export function createSilentErrors(profile: CompiledProfile, opts: { ids?: boole
 }
 
 const NEGATIVE = /^\s*-/;
+
+/**
+ * The export's sign convention once its records make it plain (10 or more records on one side, twice the other's),
+ * for `send` to log the first record contradicting it as it meets it; undefined before (the end's count decides).
+ */
+function establishedMajority(state: SilentState): 'account' | 'merchant' | undefined {
+  if (state.negatives === 0) return undefined;
+  const account = state.negAuthorized + state.posRefund;
+  const merchant = state.posAuthorized + state.negRefund;
+  if (account >= 10 && account >= 2 * merchant) return 'account';
+  if (merchant >= 10 && merchant >= 2 * account) return 'merchant';
+  return undefined;
+}
+
+/**
+ * For a profile reading local times in one fixed named zone (not the export's own): a watcher told each location
+ * as it is first seen, true once the merchants seen span more than one zone (with local times read in that zone:
+ * the first record of the one-zone warning, logged as met). Undefined when the warning cannot apply.
+ */
+function spreadWatcher(profile: CompiledProfile): ((cc: string, st: string) => boolean) | undefined {
+  if (profile.notes.fixedZones.length === 0 || profile.notes.exportZone) return undefined;
+  const zones: string[] = [];
+  let undecided = 0;
+  return (cc, st) => {
+    try {
+      const z = locationZone(cc, st === '' ? undefined : st, new Map(), undefined);
+      if (!zones.some((k) => oneZone([k, z]) !== null)) zones.push(z);
+    } catch {
+      undecided++;
+    }
+    return zones.length + undecided > 1;
+  };
+}
 
 /** A 32-bit FNV-1a hash of a text (two records' transactions told apart without keeping their text). */
 function fnv1a(text: string): number {

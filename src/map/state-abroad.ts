@@ -1,30 +1,45 @@
-// A merchant abroad with a "state" that is no subdivision of its country: most often the country's own code, from a
-// `CITY, CC` location split naively into city and state (London, GB). Rejected with the reason; for the countries
-// whose subdivisions the tool knows whole outside the state countries (BR, MX: state-zones.ts), any other code too.
+// A merchant abroad with a "state" that is no subdivision of its country (ISO 3166-2, from the `iso-3166` package's
+// list): most often the country's own code, from a `CITY, CC` location split naively into city and state (London,
+// GB). Rejected with the reason. A subdivision is written as the service takes a US or Canadian state: its code
+// without the country prefix (GB-LND → LND, FR-IDF → IDF), any level of the country's list (region or department).
+import { iso31661 } from 'iso-3166/1.js';
+import { iso31662 } from 'iso-3166/2.js';
 import { STATE_COUNTRIES } from '../model/code-lists.ts';
 import type { FieldError } from '../model/field-error.ts';
 import { FIELD_INDEX } from './rule-kit.ts';
-import { STATE_ZONES } from './state-zones.ts';
 
 const COUNTRY_AT = FIELD_INDEX.get('paymentNetworkMerchantCountryCode') as number;
 const STATE_AT = FIELD_INDEX.get('paymentNetworkMerchantState') as number;
 const HOME = new Set(STATE_COUNTRIES);
-/** Countries abroad whose every ISO 3166-2 subdivision is in STATE_ZONES. */
-const KNOWN_WHOLE = new Set(['BR', 'MX']);
+
+/** Per ISO 3166-1 alpha-2 country: its ISO 3166-2 subdivision codes without the prefix (empty: it has none). */
+const SUBDIVISIONS: ReadonlyMap<string, ReadonlySet<string>> = (() => {
+  const byCountry = new Map<string, Set<string>>(iso31661.map((c) => [c.alpha2, new Set<string>()]));
+  for (const { code } of iso31662) byCountry.get(code.slice(0, 2))?.add(code.slice(3));
+  return byCountry;
+})();
+
+/** The country's subdivision codes (without the prefix), or undefined for a code that is no ISO 3166-1 country. */
+export function subdivisionsOf(country: string): ReadonlySet<string> | undefined {
+  return SUBDIVISIONS.get(country);
+}
 
 /**
  * Why the record's state is not a subdivision of its merchant's country abroad, or undefined (a state country's
- * states are validated as before).
+ * states are validated as before; an unknown country is its own error).
  * @example stateAbroadProblem('GB', 'GB') // 'GB is the merchant's country, not a subdivision of it …'
  */
 export function stateAbroadProblem(country: string, state: string): string | undefined {
   if (HOME.has(country)) return undefined;
+  const known = SUBDIVISIONS.get(country);
+  if (known === undefined || known.has(state)) return undefined;
   if (state === country)
     return `${state} is the merchant's country, not a subdivision of it (ISO 3166-2): a "CITY, ${state}" location read as city and state? Leave the state out abroad ("else": null), or read it from where the export keeps it`;
-  const table = KNOWN_WHOLE.has(country) ? STATE_ZONES[country] : undefined;
-  if (table !== undefined && !Object.hasOwn(table, state))
-    return `${state} is not a state of ${country} (ISO 3166-2: ${Object.keys(table).slice(0, 6).join(', ')}, …)`;
-  return undefined;
+  if (known.size === 0)
+    return `${country} has no subdivisions in ISO 3166-2, so ${state} is no state of it: leave the state out for ${country} ("else": null)`;
+  const letters = [...known].filter((code) => /^[A-Z]{2,3}$/.test(code));
+  const some = (letters.length > 0 ? letters : [...known]).slice(0, 5).join(', ');
+  return `${state} is not a subdivision of ${country} (ISO 3166-2, without the "${country}-" prefix: ${some}, …)`;
 }
 
 /** `errors` with the state's problem added, when the mapped values hold one. */

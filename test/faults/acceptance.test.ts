@@ -245,7 +245,7 @@ describe('mapping check on NDJSON', () => {
     expect(r.code).toBe(1);
     const line = r.stderr.trim().split('\n').at(-1) as string;
     expect(line).toMatch(
-      /^svc-ingest: INPUT_HEADER_MISSING_COLUMN: samples\/lithic\.ndjson: no record has anything at "\?" \(fields\.transactionType\.from\)/,
+      /^svc-ingest: INPUT_HEADER_MISSING_COLUMN: samples\/lithic\.ndjson: no record has anything at "\?" \(fields\.currencyCode\.from\)/,
     );
     expect(r.stderr).not.toMatch(STACK);
 

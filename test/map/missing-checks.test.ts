@@ -49,7 +49,7 @@ describe('checks that were missing', () => {
       true,
     );
     const mx = profile.mapValid(row({ LOCATION: 'PUEBLA, TX', COUNTRY: 'MX', CUR: 'MXN' }), false);
-    expect(mx.ok ? '' : mx.errors[0]?.message).toContain('TX is not a state of MX');
+    expect(mx.ok ? '' : mx.errors[0]?.message).toContain('TX is not a subdivision of MX');
     // At home nothing changes: a US merchant's state as before.
     expect(profile.mapValid(row({ LOCATION: 'AUSTIN, TX', COUNTRY: 'US', CUR: 'USD' }), false).ok).toBe(true);
   });

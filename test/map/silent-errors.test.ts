@@ -245,7 +245,10 @@ describe('mapping check reads the whole export', () => {
       const lines = r.stderr.split('\n').filter((l) => l.includes('"mapping.warning"'));
       const first = lines.map((l) => JSON.parse(l)).filter((l) => l.first === true);
       // As the run meets it: the kind, the record's line, before the run's end.
-      expect(first.map((l) => [l.kind, l.at])).toEqual([['postedBefore', `${EXPORT}:5`]]);
+      expect(first.map((l) => [l.kind, l.at])).toEqual([
+        ['oneZone', `${EXPORT}:3`],
+        ['postedBefore', `${EXPORT}:5`],
+      ]);
       const warned = lines.filter((l) => !l.includes('"first":true'));
       expect(warned.map((l) => JSON.parse(l).msg.slice(0, 80))).toEqual([
         'svc-ingest: warning: 13 local times read in the one zone America/New_York (timeZ',

@@ -27,6 +27,26 @@ async function warnings(profile: string, file: string): Promise<string[]> {
     .filter((l) => l.startsWith('svc-ingest: warning: '));
 }
 
+/** The warnings `send` logs as it meets them (`first: true`): their kind and record. */
+async function firstLogs(profile: string, name: string): Promise<Array<[string, string]>> {
+  const ledger = join(dir, `${name}.ledger.ndjson`);
+  const r = await runCliHere([
+    'send',
+    '--dry-run',
+    '--json',
+    '--mapping',
+    profile,
+    '--ledger',
+    ledger,
+    exportFile,
+  ]);
+  return r.stderr
+    .split('\n')
+    .filter((l) => l.includes('"mapping.warning"') && l.includes('"first":true'))
+    .map((l) => JSON.parse(l) as { kind: string; at: string })
+    .map((l) => [l.kind, l.at]);
+}
+
 /** A profile document as the tests change it. */
 type ProfileDoc = Record<string, unknown> & { fields: Record<string, unknown> };
 
@@ -130,6 +150,11 @@ describe('on the wrong profile each warning exists for: fires, on exactly the wr
     expect(w[0]).toContain(
       `transactionType contradicts the amount's sign in ${REFUNDS} records (${REFUNDS} AUTHORIZED with a positive amount, 0 REFUND with a negative amount; first: txn_00008) against the export's convention, the account's side`,
     );
+    // send logs it as it meets it: the first contradicting record once the export's majority holds (10 records on
+    // one side, twice the other's): txn_00017 on line 18 (txn_00008, on line 9, came before the majority); the
+    // correct profile logs none.
+    expect(await firstLogs(f, 'wrong')).toEqual([['sign', `${exportFile}:18`]]);
+    expect(await firstLogs(await profileWith('right', () => {}), 'right')).toEqual([]);
     // Declared the other way round, every correct record contradicts it: the declaration is believed.
     const merchant = await profileWith('declared-merchant', (p) => {
       p.signConvention = 'merchant';
