@@ -120,16 +120,42 @@ export function pairCurrency(
   const from = typeof amount === 'string' ? amount : (amount?.from as string | undefined);
   if (from === undefined || from === '?') return;
   const m = /^(.*?)(amount|amt|value)$/i.exec(from);
-  if (m === null) return;
-  const sibling = ['currency', 'currency_code', 'currencyCode']
-    .map((c) => `${m[1]}${c}`)
-    .find((p) => paths.has(p));
+  const sibling =
+    m === null
+      ? undefined
+      : ['currency', 'currency_code', 'currencyCode'].map((c) => `${m[1]}${c}`).find((p) => paths.has(p));
   const current = fields.currencyCode;
   const now = typeof current === 'string' ? current : (current?.from as string | undefined);
+  if (sibling === undefined && (now === undefined || now === '?'))
+    return guessCurrency(fields, paths, ruleFor);
   if (sibling === undefined || sibling === now) return;
   const rule = ruleFor('currencyCode', sibling, paths.get(sibling));
   fields.currencyCode = {
     ...(typeof rule === 'string' ? { from: rule } : rule),
     description: `TODO: the currency beside the amount (${from})${now !== undefined && now !== '?' ? `, not ${now}` : ''}: check they are one`,
+  };
+}
+
+/**
+ * No currency beside the amount and none matched by name: a currency field elsewhere in the records (outside a list),
+ * the cardholder's first (what a card's posted amount is billed in), then a settlement's, marked GUESSED with the
+ * others named.
+ */
+function guessCurrency(
+  fields: Record<string, DraftRule>,
+  paths: Map<string, unknown>,
+  ruleFor: (field: 'currencyCode', from: string, sample: unknown) => DraftRule,
+): void {
+  const rank = (p: string) => (/cardholder/i.test(p) ? 0 : /settle/i.test(p) ? 1 : 2);
+  const candidates = [...paths.keys()]
+    .filter((p) => !p.includes('[') && /(^|\.)(currency|currency_?code)$/i.test(p))
+    .sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+  const chosen = candidates[0];
+  if (chosen === undefined) return;
+  const rule = ruleFor('currencyCode', chosen, paths.get(chosen));
+  const others = candidates.slice(1);
+  fields.currencyCode = {
+    ...(typeof rule === 'string' ? { from: rule } : rule),
+    description: `TODO: GUESSED: the currency at ${chosen} (other candidates: ${others.length > 0 ? others.join(', ') : 'none'}): check it is the posted amount's`,
   };
 }

@@ -240,7 +240,10 @@ describe('mapping check on NDJSON', () => {
     const draft = await runCliHere(['mapping', 'draft', 'samples/lithic.ndjson']);
     expect(draft.code, draft.stderr).toBe(0);
     const profile = join(w.dir, 'lithic-draft.json');
-    await writeFile(profile, draft.stdout);
+    // The draft fills every field the records hold; a field it could not place is written as "?", as here.
+    const drafted = JSON.parse(draft.stdout) as { fields: Record<string, unknown> };
+    drafted.fields.currencyCode = { from: '?', description: 'TODO: no column matched' };
+    await writeFile(profile, JSON.stringify(drafted, null, 2));
     const r = await runCliHere(['mapping', 'check', profile, 'samples/lithic.ndjson']);
     expect(r.code).toBe(1);
     const line = r.stderr.trim().split('\n').at(-1) as string;

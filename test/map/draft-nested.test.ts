@@ -238,4 +238,14 @@ describe('mapping draft on nested exports', () => {
       issuer: ['paymentType', 'paymentMethodEntryType'],
     });
   });
+
+  it('a currency in the records with none beside the amount is GUESSED (the cardholder\'s first), not left "?"', async () => {
+    const r = await runCliHere(['mapping', 'draft', 'samples/lithic.ndjson']);
+    const fields = (JSON.parse(r.stdout) as { fields: Record<string, Record<string, unknown>> }).fields;
+    expect(unknowns(fields)).toEqual([]);
+    expect(fields.currencyCode?.from).toBe('amounts.cardholder.currency');
+    expect(String(fields.currencyCode?.description)).toMatch(
+      /GUESSED.*other candidates: amounts\.settlement\.currency/,
+    );
+  });
 });
