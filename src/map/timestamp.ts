@@ -1,5 +1,6 @@
 // Timestamps: Unix, ISO 8601, local strings in an IANA zone or with a zone abbreviation → ISO 8601 UTC with ms.
 import { quote } from '../model/quote.ts';
+import { isUtcTimestamp } from '../validate/validate.ts';
 import { MapFail } from './rule-kit.ts';
 
 /**
@@ -407,6 +408,8 @@ export function compileTimestamp(opts: TimestampOptions): TimestampConverter {
   if (format === 'iso' || format === 'auto') {
     const auto = format === 'auto';
     return (v, zone) => {
+      // Already the form written (canonical exports): parsing would give the same string back.
+      if (typeof v === 'string' && isUtcTimestamp(v)) return v;
       if (typeof v === 'number') {
         if (!auto) throw new MapFail(`expected an ISO 8601 string, got ${quote(v)}`);
         return toIso(unixToMs(v, 'auto'), v);

@@ -95,6 +95,15 @@ export function timestampShape(s: string): boolean {
   return true;
 }
 
+/**
+ * A real UTC time in the one form sent, `YYYY-MM-DDTHH:mm:ss.sssZ` from 1970 on: what an ISO timestamp converter
+ * writes, so map/timestamp.ts hands such a value on as it is.
+ * @example isUtcTimestamp('2025-10-01T05:00:00.214Z') // true; '2025-02-30T00:00:00.000Z' // false
+ */
+export function isUtcTimestamp(s: string): boolean {
+  return timestampShape(s) && realTimestamp(s);
+}
+
 /** A calendar-valid `YYYY-MM-DDTHH:mm:ss.sssZ` (shape already checked by timestampShape). */
 function realTimestamp(s: string): boolean {
   const year = num2(s, 0) * 100 + num2(s, 2);
@@ -129,7 +138,7 @@ function text(max: number): StringCheck {
 }
 
 const timestamp: StringCheck = (v) =>
-  timestampShape(v) && realTimestamp(v) ? undefined : 'expected a real UTC time as YYYY-MM-DDTHH:mm:ss.sssZ';
+  isUtcTimestamp(v) ? undefined : 'expected a real UTC time as YYYY-MM-DDTHH:mm:ss.sssZ';
 
 /**
  * ISO 4217 codes that are no transaction's currency: "no currency", the testing code, precious metals (the codes
