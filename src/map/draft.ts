@@ -183,7 +183,9 @@ function ruleFor(field: TransactionField, from: string, sample: unknown, zone?: 
   }
   if (TIMES.has(field)) return timeRule(from, s, zone);
   if (field === 'currencyCode' && !/^[A-Z]{3}$/.test(s)) return { from, currency: true };
-  if (field === 'paymentNetworkMerchantCountryCode' && !/^[A-Z]{2}$/.test(s)) return { from, country: true };
+  // Always converted: one record's alpha-2 says nothing of the next (an export mixing `US`, `DEU` and `276` exists),
+  // and the conversion takes alpha-2 as it is.
+  if (field === 'paymentNetworkMerchantCountryCode') return { from, country: true };
   if (field === 'paymentNetworkMerchantState' && !/^[A-Z]{2,3}$/.test(s)) return { from, state: true };
   if (field === 'paymentNetworkMCC' && /^\d{1,3}$/.test(s)) return { from, zeroPad: 4 };
   const type = TRANSACTION_FIELDS[field];

@@ -183,6 +183,8 @@ describe('mapping draft on nested exports', () => {
       .split('\n')
       .map((l) => JSON.parse(l) as Record<string, unknown>);
     const me = await draft('multi-event', lines);
+    // Its countries are written US, USA, DEU and 276: the country is converted, whatever the first record says.
+    expect(me.paymentNetworkMerchantCountryCode).toMatchObject({ from: 'merchant.country', country: true });
     expect(me.postedAmount?.first).toEqual([
       { from: 'elements[type=settlement].amount', amount: true },
       { from: 'elements[type=refund].amount', amount: true },
