@@ -4,16 +4,12 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { type CliResult, runCliHere } from '../helpers/cli.ts';
+import { type CliResult, runCliHere, sendEnv } from '../helpers/cli.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 
 const sim = useSimulator({ seed: 3 });
 let dir: string;
-const env = () => ({
-  SVC_BASE_URL: sim.url,
-  SVC_LEDGER_PATH: join(dir, 'ledger.ndjson'),
-  SVC_REJECTS_PATH: join(dir, 'rejects.ndjson'),
-});
+const env = () => sendEnv(sim.url, dir);
 
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'svc-json-err-'));

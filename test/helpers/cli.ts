@@ -204,3 +204,15 @@ export async function runCliHere(args: string[], opts: Omit<CliOptions, 'bin'> =
   const raw = stderr.text();
   return { code, signal: null, stdout: stdout.text(), stderr: textOf(raw), rawStderr: raw };
 }
+
+/**
+ * The environment of a `send` run into `dir` against `baseUrl`: the service, the ledger file and the rejects file.
+ * @example runCliHere(['send', 'a.csv'], { env: sendEnv(sim.url, dir) })
+ */
+export function sendEnv(baseUrl: string, dir: string): Record<string, string> {
+  return {
+    SVC_BASE_URL: baseUrl,
+    SVC_LEDGER_PATH: join(dir, 'ledger.ndjson'),
+    SVC_REJECTS_PATH: join(dir, 'rejects.ndjson'),
+  };
+}

@@ -5,7 +5,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { runCliHere, summaryOf } from '../helpers/cli.ts';
+import { runCliHere, sendEnv, summaryOf } from '../helpers/cli.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import { CANONICAL_COLUMNS, csvOf, makeTx, range } from '../helpers/transactions.ts';
 
@@ -15,11 +15,7 @@ const txs = range(N).map((i) => makeTx(i, 'ctl'));
 const CSV = csvOf(txs);
 const TOTAL = txs.reduce((a, t) => a + Number(t.postedAmount), 0);
 let dir: string;
-const env = () => ({
-  SVC_BASE_URL: sim.url,
-  SVC_LEDGER_PATH: join(dir, 'ledger.ndjson'),
-  SVC_REJECTS_PATH: join(dir, 'rejects.ndjson'),
-});
+const env = () => sendEnv(sim.url, dir);
 
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'svc-control-'));

@@ -7,17 +7,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { runCliHere, summaryOf } from '../helpers/cli.ts';
+import { runCliHere, sendEnv, summaryOf } from '../helpers/cli.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import { CANONICAL_COLUMNS, csvOf, makeTx, ndjsonOf, range } from '../helpers/transactions.ts';
 
 const sim = useSimulator({ seed: 11 }, 'reset');
 let dir: string;
-const env = () => ({
-  SVC_BASE_URL: sim.url,
-  SVC_LEDGER_PATH: join(dir, 'ledger.ndjson'),
-  SVC_REJECTS_PATH: join(dir, 'rejects.ndjson'),
-});
+const env = () => sendEnv(sim.url, dir);
 
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'svc-stream-'));
