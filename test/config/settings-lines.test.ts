@@ -28,9 +28,6 @@ const OVER_FIVE: Partial<Record<SettingPath, number>> = {
   // Four lines are the setting (table, the retryMaxMs rule, the dispatcher's slice and backoff); three are the
   // tickets command's own --retry-base-ms (its option and parse: the flag is the outside contract) and the demo's.
   'send.retryBaseMs': 7,
-  // The lease itself in the two statements that set it (register, heartbeat), the local expiry and the registration
-  // log; every wait derived from it is in one function (ledger/connection.ts leaseWaits).
-  'ledger.leaseMs': 6,
 };
 
 function sources(dir: string): string[] {

@@ -111,10 +111,8 @@ interface Registered {
 /** The registered worker's heartbeat, lease checks and close. */
 function startSession(db: PgDb, o: PgSessionOptions, reg: Registered): PgSession {
   const { workerId, workerNo, destinationNo, connection, heartbeatMs } = reg;
-  o.logger.debug(
-    { event: 'ledger.pg.worker', workerId, workerNo, leaseMs: connection.leaseMs },
-    'worker registered',
-  );
+  // The heartbeat's period: a share of the lease (ledger/connection.ts leaseWaits).
+  o.logger.debug({ event: 'ledger.pg.worker', workerId, workerNo, heartbeatMs }, 'worker registered');
 
   let lapses = 0;
   let olderWorkers = reg.olderWorkers;
