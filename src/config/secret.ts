@@ -112,13 +112,15 @@ function fromFile(path: string, key: string, label = `config key ${key}`): strin
 export const CREDENTIAL_TOKEN = 'token';
 
 /**
- * $CREDENTIALS_DIRECTORY/token when systemd set the folder and the unit loaded a `token` credential into it;
- * undefined otherwise (no credentials folder, or none named `token`: no auth header, as with no token configured).
+ * $CREDENTIALS_DIRECTORY/`name` when systemd set the folder and the unit loaded a credential of that name into it
+ * (`LoadCredential=name:…`, systemd 247+; no `%d` specifier needed, which 247–250 cannot resolve); undefined
+ * otherwise (no credentials folder, or none of that name: as with nothing configured).
+ * @example systemdCredential('ledger-password', process.env) // '/run/credentials/svc-ingest.service/ledger-password'
  */
-function credentialPath(env: NodeJS.ProcessEnv): string | undefined {
+export function systemdCredential(name: string, env: NodeJS.ProcessEnv): string | undefined {
   const dir = env.CREDENTIALS_DIRECTORY;
   if (!dir) return undefined;
-  const path = join(dir, CREDENTIAL_TOKEN);
+  const path = join(dir, name);
   return existsSync(path) ? path : undefined;
 }
 
@@ -142,7 +144,7 @@ export function readSecret(cfg: Config, env: NodeJS.ProcessEnv = cliIo().env): s
     checkHeaderValue(token, `the auth token in file ${shownPath(file)} (auth.tokenFile)`);
     return token;
   }
-  const credential = credentialPath(env);
+  const credential = systemdCredential(CREDENTIAL_TOKEN, env);
   if (credential) {
     // The credential stands in for the token file: an error names that setting, as for the file.
     const token = fromFile(

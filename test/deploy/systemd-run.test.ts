@@ -170,14 +170,13 @@ describe.skipIf(why !== null)('deploy/systemd/svc-ingest.service, started as sys
     const url = await pgs.createDatabase();
     const db = new URL(url).pathname.slice(1);
     // As docs/install.md has the operator do it: the URL (no password) in the env file, the password as a
-    // credential named by SVC_LEDGER_PASSWORD_FILE in a drop-in (systemctl edit svc-ingest.service).
+    // credential `ledger-password` loaded by a drop-in (systemctl edit svc-ingest.service), which svc-ingest reads
+    // from $CREDENTIALS_DIRECTORY itself (no %d, which systemd 247–250 drop).
     const env = join(root, 'etc/svc-ingest/env');
     const settings = await readFile(env, 'utf8');
     await writeFile(env, `${settings}SVC_LEDGER_URL=${pgs.urlWithoutPassword(db)}\n`);
     await writeFile(join(root, 'etc/svc-ingest/ledger-password'), `${pgs.password}\n`, { mode: 0o600 });
-    const dropIn =
-      '\n[Service]\nLoadCredential=ledger-password:/etc/svc-ingest/ledger-password\n' +
-      'Environment=SVC_LEDGER_PASSWORD_FILE=%d/ledger-password\n';
+    const dropIn = '\n[Service]\nLoadCredential=ledger-password:/etc/svc-ingest/ledger-password\n';
     const withUrl = unitOf('svc-ingest.service', `${await readFile(UNIT, 'utf8')}${dropIn}`);
     const ledgerFile = join(root, 'var/lib/svc-ingest/transactions.ndjson');
     const fileBefore = await readFile(ledgerFile, 'utf8').catch(() => '');

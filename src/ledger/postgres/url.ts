@@ -1,6 +1,7 @@
 // Where the PostgreSQL ledger is and how to log in: the URL as given, the password from the URL, a password
 // file or the environment, and the URL as it may be shown (never with a password).
 
+import { systemdCredential } from '../../config/secret.ts';
 import { FILE_CAPS, readSmallFile, SmallFileError } from '../../config/small-file.ts';
 import { SvcIngestError } from '../../errors.ts';
 import { cliIo } from '../../io.ts';
@@ -8,6 +9,8 @@ import type { PgConnection } from '../connection.ts';
 
 /** The setting naming the password file, for messages. */
 const PASSWORD_FILE_KEY = 'ledger.passwordFile';
+/** The systemd credential read as the ledger's password when ledger.passwordFile is not set. */
+export const LEDGER_PASSWORD_CREDENTIAL = 'ledger-password';
 
 /**
  * A PostgreSQL ledger to connect to.
@@ -123,7 +126,9 @@ export function resolvePgTarget(
     );
   }
   let secret = u.password ? decodeURIComponent(u.password) : (u.searchParams.get('password') ?? undefined);
-  const file = o.connection?.passwordFile;
+  // The configured file, else systemd's credential `ledger-password` (a unit's LoadCredential=, as for the token).
+  const configured = o.connection?.passwordFile;
+  const file = configured ? configured : systemdCredential(LEDGER_PASSWORD_CREDENTIAL, env);
   if (secret === undefined && file) {
     secret = readPasswordFile(file);
     u.password = encodeURIComponent(secret);
