@@ -22,9 +22,6 @@ import { ROOT } from '../helpers/cli.ts';
  * fewer (the test says so).
  */
 const OVER_FIVE: Partial<Record<SettingPath, number>> = {
-  // The client (request URLs), the transport (ky's prefix, the TLS preload), the destination, its check and
-  // normalisation in load.ts, the demo's environment: each a real reader of the URL, none a copy.
-  baseUrl: 9,
   // Four lines are the setting (table, the retryMaxMs rule, the dispatcher's slice and backoff); three are the
   // tickets command's own --retry-base-ms (its option and parse: the flag is the outside contract) and the demo's.
   'send.retryBaseMs': 7,
