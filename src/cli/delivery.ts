@@ -28,9 +28,9 @@ export interface DeliveryFlags {
   progress?: boolean;
 }
 
-/** The table's dispatch settings (--concurrency, …) and --new-destination. */
+/** The table's dispatch and backoff settings (--concurrency, --retry-base-ms, …) and --new-destination. */
 export function addDispatchOptions(cmd: Command): Command {
-  return addSettingOptions(cmd, 'dispatch').option(
+  return addSettingOptions(cmd, 'dispatch', 'backoff').option(
     NEW_DESTINATION_FLAG,
     'start sending to a destination (base URL, institution) this ledger has no acknowledgements from; ' +
       'without it such a run is refused (exit 1): acknowledgements count only for the destination that gave them',
@@ -66,7 +66,7 @@ export function addProgressOptions(cmd: Command): Command {
 
 /** The delivery flags that are configuration keys. */
 export function deliveryFlags(f: DeliveryFlags): ConfigFlags {
-  return settingFlags(f, 'dispatch', 'rejectsFile', 'rejectCaps', 'progress');
+  return settingFlags(f, 'dispatch', 'backoff', 'rejectsFile', 'rejectCaps', 'progress');
 }
 
 /** The service sink's settings from the configuration (its slice of send.*), posting through `post`. */

@@ -13,9 +13,9 @@ import { SvcIngestError } from '../errors.ts';
 
 type FlagKey = KeySpec & { flag: NonNullable<KeySpec['flag']> };
 
-/** The settings of a group, in the table's order. */
-function settingsOf(group: SettingGroup): FlagKey[] {
-  return CONFIG_KEYS.filter((k): k is FlagKey => k.flag?.group === group);
+/** The settings of the groups, in the table's order. */
+function settingsOf(groups: readonly SettingGroup[]): FlagKey[] {
+  return CONFIG_KEYS.filter((k): k is FlagKey => k.flag !== undefined && groups.includes(k.flag.group));
 }
 
 /** `--batch-size` of send.batchSize: the flag's own name, else the key's last part in kebab case. */
@@ -40,14 +40,13 @@ function helpOf(k: FlagKey): string {
   return shown === undefined ? k.flag.help : `${k.flag.help} (default ${shown})`;
 }
 
-/** Declares the flags of `groups` on `cmd`, in the table's order within each group. */
+/** Declares the flags of `groups` on `cmd`, in the table's order. */
 export function addSettingOptions(cmd: Command, ...groups: SettingGroup[]): Command {
-  for (const group of groups)
-    for (const k of settingsOf(group)) {
-      const option = new Option(`${flagNameOf(k)}${k.flag.arg ? ` ${k.flag.arg}` : ''}`, helpOf(k));
-      if (k.flag.repeat) option.argParser((value: string, previous: string[] = []) => [...previous, value]);
-      cmd.addOption(option);
-    }
+  for (const k of settingsOf(groups)) {
+    const option = new Option(`${flagNameOf(k)}${k.flag.arg ? ` ${k.flag.arg}` : ''}`, helpOf(k));
+    if (k.flag.repeat) option.argParser((value: string, previous: string[] = []) => [...previous, value]);
+    cmd.addOption(option);
+  }
   return cmd;
 }
 
@@ -68,15 +67,14 @@ function scaled(value: string, k: FlagKey, flag: string): string {
 export function settingFlags(opts: object, ...groups: SettingGroup[]): ConfigFlags {
   const parsed = opts as Record<string, unknown>;
   const out: ConfigFlags = {};
-  for (const group of groups)
-    for (const k of settingsOf(group)) {
-      const flag = flagNameOf(k);
-      const value = parsed[new Option(flag).attributeName()];
-      if (value === undefined || (!k.flag.arg && value !== !flag.startsWith('--no-'))) continue;
-      out[k.path] = {
-        value: k.flag.scale && typeof value === 'string' ? scaled(value, k, flag) : value,
-        flag,
-      };
-    }
+  for (const k of settingsOf(groups)) {
+    const flag = flagNameOf(k);
+    const value = parsed[new Option(flag).attributeName()];
+    if (value === undefined || (!k.flag.arg && value !== !flag.startsWith('--no-'))) continue;
+    out[k.path] = {
+      value: k.flag.scale && typeof value === 'string' ? scaled(value, k, flag) : value,
+      flag,
+    };
+  }
   return out;
 }

@@ -1,6 +1,7 @@
 // Where `tickets` keeps its tickets: the store of a ledger (tickets.ndjson next to a ledger file, or its PostgreSQL
 // database), named by --ledger / --ledger-url or the configuration.
 import type { Command } from 'commander';
+import type { ConfigFlags } from '../config/index.ts';
 import { resolveLedgers, warnLedgerNotice } from '../ledger/ref.ts';
 import { createLogger } from '../log.ts';
 import { type CommonOptions, collect, LEDGER_OPTION_HELP, loadCommandConfig } from './common.ts';
@@ -13,8 +14,17 @@ export interface StoreOptions extends CommonOptions {
   ledgerUrl?: string;
 }
 
+/**
+ * The settings flags of a tickets command: --ledger-url, and tickets create's backoff (--retry-base-ms,
+ * --retry-max-ms; the other commands have none).
+ */
+export function ticketFlags(opts: StoreOptions): ConfigFlags {
+  return settingFlags(opts, 'ledgerUrl', 'backoff');
+}
+
+/** A tickets command's configuration, its settings flags with it (a bad one is refused here, before anything runs). */
 export function storeConfig(opts: StoreOptions) {
-  return loadCommandConfig(opts, settingFlags(opts, 'ledgerUrl'));
+  return loadCommandConfig(opts, ticketFlags(opts));
 }
 
 /** The ledger whose store keeps the tickets; with `lenient`, a ledger file not made yet is still a place for it. */

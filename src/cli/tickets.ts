@@ -9,18 +9,21 @@ import { EXIT, SvcIngestError } from '../errors.ts';
 import { createLogger } from '../log.ts';
 import { refuseTypedCardNumbers } from '../mask/typed.ts';
 import { classifyFailure } from '../send/classify.ts';
+import { retryTimingOf } from '../send/retry-policy.ts';
 import { fetchedEvent } from '../tickets/state.ts';
 import type { TicketStore } from '../tickets/store.ts';
 import {
   addConnectionOptions,
   addExamples,
+  type CommandContext,
   parseIntOption,
   printJson,
   printText,
   withContext,
 } from './common.ts';
 import { findHits, type LedgerChoice, openStoreOf } from './ledger-choice.ts';
-import { addStoreOptions, ledgerOf, type StoreOptions, storeConfig } from './ticket-store.ts';
+import { addSettingOptions } from './settings.ts';
+import { addStoreOptions, ledgerOf, type StoreOptions, storeConfig, ticketFlags } from './ticket-store.ts';
 import type { ListenOptions } from './tickets-listen.ts';
 
 interface CreateOptions extends StoreOptions {
@@ -32,7 +35,6 @@ interface CreateOptions extends StoreOptions {
   author?: string;
   force?: boolean;
   maxAttempts: string;
-  retryBaseMs: string;
   json?: boolean;
 }
 
@@ -113,18 +115,16 @@ export async function runCreate(opts: CreateOptions): Promise<void> {
   // The interface's limits first (at most 10 ids, …): a create the service would refuse is refused before anything else.
   checkTicket(req);
   const maxAttempts = parseIntOption(opts.maxAttempts, '--max-attempts');
-  const baseDelayMs = parseIntOption(opts.retryBaseMs, '--retry-base-ms');
   if (maxAttempts < 1 || maxAttempts > 1000)
     throw new SvcIngestError('USAGE_INVALID', `--max-attempts: expected 1..1000, got ${maxAttempts}`);
-  if (baseDelayMs < 0)
-    throw new SvcIngestError('USAGE_INVALID', `--retry-base-ms: expected 0 or more, got ${baseDelayMs}`);
   const choice = await ledgerOf(opts, opts.force === true);
   if (!opts.force) await checkAcknowledged(ids, choice, opts);
   const [{ submitTicket }, { loadTickets }] = await Promise.all([
     import('../tickets/create.ts'),
     import('../tickets/store.ts'),
   ]);
-  await withContext(opts, async ({ client, logger }) => {
+  // The ticket stored and sent, with the configuration that carries the command's settings flags (its backoff).
+  const submit = async ({ client, config, logger }: CommandContext): Promise<void> => {
     const store = await openStoreOf(choice, logger);
     try {
       const known = (await loadTickets(store)).get(req.sourceTicketId);
@@ -137,8 +137,7 @@ export async function runCreate(opts: CreateOptions): Promise<void> {
       }
       const out = await submitTicket(client, store, req, ids, {
         maxAttempts,
-        baseDelayMs,
-        maxDelayMs: 30_000,
+        ...retryTimingOf(config.send),
         logger,
       });
       if (!out.accepted) {
@@ -153,7 +152,8 @@ export async function runCreate(opts: CreateOptions): Promise<void> {
     } finally {
       await store.close();
     }
-  });
+  };
+  await withContext(opts, submit, ticketFlags(opts));
 }
 
 /** Text form of a ticket. */
@@ -321,11 +321,6 @@ function defineCreate(tickets: Command): void {
       .option('--author <email>', 'authorEmailAddress')
       .option('--force', 'send it even when the ledger never shows a transaction acknowledged')
       .option('--max-attempts <n>', 'resubmissions until a 2xx answer: attempts at most', '8')
-      .option(
-        '--retry-base-ms <ms>',
-        'wait before the first resubmission; doubles each time, capped at 30 s',
-        '500',
-      )
       .option('--json', 'print the answer as JSON on stdout')
       .addHelpText(
         'after',
@@ -336,6 +331,7 @@ function defineCreate(tickets: Command): void {
       ),
   );
   addStoreOptions(create);
+  addSettingOptions(create, 'backoff');
   addExamples(create, [
     [
       'svc-ingest tickets create --ticket-id T-1 --customer cust-0001 --offer 100001 --transaction 123 --transaction 124 --description "Reward not credited after purchase"',

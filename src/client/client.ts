@@ -92,7 +92,7 @@ export function createClient(config: Config, opts: ClientOptions = {}): SvcClien
 
   async function call(c: Call): Promise<Answer> {
     const requestId = c.requestId ?? randomUUID();
-    const url = `${config.baseUrl}${c.path}`;
+    const url = `${transport.prefix}${c.path}`;
     if (url !== lastUrl) {
       lastDisplay = displayUrl(url);
       lastUrl = url;

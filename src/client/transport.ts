@@ -17,6 +17,8 @@ import { dispatcherFetch } from './dispatch-fetch.ts';
  */
 export interface Transport {
   ky: KyInstance;
+  /** The service's base URL, as the configuration gives it (no trailing slash): ky's prefix, and where calls go. */
+  readonly prefix: string;
   /**
    * The fetch beneath ky takes our own options (PREPARED_BODY, EXCHANGE_SIGNAL of dispatch-fetch.ts): true for the
    * undici-backed fetch, false for a fetch given in options unless it says it takes them.
@@ -131,6 +133,7 @@ export function createTransport(
   constant: ConstantHeaders = {},
 ): Transport {
   checkTlsVerification();
+  const prefix = config.baseUrl;
   const connect = opts.fetch ? null : tlsMaterial(config);
   const connections = opts.connections ?? config.send.concurrency + 2;
   let agent: Agent | undefined;
@@ -152,11 +155,11 @@ export function createTransport(
       // back as it came, so the batch, the auth header and the card data never go to a host we were not configured for.
       fetchImpl = dispatcherFetch(agent);
       // Every module the first connection needs is loaded before the parser's budget is raised (src/runtime/parser-tier.ts).
-      if (config.baseUrl.startsWith('https:')) require('node:tls');
+      if (prefix.startsWith('https:')) require('node:tls');
       budgetBack = holdParserTierUp(agent);
     }
     return kyLib.default.create({
-      prefix: config.baseUrl,
+      prefix,
       retry: 0,
       timeout: config.timeoutMs,
       throwHttpErrors: true,
@@ -166,6 +169,7 @@ export function createTransport(
     });
   }
   return {
+    prefix,
     get ky() {
       instance ??= build();
       return instance;

@@ -320,18 +320,18 @@ function checkPairs(cfg: Config, sourceOf: (path: string) => string): void {
   }
 }
 
-/** The service's URL: its key, as refusals say it. */
-const BASE_URL_KEY: SettingPath = 'baseUrl';
+/** The keys of kind 'url' (the service's address): each checked by checkUrl. */
+const URL_KEYS = CONFIG_KEYS.filter((k) => k.kind === 'url').map((k) => k.path);
 
 /**
- * The service's URL checked: an absolute http(s) URL without credentials, query or fragment; https unless the host
+ * A key of kind 'url' checked: an absolute http(s) URL without credentials, query or fragment; https unless the host
  * is loopback or allowInsecureHttp is set. Returns it parsed, and leaves it without a trailing slash (it would double
  * up with the endpoint paths).
  */
-function checkBaseUrl(cfg: Config, sourceOf: (path: string) => string): URL {
-  const given = cfg.baseUrl;
+function checkUrl(cfg: Config, path: SettingPath, sourceOf: (path: string) => string): URL {
+  const given = String(valueAt(cfg, path));
   const bad = (expected: string, got?: unknown): SvcIngestError =>
-    invalid(BASE_URL_KEY, sourceOf(BASE_URL_KEY), expected, got);
+    invalid(path, sourceOf(path), expected, got);
   let url: URL;
   try {
     url = new URL(given);
@@ -354,17 +354,20 @@ function checkBaseUrl(cfg: Config, sourceOf: (path: string) => string): URL {
       given,
     );
   }
-  cfg.baseUrl = given.replace(/\/+$/, '');
+  setPath(cfg as unknown as Record<string, unknown>, path, given.replace(/\/+$/, ''));
   return url;
 }
 
 /** Checks that involve more than one key. */
 function crossCheck(cfg: Config, sourceOf: (path: string) => string): void {
-  const url = checkBaseUrl(cfg, sourceOf);
-  // The URL and the institution are stored (the ledger's `destination`) and sent: a card number in them is refused.
+  const urls = URL_KEYS.map((path) => [path, checkUrl(cfg, path, sourceOf)] as const);
+  // The URLs and the institution are stored (the ledger's `destination`) and sent: a card number in them is refused.
   refuseTypedCardNumbers(
     [
-      [`${BASE_URL_KEY} (${sourceOf(BASE_URL_KEY)})`, decodeURIComponentSafe(url.pathname)],
+      ...urls.map(([path, url]): [string, string] => [
+        `${path} (${sourceOf(path)})`,
+        decodeURIComponentSafe(url.pathname),
+      ]),
       [`institutionId (${sourceOf('institutionId')})`, cfg.institutionId],
     ],
     'CONFIG_INVALID',

@@ -124,8 +124,8 @@ const SETTINGS = [
     max: 3_600_000,
     flag: {
       arg: '<ms>',
-      help: 'wait before the first retry; doubles each retry, with jitter',
-      group: 'dispatch',
+      help: 'wait before the first retry; doubles each retry, jittered for batches',
+      group: 'backoff',
     },
   },
   {
@@ -134,7 +134,7 @@ const SETTINGS = [
     kind: 'int',
     min: 0,
     max: 3_600_000,
-    flag: { arg: '<ms>', help: 'cap on one retry wait', group: 'dispatch' },
+    flag: { arg: '<ms>', help: 'cap on one retry wait', group: 'backoff' },
   },
   {
     path: 'send.ledgerPath',

@@ -7,7 +7,7 @@ export type KeyKind = 'string' | 'url' | 'int' | 'bool' | 'list' | 'level' | 'pr
 /**
  * The option groups of flags that are settings, and the commands that take each (src/cli/settings.ts).
  * connection: the service's address and the request deadline; logging: the log level; dispatch: how batches are
- * sent; rejectCaps: when rejects stop a run; progress: progress lines and metrics; rejectsFile: where rejects go;
+ * sent; backoff: the waits between retries (a batch's, a ticket's resubmissions); rejectCaps: when rejects stop a run; progress: progress lines and metrics; rejectsFile: where rejects go;
  * resume: `--no-resume`; ledgerUrl: a PostgreSQL ledger named apart from `--ledger`.
  */
 const TICKETS = ['tickets create', 'tickets get', 'tickets listen', 'tickets status'] as const;
@@ -30,6 +30,7 @@ export const SETTING_GROUPS = {
   connection: CALLERS,
   logging: [...CALLERS, ...LEDGER_ONLY],
   dispatch: DELIVERY,
+  backoff: [...DELIVERY, 'tickets create'],
   rejectCaps: DELIVERY,
   progress: DELIVERY,
   rejectsFile: DELIVERY,

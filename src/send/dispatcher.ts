@@ -12,7 +12,7 @@ import { createBisector, type Delivery } from './bisect.ts';
 import { type Breaker, createBreaker } from './breaker.ts';
 import type { FailureClass } from './classify.ts';
 import { ackedOutcome, failedOutcome, notSentOutcome } from './outcomes.ts';
-import type { RetryTiming } from './retry-policy.ts';
+import { type BackoffSettings, retryTimingOf } from './retry-policy.ts';
 import type { BatchOutcome, Sink } from './sink.ts';
 import { createSlots } from './slots.ts';
 import { OutageError, StopError, stopFor } from './stop.ts';
@@ -27,8 +27,9 @@ import { OutageError, StopError, stopFor } from './stop.ts';
  */
 export type DispatchConfig = Pick<
   Config['send'],
-  'concurrency' | 'maxRetries' | 'retryBaseMs' | 'retryMaxMs' | 'splitRetries' | 'outageMaxMs'
->;
+  'concurrency' | 'maxRetries' | 'splitRetries' | 'outageMaxMs'
+> &
+  BackoffSettings;
 
 export interface DispatcherOptions {
   post: PostTransactions;
@@ -50,7 +51,7 @@ export function createDispatcher(o: DispatcherOptions): Dispatcher {
   const { concurrency } = o.settings;
   const limit = pLimit(concurrency);
   // A batch's backoff, and the breaker's probe waits: the table's retry settings read here, once.
-  const timing: RetryTiming = { baseDelayMs: o.settings.retryBaseMs, maxDelayMs: o.settings.retryMaxMs };
+  const timing = retryTimingOf(o.settings);
   const breaker = createBreaker({
     threshold: o.breakerThreshold ?? Math.max(3, concurrency),
     settings: o.settings,

@@ -1,6 +1,7 @@
 // The retry policy, pure: which failed attempt is retried, and how long to wait before the next one. The waits
 // are p-retry's exponential backoff with jitter from `backoff()` (the one retry loop, in dispatcher.ts), topped up
 // to honour a Retry-After, and never past the outage limit. Schedules nothing itself.
+import type { Config } from '../config/index.ts';
 import type { FailureClass } from './classify.ts';
 
 /** A backoff's waits (a batch's: send.retryBaseMs and send.retryMaxMs; retried.ts's: each rule's own). */
@@ -9,6 +10,17 @@ export interface RetryTiming {
   baseDelayMs: number;
   /** Cap on one wait. */
   maxDelayMs: number;
+}
+
+/** The table's backoff settings: the waits of a batch's retries and of a ticket's resubmissions. */
+export type BackoffSettings = Pick<Config['send'], 'retryBaseMs' | 'retryMaxMs'>;
+
+/**
+ * The waits the backoff settings give: the one place they are read.
+ * @example retryTimingOf(config.send) // { baseDelayMs: 500, maxDelayMs: 30000 }
+ */
+export function retryTimingOf(s: BackoffSettings): RetryTiming {
+  return { baseDelayMs: s.retryBaseMs, maxDelayMs: s.retryMaxMs };
 }
 
 /**

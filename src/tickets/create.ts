@@ -6,6 +6,7 @@ import type { CreateTicketRequest } from '../client/models.ts';
 import { SvcIngestError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { retried } from '../send/retried.ts';
+import type { RetryTiming } from '../send/retry-policy.ts';
 import type { TicketStore } from './store-types.ts';
 
 /** The part of the client a create uses. */
@@ -13,12 +14,10 @@ export interface TicketSender {
   createTicket(req: CreateTicketRequest): Promise<{ requestId?: string; httpStatus: number }>;
 }
 
-export interface ResubmitOptions {
+/** The waits (before the second attempt, doubled each time, capped: the table's send.retry* by retryTimingOf). */
+export interface ResubmitOptions extends RetryTiming {
   /** Attempts at most (the first included). */
   maxAttempts: number;
-  /** Wait before the second attempt; doubled each time, capped at `maxDelayMs`. */
-  baseDelayMs: number;
-  maxDelayMs: number;
   logger: Logger;
 }
 
@@ -72,7 +71,7 @@ export async function submitTicket(
         jitter: false,
         retryable: (err) =>
           err instanceof SvcIngestError && !isFinalRefusal(err) && !(err instanceof SvcRedirectError),
-        onRetry: (err, attempt) => resubmitting(o.logger, req, attempt, err as Error),
+        onRetry: (err, attempt, delayMs) => resubmitting(o.logger, req, attempt, err as Error, delayMs),
       },
     );
     await store.append({
@@ -93,9 +92,17 @@ export async function submitTicket(
   }
 }
 
-function resubmitting(logger: Logger, req: CreateTicketRequest, attempt: number, err: Error): void {
+/** The log line of a failed attempt: with the wait before the next one, when there is one. */
+function resubmitting(
+  logger: Logger,
+  req: CreateTicketRequest,
+  attempt: number,
+  err: Error,
+  delayMs?: number,
+): void {
+  const wait = delayMs === undefined ? {} : { delayMs };
   logger.warn(
-    { event: 'ticket.resubmit', sourceTicketId: req.sourceTicketId, attempt, error: err.message },
+    { event: 'ticket.resubmit', sourceTicketId: req.sourceTicketId, attempt, ...wait, error: err.message },
     'no acknowledgement for the ticket: resubmitting (same sourceTicketId)',
   );
 }
