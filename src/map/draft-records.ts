@@ -126,8 +126,10 @@ export function pairCurrency(
       : ['currency', 'currency_code', 'currencyCode'].map((c) => `${m[1]}${c}`).find((p) => paths.has(p));
   const current = fields.currencyCode;
   const now = typeof current === 'string' ? current : (current?.from as string | undefined);
-  if (sibling === undefined && (now === undefined || now === '?'))
-    return guessCurrency(fields, paths, ruleFor);
+  if (sibling === undefined && (now === undefined || now === '?')) {
+    guessCurrency(fields, paths, ruleFor);
+    return;
+  }
   if (sibling === undefined || sibling === now) return;
   const rule = ruleFor('currencyCode', sibling, paths.get(sibling));
   fields.currencyCode = {
