@@ -2,8 +2,7 @@
 // list): most often the country's own code, from a `CITY, CC` location split naively into city and state (London,
 // GB). Rejected with the reason. A subdivision is written as the service takes a US or Canadian state: its code
 // without the country prefix (GB-LND → LND, FR-IDF → IDF), any level of the country's list (region or department).
-import { iso31661 } from 'iso-3166/1.js';
-import { iso31662 } from 'iso-3166/2.js';
+import { createRequire } from 'node:module';
 import { STATE_COUNTRIES } from '../model/code-lists.ts';
 import type { FieldError } from '../model/field-error.ts';
 import { FIELD_INDEX } from './rule-kit.ts';
@@ -12,16 +11,28 @@ const COUNTRY_AT = FIELD_INDEX.get('paymentNetworkMerchantCountryCode') as numbe
 const STATE_AT = FIELD_INDEX.get('paymentNetworkMerchantState') as number;
 const HOME = new Set(STATE_COUNTRIES);
 
-/** Per ISO 3166-1 alpha-2 country: its ISO 3166-2 subdivision codes without the prefix (empty: it has none). */
-const SUBDIVISIONS: ReadonlyMap<string, ReadonlySet<string>> = (() => {
+let subdivisions: ReadonlyMap<string, ReadonlySet<string>> | undefined;
+
+/**
+ * Per ISO 3166-1 alpha-2 country: its ISO 3166-2 subdivision codes without the prefix (empty: it has none). Read
+ * from the package at the first merchant abroad with a state, not at start: its ~5,000 entries cost ~10 ms of CPU
+ * that a run without one (or a command that maps nothing) need not pay. require() loads the ES modules at once, so
+ * the check stays synchronous.
+ */
+function subdivisionTable(): ReadonlyMap<string, ReadonlySet<string>> {
+  if (subdivisions !== undefined) return subdivisions;
+  const require = createRequire(import.meta.url);
+  const { iso31661 } = require('iso-3166/1.js') as typeof import('iso-3166/1.js');
+  const { iso31662 } = require('iso-3166/2.js') as typeof import('iso-3166/2.js');
   const byCountry = new Map<string, Set<string>>(iso31661.map((c) => [c.alpha2, new Set<string>()]));
   for (const { code } of iso31662) byCountry.get(code.slice(0, 2))?.add(code.slice(3));
+  subdivisions = byCountry;
   return byCountry;
-})();
+}
 
 /** The country's subdivision codes (without the prefix), or undefined for a code that is no ISO 3166-1 country. */
 export function subdivisionsOf(country: string): ReadonlySet<string> | undefined {
-  return SUBDIVISIONS.get(country);
+  return subdivisionTable().get(country);
 }
 
 /**
@@ -31,7 +42,7 @@ export function subdivisionsOf(country: string): ReadonlySet<string> | undefined
  */
 export function stateAbroadProblem(country: string, state: string): string | undefined {
   if (HOME.has(country)) return undefined;
-  const known = SUBDIVISIONS.get(country);
+  const known = subdivisionTable().get(country);
   if (known === undefined || known.has(state)) return undefined;
   if (state === country)
     return `${state} is the merchant's country, not a subdivision of it (ISO 3166-2): a "CITY, ${state}" location read as city and state? Leave the state out abroad ("else": null), or read it from where the export keeps it`;
