@@ -17,7 +17,7 @@ export const BIN = process.env.SVC_TEST_CLI === 'clone' ? CLONE_BIN : join(BUILT
  * The environment a child starts with: this process's, the test's over it, and defaults: one try of the check that
  * the service answers (not a minute of them), and the built CLI's compile cache in the clone (not the user's).
  */
-function childEnv(bin: string, env: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+export function childEnv(bin: string, env: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   return {
     ...process.env,
     SVC_LOG_LEVEL: 'warn',

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { CLONE_BIN, collectOutput } from '../helpers/cli.ts';
+import { BIN, childEnv, collectOutput } from '../helpers/cli.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import { csvOf, makeTx, ndjsonOf, range } from '../helpers/transactions.ts';
 
@@ -44,16 +44,13 @@ async function pipe(script: string, env: NodeJS.ProcessEnv = {}): Promise<PipeRu
     ['-c', `set -o pipefail\n${script}\nst=$? ps="\${PIPESTATUS[*]}"\necho "$ps" > pipestatus\nexit $st`],
     {
       cwd: dir,
-      env: {
-        ...process.env,
-        S: CLONE_BIN,
+      env: childEnv(BIN, {
+        S: BIN,
         SVC_BASE_URL: sim.url,
         SVC_LEDGER_PATH: join(dir, 'ledger.ndjson'),
         SVC_REJECTS_PATH: join(dir, 'rejects.ndjson'),
-        SVC_SEND_HEALTH_CHECK_WINDOW_MS: '0',
-        SVC_LOG_LEVEL: 'warn',
         ...env,
-      },
+      }),
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
@@ -65,8 +62,8 @@ async function pipe(script: string, env: NodeJS.ProcessEnv = {}): Promise<PipeRu
 
 /** The ids `ledger failed --json` lists. */
 async function ledgerFailed(): Promise<string[]> {
-  const child = spawn(CLONE_BIN, ['ledger', 'failed', '--json', '--ledger', join(dir, 'ledger.ndjson')], {
-    env: { ...process.env, SVC_LOG_LEVEL: 'warn' },
+  const child = spawn(BIN, ['ledger', 'failed', '--json', '--ledger', join(dir, 'ledger.ndjson')], {
+    env: childEnv(BIN),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const { stdout } = await collectOutput(child).closed;
