@@ -179,11 +179,21 @@ function textSink(): { stream: Writable; text: () => string } {
  * runCli's twin that runs the CLI in this process (src/cli/run.ts main(argv, io)): the same arguments, environment
  * (the test's over this process's, with the same two defaults), standard input and result, at a fraction of the
  * cost of a start (~0.1 s of CPU instead of ~1 s). For what is not about the process: signals, locks held by
- * another process, crashes, the launcher and the package keep runCli. A `cwd` other than this process's runs the
- * child (relative paths are the process's own).
+ * another process, crashes, the launcher and the package keep runCli. A `cwd` other than this process's is this
+ * process's for the run (relative paths are the process's own; vitest's forks run one test file at a time each, so
+ * nothing else of it runs meanwhile) and given back after it.
  */
 export async function runCliHere(args: string[], opts: Omit<CliOptions, 'bin'> = {}): Promise<CliResult> {
-  if (opts.cwd !== undefined && resolve(opts.cwd) !== process.cwd()) return runCli(args, opts);
+  const before = process.cwd();
+  if (opts.cwd !== undefined) process.chdir(opts.cwd);
+  try {
+    return await runMainHere(args, opts);
+  } finally {
+    process.chdir(before);
+  }
+}
+
+async function runMainHere(args: string[], opts: Omit<CliOptions, 'bin'>): Promise<CliResult> {
   const { main } = await import('../../src/cli/run.ts');
   // The sources, in this process: the environment a child on them would get.
   const env = childEnv(CLONE_BIN, opts.env);
