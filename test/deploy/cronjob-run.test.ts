@@ -1,9 +1,9 @@
 // deploy/kubernetes/svc-ingest-cronjob.yaml run as the kubelet runs its container (test/helpers/k8s-job.ts): its
-// command (the clone's launcher for the image's svc-ingest), env, user, fsGroup, no privilege escalation, no
-// capability and a read-only root file system, with its volumes mounted, against the simulator. A good night
-// (exit 0), a night with rejects (a success: --allow-rejects), the service down (exit 5, another pod, which
-// delivers); SVC_LEDGER_URL set for it (the manifest's commented lines) records the night in that database; and the
-// Job's podFailurePolicy means what the systemd unit means by every exit status.
+// command (the CLI built as the npm package installs it for the image's svc-ingest), env, user, fsGroup, no
+// privilege escalation, no capability and a read-only root file system, with its volumes mounted, against the
+// simulator. A good night (exit 0), a night with rejects (a success: --allow-rejects), the service down (exit 5,
+// another pod, which delivers); SVC_LEDGER_URL set for it (the manifest's commented lines) records the night in that
+// database; and the Job's podFailurePolicy means what the systemd unit means by every exit status.
 import { chmod, chown, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

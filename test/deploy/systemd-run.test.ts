@@ -71,8 +71,8 @@ describe.skipIf(why !== null)('deploy/systemd/svc-ingest.service, started as sys
     removeUser = user.remove;
     uid = user.uid;
     machine = { root, etc: join(root, 'etc'), users: { [name!]: { ...user, home: home! } } };
-    // What docs/install.md has the operator do: the package under /opt/svc-ingest (here the clone's launcher, a
-    // link into the clone as the namespace shows it),
+    // What docs/install.md has the operator do: the package under /opt/svc-ingest (here the launcher of the CLI
+    // built as the npm package installs it, a link into the clone as the namespace shows it),
     // /etc/svc-ingest/env and token, the export folder, node_exporter's folder writable by the user's group.
     await mkdir(join(root, 'opt/svc-ingest/bin'), { recursive: true });
     await symlink(LAUNCHER_INSIDE, join(root, 'opt/svc-ingest/bin/svc-ingest'));

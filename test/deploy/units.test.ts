@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { BIN, collectOutput, ROOT, runCli } from '../helpers/cli.ts';
+import { BIN, collectOutput, compileCacheEnv, ROOT, runCli } from '../helpers/cli.ts';
 import { jsonLines } from '../helpers/nights.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 
@@ -196,6 +196,8 @@ describe("the README's cron line `send … && ledger prune`", () => {
         spawn('sh', ['-c', command], {
           env: {
             PATH: process.env.PATH,
+            // The compile cache cron's HOME would give the CLI, in the clone's (cli.ts) instead of the user's.
+            ...compileCacheEnv(),
             SVC_BASE_URL: sim.url,
             SVC_SEND_HEALTH_CHECK_WINDOW_MS: '0',
             SVC_LOG_FORMAT: 'json',

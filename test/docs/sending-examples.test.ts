@@ -8,7 +8,7 @@ import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { BIN, ROOT, sendEnv } from '../helpers/cli.ts';
+import { BIN, compileCacheEnv, ROOT, sendEnv } from '../helpers/cli.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import { csvOf, makeTx, range } from '../helpers/transactions.ts';
 
@@ -33,7 +33,12 @@ async function block(marker: string): Promise<string[]> {
 async function bash(script: string, dir: string) {
   const child = spawn('bash', ['-c', script], {
     cwd: dir,
-    env: { ...process.env, ...sendEnv(sim.url, dir), PATH: `${join(dir, 'bin')}:${process.env.PATH}` },
+    env: {
+      ...process.env,
+      ...compileCacheEnv(),
+      ...sendEnv(sim.url, dir),
+      PATH: `${join(dir, 'bin')}:${process.env.PATH}`,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

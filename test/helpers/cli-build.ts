@@ -14,6 +14,7 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
+  readlinkSync,
   renameSync,
   rmSync,
   statSync,
@@ -30,6 +31,7 @@ function digest(dir: string): string {
       const p = join(d, e.name);
       h.update(relative(dir, p));
       if (e.isDirectory()) walk(p);
+      else if (e.isSymbolicLink()) h.update(readlinkSync(p));
       else if (e.isFile()) h.update(readFileSync(p)).update(String(statSync(p).mode));
     }
   };
@@ -58,7 +60,8 @@ export default function setup(): void {
   for (const f of pkg.files.filter((f) => !f.startsWith('dist')))
     cpSync(join(ROOT, f), join(next, f), { recursive: true });
   cpSync(join(ROOT, 'package.json'), join(next, 'package.json'));
-  symlinkSync(join(ROOT, 'node_modules'), join(next, 'node_modules'));
+  // Relative: the same node_modules wherever the clone is seen (a mount namespace shows it elsewhere, isolate.ts).
+  symlinkSync(relative(BUILT_CLI, join(ROOT, 'node_modules')), join(next, 'node_modules'));
   if (tryDigest(next) === tryDigest(BUILT_CLI)) {
     rmSync(next, { recursive: true, force: true });
     return;

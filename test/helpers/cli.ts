@@ -22,9 +22,18 @@ export function childEnv(bin: string, env: NodeJS.ProcessEnv = {}): NodeJS.Proce
     ...process.env,
     SVC_LOG_LEVEL: 'warn',
     SVC_SEND_HEALTH_CHECK_WINDOW_MS: '0',
-    ...(bin === CLONE_BIN ? {} : { NODE_COMPILE_CACHE: BUILT_CACHE }),
+    ...compileCacheEnv(bin),
     ...env,
   };
+}
+
+/**
+ * The built CLI's compile cache in the clone (filled before the first file: warm-cli.ts), for a child that starts
+ * `bin` by another way than runCli (a shell's PATH, cron's environment); none for the clone's launcher, which keeps
+ * its own.
+ */
+export function compileCacheEnv(bin: string = BIN): { NODE_COMPILE_CACHE?: string } {
+  return bin === CLONE_BIN ? {} : { NODE_COMPILE_CACHE: BUILT_CACHE };
 }
 
 export interface CliResult {

@@ -5,18 +5,20 @@
 // test/deploy/systemd-run.test.ts and cronjob-run.test.ts run the shipped units through it.
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
-import { collectOutput, ROOT } from './cli.ts';
+import { join, relative } from 'node:path';
+import { BIN, collectOutput, ROOT } from './cli.ts';
 
 /** Paths of the machine that are the temporary root's inside the namespace (bound over whole). */
 export const MAPPED = ['/opt', '/srv', '/var/lib'] as const;
 
 /**
  * Where the clone is inside the namespace (read-only): a clone in a folder other users cannot enter (root's home,
- * mode 0700) stays reachable for the unit's user. The image's or the package's `svc-ingest` is this launcher.
+ * mode 0700) stays reachable for the unit's user. The image's or the package's `svc-ingest` is the launcher of the
+ * CLI the tests start (BIN in cli.ts: built as the npm package installs it, whose start costs about a third of the
+ * sources'), as the namespace shows it.
  */
 export const CLONE_INSIDE = '/opt/svc-ingest-clone';
-export const LAUNCHER_INSIDE = `${CLONE_INSIDE}/src/bin/svc-ingest`;
+export const LAUNCHER_INSIDE = join(CLONE_INSIDE, relative(ROOT, BIN));
 
 /** What the machine can do: root, a mount namespace, setpriv. Null when it can; else why not. */
 export function isolationUnavailable(): string | null {

@@ -1,8 +1,8 @@
 // A Kubernetes CronJob's container run the way the kubelet runs it, on a machine without Kubernetes: its
-// `command` (the image's `svc-ingest` is the clone's launcher), `env`, the pod's and the container's
-// securityContext (runAsUser/runAsGroup, fsGroup as a supplementary group and the volumes' group, no privilege
-// escalation, no capability, a read-only root file system) and its volumeMounts, in a mount namespace
-// (isolate.ts). Its exit status is judged by the Job's podFailurePolicy and backoffLimit.
+// `command` (the image's `svc-ingest` is the launcher of the CLI built as the npm package installs it), `env`, the
+// pod's and the container's securityContext (runAsUser/runAsGroup, fsGroup as a supplementary group and the
+// volumes' group, no privilege escalation, no capability, a read-only root file system) and its volumeMounts, in a
+// mount namespace (isolate.ts). Its exit status is judged by the Job's podFailurePolicy and backoffLimit.
 import { chmod, chown, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
@@ -24,7 +24,8 @@ export const containerOf = (cron: Manifest): Manifest =>
 
 /** What the emulation does not apply, and why (the test prints it). */
 export const NOT_APPLIED_K8S: Record<string, string> = {
-  image: "the clone's launcher runs instead of the image's svc-ingest (the image is built elsewhere)",
+  image:
+    "the CLI built as the npm package installs it runs instead of the image's svc-ingest (the image is built elsewhere)",
   'env valueFrom':
     'no Secret store here: an env value from a Secret is not applied (the manifest takes none)',
   'seccompProfile RuntimeDefault': 'a seccomp filter: not emulated',
