@@ -15,20 +15,55 @@ afterAll(async () => {
   for (const d of dirs) await rm(d, { recursive: true, force: true });
 });
 
-/** A ledger of `lines` acked lines of 50 ids each (~1.5 KB a line), written in large blocks. */
+/** A ledger line's ids: old-<its number, 8 digits>-0 … -49. */
+const IDS_PER_LINE = 50;
+const ID_DIGITS = 8;
+
+/** Ledger line number `n` as the CLI writes it: acked, 50 ids (~1 KB). */
+function ledgerLine(n: string, ids: string): string {
+  const transactionIds = Array.from({ length: IDS_PER_LINE }, (_, k) => `old-${ids}-${k}`);
+  return `${JSON.stringify({ ts: '2026-11-20T00:00:00.000Z', batchId: `b-${n}`, status: 'acked', requestId: '00000000-0000-4000-8000-000000000000', transactionIds, attempts: 1, httpStatus: 200 })}\n`;
+}
+
+/** A line's bytes with placeholders for its number (batchId, `digits` long) and its ids' 8 digits, and where they are. */
+interface LineTemplate {
+  bytes: Buffer;
+  numberAt: number;
+  idDigitsAt: number[];
+}
+
+function lineTemplate(digits: number): LineTemplate {
+  const text = ledgerLine('@'.repeat(digits), '#'.repeat(ID_DIGITS));
+  const idDigitsAt: number[] = [];
+  for (let at = text.indexOf('#'); at >= 0; at = text.indexOf('#', at + ID_DIGITS)) idDigitsAt.push(at);
+  return { bytes: Buffer.from(text, 'latin1'), numberAt: text.indexOf('@'), idDigitsAt };
+}
+
+/**
+ * A ledger of `lines` acked lines of 50 ids each (~1 KB a line), written in large blocks. Each line is a template
+ * with its number's digits put in place, the same bytes as ledgerLine(n) gives: ~0.3 s of CPU for the 100 MB
+ * below, against ~1.7 s building and serialising each line's 50 ids.
+ */
 async function bigLedger(path: string, lines: number): Promise<number> {
   const fh = await open(path, 'w', 0o600);
   const PER_BLOCK = 1000;
+  // One template for each length of a line's number (1 to 6 digits here).
+  const templates = Array.from({ length: String(lines).length }, (_, k) => lineTemplate(k + 1));
+  const block = Buffer.alloc(PER_BLOCK * templates[templates.length - 1]!.bytes.length);
   let bytes = 0;
-  for (let b = 0; b < lines / PER_BLOCK; b++) {
-    let text = '';
-    for (let i = 0; i < PER_BLOCK; i++) {
-      const n = b * PER_BLOCK + i;
-      const ids = Array.from({ length: 50 }, (_, k) => `old-${String(n).padStart(8, '0')}-${k}`);
-      text += `${JSON.stringify({ ts: '2026-11-20T00:00:00.000Z', batchId: `b-${n}`, status: 'acked', requestId: '00000000-0000-4000-8000-000000000000', transactionIds: ids, attempts: 1, httpStatus: 200 })}\n`;
+  for (let from = 0; from < lines; from += PER_BLOCK) {
+    let end = 0;
+    for (let n = from; n < Math.min(from + PER_BLOCK, lines); n++) {
+      const number = String(n);
+      const t = templates[number.length - 1]!;
+      t.bytes.copy(block, end);
+      block.write(number, end + t.numberAt, 'latin1');
+      const digits = Buffer.from(number.padStart(ID_DIGITS, '0'), 'latin1');
+      for (const at of t.idDigitsAt) digits.copy(block, end + at);
+      end += t.bytes.length;
     }
-    await fh.write(text);
-    bytes += Buffer.byteLength(text);
+    await fh.write(block, 0, end);
+    bytes += end;
   }
   await fh.close();
   return bytes;
