@@ -18,6 +18,17 @@ export function luhn(digits: string): boolean {
   return digits.length > 0 && sum % 10 === 0;
 }
 
+/** The check digit that makes `body` + it pass Luhn (the only one of 0-9 that does). */
+export function luhnDigit(body: string): number {
+  let sum = 0;
+  for (let i = 0; i < body.length; i++) {
+    let d = body.charCodeAt(body.length - 1 - i) - 48;
+    if (i % 2 === 0) d = d * 2 > 9 ? d * 2 - 9 : d * 2;
+    sum += d;
+  }
+  return (10 - (sum % 10)) % 10;
+}
+
 /** The networks' published test numbers, 13 to 19 digits. */
 export const TEST_PANS = {
   visa: '4111111111111111',
