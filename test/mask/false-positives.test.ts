@@ -21,8 +21,8 @@ describe('false positives: valid values the rule must not refuse', () => {
       report(`pan false positives: ${kind.name}`, { values: N, refused: r.refused, ms, cpuMs });
       expect(r.examples).toEqual([]);
       expect(r.refused).toBe(0);
-      // A pure-function loop (generating the values costs more than checking them): about a second of CPU a
-      // kind; the bound is on CPU time, as the machine may be shared.
+      // A pure-function loop (the values generated into one buffer, test/helpers/false-positives.ts): under a
+      // second of CPU a kind; the bound is on CPU time, as the machine may be shared.
       expect(cpuMs).toBeLessThan(5_000);
     });
   }
