@@ -118,8 +118,10 @@ export function createSpillingFingerprintSet(
   const folder = createRunFolder('svc-ingest-seen-', opts.dir);
   // Run files hold slots as little-endian 64-bit words; elsewhere, stay in memory.
   let spilling = endianness() === 'LE';
-  let cap = Math.ceil(limit / 0.8);
-  let full = limit; // table entries that make room (a spill or, once not spilling, a grow)
+  // The table starts small and doubles up to its size at `limit` ids: a run of a few ids zeroes no ~5 MB.
+  const capAtLimit = Math.ceil(limit / 0.8);
+  let cap = Math.min(capAtLimit, START_SLOTS);
+  let full = cap === capAtLimit ? limit : Math.floor(cap * 0.8); // entries that make room (grow, spill)
   let slots = new Uint32Array(0); // [low, high] word pairs, so a BigUint64Array view sorts by (high, low)
   let inTable = 0;
   let size = 0;
@@ -161,10 +163,11 @@ export function createSpillingFingerprintSet(
     return run;
   };
 
-  /** The table is full: move its fingerprints to a sorted run on disk, or (if that fails) grow it. */
+  /** The table is full: grow it (up to its size at `limit`), or move its fingerprints to a sorted run on disk. */
   const makeRoom = (): void => {
-    if (!spilling) {
-      rehash(Math.ceil(cap * 1.5), cap);
+    if (cap < capAtLimit || !spilling) {
+      rehash(cap < capAtLimit ? Math.min(capAtLimit, 2 * cap) : Math.ceil(cap * 1.5), cap);
+      if (cap === capAtLimit) full = limit;
       return;
     }
     const n = compact(slots, cap);
@@ -228,6 +231,9 @@ export function createSpillingFingerprintSet(
     },
   };
 }
+
+/** The table's first size, in slots (it doubles up to its size at memoryIds). */
+const START_SLOTS = 4096;
 
 /** A fingerprint's home slot in a table of `c` slots: multiply-shift on the high hash. */
 const home = (hi: number, c: number) => Math.floor((hi / 4294967296) * c);

@@ -9,11 +9,21 @@ import { maskCardNumbers } from '../../src/mask/index.ts';
 import { rulesWithOwnIds, validateValues } from '../../src/validate/validate.ts';
 import { rng } from './false-positives.ts';
 
+/**
+ * n digits, one draw each, written as codes into a buffer and read out as one string (a string built a digit at a
+ * time is a new string at each step; the modulus a literal: a multiplication, not a division).
+ */
+const out = Buffer.alloc(32);
 function digits(next: () => number, n: number): string {
-  let s = '';
-  for (let i = 0; i < n; i++) s += String(next() % 10);
-  return s;
+  for (let i = 0; i < n; i++) out[i] = 48 + (next() % 10);
+  return out.toString('latin1', 0, n);
 }
+/** n lowercase hex digits, one draw each. */
+function hexDigits(next: () => number, n: number): string {
+  for (let i = 0; i < n; i++) out[i] = HEX[next() % 16] as number;
+  return out.toString('latin1', 0, n);
+}
+const HEX = Array.from('0123456789abcdef', (c) => c.charCodeAt(0));
 const pad2 = (n: number) => String(n).padStart(2, '0');
 const pick = <T>(next: () => number, xs: readonly T[]): T => xs[next() % xs.length] as T;
 
@@ -27,13 +37,21 @@ export interface IdKind {
 
 /** The ISO 7064 mod 97 check digits of an IBAN. */
 function iban(country: string, bban: string): string {
-  const moved = `${bban}${country}00`.replace(/[A-Z]/g, (c) => String(c.charCodeAt(0) - 55));
+  // The remainder of `${bban}${country}00`, each letter read as its two digits (A = 10 … Z = 35); the BBANs here
+  // are digits.
   let r = 0;
-  for (const ch of moved) r = (r * 10 + Number(ch)) % 97;
+  for (let i = 0; i < bban.length; i++) r = (r * 10 + bban.charCodeAt(i) - 48) % 97;
+  for (let i = 0; i < 2; i++) r = (r * 100 + country.charCodeAt(i) - 55) % 97;
+  r = (r * 100) % 97;
   return `${country}${pad2(98 - r)}${bban}`;
 }
 const IBAN_BBAN: Record<string, number> = { HU: 24, PT: 21, PL: 24, DE: 18, FR: 23 };
-const grouped4 = (s: string) => s.replace(/(.{4})(?=.)/g, '$1 ');
+/** Groups of four characters joined by spaces (the last group may be shorter). */
+function grouped4(s: string): string {
+  let g = s.slice(0, 4);
+  for (let i = 4; i < s.length; i += 4) g += ` ${s.slice(i, i + 4)}`;
+  return g;
+}
 
 /** The EAN-13 check digit. */
 function ean13(body12: string): string {
@@ -210,9 +228,7 @@ export const TEXT_KINDS: readonly TextKind[] = [
     // reconcile's text output (issue 29): the service's requestIds.
     name: 'requestId UUID in text',
     make: (next) => {
-      const hex = () => '0123456789abcdef'[next() % 16];
-      const h = (n: number) => Array.from({ length: n }, hex).join('');
-      return `HTTP 500 [requestId ${digits(next, 8)}-${digits(next, 4)}-4${digits(next, 3)}-8${digits(next, 3)}-${h(12)}]`;
+      return `HTTP 500 [requestId ${digits(next, 8)}-${digits(next, 4)}-4${digits(next, 3)}-8${digits(next, 3)}-${hexDigits(next, 12)}]`;
     },
   },
   {

@@ -125,6 +125,12 @@ const DINGBAT_ZEROS: Array<[number, number, number]> = [
   [0x1f10b, 0, 2],
 ];
 
+/** A character of DINGBAT_ZEROS' ranges. */
+const DINGBAT_DIGIT = new RegExp(
+  `[${DINGBAT_ZEROS.map(([first, , count]) => `\\u{${first.toString(16)}}-\\u{${(first + count - 1).toString(16)}}`).join('')}]`,
+  'gu',
+);
+
 /**
  * A text as a person reads it: escapes decoded (`%xx`, HTML entities, `\uXXXX`, `\t`), NFKC, dingbat digits as
  * digits, unseen characters (format, default-ignorable, combining marks, controls) removed, and every run of what is
@@ -138,13 +144,11 @@ export function readAsPerson(text: string): string {
     .replace(/&#([0-9]{1,7});/g, (_m, d: string) => String.fromCodePoint(Number(d)))
     .replace(/&[A-Za-z]+;/g, ' ')
     .replace(/%([0-9a-fA-F]{2})/g, (_m, h: string) => String.fromCharCode(Number.parseInt(h, 16)));
-  t = [...t]
-    .map((ch) => {
-      const cp = ch.codePointAt(0) as number;
-      const z = DINGBAT_ZEROS.find(([first, , count]) => cp >= first && cp < first + count);
-      return z ? String(z[1] + cp - z[0]) : ch;
-    })
-    .join('');
+  t = t.replace(DINGBAT_DIGIT, (ch) => {
+    const cp = ch.codePointAt(0) as number;
+    const z = DINGBAT_ZEROS.find(([first, , count]) => cp >= first && cp < first + count) as number[];
+    return String((z[1] as number) + cp - (z[0] as number));
+  });
   t = t
     .normalize('NFKC')
     .replace(
@@ -152,7 +156,8 @@ export function readAsPerson(text: string): string {
       '',
     );
   // Decimal digits of any script as ASCII.
-  t = t.replace(/\p{Nd}/gu, (d) => {
+  // (ASCII digits are themselves: not matched, so not walked back to their zero one regular expression at a time.)
+  t = t.replace(/[^\P{Nd}0-9]/gu, (d) => {
     let cp = d.codePointAt(0) as number;
     let k = cp;
     while (/\p{Nd}/u.test(String.fromCodePoint(k - 1))) k--;

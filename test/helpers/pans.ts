@@ -18,6 +18,17 @@ export function luhn(digits: string): boolean {
   return digits.length > 0 && sum % 10 === 0;
 }
 
+/** The check digit that makes `body` + it pass Luhn (the only one of 0-9 that does). */
+export function luhnDigit(body: string): number {
+  let sum = 0;
+  for (let i = 0; i < body.length; i++) {
+    let d = body.charCodeAt(body.length - 1 - i) - 48;
+    if (i % 2 === 0) d = d * 2 > 9 ? d * 2 - 9 : d * 2;
+    sum += d;
+  }
+  return (10 - (sum % 10)) % 10;
+}
+
 /** The networks' published test numbers, 13 to 19 digits. */
 export const TEST_PANS = {
   visa: '4111111111111111',
@@ -93,8 +104,11 @@ export function isBrandCard(digits: string): boolean {
 }
 
 /** Decimal digits of other scripts as ASCII (the zero of each block used by the corpora). */
+const BEYOND_ZERO = /[^\u0000-\u065f]/;
 const ZEROS = [0x660, 0x6f0, 0x966, 0x9e6, 0xe50, 0xff10, 0x1d7ce, 0x1d7d8, 0x1d7e2, 0x1d7ec, 0x1d7f6];
 export function asciiDigits(text: string): string {
+  // Nothing from the first zero (U+0660) on: the text as it is.
+  if (!BEYOND_ZERO.test(text)) return text;
   return [...text]
     .map((ch) => {
       const cp = ch.codePointAt(0) as number;

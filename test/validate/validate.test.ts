@@ -146,23 +146,27 @@ describe('formats: each table-driven check accepts exactly what its regular expr
       sequence: ['1', '9999'],
       alnum32: ['74567890123456789012345', 'z'.repeat(32)],
     };
+    // Every string is compared; the ones where the two disagree are listed (one expect a shape rather than one a
+    // string: 200,000 expect calls cost more than the checks).
     for (const name of Object.keys(SHAPES) as Array<keyof typeof SHAPES>) {
       const re = REGEX[name];
       const check = (v: string) => fits(SHAPES[name], v);
-      for (const v of [...bases[name], '', ...samples(bases[name], 20000)])
-        expect(check(v), `${name} ${JSON.stringify(v)}`).toBe(re.test(v));
+      const values = [...bases[name], '', ...samples(bases[name], 20000)];
+      expect(
+        values.filter((v) => check(v) !== re.test(v)).map((v) => `${name} ${JSON.stringify(v)}`),
+      ).toEqual([]);
     }
   });
   it('timestamps and control characters, likewise', () => {
     const TS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-    for (const v of [
+    const stamps = [
       '2024-02-29T23:59:59.999Z',
       ...samples(['2024-02-29T23:59:59.999Z', '1970-01-01T00:00:00.000Z'], 20000),
-    ])
-      expect(timestampShape(v), JSON.stringify(v)).toBe(TS.test(v));
+    ];
+    expect(stamps.filter((v) => timestampShape(v) !== TS.test(v)).map((v) => JSON.stringify(v))).toEqual([]);
     const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
-    for (const v of ['Paws & Claws', '', ...samples(['Paws & Claws', 'Café\tLumière\r\n'], 20000)])
-      expect(hasControl(v), JSON.stringify(v)).toBe(CONTROL.test(v));
+    const texts = ['Paws & Claws', '', ...samples(['Paws & Claws', 'Café\tLumière\r\n'], 20000)];
+    expect(texts.filter((v) => hasControl(v) !== CONTROL.test(v)).map((v) => JSON.stringify(v))).toEqual([]);
   });
 });
 
