@@ -3,30 +3,30 @@
 // false-positive corpus, the crash and lock-race scenarios): started last, they ran on at the end with the other
 // cores idle (a fresh clone's run: 180 s, the last 14 s with one or two files left). When vitest has no time for
 // some file, the files named here (the longest, by a fresh clone's run) start first, in this order; otherwise its own
-// order stands. The list: the 20 longest files of a warm run with 6 workers (issue 34, seventh pass), longest first.
+// order stands. The list: the 20 longest files of a warm run (4 workers), longest first.
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 const LONGEST_FIRST = [
   'faults/cluster',
-  'faults/crash',
-  'mask/false-positives',
   'faults/ledger-outage',
-  'faults/lock-race',
-  'backfill/feeds-cli',
+  'faults/crash',
   'demo/demo',
+  'faults/lock-race',
   'mask/fp-kinds',
+  'mask/false-positives',
   'install/package',
-  'backfill/work-cli',
-  'faults/drain',
+  'deploy/backfill-job-run',
   'faults/fault-kinds',
   'backfill/restart-cli',
-  'ledger/pg-store',
-  'faults/resume-load',
-  'faults/leak-corpus',
   'deploy/systemd-run',
+  'send/body-reuse',
+  'send/cut-short',
+  'send/progress',
+  'simulator/tickets',
+  'ledger/pg-store',
+  'docs/sending-examples',
+  'faults/resume-load',
   'faults/outage',
-  'backfill/cut',
-  'deploy/cronjob-run',
 ];
 
 function rank(spec: TestSpecification): number {
