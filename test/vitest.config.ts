@@ -4,10 +4,9 @@ import LongestFirst from './helpers/sequencer.ts';
 
 // Test files run in parallel, several per core: most of the suite's time is spent waiting (on the CLI's child
 // processes, the simulator's latency, a real PostgreSQL, timers), not computing, so one file per core (vitest's
-// default: cores - 1, one worker on two cores) leaves the cores idle half the time. Measured on 2 cores
-// (docs/history/testing.md): 4 workers. The longest files (the cluster, crash, outage and lock-race scenarios) spend most
-// of their time waiting on leases, outages and child processes; 6 workers fill that time (a warm run 142.8 → 127.9
-// s) but leave each file a third of a core, and the tests timed between two events less margin: not kept.
+// default: cores - 1, one worker on two cores) leaves the cores idle half the time. Measured on 2 cores: 4 workers
+// keep both cores 95–100 % busy; 3 (139 s) leave them idle, 5 (141 s, 269 s of CPU against ~220–257 s with 4) stretch
+// the waits and cost CPU in polls, and leave the tests timed between two events less margin (docs/testing.md).
 // VITEST_MAX_WORKERS=N overrides it
 // (vitest reads it), e.g. 1 to debug one file.
 // Every file under test/ named *.test.ts is picked up; the longest run first (vitest keeps their durations, and
