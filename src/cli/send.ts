@@ -181,8 +181,7 @@ async function runSendCommand(inputs: string[], flags: SendFlags): Promise<numbe
 
 /**
  * The inputs, the ledger (a file), its owner file, the rejects file (when one is written) and the metrics file
- * must be separate files: refused before the metrics file is first written or anything else is touched. Then a
- * ledger file another run holds is refused (LEDGER_LOCKED).
+ * must be separate files: refused before the metrics file is first written or anything else is touched.
  */
 async function checkRunFiles(
   paths: string[],
@@ -190,7 +189,7 @@ async function checkRunFiles(
   config: Config,
   flags: SendFlags,
 ): Promise<void> {
-  const [{ checkDistinctFiles }, { ownerPathOf, refuseIfHeld }] = await Promise.all([
+  const [{ checkDistinctFiles }, { ownerPathOf }] = await Promise.all([
     import('../ledger/file/files.ts'),
     import('../ledger/file/lock.ts'),
   ]);
@@ -206,9 +205,6 @@ async function checkRunFiles(
     files.push({ path: rejectsFileOf(config), kind: 'rejects file' });
   if (config.metrics.file !== undefined) files.push({ path: config.metrics.file, kind: 'metrics file' });
   await checkDistinctFiles(files);
-  // A ledger file another run holds: refused now, before the input and the mapping are loaded and read (the lock
-  // is taken after them, as before). A dry run takes no lock.
-  if (ledger.kind === 'file' && !flags.dryRun) await refuseIfHeld(ledger.path);
 }
 
 /** Runs the pipeline with signals handled, prints the summary, and gives the exit status. */

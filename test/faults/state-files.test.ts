@@ -34,12 +34,6 @@ describe('the ledger lock', () => {
       expect(r.code, r.stderr).toBe(1);
       oneLine(r, 'LEDGER_LOCKED');
     }
-    // Said before the mapping is loaded and the input opened: a run with a missing profile too says LEDGER_LOCKED.
-    const twoProblems = await runCliHere(['send', ...FAST, '--mapping', 'no-such-profile', file], {
-      env: w.env(sim),
-    });
-    expect(twoProblems.code).toBe(1);
-    oneLine(twoProblems, 'LEDGER_LOCKED');
     expect(sends()).toBe(0);
     holder.child.stdin!.end();
     // The holder read no record: exit 4 ("no records"), the lock released all the same.

@@ -2,12 +2,10 @@
 // device and inode) whatever path reached it, and the kernel frees it when the process dies, even by kill -9.
 // An owner file beside the ledger (<ledger>.lock) only names the holder for the message; it locks nothing.
 
-import { constants } from 'node:fs';
-import { open, unlink } from 'node:fs/promises';
+import { unlink } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { createServer, type Server } from 'node:net';
 import { hostname } from 'node:os';
-import { resolve } from 'node:path';
 import { IN_EXECUTABLE } from '../../config/builtin.ts';
 import { SvcIngestError } from '../../errors.ts';
 import { sleep } from '../../sleep.ts';
@@ -154,76 +152,6 @@ function lockedError(file: StateFile, owner: Partial<LockOwner> | null): SvcInge
   );
 }
 
-/** LEDGER_LOCKED for a ledger whose lock another process holds, naming it once its owner file does. */
-async function heldError(file: StateFile, ownerPath: string): Promise<SvcIngestError> {
-  // The holder writes its owner file right after taking the lock: give it a moment to appear.
-  let owner = await readOwner(ownerPath);
-  // Not send/retried.ts (ledger/ is below send/): five looks 20 ms apart for a file, with no failure to back off from.
-  for (let i = 0; i < 5 && !(owner && owner.ino === file.ino); i++) {
-    await sleep(20);
-    owner = await readOwner(ownerPath);
-  }
-  return lockedError(file, owner);
-}
-
-/** Whether the lock on the open ledger can be had (then left at once), by `method`. */
-async function lockFree(file: StateFile, method: LockMethod): Promise<boolean> {
-  if (method === 'socket') {
-    const server = await bindSocket(file);
-    if (server) await new Promise<void>((r) => server.close(() => r()));
-    return server !== null;
-  }
-  const native = loadNativeLocks();
-  if (!native) throw new Error('fs-native-extensions does not load on this platform');
-  const got = native.tryLock(file.handle.fd);
-  if (got) native.unlock(file.handle.fd);
-  return got;
-}
-
-/** An existing ledger opened for appending, nothing created, no link followed; null when it cannot be. */
-async function openExisting(ledgerFile: string): Promise<StateFile | null> {
-  const handle = await open(
-    ledgerFile,
-    constants.O_WRONLY | constants.O_APPEND | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0),
-  ).catch(() => null);
-  if (!handle) return null;
-  const st = await handle.stat().catch(() => null);
-  if (st?.isFile())
-    return {
-      path: ledgerFile,
-      absPath: resolve(ledgerFile),
-      handle,
-      dev: st.dev,
-      ino: st.ino,
-      size: st.size,
-    };
-  await handle.close().catch(() => {});
-  return null;
-}
-
-/**
- * LEDGER_LOCKED now if another run holds the ledger: a look that creates and changes nothing (a ledger not there,
- * or not a regular file, is left for acquireLedgerLock to create or refuse). `send` asks it before it loads its
- * input and mapping, so a run that would stop at the lock stops before that work (docs/performance.md, "Start-up");
- * the lock itself is taken after them, as before, and still refuses a run that came in between.
- * @example await refuseIfHeld('ledger/transactions.ndjson') // throws LEDGER_LOCKED while another send holds it
- */
-export async function refuseIfHeld(ledgerFile: string): Promise<void> {
-  const method = defaultLockMethod();
-  const file = method ? await openExisting(ledgerFile) : null;
-  if (!method || !file) return;
-  let free: boolean;
-  try {
-    free = await lockFree(file, method);
-  } catch {
-    // Whatever fails here fails again, and is said, where the lock is taken.
-    free = true;
-  } finally {
-    await file.handle.close().catch(() => {});
-  }
-  if (!free) throw await heldError(file, ownerPathOf(ledgerFile));
-}
-
 /** The owner file beside a ledger: `<ledger>.lock`. */
 export function ownerPathOf(ledgerFile: string): string {
   return `${ledgerFile}.lock`;
@@ -260,7 +188,16 @@ export async function acquireLedgerLock(
       server = await bindSocket(file);
       got = server !== null;
     }
-    if (!got) throw await heldError(file, ownerPath);
+    if (!got) {
+      // The holder writes its owner file right after taking the lock: give it a moment to appear.
+      let owner = await readOwner(ownerPath);
+      // Not send/retried.ts (ledger/ is below send/): five looks 20 ms apart for a file, with no failure to back off from.
+      for (let i = 0; i < 5 && !(owner && owner.ino === file.ino); i++) {
+        await sleep(20);
+        owner = await readOwner(ownerPath);
+      }
+      throw lockedError(file, owner);
+    }
   } catch (err) {
     await file.handle.close().catch(() => {});
     if (err instanceof SvcIngestError) throw err;
