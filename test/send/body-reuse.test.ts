@@ -13,9 +13,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Batch } from '../../src/batch/batcher.ts';
 import { batchJson, slabCounts } from '../../src/client/body.ts';
 import { createClient, type SvcClient } from '../../src/client/index.ts';
-import { defaultConfig, loadConfig } from '../../src/config/index.ts';
-import { createDispatcher, type DispatchConfig, type DispatcherOptions } from '../../src/send/dispatcher.ts';
+import { loadConfig } from '../../src/config/index.ts';
+import { createDispatcher } from '../../src/send/dispatcher.ts';
 import type { BatchOutcome } from '../../src/send/sink.ts';
+import { type DispatchTestOptions, dispatchSettings } from '../helpers/dispatch.ts';
 import { makeTx, range } from '../helpers/transactions.ts';
 
 /** A request's body as it arrives: nothing flows until `resume` (the body waits in the socket meanwhile). */
@@ -183,24 +184,13 @@ function batches(n: number, prefix: string, pad = 0): Batch[] {
   }));
 }
 
-/** The table's defaults, where a test sets no value of its own. */
-const SEND = defaultConfig().send;
-
-async function run(
-  bs: Batch[],
-  opts: Partial<DispatchConfig & Omit<DispatcherOptions, 'settings'>> = {},
-  through: SvcClient = client,
-) {
-  const {
-    concurrency = 8,
-    maxRetries = 3,
-    retryBaseMs = 1,
-    retryMaxMs = 5,
-    splitRetries = SEND.splitRetries,
-    outageMaxMs = SEND.outageMaxMs,
-    ...given
-  } = opts;
-  const settings = { concurrency, maxRetries, retryBaseMs, retryMaxMs, splitRetries, outageMaxMs };
+async function run(bs: Batch[], opts: DispatchTestOptions = {}, through: SvcClient = client) {
+  const { settings, rest: given } = dispatchSettings(opts, {
+    concurrency: 8,
+    maxRetries: 3,
+    retryBaseMs: 1,
+    retryMaxMs: 5,
+  });
   const outcomes: Array<{ status: string; ids: string[]; requestId: string | null; attempts: number }> = [];
   const d = createDispatcher({
     post: (txs, o) => through.postTransactionsJson(txs, o),

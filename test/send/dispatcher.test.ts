@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Batch } from '../../src/batch/batcher.ts';
 import { createClient, type SvcClient } from '../../src/client/index.ts';
-import { defaultConfig, loadConfig } from '../../src/config/index.ts';
-import { createDispatcher, type DispatchConfig, type DispatcherOptions } from '../../src/send/dispatcher.ts';
+import { loadConfig } from '../../src/config/index.ts';
+import { createDispatcher } from '../../src/send/dispatcher.ts';
 import type { BatchOutcome } from '../../src/send/sink.ts';
 import { OutageError } from '../../src/send/stop.ts';
+import { type DispatchTestOptions, dispatchSettings } from '../helpers/dispatch.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 import { makeTx, range } from '../helpers/transactions.ts';
 
@@ -36,20 +37,13 @@ function batches(n: number, size: number, prefix: string): Batch[] {
   }));
 }
 
-/** The table's defaults, where a test sets no value of its own. */
-const SEND = defaultConfig().send;
-
-async function run(bs: Batch[], opts: Partial<DispatchConfig & Omit<DispatcherOptions, 'settings'>> = {}) {
-  const {
-    concurrency = 4,
-    maxRetries = 5,
-    retryBaseMs = 1,
-    retryMaxMs = 20,
-    splitRetries = SEND.splitRetries,
-    outageMaxMs = SEND.outageMaxMs,
-    ...given
-  } = opts;
-  const settings = { concurrency, maxRetries, retryBaseMs, retryMaxMs, splitRetries, outageMaxMs };
+async function run(bs: Batch[], opts: DispatchTestOptions = {}) {
+  const { settings, rest: given } = dispatchSettings(opts, {
+    concurrency: 4,
+    maxRetries: 5,
+    retryBaseMs: 1,
+    retryMaxMs: 20,
+  });
   const outcomes: BatchOutcome[] = [];
   let retries = 0;
   const d = createDispatcher({
