@@ -239,13 +239,15 @@ async function runMainHere(args: string[], opts: Omit<CliOptions, 'bin'>): Promi
 }
 
 /**
- * The environment of a `send` run into `dir` against `baseUrl`: the service, the ledger file and the rejects file.
+ * The environment of a `send` run into `dir` against `baseUrl`: the service, the ledger file and the rejects file
+ * (`<tag>.ledger.ndjson`, `<tag>.rejects.ndjson` with a tag, for several runs in one folder).
  * @example runCliHere(['send', 'a.csv'], { env: sendEnv(sim.url, dir) })
  */
-export function sendEnv(baseUrl: string, dir: string): Record<string, string> {
+export function sendEnv(baseUrl: string, dir: string, tag?: string): Record<string, string> {
+  const named = (file: string): string => join(dir, tag === undefined ? file : `${tag}.${file}`);
   return {
     SVC_BASE_URL: baseUrl,
-    SVC_LEDGER_PATH: join(dir, 'ledger.ndjson'),
-    SVC_REJECTS_PATH: join(dir, 'rejects.ndjson'),
+    SVC_LEDGER_PATH: named('ledger.ndjson'),
+    SVC_REJECTS_PATH: named('rejects.ndjson'),
   };
 }

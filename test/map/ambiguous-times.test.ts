@@ -6,7 +6,7 @@ import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runCliHere, summaryOf, textOf } from '../helpers/cli.ts';
+import { runCliHere, sendEnv, summaryOf, textOf } from '../helpers/cli.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 
 const sim = useSimulator({ seed: 50 }, 'reset');
@@ -81,19 +81,7 @@ beforeAll(async () => {
 });
 
 const send = (mapping: string, tag: string) =>
-  runCliHere([
-    'send',
-    '--json',
-    '--base-url',
-    sim.url,
-    '--ledger',
-    join(dir, `${tag}.ledger.ndjson`),
-    '--rejects',
-    join(dir, `${tag}.rejects.ndjson`),
-    '--mapping',
-    mapping,
-    exportFile,
-  ]);
+  runCliHere(['send', '--json', '--mapping', mapping, exportFile], { env: sendEnv(sim.url, dir, tag) });
 
 const sentTimes = () =>
   Object.fromEntries([...sim.transactions()].map((t) => [t.transactionId, t.transactionTimestamp]));

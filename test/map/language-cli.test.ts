@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { luhnValid } from '../../src/mask/index.ts';
-import { ROOT, runCliHere, summaryOf } from '../helpers/cli.ts';
+import { ROOT, runCliHere, sendEnv, summaryOf } from '../helpers/cli.ts';
 import { CONST_RULES } from '../helpers/profiles.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 
@@ -195,22 +195,11 @@ describe('3. a required field a profile lets records go without', () => {
 
   it('the trade-off: a service that enforces its documented list refuses them, each alone, and they stay failed', async () => {
     const f = await files('state-send', rules({ required: false }), input);
-    const ledger = join(dir, 'state-ledger.ndjson');
-    const r = await runCliHere([
-      'send',
-      '--json',
-      '--base-url',
-      sim.url,
-      '--ledger',
-      ledger,
-      '--rejects',
-      join(dir, 'state-rejects.ndjson'),
-      '--retry-base-ms',
-      '1',
-      '--mapping',
-      f.profile,
-      f.input,
-    ]);
+    const env = sendEnv(sim.url, dir, 'state');
+    const ledger = env.SVC_LEDGER_PATH as string;
+    const r = await runCliHere(['send', '--json', '--retry-base-ms', '1', '--mapping', f.profile, f.input], {
+      env,
+    });
     // The simulator enforces the documentation's required list, as the real service may.
     expect(r.code, r.stderr).toBe(3);
     expect(summaryOf(r)).toMatchObject({ read: 5, rejected: 1, sent: 1, failed: 3 });

@@ -6,7 +6,7 @@ import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runCliHere, summaryOf } from '../helpers/cli.ts';
+import { runCliHere, sendEnv, summaryOf } from '../helpers/cli.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 
 const EXPORT = 'test/fixtures/multi-event/export.ndjson';
@@ -20,19 +20,9 @@ beforeAll(async () => {
 describe('one profile, one pass: first-of, zones from the merchant, one record to several notifications', () => {
   it('sends every valid notification with exact fields; the refund is its own; nothing is sent wrong', async () => {
     const rejects = join(dir, 'rejects.ndjson');
-    const r = await runCliHere([
-      'send',
-      '--json',
-      '--base-url',
-      sim.url,
-      '--ledger',
-      join(dir, 'ledger.ndjson'),
-      '--rejects',
-      rejects,
-      '--mapping',
-      PROFILE,
-      EXPORT,
-    ]);
+    const r = await runCliHere(['send', '--json', '--mapping', PROFILE, EXPORT], {
+      env: sendEnv(sim.url, dir),
+    });
     expect(r.code, r.stderr).toBe(2);
     // 12 records read; expansion added 2 (pay_005's and pay_007's refunds): 14 notifications, 12 valid, 2 rejected.
     expect(summaryOf(r)).toMatchObject({

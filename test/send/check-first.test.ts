@@ -5,7 +5,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runCliHere, summaryOf, textOf } from '../helpers/cli.ts';
+import { runCliHere, sendEnv, summaryOf, textOf } from '../helpers/cli.ts';
 import { issuerExport, issuerProfile, ndjson } from '../helpers/issuer-export.ts';
 import { useSimulator } from '../helpers/simulator.ts';
 
@@ -31,23 +31,10 @@ beforeAll(async () => {
 });
 
 const send = (mapping: string, tag: string, extra: string[] = [], input?: string) =>
-  runCliHere(
-    [
-      'send',
-      '--json',
-      '--check-first',
-      '--base-url',
-      sim.url,
-      '--ledger',
-      join(dir, `${tag}.ledger.ndjson`),
-      '--rejects',
-      join(dir, `${tag}.rejects.ndjson`),
-      '--mapping',
-      mapping,
-      ...extra,
-    ],
-    input === undefined ? {} : { input },
-  );
+  runCliHere(['send', '--json', '--check-first', '--mapping', mapping, ...extra], {
+    env: sendEnv(sim.url, dir, tag),
+    ...(input === undefined ? {} : { input }),
+  });
 
 describe('send --check-first: the mapping is checked whole before the first request', () => {
   it('a profile that warns sends nothing: exit 1 with the warning', async () => {
@@ -87,19 +74,9 @@ describe('send --check-first: the mapping is checked whole before the first requ
     p.fields.transactionType = { from: 'kind', enum: { purchase: 'AUTHORIZED', refund: 'AUTHORIZED' } };
     const declared = join(dir, 'declared.json');
     await writeFile(declared, JSON.stringify(p));
-    const r = await runCliHere([
-      'send',
-      '--json',
-      '--base-url',
-      sim.url,
-      '--ledger',
-      join(dir, 'plain.ledger.ndjson'),
-      '--rejects',
-      join(dir, 'plain.rejects.ndjson'),
-      '--mapping',
-      declared,
-      exportFile,
-    ]);
+    const r = await runCliHere(['send', '--json', '--mapping', declared, exportFile], {
+      env: sendEnv(sim.url, dir, 'plain'),
+    });
     expect(r.code, r.stderr).toBe(0);
     const lines = r.stderr
       .split('\n')
