@@ -219,7 +219,7 @@ describe('mapping draft on nested exports', () => {
     // Of several ids, the most specific name: data.transaction_id over data.cardholder.id and data.acceptor.id.
     expect(hooks.transactionId?.from).toBe('data.transaction_id');
     expect(hooks.sourceCustomerId?.from).toBe('data.cardholder.id');
-    // What is left at "?" is what the records do not hold (docs/mapping.md lists the counts before and after).
+    // What is left at "?" is what the records do not hold (docs/mapping.md lists the counts).
     const acme = await runCliHere(['mapping', 'draft', 'test/fixtures/acme/export.csv']);
     const left = {
       'multi-event': unknowns(me),
