@@ -3,6 +3,7 @@
 // its group names, with the table's default (or its env name) in its help; the Config type; docs/configuration.md's
 // table has each key, env name, default and flag, docs/contract.md's send table each flag of send and its default;
 // a flag given reaches its key.
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, expectTypeOf, it } from 'vitest';
@@ -215,7 +216,6 @@ describe('the settings table', () => {
   });
 
   it('a setting used in one place is named on at most five lines of src/', () => {
-    const { execFileSync } = require('node:child_process') as typeof import('node:child_process');
     for (const [name, key, env] of [
       ['max-retries', 'maxRetries', 'MAX_RETRIES'],
       ['health-check-window-ms', 'healthCheckWindowMs', 'HEALTH_CHECK_WINDOW_MS'],
