@@ -6,13 +6,15 @@
 // own host name, by a UTS namespace): it waits for the dead pod's lease, then takes its worker id over.
 import { spawnSync } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { header, row } from '../bench/gen.ts';
 import { deliveryCounts, NO_FAULTS, readPgLedger } from '../faults/helpers.ts';
-import { statusOf, until, workerSummary } from '../helpers/backfill.ts';
+import { statusOf, until, workerRow, workerSummary } from '../helpers/backfill.ts';
 import { BIN, ROOT, runCli, startCli } from '../helpers/cli.ts';
 import { drainIgnored, jobOf, judgePod, type Manifest, podCommand } from '../helpers/k8s-job.ts';
 import { usePostgres } from '../helpers/postgres.ts';
@@ -41,7 +43,7 @@ afterAll(async () => {
  * the password), the files the plan Job names written under the exports' volume (`rows` records each, three
  * rejected rows at the end of the last), and a fresh ledger database. `pod` gives one pod's argv and env.
  */
-async function cluster(rows: number) {
+async function cluster(rows: number, baseUrl = sim.url) {
   const plan = jobOf(await readFile(join(K8S, 'svc-ingest-backfill-plan.yaml'), 'utf8'));
   const work = jobOf(await readFile(join(K8S, 'svc-ingest-backfill-job.yaml'), 'utf8'));
   const root = await mkdtemp(join(tmpdir(), 'svc-backfill-job-'));
@@ -78,11 +80,41 @@ async function cluster(rows: number) {
     await writeFile(at, file.endsWith('.gz') ? gzipSync(csv) : csv);
   }
   const pod = (job: Manifest, index?: number, env: Record<string, string> = {}) =>
-    podCommand(job, { index, secrets, volumes, envPatch: { SVC_BASE_URL: sim.url, ...env } });
+    podCommand(job, { index, secrets, volumes, envPatch: { SVC_BASE_URL: baseUrl, ...env } });
   const p = pod(plan);
   const planRun = await runCli(p.args, { env: p.env });
   expect(planRun.code, planRun.stderr).toBe(0);
   return { plan, work, volumes, url, ids, planned, pod };
+}
+
+/**
+ * A loopback door to the simulator that holds every POST until `open()`: each pod claims a partition and sends into
+ * it, and none can finish one (and take the next) before the other has started, however late its process starts.
+ */
+async function heldDoor(
+  target: string,
+): Promise<{ url: string; open: () => void; close: () => Promise<void> }> {
+  let open = () => {};
+  const opened = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  const server = createServer((req, res) => {
+    void (req.method === 'POST' ? opened : Promise.resolve()).then(() => {
+      const up = request(`${target}${req.url}`, { method: req.method, headers: req.headers }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      });
+      up.on('error', () => res.destroy());
+      req.pipe(up);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    open,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }
 
 /** Every id accepted once by the service (or at most `extra` more times in all), and acknowledged once in the ledger. */
@@ -121,7 +153,10 @@ describe("the Indexed Job's podFailurePolicy", () => {
 
 describe('the backfill as a Kubernetes Indexed Job, its pods run as the Job would run them', () => {
   it('the plan Job, then indexes 0 and 1 at once: every record delivered once, both workers done, rejects exit 0', async () => {
-    const c = await cluster(1000);
+    // Both pods at work at once whatever the machine's load: their batches wait at the door until each holds a
+    // partition (their processes start 10-300 ms apart under load; one pod alone once took every partition).
+    const door = await heldDoor(sim.url);
+    const c = await cluster(1000, door.url);
     expect(c.work.spec.completionMode).toBe('Indexed');
     expect(c.work.spec.parallelism).toBeGreaterThanOrEqual(2);
     sim.setFaults({ ...NO_FAULTS, latencyMs: 20, jitterMs: 5 });
@@ -130,7 +165,12 @@ describe('the backfill as a Kubernetes Indexed Job, its pods run as the Job woul
       expect(w.args).toContain(`svc-ingest-backfill-${index}`);
       return startCli(w.args, { env: w.env });
     });
+    const holds = async (index: number) =>
+      (await workerRow(pgs, c.url, `svc-ingest-backfill-${index}`))?.holding != null;
+    await until(async () => (await holds(0)) && (await holds(1)), 30_000, 'each pod holds a partition');
+    door.open();
     const ends = await Promise.all(pods.map((w) => w.done));
+    await door.close();
     for (const r of ends) expect(r.code, r.stderr.slice(-2000)).toBe(0);
     const summaries = ends.map(workerSummary);
     expect(summaries.map((s) => s.workerId)).toEqual(['svc-ingest-backfill-0', 'svc-ingest-backfill-1']);
