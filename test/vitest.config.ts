@@ -40,6 +40,8 @@ export default defineConfig({
       'test/helpers/cli-build.ts',
       'test/helpers/warm-cli.ts',
     ],
+    // Node's compile cache in each worker (test/helpers/compile-cache.ts).
+    setupFiles: ['test/helpers/compile-cache.ts'],
     // The longest files first on a fresh clone too, where vitest has no times yet (test/helpers/sequencer.ts).
     sequence: { sequencer: LongestFirst },
     maxWorkers: 4,
