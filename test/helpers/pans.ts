@@ -109,13 +109,22 @@ const ZEROS = [0x660, 0x6f0, 0x966, 0x9e6, 0xe50, 0xff10, 0x1d7ce, 0x1d7d8, 0x1d
 export function asciiDigits(text: string): string {
   // Nothing from the first zero (U+0660) on: the text as it is.
   if (!BEYOND_ZERO.test(text)) return text;
-  return [...text]
-    .map((ch) => {
-      const cp = ch.codePointAt(0) as number;
-      const zero = ZEROS.find((z) => cp >= z && cp <= z + 9);
-      return zero === undefined ? ch : String(cp - zero);
-    })
-    .join('');
+  // One pass by code point, the text below the first zero copied as it is (a log or ledger of megabytes with one
+  // non-ASCII name in it is mostly that).
+  let out = '';
+  let copied = 0;
+  for (let i = 0; i < text.length; i++) {
+    const cp = text.codePointAt(i) as number;
+    if (cp < 0x660) continue;
+    const zero = ZEROS.find((z) => cp >= z && cp <= z + 9);
+    const wide = cp > 0xffff;
+    if (zero !== undefined) {
+      out += text.slice(copied, i) + String(cp - zero);
+      copied = i + (wide ? 2 : 1);
+    }
+    if (wide) i++;
+  }
+  return out + text.slice(copied);
 }
 
 /** Every separator a written number may have between its digit groups (any Unicode space, tab, dashes, zero-width). */
