@@ -40,8 +40,12 @@ export default defineConfig({
       'test/helpers/cli-build.ts',
       'test/helpers/warm-cli.ts',
     ],
-    // Node's compile cache in each worker (test/helpers/compile-cache.ts).
-    setupFiles: ['test/helpers/compile-cache.ts'],
+    // Node's compile cache in each worker (test/helpers/compile-cache.ts); with SVC_TEST_CPU_PROBE=<file>, each test
+    // file's CPU appended to that file (test/helpers/cpu-probe.ts).
+    setupFiles: [
+      'test/helpers/compile-cache.ts',
+      ...(process.env.SVC_TEST_CPU_PROBE ? ['test/helpers/cpu-probe.ts'] : []),
+    ],
     // The longest files first on a fresh clone too, where vitest has no times yet (test/helpers/sequencer.ts).
     sequence: { sequencer: LongestFirst },
     maxWorkers: 4,
