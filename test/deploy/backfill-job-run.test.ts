@@ -6,8 +6,6 @@
 // own host name, by a UTS namespace): it waits for the dead pod's lease, then takes its worker id over.
 import { spawnSync } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer, request } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -16,6 +14,7 @@ import { header, row } from '../bench/gen.ts';
 import { deliveryCounts, NO_FAULTS, readPgLedger } from '../faults/helpers.ts';
 import { statusOf, until, workerRow, workerSummary } from '../helpers/backfill.ts';
 import { BIN, ROOT, runCli, startCli } from '../helpers/cli.ts';
+import { heldDoor } from '../helpers/door.ts';
 import { drainIgnored, jobOf, judgePod, type Manifest, podCommand } from '../helpers/k8s-job.ts';
 import { usePostgres } from '../helpers/postgres.ts';
 import { useSimulator } from '../helpers/simulator.ts';
@@ -85,36 +84,6 @@ async function cluster(rows: number, baseUrl = sim.url) {
   const planRun = await runCli(p.args, { env: p.env });
   expect(planRun.code, planRun.stderr).toBe(0);
   return { plan, work, volumes, url, ids, planned, pod };
-}
-
-/**
- * A loopback door to the simulator that holds every POST until `open()`: each pod claims a partition and sends into
- * it, and none can finish one (and take the next) before the other has started, however late its process starts.
- */
-async function heldDoor(
-  target: string,
-): Promise<{ url: string; open: () => void; close: () => Promise<void> }> {
-  let open = () => {};
-  const opened = new Promise<void>((resolve) => {
-    open = resolve;
-  });
-  const server = createServer((req, res) => {
-    void (req.method === 'POST' ? opened : Promise.resolve()).then(() => {
-      const up = request(`${target}${req.url}`, { method: req.method, headers: req.headers }, (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      });
-      up.on('error', () => res.destroy());
-      req.pipe(up);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    open,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
 }
 
 /** Every id accepted once by the service (or at most `extra` more times in all), and acknowledged once in the ledger. */
