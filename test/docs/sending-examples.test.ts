@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BIN, compileCacheEnv, ROOT, sendEnv } from '../helpers/cli.ts';
 import { useSimulator } from '../helpers/simulator.ts';
-import { csvOf, makeTx, range } from '../helpers/transactions.ts';
+import { CANONICAL_COLUMNS, csvOf, makeTx, range } from '../helpers/transactions.ts';
 
 const sim = useSimulator({ seed: 61 }, 'reset');
 const PAGE = join(ROOT, 'docs/sending.md');
@@ -75,10 +75,16 @@ describe('docs/sending.md, run as written', () => {
     expect(broken.stderr).toContain('send: 1; see summary.json and the ledger');
   });
 
-  it('"Control totals": the command line and the control file agree with the export, twice; a wrong count fails', async () => {
+  it('"Control totals": the command line, the control file (key=value and JSON) and the trailer row agree with the export, twice; a wrong count fails', async () => {
     const lines = await block('--expect-count');
     const expectLine = lines.find((l) => l.startsWith('svc-ingest send --expect-count')) as string;
     const controlLine = lines.find((l) => l.startsWith('svc-ingest send --control')) as string;
+    const echoLine = lines.find((l) => l.startsWith('echo ')) as string;
+    const jsonLine = lines.find(
+      (l) => l.startsWith('svc-ingest send --control') && l.includes('.json'),
+    ) as string;
+    const tailAt = lines.findIndex((l) => l.startsWith('tail -1 '));
+    const trailerLine = lines.find((l) => l.startsWith('svc-ingest send --mapping')) as string;
     const catAt = lines.findIndex((l) => l.startsWith('cat exports/'));
     const ctl = lines.slice(catAt + 1, lines.indexOf(controlLine)).join('\n');
     const count = Number(/count=(\d+)/.exec(ctl)?.[1]);
@@ -91,22 +97,37 @@ describe('docs/sending.md, run as written', () => {
     await writeFile(join(dir, 'exports/2026-11-20.csv'), csvOf(txs));
     await writeFile(join(dir, 'exports/2026-11-20.ctl'), `${ctl}\n`);
     const ledgerOf = (name: string) => `SVC_LEDGER_PATH=${join(dir, `${name}.ndjson`)}`;
-    for (const [name, line] of [
-      ['cli', expectLine],
-      ['ctl', controlLine],
-    ] as const) {
+    const twice = async (name: string, line: string) => {
       for (const round of [1, 2]) {
         const r = await bash(`${ledgerOf(name)} ${line} --json`, dir);
         expect(r.code, `${line} (run ${round}): ${r.stderr}`).toBe(0);
         const summary = JSON.parse(r.stdout) as { sent: number; skipped: number };
         expect(round === 1 ? summary.sent : summary.skipped).toBe(count);
       }
-    }
+    };
+    await twice('cli', expectLine);
+    await twice('ctl', controlLine);
+    expect((await bash(echoLine, dir)).code).toBe(0);
+    await twice('json', jsonLine);
     const wrong = await bash(
       `${ledgerOf('wrong')} ${expectLine.replace(String(count), String(count + 1))}`,
       dir,
     );
     expect(wrong.code).toBe(1);
     expect(wrong.stderr).toContain(String(count + 1));
+    // The trailer: the profile's "controlTotals" as the page's comment gives it, over the export's own columns;
+    // the page's last row appended to the export, and `tail -1` showing it as the page does.
+    const comment = lines
+      .filter((l) => l.startsWith('#    "controlTotals"') || l.startsWith('#      '))
+      .join(' ');
+    const { controlTotals } = JSON.parse(`{${comment.replace(/#/g, '')}}`);
+    const fields = Object.fromEntries(CANONICAL_COLUMNS.map((c) => [c, c]));
+    await writeFile(
+      join(dir, 'canonical-trailer.json'),
+      JSON.stringify({ name: 'canonical-trailer', fields, controlTotals }),
+    );
+    await writeFile(join(dir, 'exports/2026-11-20.csv'), `${csvOf(txs)}${lines[tailAt + 1]}\n`);
+    expect((await bash(lines[tailAt] as string, dir)).stdout).toBe(`${lines[tailAt + 1]}\n`);
+    await twice('trailer', trailerLine);
   });
 });
