@@ -1,7 +1,7 @@
 // A loopback door in front of a server (the simulator): each request goes on to it once the door lets it through, so
 // a test decides when requests reach the service instead of the machine's load deciding it — every POST held until
 // something has happened (heldDoor), or POSTs let through together (burstDoor). Answers come back as the server
-// gives them; other methods (the health check) go straight through.
+// gives them; other methods (the health check) go straight through. front.ts is the TCP one: a service down or up.
 import { createServer, type IncomingMessage, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 

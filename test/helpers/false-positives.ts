@@ -38,6 +38,8 @@ const ALNUM = codes('0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ');
 const POSTAL_FIRST = codes('ABCDEFGHJKLMNPRSTUWYZ');
 const POSTAL_LAST = codes('ABDEFGHJLNPQRSTUWXYZ');
 
+// One writer an alphabet, written out on purpose: closures of one factory share their code and its type feedback, and
+// drew the corpora ~20 % slower (generating the ten kinds' 1M values each: 2.1 s against 2.5 s, runs alternated).
 /** n characters, one draw each: hex digits. */
 function hex(next: () => number, n: number): void {
   let at = w.len;
