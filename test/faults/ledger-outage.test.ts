@@ -16,8 +16,8 @@ import { useSimulator } from '../helpers/simulator.ts';
 import { makeTx } from '../helpers/transactions.ts';
 import { deliveryCounts, FAST, NO_FAULTS, report, STACK, workdir, writeNdjson } from './helpers.ts';
 
-// Stopped and killed here: a server of this file's own. fsync on: a SIGKILL must not cost acknowledged commits.
-const pgs = usePostgres({ own: true, durable: true });
+// Stopped and killed here: a server of this file's own, whose acknowledged commits a SIGKILL must not cost.
+const pgs = usePostgres({ own: true, killSafe: true });
 const sim = useSimulator({ seed: 3535 }, 'reset');
 
 /** The lease (the least the configuration takes), the wait, and an outage between the two. */

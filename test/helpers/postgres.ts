@@ -55,6 +55,12 @@ export interface TestPostgres {
 export interface StartPostgresOptions {
   /** fsync on (for figures that must include commit cost); off by default, tests only need the semantics. */
   durable?: boolean;
+  /**
+   * Every acknowledged commit survives a SIGKILL of the server (synchronous_commit on: a commit is written to the
+   * WAL file before it is acknowledged). fsync stays off, and the data folder in memory: the kernel keeps what a
+   * killed process wrote, and only a crash of the machine would need the disk.
+   */
+  killSafe?: boolean;
   /** Connections the server takes (default 60; the shared server takes more, for four files at once). */
   maxConnections?: number;
   /** Keep a copy of the data folder initdb made, for other servers to start from (TestPostgres.template). */
@@ -199,7 +205,12 @@ export async function startPostgres(o: StartPostgresOptions = {}): Promise<TestP
     // benchmarks') is configured as in production.
     ...(o.durable
       ? []
-      : ['fsync=off', 'synchronous_commit=off', 'full_page_writes=off', 'autovacuum=off']
+      : [
+          'fsync=off',
+          `synchronous_commit=${o.killSafe ? 'on' : 'off'}`,
+          'full_page_writes=off',
+          'autovacuum=off',
+        ]
     ).flatMap((setting) => ['-c', setting]),
   ];
   const make = (p: number): EmbeddedPostgres =>
