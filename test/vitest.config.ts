@@ -33,12 +33,14 @@ export default defineConfig({
     // One temporary folder for the run, removed at its end (test/helpers/run-tmp.ts: TMPDIR); one PostgreSQL server
     // for the run, shared by the test files (test/helpers/postgres-server.ts); the CLI the tests start as a process,
     // built as the npm package installs it (test/helpers/cli-build.ts); its compile cache filled before the first
-    // file, which matters on a fresh clone (test/helpers/warm-cli.ts).
+    // file, which matters on a fresh clone (test/helpers/warm-cli.ts); the workers' compile cache, in memory for the
+    // run and its lasting entries saved when it ends (test/helpers/compile-cache-run.ts).
     globalSetup: [
       'test/helpers/run-tmp.ts',
       'test/helpers/postgres-server.ts',
       'test/helpers/cli-build.ts',
       'test/helpers/warm-cli.ts',
+      'test/helpers/compile-cache-run.ts',
     ],
     // Node's compile cache in each worker (test/helpers/compile-cache.ts); with SVC_TEST_CPU_PROBE=<file>, each test
     // file's CPU appended to that file (test/helpers/cpu-probe.ts).
