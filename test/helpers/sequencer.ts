@@ -1,54 +1,68 @@
-// Which test files start first. vitest starts the files that took longest last time first; on a fresh clone it has
-// no times yet and starts the largest files first, and some long files are small (the demo run end to end, the
-// false-positive corpus, the crash and lock-race scenarios): started last, they ran on at the end with the other
-// cores idle (a fresh clone's run: 180 s, the last 14 s with one or two files left). When vitest has no time for
-// some file, the files named here (the longest, by a fresh clone's run) start first, in this order; otherwise its own
-// order stands. The list: the 30 longest files of a fresh clone's run (4 workers), longest first.
+// Which test files start first. The suite is bound by its CPU (two cores, four workers): four files that mostly wait
+// at once (for a child process, the simulator's latency, a lease to run out) leave the cores idle, and a long file
+// started late runs on at the end alone. So the files named here start first, whether vitest has timed them or not:
+// the longest files, taking in turn one that mostly waits and one that mostly computes, each list longest first;
+// the others follow in vitest's own order (longest last time first; on a fresh clone, largest first). CPU and wall
+// time of each file: SVC_TEST_CPU_PROBE (docs/testing.md); a file "waits" below 0.4 s of CPU a second.
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
-const LONGEST_FIRST = [
+/** Long files that mostly wait, longest first. */
+const WAITING = [
   'faults/cluster',
   'faults/ledger-outage',
-  'faults/crash',
   'demo/demo',
-  'faults/lock-race',
-  'mask/false-positives',
-  'faults/fault-kinds',
-  'install/package',
-  'backfill/restart-cli',
-  'mask/fp-kinds',
-  'faults/leak-corpus',
   'deploy/backfill-job-run',
-  'send/body-reuse',
+  'faults/fault-kinds',
+  'backfill/restart-cli',
   'ledger/pg-store',
-  'read/split',
-  'simulator/tickets',
-  'backfill/work-cli',
-  'faults/outage',
-  'send/progress',
-  'faults/drain',
-  'send/send-cli',
-  'backfill/cut',
-  'deploy/observability',
-  'deploy/systemd-run',
+  'send/body-reuse',
   'backfill/feeds-cli',
-  'commands/ledger',
+  'send/progress',
+  'simulator/tickets',
+  'faults/outage',
+  'ledger/upgrade-cli',
   'commands/webhook',
-  'send/pool-cli',
   'faults/unavailable',
-  'faults/ledger-failure',
 ];
 
+/** Long files that mostly compute (in-process, or their child processes), longest first. */
+const WORKING = [
+  'faults/crash',
+  'faults/lock-race',
+  'install/package',
+  'mask/false-positives',
+  'deploy/systemd-run',
+  'backfill/cut',
+  'read/split',
+  'mask/fp-kinds',
+  'send/send-cli',
+  'docs/sending-examples',
+  'backfill/work-cli',
+  'commands/ledger',
+  'faults/leak-corpus',
+  'send/cut-short',
+  'faults/drain',
+  'faults/resume-load',
+  'deploy/observability',
+  'send/pool-cli',
+];
+
+const FIRST = Array.from({ length: Math.max(WAITING.length, WORKING.length) }, (_, i) => [
+  WAITING[i],
+  WORKING[i],
+])
+  .flat()
+  .filter((name): name is string => name !== undefined);
+
 function rank(spec: TestSpecification): number {
-  const i = LONGEST_FIRST.findIndex((name) => spec.moduleId.endsWith(`/test/${name}.test.ts`));
-  return i === -1 ? LONGEST_FIRST.length : i;
+  const i = FIRST.findIndex((name) => spec.moduleId.endsWith(`/test/${name}.test.ts`));
+  return i === -1 ? FIRST.length : i;
 }
 
 export default class LongestFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
-    const timed = files.every((spec) => this.ctx.cache.getTestSpecificationResult(spec) !== undefined);
     // Array.prototype.sort is stable: files not named keep vitest's order, after the named ones.
-    return timed ? sorted : [...sorted].sort((a, b) => rank(a) - rank(b));
+    return [...sorted].sort((a, b) => rank(a) - rank(b));
   }
 }
