@@ -6,19 +6,28 @@
 // -9 of vitest) leaves its folder, one instead of hundreds. Traversable by others (0755): the PostgreSQL server and
 // the shipped units' tests run as other users. The folder is made in memory (/dev/shm, memory-folder.ts) when that
 // is usable with 2 GiB free, else in the machine's temp folder: the tests' ledgers, rejects and fdatasyncs then
-// cost no disk journal (~2 % of the suite's CPU, most of it the kernel's).
+// cost no disk journal (~2 % of the suite's CPU, most of it the kernel's). The cache folder (XDG_CACHE_HOME) of
+// the processes the run starts is the clone's node_modules/.cache: an installed launcher started by a shell with the
+// test's environment keeps its compile cache there (svc-ingest-compile), not in the user's ~/.cache.
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { memoryFolder } from './memory-folder.ts';
+
+const CLONE_CACHE = resolve(import.meta.dirname, '../../node_modules/.cache');
 
 export default function setup(): () => void {
   const root = process.env.SVC_TEST_TMP_ROOT ?? tmpdir();
   const dir = mkdtempSync(join(memoryFolder(2 * 1024 ** 3) ?? root, 'svc-test-run-'));
   chmodSync(dir, 0o755);
-  const before = { TMPDIR: process.env.TMPDIR, SVC_TEST_TMP_ROOT: process.env.SVC_TEST_TMP_ROOT };
+  const before = {
+    TMPDIR: process.env.TMPDIR,
+    SVC_TEST_TMP_ROOT: process.env.SVC_TEST_TMP_ROOT,
+    XDG_CACHE_HOME: process.env.XDG_CACHE_HOME,
+  };
   process.env.SVC_TEST_TMP_ROOT = root;
   process.env.TMPDIR = dir;
+  process.env.XDG_CACHE_HOME = CLONE_CACHE;
   return () => {
     for (const [k, v] of Object.entries(before)) {
       if (v === undefined) delete process.env[k];
