@@ -1,6 +1,6 @@
 import { defineConfig } from 'vitest/config';
 import { COVERAGE_FLOOR } from './helpers/coverage-floor.ts';
-import LongestFirst from './helpers/sequencer.ts';
+import WaitingAndWorking from './helpers/sequencer.ts';
 
 // Test files run in parallel, several per core: most of the suite's time is spent waiting (on the CLI's child
 // processes, the simulator's latency, a real PostgreSQL, timers), not computing, so one file per core (vitest's
@@ -48,8 +48,8 @@ export default defineConfig({
       'test/helpers/compile-cache.ts',
       ...(process.env.SVC_TEST_CPU_PROBE ? ['test/helpers/cpu-probe.ts'] : []),
     ],
-    // The longest files first on a fresh clone too, where vitest has no times yet (test/helpers/sequencer.ts).
-    sequence: { sequencer: LongestFirst },
+    // The longest files first, one that mostly waits and one that mostly computes in turn (test/helpers/sequencer.ts).
+    sequence: { sequencer: WaitingAndWorking },
     maxWorkers: 4,
     // `make coverage` (--coverage): src/ as the suite's own processes run it (in-process CLI runs included; the
     // CLI's child processes are not measured), a summary, and the floor below checked (docs/testing.md).

@@ -11,10 +11,9 @@
 // test's environment keeps its compile cache there (svc-ingest-compile), not in the user's ~/.cache.
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
+import { ROOT } from './cli.ts';
 import { memoryFolder } from './memory-folder.ts';
-
-const CLONE_CACHE = resolve(import.meta.dirname, '../../node_modules/.cache');
 
 export default function setup(): () => void {
   const root = process.env.SVC_TEST_TMP_ROOT ?? tmpdir();
@@ -27,7 +26,7 @@ export default function setup(): () => void {
   };
   process.env.SVC_TEST_TMP_ROOT = root;
   process.env.TMPDIR = dir;
-  process.env.XDG_CACHE_HOME = CLONE_CACHE;
+  process.env.XDG_CACHE_HOME = join(ROOT, 'node_modules/.cache');
   return () => {
     for (const [k, v] of Object.entries(before)) {
       if (v === undefined) delete process.env[k];

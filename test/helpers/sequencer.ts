@@ -59,7 +59,7 @@ function rank(spec: TestSpecification): number {
   return i === -1 ? FIRST.length : i;
 }
 
-export default class LongestFirst extends BaseSequencer {
+export default class WaitingAndWorking extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
     // Array.prototype.sort is stable: files not named keep vitest's order, after the named ones.

@@ -204,18 +204,17 @@ describe('the installed package (npm pack, npm install -g --prefix, the README i
     const simPort = await freePort();
     // The launcher's compile cache in a cache folder of the test's (a user's XDG_CACHE_HOME), not in this machine's
     // ~/.cache: each run installs to a new prefix, whose entries no later run reads.
-    const userCache = join(dir, 'user-cache');
+    const userEnv = { ...env, XDG_CACHE_HOME: join(dir, 'user-cache') };
     const walk = () =>
       run('bash', ['-e'], {
         cwd: work,
         env: {
-          ...env,
+          ...userEnv,
           PACKAGE: pkg,
           PREFIX: prefix,
           LEDGER_URL: ledgerUrl,
           SIM_PORT: String(simPort),
           SVC_LOG_LEVEL: 'info',
-          XDG_CACHE_HOME: userCache,
         },
         input: script,
       });
@@ -267,10 +266,7 @@ describe('the installed package (npm pack, npm install -g --prefix, the README i
     const pooled = await run(
       join(prefix, 'bin/svc-ingest'),
       ['send', '--dry-run', '--json', join(work, 'svc-ingest-try/export.csv')],
-      {
-        cwd: work,
-        env: { ...env, SVC_PREPARE_WORKER: 'on', SVC_PREPARE_THREADS: '2', XDG_CACHE_HOME: userCache },
-      },
+      { cwd: work, env: { ...userEnv, SVC_PREPARE_WORKER: 'on', SVC_PREPARE_THREADS: '2' } },
     );
     expect(pooled.code, pooled.stderr).toBe(0);
     expect(JSON.parse(pooled.stdout)).toMatchObject({ read: 50, valid: 50, batched: 50, exitStatus: 0 });
