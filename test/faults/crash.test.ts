@@ -22,18 +22,18 @@ import {
   writeNdjson,
 } from './helpers.ts';
 
-// 200 batches: the bound (concurrency x batch, 200 records) does not depend on the run's length, only on what is in
-// flight at the kill; 20,000 records (400 batches) cost twice the time for the same assertions.
-const RECORDS = 10_000;
+// 100 batches: the bound (concurrency x batch, 200 records) does not depend on the run's length, only on what is in
+// flight at the kill; 10,000 records (200 batches) cost twice the time for the same assertions.
+const RECORDS = 5_000;
 const CONCURRENCY = 4;
 const BATCH = 50;
 /**
  * Kill points: after K transactions accepted by the service (fixed, spread over the run). The last leaves 1,500
  * records (30 batches) to send, so that the kill lands before the run ends even on a loaded machine.
  */
-const KILL_AFTER = [1_000, 3_500, 6_000, 8_500];
+const KILL_AFTER = [500, 1_500, 2_500, 3_500];
 /** The kill point after which the ledger's last line is also torn by hand (a write cut mid-line). */
-const TEAR_AT = 6_000;
+const TEAR_AT = 2_500;
 
 const sim = useSimulator({ seed: 2026 });
 const pgs = usePostgres();
