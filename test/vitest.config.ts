@@ -48,7 +48,7 @@ export default defineConfig({
       'test/helpers/compile-cache.ts',
       ...(process.env.SVC_TEST_CPU_PROBE ? ['test/helpers/cpu-probe.ts'] : []),
     ],
-    // The longest files first, one that mostly waits and one that mostly computes in turn (test/helpers/sequencer.ts).
+    // The long files that mostly wait first, then one in three files taken (test/helpers/sequencer.ts).
     sequence: { sequencer: WaitingAndWorking },
     maxWorkers: 4,
     // `make coverage` (--coverage): src/ as the suite's own processes run it (in-process CLI runs included; the
