@@ -48,7 +48,7 @@ export default defineConfig({
       'test/helpers/compile-cache.ts',
       ...(process.env.SVC_TEST_CPU_PROBE ? ['test/helpers/cpu-probe.ts'] : []),
     ],
-    // The long files that mostly wait first, then one in three files taken (test/helpers/sequencer.ts).
+    // Planned so that at most two files that mostly wait run at once, longest first (test/helpers/sequencer.ts).
     sequence: { sequencer: WaitingAndWorking },
     maxWorkers: 4,
     // `make coverage` (--coverage): src/ as the suite's own processes run it (in-process CLI runs included; the
