@@ -5,16 +5,7 @@
 // each test file, and the setup files before it, under a URL of its own every run (`…?vitest=<time>`): Node caches
 // those (~1,300 entries a run) and no run reads them again, so they are not saved (and are removed from the folder
 // on the disk, where earlier runs left them).
-import {
-  cpSync,
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from './cli.ts';
 
@@ -36,40 +27,30 @@ function entries(dir: string): Array<[string, string]> {
 /** Whether an entry is one no later run reads (its module's URL carries vitest's per-run query). */
 const oneRun = (file: string): boolean => readFileSync(file).includes(ONE_RUN);
 
-/**
- * Saves the entries of the run's cache written since `since` (ms) that a later run can read; returns how many.
- * @example saveLasting(runDir, WORKER_COMPILE_CACHE, start) // ~1,100 on a fresh clone, ~0 on the next run
- */
-export function saveLasting(from: string, to: string, since: number): number {
-  let saved = 0;
-  for (const [version, name] of entries(from)) {
-    const file = join(from, version, name);
-    if (statSync(file).mtimeMs < since || oneRun(file)) continue;
-    mkdirSync(join(to, version), { recursive: true });
-    cpSync(file, join(to, version, name));
-    saved++;
-  }
-  return saved;
+/** Copies one entry of a compile cache from the folder `from` to `to`. */
+function copy(from: string, to: string, version: string, name: string): void {
+  mkdirSync(join(to, version), { recursive: true });
+  cpSync(join(from, version, name), join(to, version, name));
 }
 
 /**
- * Copies the entries of `from` (the folder on the disk) into `to` (the run's), and removes from `from` those no run
- * reads (left by runs before this helper); returns how many it copied.
+ * Saves the entries of the run's cache written since `since` (ms) that a later run can read.
+ * @example saveLasting(runDir, WORKER_COMPILE_CACHE, start) // ~1,100 entries on a fresh clone, ~0 on the next run
  */
-export function seed(from: string, to: string): number {
-  let copied = 0;
+export function saveLasting(from: string, to: string, since: number): void {
   for (const [version, name] of entries(from)) {
     const file = join(from, version, name);
-    const bytes = readFileSync(file);
-    if (bytes.includes(ONE_RUN)) {
-      rmSync(file, { force: true });
-      continue;
-    }
-    mkdirSync(join(to, version), { recursive: true });
-    writeFileSync(join(to, version, name), bytes);
-    copied++;
+    if (statSync(file).mtimeMs >= since && !oneRun(file)) copy(from, to, version, name);
   }
-  return copied;
+}
+
+/** Copies the entries of `from` (the folder on the disk) into `to` (the run's); removes from `from` those no run reads. */
+export function seed(from: string, to: string): void {
+  for (const [version, name] of entries(from)) {
+    const file = join(from, version, name);
+    if (oneRun(file)) rmSync(file, { force: true });
+    else copy(from, to, version, name);
+  }
 }
 
 export default function setup(): () => void {
