@@ -51,7 +51,8 @@ image: dist
 	packaging/need.sh umoci:umoci
 	packaging/image.sh $(EXE) $(VERSION) $(DIST)
 
-# The tests that build and run each of them (test/dist/, not part of `make test`: minutes, not seconds).
+# The tests that build and run each of them (test/dist/), and the shipped artefacts run as their users run them
+# (test/helpers/tiers.ts): not part of `make test` (minutes, not seconds; CI runs both).
 test-dist: dist deb rpm image
 	packaging/need.sh lintian:lintian rpmlint:rpmlint
 	[ -t 1 ] || export NO_COLOR=1; vitest run --config test/vitest.dist.config.ts $(VITEST_ARGS)

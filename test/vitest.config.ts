@@ -1,6 +1,7 @@
 import { defineConfig } from 'vitest/config';
 import { COVERAGE_FLOOR } from './helpers/coverage-floor.ts';
 import WaitingAndWorking from './helpers/sequencer.ts';
+import { ARTEFACT_RUNS } from './helpers/tiers.ts';
 
 // Test files run in parallel, several per core: most of the suite's time is spent waiting (on the CLI's child
 // processes, the simulator's latency, a real PostgreSQL, timers), not computing, so one file per core (vitest's
@@ -15,8 +16,9 @@ import WaitingAndWorking from './helpers/sequencer.ts';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    // test/dist/: the single executable, the .deb, the .rpm and the image, built and run by `make test-dist`.
-    exclude: ['test/bench/**', 'test/dist/**', 'node_modules/**'],
+    // test/dist/ (the single executable, the .deb, the .rpm and the image) and the shipped artefacts' runs
+    // (test/helpers/tiers.ts): `make test-dist`.
+    exclude: ['test/bench/**', 'test/dist/**', ...ARTEFACT_RUNS, 'node_modules/**'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
