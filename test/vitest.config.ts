@@ -1,7 +1,7 @@
 import { defineConfig } from 'vitest/config';
 import { COVERAGE_FLOOR } from './helpers/coverage-floor.ts';
 import WaitingAndWorking from './helpers/sequencer.ts';
-import { ARTEFACT_RUNS } from './helpers/tiers.ts';
+import { ARTEFACT_RUNS, RUN_SETUP } from './helpers/tiers.ts';
 
 // Test files run in parallel, several per core: most of the suite's time is spent waiting (on the CLI's child
 // processes, the simulator's latency, a real PostgreSQL, timers), not computing, so one file per core (vitest's
@@ -32,18 +32,10 @@ export default defineConfig({
     // in-process tests 2-3x their CPU (the false-positive corpus: 12.4 s -> 9.0 s alone; the suite 258 -> 228 s of
     // CPU, docs/testing.md). No test uses vi.mock or import.meta.vitest, the two things that need a loader.
     experimental: { viteModuleRunner: false, nodeLoader: false },
-    // One temporary folder for the run, removed at its end (test/helpers/run-tmp.ts: TMPDIR); one PostgreSQL server
-    // for the run, shared by the test files (test/helpers/postgres-server.ts); the CLI the tests start as a process,
-    // built as the npm package installs it (test/helpers/cli-build.ts); its compile cache filled before the first
-    // file, which matters on a fresh clone (test/helpers/warm-cli.ts); the workers' compile cache, in memory for the
-    // run and its lasting entries saved when it ends (test/helpers/compile-cache-run.ts).
-    globalSetup: [
-      'test/helpers/run-tmp.ts',
-      'test/helpers/postgres-server.ts',
-      'test/helpers/cli-build.ts',
-      'test/helpers/warm-cli.ts',
-      'test/helpers/compile-cache-run.ts',
-    ],
+    // What both tiers set up (test/helpers/tiers.ts: the run's temporary folder, its PostgreSQL server, the built
+    // CLI and its compile cache), and the workers' compile cache, in memory for the run and its lasting entries saved
+    // when it ends (test/helpers/compile-cache-run.ts).
+    globalSetup: [...RUN_SETUP, 'test/helpers/compile-cache-run.ts'],
     // Node's compile cache in each worker (test/helpers/compile-cache.ts); with SVC_TEST_CPU_PROBE=<file>, each test
     // file's CPU appended to that file (test/helpers/cpu-probe.ts).
     setupFiles: [

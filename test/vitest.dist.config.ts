@@ -1,5 +1,5 @@
 import { defineConfig } from 'vitest/config';
-import { ARTEFACT_RUNS } from './helpers/tiers.ts';
+import { ARTEFACT_RUNS, RUN_SETUP } from './helpers/tiers.ts';
 
 // `make test-dist`: the tests of the install ways that need a build first (make dist deb rpm image, which the target
 // runs before): the single executable, the .deb, the .rpm, the container image; and the shipped artefacts run the
@@ -15,12 +15,7 @@ export default defineConfig({
     pool: 'forks',
     // Loaded by Node itself, as in `make test` (test/vitest.config.ts says why).
     experimental: { viteModuleRunner: false, nodeLoader: false },
-    globalSetup: [
-      'test/helpers/run-tmp.ts',
-      'test/helpers/postgres-server.ts',
-      'test/helpers/cli-build.ts',
-      'test/helpers/warm-cli.ts',
-    ],
+    globalSetup: [...RUN_SETUP],
     maxWorkers: 2,
   },
 });

@@ -12,3 +12,16 @@ export const ARTEFACT_RUNS: readonly string[] = [
   'test/deploy/backfill-job-run.test.ts',
   'test/deploy/observability.test.ts',
 ];
+
+/**
+ * What both tiers set up before their first file: one temporary folder for the run (run-tmp.ts: TMPDIR), one
+ * PostgreSQL server shared by the files (postgres-server.ts), the CLI the tests start as a process, built as the npm
+ * package installs it (cli-build.ts), and its compile cache filled before the first file, which matters on a fresh
+ * clone (warm-cli.ts).
+ */
+export const RUN_SETUP: readonly string[] = [
+  'test/helpers/run-tmp.ts',
+  'test/helpers/postgres-server.ts',
+  'test/helpers/cli-build.ts',
+  'test/helpers/warm-cli.ts',
+];
