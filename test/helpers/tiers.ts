@@ -2,7 +2,7 @@
 // (which .ci/run runs after `make test`) runs these with test/dist/. They run a shipped artefact the way its user
 // runs it, with tools beyond Node, and cost the most CPU of any check: npm pack and `npm install -g` with the README's
 // walk-through twice, the systemd unit and the CronJob's container under their schedulers' rules, the backfill's
-// Indexed Job, and promtool on real runs' metrics. Together they were 12 % of `make test`'s CPU (docs/testing.md).
+// Indexed Job, and promtool on real runs' metrics (their share of the suite's CPU: docs/testing.md).
 // The units' and manifests' text stays checked in `make test` (test/deploy/units.test.ts, manifests.test.ts), and
 // the ledger rule they follow by every command (test/ledger/ledger-rule-cli.test.ts, ledger-url.test.ts).
 export const ARTEFACT_RUNS: readonly string[] = [
