@@ -85,6 +85,8 @@ export class PartitionWatch {
       },
     );
     if (!held && !this.lost && !this.closed) {
+      await leaseLapseSaid(s);
+      if (this.lost || this.closed) return;
       this.lost = true;
       log.warn(
         { event: 'backfill.partition.lost', ...this.o.where },
@@ -93,6 +95,15 @@ export class PartitionWatch {
       this.stop.abort('partition lost');
     }
   }
+}
+
+/**
+ * A partition taken over means this worker's lease ran out: its heartbeat, asked now, says so (`ledger.lease.lapsed`,
+ * once per lapse) and renews the lease for the partitions still to claim, before the loss is logged. Its own timer
+ * may not have fired yet when the loss is found (both are due when a paused worker wakes).
+ */
+export async function leaseLapseSaid(s: PgSession): Promise<void> {
+  await s.heartbeat().catch(() => undefined);
 }
 
 export interface WatchOptions {

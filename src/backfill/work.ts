@@ -41,7 +41,7 @@ import { nullRejectsWriter, openRejectsWriter, type RejectsWriter } from '../rec
 import { sleep } from '../sleep.ts';
 import { checkInput, profiles } from './partition-input.ts';
 import { partitionRejects } from './partition-rejects.ts';
-import { PartitionWatch, type PartitionWhere } from './watch.ts';
+import { leaseLapseSaid, PartitionWatch, type PartitionWhere } from './watch.ts';
 
 export interface WorkOptions {
   /** The shared ledger, with its connection settings (the lease among them). */
@@ -402,12 +402,14 @@ class WorkRun {
         'cannot mark a partition done in',
         completePartition(s, p.partitionNo, c, rejectsThrough),
       ))
-    )
+    ) {
+      await leaseLapseSaid(s);
       return this.lostPartition(
         c,
         where,
         'another worker took this partition before it was done here (this worker’s lease had run out)',
       );
+    }
     this.parts.done++;
     const { read, sent, skipped, failed, rejected } = c;
     log.info(
