@@ -98,12 +98,13 @@ export class PartitionWatch {
 }
 
 /**
- * A partition taken over means this worker's lease ran out: its heartbeat, asked now, says so (`ledger.lease.lapsed`,
- * once per lapse) and renews the lease for the partitions still to claim, before the loss is logged. Its own timer
- * may not have fired yet when the loss is found (both are due when a paused worker wakes).
+ * A partition taken over means this worker's lease ran out. The session's own check (`stillHeld`: a heartbeat when
+ * the last renewal is older than the lease) says so (`ledger.lease.lapsed`, once per lapse) and renews the lease for
+ * the partitions still to claim, before the loss is logged: the heartbeat's timer may not have fired yet when the
+ * loss is found (both are due when a paused worker wakes). A failure is the timer's to report.
  */
 export async function leaseLapseSaid(s: PgSession): Promise<void> {
-  await s.heartbeat().catch(() => undefined);
+  await s.stillHeld().catch(() => false);
 }
 
 export interface WatchOptions {
