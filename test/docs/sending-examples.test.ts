@@ -1,7 +1,7 @@
 // docs/sending.md's shell blocks as an operator runs them, twice (a rerun after a good night skips everything):
 // "Pipes" under `set -o pipefail` with PIPESTATUS (its producer, pg_dump_feed, a shell function here: a good one,
 // then one killed -9 mid-stream), and "Control totals" (the command line and the control file, the file's lines
-// taken from the page), through bash against the simulator.
+// taken from the page, and its sample message for an export cut short), through bash against the simulator.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
@@ -129,5 +129,12 @@ describe('docs/sending.md, run as written', () => {
     await writeFile(join(dir, 'exports/2026-11-20.csv'), `${csvOf(txs)}${lines[tailAt + 1]}\n`);
     expect((await bash(lines[tailAt] as string, dir)).stdout).toBe(`${lines[tailAt + 1]}\n`);
     await twice('trailer', trailerLine);
+    // The page's sample message, for the same export cut short by its last record: the tool's own words.
+    const page = (await readFile(PAGE, 'utf8')).replace(/\n\s*/g, ' ');
+    const sample = /`(svc-ingest: INPUT_CONTROL_TOTALS: [^`]*?)(?:; …)?`/.exec(page)?.[1] as string;
+    await writeFile(join(dir, 'exports/2026-11-20.csv'), `${csvOf(txs.slice(0, -1))}${lines[tailAt + 1]}\n`);
+    const short = await bash(`${ledgerOf('short')} ${trailerLine}`, dir);
+    expect(short.code).toBe(1);
+    expect(short.stderr.replace(/\n\s*/g, ' ')).toContain(sample);
   });
 });

