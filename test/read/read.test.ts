@@ -6,9 +6,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
+import { Parser } from 'csv-parse';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SvcIngestError } from '../../src/errors.ts';
-import { readCsv } from '../../src/read/csv.ts';
+import { everyLengthExpected, readCsv } from '../../src/read/csv.ts';
 import { readNdjson } from '../../src/read/ndjson.ts';
 import type { InputSpec, ReadOptions } from '../../src/read/open.ts';
 import { readCsvHeader, readInput, resolveInputs } from '../../src/read/open.ts';
@@ -93,6 +94,30 @@ describe('CSV', () => {
       [3, 'expected 2 fields as in the header, got 1'],
       [4, 'expected 2 fields as in the header, got 3'],
     ]);
+  });
+  it('builds no csv-parse error for a ragged row (everyLengthExpected): csv-parse still has the parts it steers', async () => {
+    const relaxed = () => new Parser({ relax_column_count: true, skip_records_with_error: true });
+    const parse = async (parser: Parser) => {
+      const rows: string[][] = [];
+      parser.on('data', (r: string[]) => rows.push(r));
+      const ended = new Promise((resolve) => parser.on('end', resolve));
+      parser.end('a,b\n1\n2,3,4\n5,6\n');
+      await ended;
+      return { rows, inconsistent: parser.info.invalid_field_length };
+    };
+    // csv-parse as it comes: two CsvErrors built (and counted) for the two ragged rows.
+    const plain = await parse(relaxed());
+    expect(plain.inconsistent).toBe(2);
+    // Steered: the same records, none counted inconsistent, so no error was built.
+    const steered = relaxed();
+    const api = (steered as unknown as { api: { __onRecord: unknown; state: object } }).api;
+    expect(typeof api.__onRecord).toBe('function');
+    expect(api.state).toHaveProperty('expectedRecordLength');
+    everyLengthExpected(steered);
+    const s = await parse(steered);
+    expect(s.rows).toEqual(plain.rows);
+    expect(s.rows).toEqual([['a', 'b'], ['1'], ['2', '3', '4'], ['5', '6']]);
+    expect(s.inconsistent).toBe(0);
   });
   it('masks card numbers in the raw text of a reject', async () => {
     const { rejects } = await readFile('pan.csv', 'a,b\n4111111111111111\n');
