@@ -163,16 +163,24 @@ describe('PostgreSQL ledger store: claims', () => {
       expect((await b.admit(items('h', 5))).send).toHaveLength(0);
       expect(a.stats().heartbeatTrips).toBeGreaterThanOrEqual(5);
       expect(lapsed).toBe(0);
-      // A session that could not beat in time learns of it at its next beat.
-      await pgs.sql(
-        url.split('/').pop()!,
-        `UPDATE svc_ingest.workers SET lease_until = now() - interval '1 second' WHERE worker_id = 'A'`,
-      );
-      expect(await a.session!.heartbeat()).toEqual({ lapsed: true });
-      expect(lapsed).toBe(1);
     } finally {
       await a.close();
       await b.close();
+    }
+    // A session that could not beat in time learns of it at its next beat. Its own timer must not beat first (a's,
+    // every 200 ms, could take the lapse between the UPDATE and the call, and the call would rightly answer false):
+    // a session whose timer does not fire within the test.
+    let lapsedC = 0;
+    const c = await open(url, 'C', { leaseMs: 1200, heartbeatMs: 600_000, onLeaseLapsed: () => lapsedC++ });
+    try {
+      await pgs.sql(
+        url.split('/').pop()!,
+        `UPDATE svc_ingest.workers SET lease_until = now() - interval '1 second' WHERE worker_id = 'C'`,
+      );
+      expect(await c.session!.heartbeat()).toEqual({ lapsed: true });
+      expect(lapsedC).toBe(1);
+    } finally {
+      await c.close();
     }
   });
 
