@@ -86,8 +86,10 @@ export async function runChainSettled(r: ChainRun, o: SettleOptions): Promise<Ch
       { event: 'ledger.elsewhere', records: pending.length },
       'records in flight at another worker: waiting for their outcome (acknowledged there, or sent here if it lets go)',
     );
-  if (pending.length === 0 || !r.dispatch) return end;
   const stopped = () => end.interrupted || end.outage || end.tooManyRejects || r.signal?.aborted;
+  // Stopped already (the signal came during the first pass): no wait. p-retry would throw the signal's reason
+  // before its first attempt, and the run would end in that instead of its summary.
+  if (pending.length === 0 || !r.dispatch || stopped()) return end;
   // Offered again every pollMs (the retry loop, constant waits: the policy of a poll) until none is left in flight
   // elsewhere, or the run stops; a signal ends the wait at once.
   await retried(
