@@ -7,7 +7,7 @@ import type { BatchItem } from '../batch/batcher.ts';
 import { jsonOf } from '../client/body.ts';
 import { leaseWaits } from '../ledger/connection.ts';
 import type { LedgerRef } from '../ledger/ref.ts';
-import type { LedgerStore } from '../ledger/store.ts';
+import { type LedgerStore, observeAdmit } from '../ledger/store.ts';
 import type { PreparedItem } from '../prepare/prepare.ts';
 import { newCounters } from '../record/counters.ts';
 import { retried } from '../send/retried.ts';
@@ -16,22 +16,9 @@ import { type ChainRun, type ChainRunEnd, runChain } from './run.ts';
 /** The store as the chain sees it, remembering what it skipped as in flight elsewhere. */
 function deferring(store: LedgerStore): { store: LedgerStore; take(): BatchItem[] } {
   let kept: BatchItem[] = [];
-  const wrapped: LedgerStore = {
-    get location() {
-      return store.location;
-    },
-    get badLines() {
-      return store.badLines;
-    },
-    admitBatches: store.admitBatches,
-    async admit(items) {
-      const a = await store.admit(items);
-      for (const s of a.skipped) if (s.reason === 'elsewhere') kept.push(s.item);
-      return a;
-    },
-    record: (outcome) => store.record(outcome),
-    close: () => store.close(),
-  };
+  const wrapped = observeAdmit(store, (a) => {
+    for (const s of a.skipped) if (s.reason === 'elsewhere') kept.push(s.item);
+  });
   return {
     store: wrapped,
     take() {

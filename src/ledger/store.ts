@@ -87,3 +87,26 @@ export interface OpenLedgerOptions {
   /** The destination may be one the ledger has not seen (--new-destination); else such a run is refused. */
   newDestination?: boolean;
 }
+
+/**
+ * `store` with each admit's answer shown to `seen` before the caller gets it (the rest passed through as it is).
+ * @example observeAdmit(store, (a) => kept.push(...a.skipped.filter((s) => s.reason === 'elsewhere')))
+ */
+export function observeAdmit(store: LedgerStore, seen: (a: Admission) => void | Promise<void>): LedgerStore {
+  return {
+    get location() {
+      return store.location;
+    },
+    get badLines() {
+      return store.badLines;
+    },
+    admitBatches: store.admitBatches,
+    async admit(items) {
+      const a = await store.admit(items);
+      await seen(a);
+      return a;
+    },
+    record: (outcome) => store.record(outcome),
+    close: () => store.close(),
+  };
+}

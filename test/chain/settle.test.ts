@@ -9,7 +9,7 @@ import { runChainSettled, settlePollMs } from '../../src/chain/settle.ts';
 import { createClient, type SvcClient } from '../../src/client/index.ts';
 import { defaultConfig, loadConfig } from '../../src/config/index.ts';
 import { openPgLedgerStore, type PgLedgerStore } from '../../src/ledger/postgres/store.ts';
-import type { LedgerStore } from '../../src/ledger/store.ts';
+import { type LedgerStore, observeAdmit } from '../../src/ledger/store.ts';
 import { createLogger } from '../../src/log.ts';
 import type { PreparedItem } from '../../src/prepare/choose.ts';
 import { newCounters } from '../../src/record/counters.ts';
@@ -70,22 +70,9 @@ function store(url: string, worker: string): Promise<PgLedgerStore> {
 
 /** `s`, calling `found()` once an admit answers some records in flight elsewhere (the run's first pass found them). */
 function finding(s: LedgerStore, found: () => unknown): LedgerStore {
-  return {
-    get location() {
-      return s.location;
-    },
-    get badLines() {
-      return s.badLines;
-    },
-    admitBatches: s.admitBatches,
-    async admit(its) {
-      const answer = await s.admit(its);
-      if (answer.skipped.some((k) => k.reason === 'elsewhere')) await found();
-      return answer;
-    },
-    record: (o) => s.record(o),
-    close: () => s.close(),
-  };
+  return observeAdmit(s, async (a) => {
+    if (a.skipped.some((k) => k.reason === 'elsewhere')) await found();
+  });
 }
 
 /** runChainSettled of `list` on `s`, as `send` runs it, with `signal`. */
@@ -111,13 +98,26 @@ function settle(url: string, s: LedgerStore, list: PreparedItem[], signal?: Abor
   return { counters, end };
 }
 
+/** Two workers' stores on a new ledger, A holding the claims of `tag`'s records (never sent), given to `body`. */
+async function claimedByA(
+  tag: string,
+  body: (w: { url: string; a: PgLedgerStore; b: PgLedgerStore; list: TxItem[] }) => Promise<void>,
+): Promise<void> {
+  const url = await pgs.createDatabase();
+  const [a, b] = [await store(url, 'A'), await store(url, 'B')];
+  try {
+    const list = items(tag);
+    expect((await a.admit(batchItems(list))).send).toHaveLength(N);
+    await body({ url, a, b, list });
+  } finally {
+    await a.close();
+    await b.close();
+  }
+}
+
 describe('records in flight at another worker', () => {
-  it('are waited for, and sent once the other worker lets them go (its claims released)', async () => {
-    const url = await pgs.createDatabase();
-    const [a, b] = [await store(url, 'A'), await store(url, 'B')];
-    try {
-      const list = items('wait');
-      expect((await a.admit(batchItems(list))).send).toHaveLength(N);
+  it('are waited for, and sent once the other worker lets them go (its claims released)', () =>
+    claimedByA('wait', async ({ url, a, b, list }) => {
       // Found in flight at A by B's first pass, then A stops without sending them: closing, it gives back the
       // claims it never sent, and B, waiting, sends those.
       let found = 0;
@@ -132,18 +132,10 @@ describe('records in flight at another worker', () => {
       expect(run.counters).toMatchObject({ read: N, sent: N, skipped: 0, failed: 0 });
       const ids = txs('wait').map((t) => t.transactionId);
       expect(deliveryCounts(sim, ids)).toEqual({ missing: 0, once: N, duplicated: 0, extra: 0 });
-    } finally {
-      await a.close();
-      await b.close();
-    }
-  });
+    }));
 
-  it('a stop while the run still reads: the run ends with its summary, the records skipped, nothing thrown', async () => {
-    const url = await pgs.createDatabase();
-    const [a, b] = [await store(url, 'A'), await store(url, 'B')];
-    try {
-      const list = items('stop');
-      expect((await a.admit(batchItems(list))).send).toHaveLength(N);
+  it('a stop while the run still reads: the run ends with its summary, the records skipped, nothing thrown', () =>
+    claimedByA('stop', async ({ url, b, list }) => {
       // The stop comes as B finds the records in flight at A (a backfill worker's partition taken over, a SIGTERM).
       const stop = new AbortController();
       const run = settle(
@@ -156,9 +148,5 @@ describe('records in flight at another worker', () => {
       expect(end.interrupted).toBe('partition lost');
       expect(run.counters).toMatchObject({ read: N, sent: 0, skipped: N, failed: 0 });
       expect(sim.stats().transactions.accepted).toBe(0);
-    } finally {
-      await a.close();
-      await b.close();
-    }
-  });
+    }));
 });
